@@ -1,0 +1,27 @@
+// The ocltune subcommands; each returns the process exit status.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ocltune {
+
+struct CliOptions {
+  int device = 0;
+  std::vector<std::string> ops = {"all"};
+  std::string db;                 // empty: default_database_path()
+  std::string strategy = "random";
+  std::int64_t max_evals = -1;    // -1: 16 on CPUs, 48 elsewhere
+  std::uint64_t seed = 1;
+  std::string shapes;             // preset name or JSON file; empty: quick on CPUs, default elsewhere
+  bool json = false;
+  bool quiet = false;
+  std::string command_line;       // recorded with the run
+};
+
+int run_tune(const CliOptions& options);
+int run_devices(const CliOptions& options);
+int run_show(const CliOptions& options);
+
+}  // namespace ocltune

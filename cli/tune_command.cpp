@@ -1,0 +1,191 @@
+// `ocltune [tune]`: tune the chosen op families on one device and store every result.
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/progress.h"
+#include "cli/usage_error.h"
+#include "db/database.h"
+#include "harness/device_errors.h"
+#include "harness/session.h"
+#include "ops/family.h"
+#include "tuner/stop.h"
+#include "tuner/strategy.h"
+#include "tuner/tuner.h"
+
+namespace ocltune {
+namespace {
+
+std::vector<const OpFamily*> resolve_ops(const std::vector<std::string>& names) {
+  std::vector<const OpFamily*> families;
+  for (const std::string& name : names) {
+    if (name == "all") return op_families();
+    const OpFamily* family = find_family(name);
+    if (!family) {
+      throw UsageError(fmt::format("unknown op '{}'; available: {} (or all)", name, fmt::join(family_names(), ", ")));
+    }
+    if (std::find(families.begin(), families.end(), family) == families.end()) families.push_back(family);
+  }
+  if (families.empty()) throw UsageError("--ops is empty");
+  return families;
+}
+
+ProblemList load_problems(const std::vector<const OpFamily*>& families, const std::string& shapes,
+                          const DeviceInfo& device) {
+  const std::vector<std::string> presets = preset_names();
+  std::string preset = shapes;
+  if (preset.empty()) preset = device.type == "CPU" ? "quick" : "default";
+  ProblemList problems;
+  if (std::find(presets.begin(), presets.end(), preset) != presets.end()) {
+    for (const OpFamily* family : families) {
+      for (auto& p : family->preset(preset)) problems.push_back(std::move(p));
+    }
+    return problems;
+  }
+  std::ifstream in(shapes);
+  if (!in) {
+    throw UsageError(fmt::format("--shapes '{}' is neither a preset ({}) nor a readable file", shapes,
+                                 fmt::join(presets, ", ")));
+  }
+  nlohmann::json list = nlohmann::json::parse(in, nullptr, false);
+  if (list.is_discarded()) throw UsageError(fmt::format("--shapes {}: not valid JSON", shapes));
+  std::vector<std::string> names;
+  for (const OpFamily* f : families) names.push_back(f->name());
+  try {
+    return problems_from_json(list, names);
+  } catch (const Error& e) {
+    throw UsageError(fmt::format("--shapes {}: {}", shapes, e.what()));
+  }
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "";
+  return buf;
+}
+
+void request_stop(int) { stop_flag().store(true); }
+
+nlohmann::json report_json(const Problem& p, const ProblemReport& r) {
+  nlohmann::json j = {{"op", r.op},
+                      {"shape_key", r.shape_key},
+                      {"shape", p.shape_json()},
+                      {"space_size", r.space_size},
+                      {"raw_space_size", r.raw_size},
+                      {"evaluated", r.evaluated},
+                      {"reused", r.reused},
+                      {"by_status", r.by_status},
+                      {"best_written", r.best_written}};
+  auto outcome_json = [&](const EvalOutcome& o) {
+    nlohmann::json x = {{"params", to_string(o.config)}, {"status", o.status}};
+    if (o.stats) {
+      x["median_ns"] = o.stats->median_ns;
+      x[p.memory_bound() ? "gbs" : "gflops"] = throughput(p, o.stats->median_ns);
+    }
+    return x;
+  };
+  if (r.best) j["best"] = outcome_json(*r.best);
+  if (r.default_result) j["default"] = outcome_json(*r.default_result);
+  return j;
+}
+
+void print_summary(const ProblemList& problems, const std::vector<ProblemReport>& reports) {
+  fmt::print("\n{:<10} {:<44} {:>6} {:>6} {:>16} {:>16} {:>8}  {}\n", "op", "shape", "evals", "failed", "default",
+             "best", "speedup", "best configuration");
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    const Problem& p = *problems[i];
+    const ProblemReport& r = reports[i];
+    int failed = 0;
+    for (const auto& [status, n] : r.by_status) failed += status == "ok" ? 0 : n;
+    const auto& d = r.default_result;
+    const std::string dflt = d && d->stats ? format_throughput(p, d->stats->median_ns) : (d ? d->status : "-");
+    const std::string best = r.best ? format_throughput(p, r.best->stats->median_ns) : "-";
+    const std::string speedup = r.best && d && d->stats ? fmt::format("{:.2f}x", d->stats->median_ns / r.best->stats->median_ns) : "-";
+    fmt::print("{:<10} {:<44} {:>6} {:>6} {:>16} {:>16} {:>8}  {}\n", r.op, r.shape_key, r.evaluated + r.reused,
+               failed, dflt, best, speedup, r.best ? to_string(r.best->config) : "-");
+  }
+}
+
+}  // namespace
+
+int run_tune(const CliOptions& options) {
+  const std::vector<const OpFamily*> families = resolve_ops(options.ops);
+  make_strategy(options.strategy, {}, options.seed);  // an unknown strategy is a usage error, before any work
+  DeviceInfo device;
+  try {
+    device = find_device(options.device);
+  } catch (const DeviceIndexError& e) {
+    throw UsageError(e.what());
+  }
+  ProblemList problems = load_problems(families, options.shapes, device);
+  const std::string db_path = options.db.empty() ? default_database_path() : options.db;
+  Database db = Database::open(db_path);
+  db.upsert_device(device);
+  Session session(device);
+
+  TuneOptions tune;
+  tune.strategy = options.strategy;
+  tune.max_evals = options.max_evals >= 0 ? options.max_evals : (device.type == "CPU" ? 16 : 48);
+  tune.seed = options.seed;
+  RunRow run;
+  run.device_key = device.key();
+  run.tool_version = OCLTUNE_VERSION;
+  run.host = host_name();
+  run.command = options.command_line;
+  run.strategy = tune.strategy;
+  run.seed = static_cast<std::int64_t>(tune.seed);
+  const std::int64_t run_id = db.begin_run(run);
+
+  std::signal(SIGINT, request_stop);
+  std::signal(SIGTERM, request_stop);
+  if (!options.quiet) {
+    fmt::print(stderr, "ocltune: tuning {} problem(s) of {} on [{}] {} ({}); database {}\n", problems.size(),
+               fmt::join(options.ops, ","), device.index, device.name, device.platform_name, db_path);
+  }
+  ConsoleProgress progress(stderr, options.quiet, isatty(fileno(stderr)) != 0);
+  Tuner tuner(session, db, run_id, tune, &progress);
+  std::vector<ProblemReport> reports;
+  std::string run_status = "finished";
+  try {
+    for (std::size_t i = 0; i < problems.size() && !stop_requested(); ++i) {
+      reports.push_back(tuner.tune(*problems[i], static_cast<int>(i), static_cast<int>(problems.size())));
+    }
+  } catch (...) {
+    db.finish_run(run_id, "failed", tuner.compile_seconds(), tuner.verify_seconds(), tuner.timing_seconds());
+    throw;
+  }
+  if (stop_requested()) run_status = "interrupted";
+  db.finish_run(run_id, run_status, tuner.compile_seconds(), tuner.verify_seconds(), tuner.timing_seconds());
+
+  if (options.json) {
+    nlohmann::json out = {{"device", to_json(device)},
+                          {"database", db_path},
+                          {"run_id", run_id},
+                          {"status", run_status},
+                          {"compile_seconds", tuner.compile_seconds()},
+                          {"verify_seconds", tuner.verify_seconds()},
+                          {"timing_seconds", tuner.timing_seconds()},
+                          {"problems", nlohmann::json::array()}};
+    for (std::size_t i = 0; i < reports.size(); ++i) out["problems"].push_back(report_json(*problems[i], reports[i]));
+    fmt::print("{}\n", out.dump(2));
+  } else if (!options.quiet) {
+    print_summary(problems, reports);
+    fmt::print("\nrun {} {}: compile {:.1f} s, verify {:.1f} s, timing {:.1f} s; results in {}\n", run_id, run_status,
+               tuner.compile_seconds(), tuner.verify_seconds(), tuner.timing_seconds(), db_path);
+  }
+  if (run_status == "interrupted") {
+    fmt::print(stderr, "ocltune: interrupted; every finished evaluation is in {}; run the same command to resume\n", db_path);
+    return kExitInterrupted;
+  }
+  return kExitOk;
+}
+
+}  // namespace ocltune

@@ -1,0 +1,190 @@
+// The tuning database: opening (with refusal of foreign, corrupt or newer files), devices, runs.
+#include "db/database.h"
+
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "db/migrate.h"
+#include "db/schema.h"
+#include "db/sqlite.h"
+
+namespace ocltune {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Refuses anything that is not a healthy ocltune database; returns its schema version, or 0 for
+// an empty SQLite file (which is initialised). Only reads.
+int inspect(sql::Connection& db) {
+  std::string check;
+  try {
+    sql::Statement quick(db, "PRAGMA quick_check");
+    if (quick.step()) check = quick.text(0);
+  } catch (const DatabaseError& e) {
+    throw DatabaseError(fmt::format("{} is not a usable SQLite database ({}); it was not modified", db.path(), e.what()));
+  }
+  if (check != "ok") {
+    throw DatabaseError(fmt::format("{} is corrupt (integrity check: {}); it was not modified", db.path(), check.substr(0, 200)));
+  }
+  sql::Statement tables(db, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
+  std::vector<std::string> names;
+  while (tables.step()) names.push_back(tables.text(0));
+  if (names.empty()) return 0;
+  if (std::find(names.begin(), names.end(), "schema_version") == names.end()) {
+    throw DatabaseError(fmt::format("{} is an SQLite database but not an ocltune one (no schema_version table); "
+                                    "it was not modified", db.path()));
+  }
+  sql::Statement version(db, "SELECT max(version) FROM schema_version");
+  if (!version.step() || version.is_null(0)) {
+    throw DatabaseError(fmt::format("{} has an empty schema_version table; it was not modified", db.path()));
+  }
+  const std::int64_t v = version.int64(0);
+  if (v > kSchemaVersion) {
+    throw DatabaseError(fmt::format("{} has schema version {}, newer than this ocltune understands ({}); "
+                                    "upgrade ocltune. The file was not modified", db.path(), v, kSchemaVersion));
+  }
+  if (v < 1) throw DatabaseError(fmt::format("{} has an invalid schema version {}", db.path(), v));
+  return static_cast<int>(v);
+}
+
+void initialise(sql::Connection& db) {
+  sql::Transaction tx(db);
+  db.exec(schema_sql());
+  sql::Statement(db, "INSERT INTO schema_version(version) VALUES (?)").bind(1, kSchemaVersion).run();
+  tx.commit();
+}
+
+}  // namespace
+
+std::string default_database_path() {
+  if (const char* env = std::getenv("OCLTUNE_DB"); env && *env) return env;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return (fs::path(xdg) / "ocltune" / "tuned.db").string();
+  const char* home = std::getenv("HOME");
+  return (fs::path(home && *home ? home : ".") / ".cache" / "ocltune" / "tuned.db").string();
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+Database::Database(std::unique_ptr<sql::Connection> connection) : db_(std::move(connection)) {}
+Database::Database(Database&&) noexcept = default;
+Database& Database::operator=(Database&&) noexcept = default;
+Database::~Database() = default;
+
+Database Database::open(const std::string& path) {
+  const fs::path p(path);
+  std::error_code ec;
+  if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
+  if (ec) throw DatabaseError(fmt::format("cannot create the directory of {}: {}", path, ec.message()));
+  auto db = std::make_unique<sql::Connection>(path, false);
+  const int version = inspect(*db);
+  if (version == 0) {
+    initialise(*db);
+  } else if (version < kSchemaVersion) {
+    migrate(*db, version);
+  }
+  // WAL: readers never block the writer, and a killed process loses no committed row.
+  db->exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;");
+  return Database(std::move(db));
+}
+
+Database Database::open_read_only(const std::string& path) {
+  if (!fs::exists(path)) throw DatabaseError(fmt::format("database {} does not exist", path));
+  auto db = std::make_unique<sql::Connection>(path, true);
+  const int version = inspect(*db);
+  if (version == 0) throw DatabaseError(fmt::format("{} is an empty SQLite file, not an ocltune database", path));
+  if (version < kSchemaVersion) {
+    throw DatabaseError(fmt::format("{} has the older schema version {}; open it writable once to migrate it", path, version));
+  }
+  return Database(std::move(db));
+}
+
+const std::string& Database::path() const { return db_->path(); }
+sql::Connection& Database::connection() { return *db_; }
+
+int Database::schema_version() const {
+  sql::Statement s(*db_, "SELECT max(version) FROM schema_version");
+  return s.step() ? static_cast<int>(s.int64(0)) : 0;
+}
+
+void Database::upsert_device(const DeviceInfo& d) {
+  const std::string now = utc_now();
+  sql::Statement s(*db_, R"(
+    INSERT INTO devices(device_key, platform_name, platform_version, device_name, vendor, driver_version,
+                        device_type, compute_units, clock_mhz, global_mem_bytes, local_mem_bytes,
+                        max_work_group_size, first_seen, last_seen)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13)
+    ON CONFLICT(device_key) DO UPDATE SET last_seen = excluded.last_seen, clock_mhz = excluded.clock_mhz)");
+  s.bind(1, d.key()).bind(2, d.platform_name).bind(3, d.platform_version).bind(4, d.name).bind(5, d.vendor);
+  s.bind(6, d.driver_version).bind(7, d.type).bind(8, static_cast<std::int64_t>(d.compute_units));
+  s.bind(9, static_cast<std::int64_t>(d.clock_mhz)).bind(10, static_cast<std::int64_t>(d.global_mem_bytes));
+  s.bind(11, static_cast<std::int64_t>(d.local_mem_bytes)).bind(12, static_cast<std::int64_t>(d.max_work_group_size));
+  s.bind(13, now).run();
+}
+
+void Database::set_device_bandwidth(const std::string& device_key, double copy_bandwidth_gbs) {
+  sql::Statement(*db_, "UPDATE devices SET copy_bandwidth_gbs = ? WHERE device_key = ?")
+      .bind(1, copy_bandwidth_gbs)
+      .bind(2, device_key)
+      .run();
+}
+
+std::optional<double> Database::device_bandwidth(const std::string& device_key) const {
+  sql::Statement s(*db_, "SELECT copy_bandwidth_gbs FROM devices WHERE device_key = ?");
+  s.bind(1, device_key);
+  if (!s.step()) return std::nullopt;
+  return s.optional_real(0);
+}
+
+std::int64_t Database::begin_run(const RunRow& run) {
+  sql::Statement s(*db_, R"(
+    INSERT INTO runs(device_key, started_at, status, tool_version, host, command, strategy, seed)
+    VALUES (?, ?, 'running', ?, ?, ?, ?, ?))");
+  s.bind(1, run.device_key).bind(2, run.started_at.empty() ? utc_now() : run.started_at).bind(3, run.tool_version);
+  s.bind(4, run.host).bind(5, run.command).bind(6, run.strategy).bind(7, run.seed).run();
+  return db_->last_insert_rowid();
+}
+
+void Database::finish_run(std::int64_t run_id, const std::string& status, double compile_s, double verify_s,
+                          double timing_s) {
+  sql::Statement s(*db_, R"(
+    UPDATE runs SET finished_at = ?, status = ?, compile_seconds = ?, verify_seconds = ?, timing_seconds = ?
+    WHERE run_id = ?)");
+  s.bind(1, utc_now()).bind(2, status).bind(3, compile_s).bind(4, verify_s).bind(5, timing_s).bind(6, run_id).run();
+}
+
+std::vector<RunRow> Database::runs() const {
+  sql::Statement s(*db_, R"(
+    SELECT run_id, device_key, started_at, coalesce(finished_at, ''), status, tool_version, host, command, strategy,
+           seed, compile_seconds, verify_seconds, timing_seconds FROM runs ORDER BY run_id)");
+  std::vector<RunRow> rows;
+  while (s.step()) {
+    RunRow r;
+    r.run_id = s.int64(0);
+    r.device_key = s.text(1);
+    r.started_at = s.text(2);
+    r.finished_at = s.text(3);
+    r.status = s.text(4);
+    r.tool_version = s.text(5);
+    r.host = s.text(6);
+    r.command = s.text(7);
+    r.strategy = s.text(8);
+    if (!s.is_null(9)) r.seed = s.int64(9);
+    r.compile_seconds = s.real(10);
+    r.verify_seconds = s.real(11);
+    r.timing_seconds = s.real(12);
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+}  // namespace ocltune

@@ -1,0 +1,90 @@
+// Program sources (a #define prelude + kernel files) and the in-memory cache of built programs.
+#include "harness/program.h"
+
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "harness/error.h"
+#include "harness/hash.h"
+#include "harness/kernel_files.h"
+
+namespace ocltune {
+
+std::string ProgramSource::text() const {
+  std::string out;
+  for (const auto& [name, value] : defines) out += fmt::format("#define {} {}\n", name, value);
+  for (const std::string& file : files) {
+    out += fmt::format("// ---- kernels/{} ----\n", file);
+    out += kernel_file(file);
+    out += '\n';
+  }
+  return out;
+}
+
+std::string ProgramSource::key() const { return hash_hex(text() + '\x1f' + options); }
+
+std::string ProgramSource::files_hash() const {
+  std::string all;
+  for (const std::string& file : files) {
+    all += file;
+    all += '\x1f';
+    all += kernel_file(file);
+  }
+  return hash_hex(all);
+}
+
+ProgramCache::ProgramCache(cl::Context context, cl::Device device)
+    : context_(std::move(context)), device_(std::move(device)) {}
+
+bool ProgramCache::contains(const ProgramSource& source) const {
+  std::lock_guard lock(mutex_);
+  return programs_.count(source.key()) != 0;
+}
+
+cl::Program ProgramCache::get(const ProgramSource& source) {
+  const std::string key = source.key();
+  std::promise<cl::Program> promise;
+  std::shared_future<cl::Program> future;
+  bool owner = false;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = programs_.find(key);
+    if (it == programs_.end()) {
+      future = promise.get_future().share();
+      programs_.emplace(key, future);
+      owner = true;
+    } else {
+      future = it->second;
+    }
+  }
+  // The first requester builds outside the lock, so different programs build concurrently.
+  if (owner) {
+    try {
+      promise.set_value(build(source));
+    } catch (...) {
+      promise.set_exception(std::current_exception());
+    }
+  }
+  return future.get();
+}
+
+cl::Program ProgramCache::build(const ProgramSource& source) {
+  const auto start = std::chrono::steady_clock::now();
+  cl::Program program(context_, source.text());
+  try {
+    program.build({device_}, source.options.c_str());
+  } catch (const cl::BuildError& e) {
+    std::string log;
+    for (const auto& [dev, text] : e.getBuildLog()) log += text;
+    compile_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+    throw BuildError(e.err(), log);
+  } catch (const cl::Error& e) {
+    throw ClError(e);
+  }
+  compile_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+  ++builds_;
+  return program;
+}
+
+}  // namespace ocltune

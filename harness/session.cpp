@@ -1,0 +1,18 @@
+// An open device: context, profiling queue and program cache, shared by everything that runs on it.
+#include "harness/session.h"
+
+#include "harness/error.h"
+
+namespace ocltune {
+
+Session::Session(DeviceInfo device) : device_(std::move(device)) {
+  try {
+    context_ = cl::Context(device_.device);
+    queue_ = cl::CommandQueue(context_, device_.device, CL_QUEUE_PROFILING_ENABLE);
+  } catch (const cl::Error& e) {
+    throw ClError(e);
+  }
+  programs_ = std::make_unique<ProgramCache>(context_, device_.device);
+}
+
+}  // namespace ocltune

@@ -1,0 +1,29 @@
+// An open device: context, profiling queue and program cache, shared by everything that runs on it.
+#pragma once
+
+#include <memory>
+
+#include "harness/cl.h"
+#include "harness/device.h"
+#include "harness/program.h"
+
+namespace ocltune {
+
+class Session {
+ public:
+  explicit Session(DeviceInfo device);
+
+  const DeviceInfo& device() const { return device_; }
+  const cl::Context& context() const { return context_; }
+  // In-order queue with profiling enabled: every event carries start and end times.
+  cl::CommandQueue& queue() { return queue_; }
+  ProgramCache& programs() { return *programs_; }
+
+ private:
+  DeviceInfo device_;
+  cl::Context context_;
+  cl::CommandQueue queue_;
+  std::unique_ptr<ProgramCache> programs_;
+};
+
+}  // namespace ocltune

@@ -1,0 +1,20 @@
+// Every operator family, one accessor each; ops/registry.cpp lists them for `--ops`.
+#pragma once
+
+#include <vector>
+
+#include "ops/family.h"
+#include "ops/gemm_problem.h"
+
+namespace ocltune {
+
+const OpFamily& gemm_family();
+
+// The GEMM correctness table (shared by tests, the "test" preset and benchmarks).
+struct GemmTestCase {
+  GemmShape shape;
+  GemmLayout layout;
+};
+std::vector<GemmTestCase> gemm_test_cases();
+
+}  // namespace ocltune

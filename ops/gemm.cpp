@@ -1,0 +1,168 @@
+// GEMM: problem description, parameter space, launch geometry and FLOP/byte model.
+#include "ops/gemm.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "harness/error.h"
+#include "ops/shape_fields.h"
+
+namespace ocltune {
+namespace {
+
+std::int64_t next_pow2(std::int64_t x) {
+  std::int64_t p = 1;
+  while (p < x) p *= 2;
+  return p;
+}
+
+std::int64_t at(const Config& c, const char* name) { return c.at(name); }
+
+}  // namespace
+
+std::string GemmShape::key() const {
+  return fmt::format("batch={},k={},layout={}{},m={},n={}", batch, k, trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n);
+}
+
+nlohmann::json GemmShape::to_json() const {
+  nlohmann::json j = {{"op", "gemm"}, {"m", m},          {"n", n},          {"k", k},         {"batch", batch},
+                      {"trans_a", trans_a}, {"trans_b", trans_b}};
+  if (alpha != 1.0f) j["alpha"] = alpha;
+  if (beta != 0.0f) j["beta"] = beta;
+  return j;
+}
+
+GemmShape GemmShape::from_json(const nlohmann::json& j) {
+  check_known_fields(j, {"m", "n", "k", "batch", "trans_a", "trans_b", "alpha", "beta"});
+  GemmShape s;
+  s.m = int_field(j, "m", 1, kMaxDimension);
+  s.n = int_field(j, "n", 1, kMaxDimension);
+  s.k = int_field(j, "k", 1, kMaxDimension);
+  s.batch = int_field(j, "batch", 1, 65535, 1);
+  s.trans_a = bool_field(j, "trans_a", false);
+  s.trans_b = bool_field(j, "trans_b", false);
+  s.alpha = static_cast<float>(number_field(j, "alpha", 1.0));
+  s.beta = static_cast<float>(number_field(j, "beta", 0.0));
+  return s;
+}
+
+double GemmShape::flops() const {
+  return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(batch);
+}
+
+double GemmShape::bytes() const {
+  const double c_passes = beta != 0.0f ? 2.0 : 1.0;
+  return 4.0 * static_cast<double>(batch) *
+         (static_cast<double>(m * k) + static_cast<double>(k * n) + c_passes * static_cast<double>(m * n));
+}
+
+GemmOperands packed_operands(const GemmShape& shape, cl::Buffer a, cl::Buffer b, cl::Buffer c) {
+  GemmOperands o;
+  o.a = std::move(a);
+  o.b = std::move(b);
+  o.c = std::move(c);
+  o.lda = shape.packed_lda();
+  o.ldb = shape.packed_ldb();
+  o.ldc = shape.packed_ldc();
+  o.stride_a = shape.rows_a() * o.lda;
+  o.stride_b = shape.rows_b() * o.ldb;
+  o.stride_c = shape.m * o.ldc;
+  return o;
+}
+
+void check_operands(const GemmShape& s, const GemmOperands& o) {
+  if (o.lda < s.packed_lda()) throw Error(fmt::format("gemm: lda {} < {}", o.lda, s.packed_lda()));
+  if (o.ldb < s.packed_ldb()) throw Error(fmt::format("gemm: ldb {} < {}", o.ldb, s.packed_ldb()));
+  if (o.ldc < s.packed_ldc()) throw Error(fmt::format("gemm: ldc {} < {}", o.ldc, s.packed_ldc()));
+  if (o.a_offset < 0 || o.b_offset < 0 || o.c_offset < 0) throw Error("gemm: negative buffer offset");
+  if (o.stride_a < 0 || o.stride_b < 0 || o.stride_c < 0) throw Error("gemm: negative batch stride");
+  // Within one matrix the kernel indexes with 32-bit ints.
+  if (s.rows_a() * o.lda > kMaxDimension || s.rows_b() * o.ldb > kMaxDimension || s.m * o.ldc > kMaxDimension) {
+    throw Error("gemm: a matrix has more than 2^31 elements");
+  }
+}
+
+SearchSpace gemm_space(const GemmShape& shape, const DeviceInfo& device) {
+  SearchSpace space("gemm");
+  space.add("MWG", {16, 32, 64, 128, 256}, "rows of C per work-group tile")
+      .add("NWG", {16, 32, 64, 128, 256}, "columns of C per work-group tile")
+      .add("KWG", {8, 16, 32}, "depth of the K tile loaded per step")
+      .add("WPTM", {1, 2, 4, 8, 16}, "rows of C per work-item")
+      .add("WPTN", {1, 2, 4, 8, 16}, "columns of C per work-item")
+      .add("VWM", {1, 2, 4}, "runs of adjacent rows per work-item (vector reads of A)")
+      .add("VWN", {1, 2, 4}, "runs of adjacent columns per work-item (vector reads of B, stores of C)")
+      .add("SA", {0, 1}, "stage A through local memory")
+      .add("SB", {0, 1}, "stage B through local memory")
+      .add("VWL", {1, 2, 4}, "vector width of global loads into local memory")
+      .add("DB", {0, 1}, "double-buffer local memory, prefetching the next tile into registers")
+      .add("KWI", {1, 2, 4, 8}, "unroll factor of the inner k loop");
+
+  // Tiles larger than the problem only waste work-items: allow up to the next power of two.
+  const std::int64_t max_mwg = std::max<std::int64_t>(16, next_pow2(shape.m));
+  const std::int64_t max_nwg = std::max<std::int64_t>(16, next_pow2(shape.n));
+  space.constrain("MWG <= next_pow2(M)", {"MWG"}, [=](const Config& c) { return at(c, "MWG") <= max_mwg; });
+  space.constrain("NWG <= next_pow2(N)", {"NWG"}, [=](const Config& c) { return at(c, "NWG") <= max_nwg; });
+  space.constrain("MWG % WPTM == 0", {"MWG", "WPTM"}, [](const Config& c) { return at(c, "MWG") % at(c, "WPTM") == 0; });
+  space.constrain("NWG % WPTN == 0", {"NWG", "WPTN"}, [](const Config& c) { return at(c, "NWG") % at(c, "WPTN") == 0; });
+  space.constrain("WPTM * WPTN <= 128 (accumulator registers)", {"WPTM", "WPTN"},
+                  [](const Config& c) { return at(c, "WPTM") * at(c, "WPTN") <= 128; });
+  const auto max_wg = static_cast<std::int64_t>(device.max_work_group_size);
+  const auto max_x = static_cast<std::int64_t>(device.max_work_item_sizes.size() > 0 ? device.max_work_item_sizes[0] : max_wg);
+  const auto max_y = static_cast<std::int64_t>(device.max_work_item_sizes.size() > 1 ? device.max_work_item_sizes[1] : max_wg);
+  space.constrain("work-group size within device limits", {"MWG", "NWG", "WPTM", "WPTN"}, [=](const Config& c) {
+    const std::int64_t mdimc = at(c, "MWG") / at(c, "WPTM");
+    const std::int64_t ndimc = at(c, "NWG") / at(c, "WPTN");
+    return mdimc * ndimc <= max_wg && ndimc <= max_x && mdimc <= max_y && mdimc * ndimc >= 4;
+  });
+  space.constrain("WPTM % VWM == 0", {"WPTM", "VWM"}, [](const Config& c) { return at(c, "WPTM") % at(c, "VWM") == 0; });
+  space.constrain("WPTN % VWN == 0", {"WPTN", "VWN"}, [](const Config& c) { return at(c, "WPTN") % at(c, "VWN") == 0; });
+  // Each work-item loads a whole number of VWL-vectors of every staged tile.
+  space.constrain("staged tiles split evenly into VWL-vectors per work-item",
+                  {"MWG", "NWG", "KWG", "WPTM", "WPTN", "SA", "SB", "VWL"}, [](const Config& c) {
+                    const std::int64_t threads = (at(c, "MWG") / at(c, "WPTM")) * (at(c, "NWG") / at(c, "WPTN"));
+                    const std::int64_t unit = threads * at(c, "VWL");
+                    if (at(c, "SA") && (at(c, "MWG") * at(c, "KWG")) % unit != 0) return false;
+                    if (at(c, "SB") && (at(c, "NWG") * at(c, "KWG")) % unit != 0) return false;
+                    return true;
+                  });
+  space.constrain("VWL = 1 when nothing is staged (it would be unused)", {"SA", "SB", "VWL"},
+                  [](const Config& c) { return at(c, "SA") || at(c, "SB") || at(c, "VWL") == 1; });
+  space.constrain("DB needs a staged operand", {"SA", "SB", "DB"},
+                  [](const Config& c) { return at(c, "SA") || at(c, "SB") || at(c, "DB") == 0; });
+  const auto local_bytes = static_cast<std::int64_t>(device.local_mem_bytes);
+  space.constrain("local memory fits the device", {"MWG", "NWG", "KWG", "SA", "SB", "DB"}, [=](const Config& c) {
+    const std::int64_t floats = (at(c, "SA") * at(c, "MWG") + at(c, "SB") * at(c, "NWG")) * at(c, "KWG") * (1 + at(c, "DB"));
+    return floats * 4 <= local_bytes;
+  });
+  space.constrain("KWG % KWI == 0", {"KWG", "KWI"}, [](const Config& c) { return at(c, "KWG") % at(c, "KWI") == 0; });
+  return space;
+}
+
+Config gemm_default_config() {
+  return {{"MWG", 32}, {"NWG", 32}, {"KWG", 16}, {"WPTM", 4}, {"WPTN", 4}, {"VWM", 1},
+          {"VWN", 1},  {"SA", 1},   {"SB", 1},   {"VWL", 1},  {"DB", 0},   {"KWI", 1}};
+}
+
+LaunchPlan gemm_plan(const GemmShape& s, const GemmOperands& o, const Config& config) {
+  check_operands(s, o);
+  KernelLaunch launch;
+  launch.program.files = {"gemm.cl"};
+  launch.program.defines = {{"TRANS_A", s.trans_a ? "1" : "0"}, {"TRANS_B", s.trans_b ? "1" : "0"}};
+  for (const auto& [name, value] : config) launch.program.defines.emplace_back(name, std::to_string(value));
+  launch.kernel = "gemm";
+  const std::int64_t mwg = at(config, "MWG"), nwg = at(config, "NWG");
+  const std::int64_t mdimc = mwg / at(config, "WPTM"), ndimc = nwg / at(config, "WPTN");
+  const std::int64_t groups_m = (s.m + mwg - 1) / mwg, groups_n = (s.n + nwg - 1) / nwg;
+  launch.global = cl::NDRange(static_cast<std::size_t>(groups_n * ndimc), static_cast<std::size_t>(groups_m * mdimc),
+                              static_cast<std::size_t>(s.batch));
+  launch.local = cl::NDRange(static_cast<std::size_t>(ndimc), static_cast<std::size_t>(mdimc), 1);
+  launch.args = {static_cast<cl_int>(s.m),     static_cast<cl_int>(s.n),     static_cast<cl_int>(s.k),
+                 static_cast<cl_float>(s.alpha), static_cast<cl_float>(s.beta),
+                 o.a, static_cast<cl_long>(o.a_offset), static_cast<cl_int>(o.lda), static_cast<cl_long>(o.stride_a),
+                 o.b, static_cast<cl_long>(o.b_offset), static_cast<cl_int>(o.ldb), static_cast<cl_long>(o.stride_b),
+                 o.c, static_cast<cl_long>(o.c_offset), static_cast<cl_int>(o.ldc), static_cast<cl_long>(o.stride_c)};
+  return {{std::move(launch)}};
+}
+
+}  // namespace ocltune

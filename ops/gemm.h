@@ -1,0 +1,66 @@
+// GEMM: C = alpha * op(A) * op(B) + beta * C, fp32, row-major, strided batches.
+// Problem description, parameter space, launch geometry, FLOP/byte model and float64 reference.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/cl.h"
+#include "harness/device.h"
+#include "harness/launch.h"
+#include "tuner/config.h"
+#include "tuner/space.h"
+
+namespace ocltune {
+
+struct GemmShape {
+  std::int64_t m = 1, n = 1, k = 1;
+  std::int64_t batch = 1;
+  bool trans_a = false;  // A stored K x M
+  bool trans_b = false;  // B stored N x K
+  float alpha = 1.0f;
+  float beta = 0.0f;
+
+  // Tight leading dimensions (row lengths of A, B, C as stored).
+  std::int64_t packed_lda() const { return trans_a ? m : k; }
+  std::int64_t packed_ldb() const { return trans_b ? k : n; }
+  std::int64_t packed_ldc() const { return n; }
+  // Rows of A, B as stored.
+  std::int64_t rows_a() const { return trans_a ? k : m; }
+  std::int64_t rows_b() const { return trans_b ? n : k; }
+
+  // "batch=1,k=1024,layout=NN,m=1024,n=1024": what the database keys results by. Scalars and
+  // memory layout are per call and not part of it.
+  std::string key() const;
+  nlohmann::json to_json() const;
+  static GemmShape from_json(const nlohmann::json& j);  // throws ocltune::Error
+  double flops() const;
+  double bytes() const;
+};
+
+// Where the matrices live: buffers, element offsets, leading dimensions, batch strides.
+struct GemmOperands {
+  cl::Buffer a, b, c;
+  std::int64_t a_offset = 0, b_offset = 0, c_offset = 0;
+  std::int64_t lda = 0, ldb = 0, ldc = 0;
+  std::int64_t stride_a = 0, stride_b = 0, stride_c = 0;
+};
+
+// Operands with packed leading dimensions and batch strides.
+GemmOperands packed_operands(const GemmShape& shape, cl::Buffer a, cl::Buffer b, cl::Buffer c);
+
+// Throws ocltune::Error when a leading dimension is too small or an index would exceed 32 bits.
+void check_operands(const GemmShape& shape, const GemmOperands& operands);
+
+// Tunables of kernels/gemm.cl, with constraints from divisibility and from the device.
+SearchSpace gemm_space(const GemmShape& shape, const DeviceInfo& device);
+// A configuration valid on every OpenCL 1.2 device (64 work-items, 4 KiB of local memory).
+Config gemm_default_config();
+
+// The launch of kernels/gemm.cl for `config`.
+LaunchPlan gemm_plan(const GemmShape& shape, const GemmOperands& operands, const Config& config);
+
+}  // namespace ocltune

@@ -1,0 +1,161 @@
+// GEMM as a tunable Problem: random operands, float64 reference, verification with canaries.
+#include "ops/gemm_problem.h"
+
+#include <cmath>
+
+#include "harness/error.h"
+#include "harness/session.h"
+
+namespace ocltune {
+namespace {
+
+class GemmEvaluation : public Evaluation {
+ public:
+  GemmEvaluation(Session& session, const GemmShape& shape, const GemmLayout& layout);
+  LaunchPlan plan(const Config& config) override { return gemm_plan(shape_, operands_, config); }
+  void reset() override;
+  VerifyResult verify() override;
+
+ private:
+  double a_at(std::int64_t b, std::int64_t m, std::int64_t k) const;
+  double b_at(std::int64_t b, std::int64_t k, std::int64_t n) const;
+  std::size_t c_index(std::int64_t b, std::int64_t m, std::int64_t n) const;
+  void build_reference();
+
+  Session& session_;
+  GemmShape shape_;
+  GemmOperands operands_;
+  std::vector<float> a_, b_, c_before_;
+  std::vector<std::uint8_t> written_;
+  std::vector<Expected> expected_;
+};
+
+GemmEvaluation::GemmEvaluation(Session& session, const GemmShape& shape, const GemmLayout& layout)
+    : session_(session), shape_(shape) {
+  GemmOperands& o = operands_;
+  o.lda = shape.packed_lda() + layout.lda_pad;
+  o.ldb = shape.packed_ldb() + layout.ldb_pad;
+  o.ldc = shape.packed_ldc() + layout.ldc_pad;
+  o.a_offset = layout.a_offset;
+  o.b_offset = layout.b_offset;
+  o.c_offset = layout.c_offset;
+  o.stride_a = shape.rows_a() * o.lda + layout.stride_pad;
+  o.stride_b = shape.rows_b() * o.ldb + layout.stride_pad;
+  o.stride_c = shape.m * o.ldc + layout.stride_pad;
+  check_operands(shape, o);
+
+  const auto elements = [&](std::int64_t offset, std::int64_t stride, std::int64_t rows, std::int64_t ld) {
+    return static_cast<std::size_t>(offset + (shape.batch - 1) * stride + rows * ld);
+  };
+  a_.resize(elements(o.a_offset, o.stride_a, shape.rows_a(), o.lda));
+  b_.resize(elements(o.b_offset, o.stride_b, shape.rows_b(), o.ldb));
+  c_before_.assign(elements(o.c_offset, o.stride_c, shape.m, o.ldc) + kCanaryWords, canary_value());
+  fill_uniform(a_, 1);
+  fill_uniform(b_, 2);
+  // Written elements start random when C is read (beta != 0) and NaN otherwise, so a kernel that
+  // reads C although beta == 0 produces NaN and fails.
+  std::vector<float> c_random(c_before_.size());
+  fill_uniform(c_random, 3);
+  written_.assign(c_before_.size(), 0);
+  for (std::int64_t bt = 0; bt < shape.batch; ++bt) {
+    for (std::int64_t m = 0; m < shape.m; ++m) {
+      for (std::int64_t n = 0; n < shape.n; ++n) {
+        const std::size_t i = c_index(bt, m, n);
+        written_[i] = 1;
+        c_before_[i] = shape.beta != 0.0f ? c_random[i] : std::nanf("");
+      }
+    }
+  }
+  build_reference();
+
+  try {
+    const cl::Context& ctx = session.context();
+    o.a = cl::Buffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, a_.size() * sizeof(float), a_.data());
+    o.b = cl::Buffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, b_.size() * sizeof(float), b_.data());
+    o.c = cl::Buffer(ctx, CL_MEM_READ_WRITE, c_before_.size() * sizeof(float));
+  } catch (const cl::Error& e) {
+    throw ClError(e);
+  }
+  reset();
+}
+
+double GemmEvaluation::a_at(std::int64_t bt, std::int64_t m, std::int64_t k) const {
+  const GemmOperands& o = operands_;
+  const std::int64_t i = o.a_offset + bt * o.stride_a + (shape_.trans_a ? k * o.lda + m : m * o.lda + k);
+  return a_[static_cast<std::size_t>(i)];
+}
+
+double GemmEvaluation::b_at(std::int64_t bt, std::int64_t k, std::int64_t n) const {
+  const GemmOperands& o = operands_;
+  const std::int64_t i = o.b_offset + bt * o.stride_b + (shape_.trans_b ? n * o.ldb + k : k * o.ldb + n);
+  return b_[static_cast<std::size_t>(i)];
+}
+
+std::size_t GemmEvaluation::c_index(std::int64_t bt, std::int64_t m, std::int64_t n) const {
+  return static_cast<std::size_t>(operands_.c_offset + bt * operands_.stride_c + m * operands_.ldc + n);
+}
+
+void GemmEvaluation::build_reference() {
+  const GemmShape& s = shape_;
+  auto add_expected = [&](std::int64_t bt, std::int64_t m, std::int64_t n) {
+    double dot = 0, magnitude = 0;
+    for (std::int64_t k = 0; k < s.k; ++k) {
+      const double p = a_at(bt, m, k) * b_at(bt, k, n);
+      dot += p;
+      magnitude += std::abs(p);
+    }
+    const std::size_t i = c_index(bt, m, n);
+    const double c = s.beta != 0.0f ? static_cast<double>(c_before_[i]) : 0.0;
+    const double value = static_cast<double>(s.alpha) * dot + static_cast<double>(s.beta) * c;
+    const double scale = std::abs(static_cast<double>(s.alpha)) * magnitude + std::abs(static_cast<double>(s.beta) * c);
+    expected_.push_back({i, value, scale});
+  };
+  const double macs = static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) *
+                      static_cast<double>(s.batch);
+  for (std::int64_t bt = 0; bt < s.batch; ++bt) {
+    if (macs <= kGemmFullCheckMacs) {
+      for (std::int64_t m = 0; m < s.m; ++m)
+        for (std::int64_t n = 0; n < s.n; ++n) add_expected(bt, m, n);
+      continue;
+    }
+    // Four shifted diagonals: every row and every column of C is sampled.
+    for (std::int64_t d = 0; d < 4; ++d) {
+      const std::int64_t rows = std::max(s.m, s.n);
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const std::int64_t m = r % s.m;
+        const std::int64_t n = (r + d * (s.n / 4 + 1)) % s.n;
+        add_expected(bt, m, n);
+      }
+    }
+    add_expected(bt, s.m - 1, s.n - 1);
+  }
+}
+
+void GemmEvaluation::reset() {
+  try {
+    session_.queue().enqueueWriteBuffer(operands_.c, CL_TRUE, 0, c_before_.size() * sizeof(float), c_before_.data());
+  } catch (const cl::Error& e) {
+    throw ClError(e);
+  }
+}
+
+VerifyResult GemmEvaluation::verify() {
+  std::vector<float> after(c_before_.size());
+  try {
+    session_.queue().enqueueReadBuffer(operands_.c, CL_TRUE, 0, after.size() * sizeof(float), after.data());
+  } catch (const cl::Error& e) {
+    throw ClError(e);
+  }
+  // fp32 accumulation over K terms: rounding grows like sqrt(K) for random data; a dropped or
+  // doubled term (an error near 1/K of the magnitude) still fails up to K of about 16k.
+  const double tolerance = (8.0 * std::sqrt(static_cast<double>(shape_.k)) + 4.0) * 0x1.0p-24;
+  return verify_output(after, c_before_, expected_, tolerance, written_);
+}
+
+}  // namespace
+
+std::unique_ptr<Evaluation> GemmProblem::instantiate(Session& session) const {
+  return std::make_unique<GemmEvaluation>(session, shape_, layout_);
+}
+
+}  // namespace ocltune

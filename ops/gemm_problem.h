@@ -1,0 +1,43 @@
+// GEMM as a tunable Problem: random operands, float64 reference, verification with canaries.
+#pragma once
+
+#include <cstdint>
+
+#include "ops/gemm.h"
+#include "ops/problem.h"
+
+namespace ocltune {
+
+// Memory layout of a test or tuning instance beyond the packed default: extra leading-dimension
+// padding, element offsets, extra batch-stride padding. The tuner uses the packed layout.
+struct GemmLayout {
+  std::int64_t lda_pad = 0, ldb_pad = 0, ldc_pad = 0;
+  std::int64_t a_offset = 0, b_offset = 0, c_offset = 0;
+  std::int64_t stride_pad = 0;
+};
+
+class GemmProblem : public Problem {
+ public:
+  explicit GemmProblem(GemmShape shape, GemmLayout layout = {}) : shape_(shape), layout_(layout) {}
+
+  const GemmShape& shape() const { return shape_; }
+  std::string op() const override { return "gemm"; }
+  std::string shape_key() const override { return shape_.key(); }
+  nlohmann::json shape_json() const override { return shape_.to_json(); }
+  SearchSpace space(const DeviceInfo& device) const override { return gemm_space(shape_, device); }
+  Config default_config(const DeviceInfo&) const override { return gemm_default_config(); }
+  double flops() const override { return shape_.flops(); }
+  double bytes() const override { return shape_.bytes(); }
+  std::vector<std::string> kernel_files() const override { return {"gemm.cl"}; }
+  std::unique_ptr<Evaluation> instantiate(Session& session) const override;
+
+ private:
+  GemmShape shape_;
+  GemmLayout layout_;
+};
+
+// Problems with M*N*K*batch above this are verified on a sample of outputs that covers every row
+// and every column (the rest must be finite); below it every output is compared.
+inline constexpr double kGemmFullCheckMacs = 1 << 26;
+
+}  // namespace ocltune

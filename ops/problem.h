@@ -1,0 +1,55 @@
+// The interface between operator families and the tuner: one problem (an op at one shape) and its
+// evaluation on a device (buffers with random data, a float64 reference, launch plans per config).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/device.h"
+#include "harness/launch.h"
+#include "harness/verify.h"
+#include "tuner/config.h"
+#include "tuner/space.h"
+
+namespace ocltune {
+
+class Session;
+
+// A problem instantiated on a device: inputs filled with random data, outputs with known contents.
+class Evaluation {
+ public:
+  virtual ~Evaluation() = default;
+  // The kernels that compute the op for `config` on this evaluation's buffers.
+  virtual LaunchPlan plan(const Config& config) = 0;
+  // Restores every output buffer to its contents before any launch.
+  virtual void reset() = 0;
+  // Reads the outputs back and checks them against the float64 reference and the canaries.
+  virtual VerifyResult verify() = 0;
+};
+
+// One operator at one shape.
+class Problem {
+ public:
+  virtual ~Problem() = default;
+  virtual std::string op() const = 0;         // family name, e.g. "gemm"
+  virtual std::string dtype() const { return "fp32"; }
+  virtual std::string shape_key() const = 0;  // canonical text of the shape: the database key
+  virtual nlohmann::json shape_json() const = 0;  // accepted back by the family's from_json
+  virtual SearchSpace space(const DeviceInfo& device) const = 0;
+  // The untuned configuration: valid on every device, the baseline the tuner reports against.
+  virtual Config default_config(const DeviceInfo& device) const = 0;
+  virtual double flops() const = 0;  // floating-point operations of one execution
+  virtual double bytes() const = 0;  // compulsory DRAM traffic of one execution
+  // Throughput is reported in GB/s rather than GFLOP/s.
+  virtual bool memory_bound() const { return false; }
+  // kernels/ files whose text decides the result; their hash keys resumable measurements.
+  virtual std::vector<std::string> kernel_files() const = 0;
+  virtual std::unique_ptr<Evaluation> instantiate(Session& session) const = 0;
+};
+
+using ProblemList = std::vector<std::unique_ptr<Problem>>;
+
+}  // namespace ocltune

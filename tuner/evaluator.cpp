@@ -1,0 +1,87 @@
+// Evaluation of one configuration: build, verify against the reference, then time.
+#include "tuner/evaluator.h"
+
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "harness/error.h"
+#include "harness/session.h"
+
+namespace ocltune {
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The first lines of a build log: enough to see the error, small enough for a database row.
+std::string log_head(const std::string& log) {
+  constexpr std::size_t kMax = 2000;
+  return log.size() <= kMax ? log : log.substr(0, kMax) + "\n[...]";
+}
+
+}  // namespace
+
+EvalOutcome Evaluator::evaluate(const Config& config, const TimingPolicy& timing) {
+  EvalOutcome out;
+  out.config = config;
+  PreparedPlan prepared;
+  auto start = std::chrono::steady_clock::now();
+  try {
+    prepared = prepare(session_, evaluation_.plan(config));
+  } catch (const BuildError& e) {
+    out.compile_ms = ms_since(start);
+    out.status = status::kCompileError;
+    out.error = fmt::format("{}\n{}", e.what(), log_head(e.log()));
+    return out;
+  } catch (const ClError& e) {
+    out.compile_ms = ms_since(start);
+    out.status = status::kLaunchError;
+    out.error = e.what();
+    return out;
+  } catch (const Error& e) {
+    out.status = status::kSkipped;
+    out.error = e.what();
+    return out;
+  }
+  out.compile_ms = ms_since(start);
+
+  start = std::chrono::steady_clock::now();
+  try {
+    evaluation_.reset();
+    enqueue(session_.queue(), prepared);
+    session_.queue().finish();
+    const VerifyResult check = evaluation_.verify();
+    out.max_error = check.max_error;
+    out.verify_ms = ms_since(start);
+    if (!check.ok) {
+      out.status = status::kWrongResult;
+      out.error = fmt::format("{} ({} mismatches)", check.message, check.mismatches);
+      return out;
+    }
+  } catch (const ClError& e) {
+    out.verify_ms = ms_since(start);
+    out.status = status::kLaunchError;
+    out.error = e.what();
+    return out;
+  } catch (const cl::Error& e) {
+    out.verify_ms = ms_since(start);
+    out.status = status::kLaunchError;
+    out.error = ClError(e).what();
+    return out;
+  }
+
+  start = std::chrono::steady_clock::now();
+  try {
+    out.stats = time_plan(session_.queue(), prepared, timing);
+    out.status = out.stats->cut_short ? status::kCut : status::kOk;
+  } catch (const ClError& e) {
+    out.status = status::kLaunchError;
+    out.error = e.what();
+  }
+  out.timing_ms = ms_since(start);
+  return out;
+}
+
+}  // namespace ocltune

@@ -1,0 +1,50 @@
+// Evaluation of one configuration: build, verify against the reference, then time.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "harness/timing.h"
+#include "ops/problem.h"
+#include "tuner/config.h"
+
+namespace ocltune {
+
+class Session;
+
+// Status names as stored in the database.
+namespace status {
+inline constexpr const char* kOk = "ok";
+inline constexpr const char* kCompileError = "compile_error";
+inline constexpr const char* kLaunchError = "launch_error";
+inline constexpr const char* kWrongResult = "wrong_result";
+inline constexpr const char* kTimeout = "timeout";
+inline constexpr const char* kCrash = "crash";
+inline constexpr const char* kSkipped = "skipped";
+inline constexpr const char* kCut = "cut";  // abandoned after its first runs: far slower than the best
+}  // namespace status
+
+struct EvalOutcome {
+  Config config;
+  std::string status;
+  std::string error;  // empty when ok; a compile error carries the head of the build log
+  std::optional<TimingStats> stats;
+  std::optional<double> max_error;
+  double compile_ms = 0;
+  double verify_ms = 0;
+  double timing_ms = 0;
+};
+
+// Evaluates configurations of one problem instance on one session. Never throws for a failing
+// configuration: the failure becomes the outcome's status.
+class Evaluator {
+ public:
+  Evaluator(Session& session, Evaluation& evaluation) : session_(session), evaluation_(evaluation) {}
+  EvalOutcome evaluate(const Config& config, const TimingPolicy& timing);
+
+ private:
+  Session& session_;
+  Evaluation& evaluation_;
+};
+
+}  // namespace ocltune

@@ -1,0 +1,38 @@
+// Search strategies: which configuration of a space to evaluate next.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tuner/config.h"
+#include "tuner/space.h"
+
+namespace ocltune {
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  // The next configuration to evaluate; nullopt when the strategy has nothing left to propose.
+  // Never proposes a configuration twice, and only proposes valid ones.
+  virtual std::optional<Config> next() = 0;
+  // The result of a proposal (or of a measurement made earlier): median time, nullopt = failed.
+  virtual void observe(const Config& config, std::optional<double> median_ns) {
+    (void)config;
+    (void)median_ns;
+  }
+};
+
+// Builds a strategy by name over the valid configurations of a space. Reproducible for a given
+// name, seed and space. Throws ocltune::Error for an unknown name.
+std::unique_ptr<Strategy> make_strategy(const std::string& name, std::vector<Config> configurations,
+                                        std::uint64_t seed);
+std::vector<std::string> strategy_names();
+
+// Deterministic shuffle (Fisher-Yates over a 64-bit Mersenne twister, our own index mapping), so
+// a seed gives the same order with every standard library.
+void deterministic_shuffle(std::vector<Config>& configs, std::uint64_t seed);
+
+}  // namespace ocltune
