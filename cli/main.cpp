@@ -28,7 +28,8 @@ int cli_main(int argc, char** argv) {
   app.add_option("--ops", options.ops, ops_help())->delimiter(',')->capture_default_str();
   app.add_option("--db", options.db, "database file (default: $OCLTUNE_DB, else $XDG_CACHE_HOME/ocltune/tuned.db, "
                                      "else ~/.cache/ocltune/tuned.db)");
-  app.add_option("--strategy", options.strategy, fmt::format("search strategy: {}", fmt::join(strategy_names(), ", ")))
+  app.add_option("--strategy", options.strategy, "search strategy")
+      ->check(CLI::IsMember(strategy_names()))
       ->capture_default_str();
   app.add_option("--max-evals", options.max_evals, "evaluations per shape besides the default configuration "
                                                    "(default: 16 on CPUs, 48 on other devices; 0: whole space)")

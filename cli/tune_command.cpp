@@ -14,11 +14,11 @@
 #include "cli/progress.h"
 #include "cli/usage_error.h"
 #include "db/database.h"
+#include "harness/ceilings.h"
 #include "harness/device_errors.h"
 #include "harness/session.h"
 #include "ops/family.h"
 #include "tuner/stop.h"
-#include "tuner/strategy.h"
 #include "tuner/tuner.h"
 
 namespace ocltune {
@@ -118,7 +118,6 @@ void print_summary(const ProblemList& problems, const std::vector<ProblemReport>
 
 int run_tune(const CliOptions& options) {
   const std::vector<const OpFamily*> families = resolve_ops(options.ops);
-  make_strategy(options.strategy, {}, options.seed);  // an unknown strategy is a usage error, before any work
   DeviceInfo device;
   try {
     device = find_device(options.device);
@@ -130,6 +129,18 @@ int run_tune(const CliOptions& options) {
   Database db = Database::open(db_path);
   db.upsert_device(device);
   Session session(device);
+  // Ceilings are measured once per device key and kept with the device: every memory-bound result
+  // is reported against the copy bandwidth, every compute-bound one against the FMA peak.
+  if (!db.device_bandwidth(device.key())) {
+    const Ceiling copy = measure_copy_bandwidth(session);
+    db.set_device_bandwidth(device.key(), copy.value);
+    if (!options.quiet) fmt::print(stderr, "ocltune: copy bandwidth {:.1f} GB/s (measured once, stored)\n", copy.value);
+  }
+  if (!db.device_peak(device.key())) {
+    const Ceiling peak = measure_peak_gflops(session);
+    db.set_device_peak(device.key(), peak.value);
+    if (!options.quiet) fmt::print(stderr, "ocltune: fp32 FMA peak {:.1f} GFLOP/s (measured once, stored)\n", peak.value);
+  }
 
   TuneOptions tune;
   tune.strategy = options.strategy;

@@ -145,6 +145,17 @@ std::optional<double> Database::device_bandwidth(const std::string& device_key) 
   return s.optional_real(0);
 }
 
+void Database::set_device_peak(const std::string& device_key, double peak_gflops) {
+  sql::Statement(*db_, "UPDATE devices SET peak_gflops = ? WHERE device_key = ?").bind(1, peak_gflops).bind(2, device_key).run();
+}
+
+std::optional<double> Database::device_peak(const std::string& device_key) const {
+  sql::Statement s(*db_, "SELECT peak_gflops FROM devices WHERE device_key = ?");
+  s.bind(1, device_key);
+  if (!s.step()) return std::nullopt;
+  return s.optional_real(0);
+}
+
 std::int64_t Database::begin_run(const RunRow& run) {
   sql::Statement s(*db_, R"(
     INSERT INTO runs(device_key, started_at, status, tool_version, host, command, strategy, seed)

@@ -80,8 +80,11 @@ class Database {
   int schema_version() const;
 
   void upsert_device(const DeviceInfo& device);
+  // Measured ceilings of a device (see harness/ceilings.h); nullopt until measured.
   void set_device_bandwidth(const std::string& device_key, double copy_bandwidth_gbs);
   std::optional<double> device_bandwidth(const std::string& device_key) const;
+  void set_device_peak(const std::string& device_key, double peak_gflops);
+  std::optional<double> device_peak(const std::string& device_key) const;
 
   std::int64_t begin_run(const RunRow& run);
   void finish_run(std::int64_t run_id, const std::string& status, double compile_s, double verify_s, double timing_s);

@@ -2,6 +2,8 @@
 #include "harness/program.h"
 
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
 
 #include <fmt/format.h>
 
@@ -71,12 +73,19 @@ cl::Program ProgramCache::get(const ProgramSource& source) {
 
 cl::Program ProgramCache::build(const ProgramSource& source) {
   const auto start = std::chrono::steady_clock::now();
-  cl::Program program(context_, source.text());
+  const std::string text = source.text();
+  // OCLTUNE_DUMP_SOURCES=DIR writes the exact text of every build, to reproduce it by hand.
+  if (const char* dir = std::getenv("OCLTUNE_DUMP_SOURCES"); dir && *dir) {
+    std::ofstream(fmt::format("{}/{}.cl", dir, source.key())) << "// options: " << source.options << "\n" << text;
+  }
+  cl::Program program(context_, text);
   try {
-    program.build({device_}, source.options.c_str());
+    // -w: driver-side warnings (e.g. "loop not unrolled") would interleave with our output; errors
+    // still reach the build log, and OCLTUNE_DUMP_SOURCES reproduces a build with warnings.
+    program.build({device_}, ("-w " + source.options).c_str());
   } catch (const cl::BuildError& e) {
     std::string log;
-    for (const auto& [dev, text] : e.getBuildLog()) log += text;
+    for (const auto& [dev, device_log] : e.getBuildLog()) log += device_log;
     compile_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
     throw BuildError(e.err(), log);
   } catch (const cl::Error& e) {

@@ -35,7 +35,9 @@ class Problem {
  public:
   virtual ~Problem() = default;
   virtual std::string op() const = 0;         // family name, e.g. "gemm"
-  virtual std::string dtype() const { return "fp32"; }
+  virtual std::string dtype() const { return "fp32"; }  // storage type: fp32, fp16 or bf16
+  // Arithmetic mode: "exact" (fp32 FMA) or "tf32" (matrix units); part of the database key.
+  virtual std::string math() const { return "exact"; }
   virtual std::string shape_key() const = 0;  // canonical text of the shape: the database key
   virtual nlohmann::json shape_json() const = 0;  // accepted back by the family's from_json
   virtual SearchSpace space(const DeviceInfo& device) const = 0;

@@ -41,6 +41,7 @@ void Tuner::record(const Problem& problem, const std::string& source_hash, const
   row.device_key = session_.device().key();
   row.op = problem.op();
   row.dtype = problem.dtype();
+  row.math = problem.math();
   row.shape_key = problem.shape_key();
   row.shape_json = problem.shape_json().dump();
   row.source_hash = source_hash;
@@ -91,7 +92,7 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
       runner_up = o;
     }
   };
-  for (const MeasurementRow& m : db_.measurements(device.key(), problem.op(), problem.dtype(), "exact",
+  for (const MeasurementRow& m : db_.measurements(device.key(), problem.op(), problem.dtype(), problem.math(),
                                                   problem.shape_key(), source_hash)) {
     if (m.role == "default" || !measured.insert(m.params).second) continue;
     ++report.reused;
@@ -155,6 +156,7 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
     row.device_key = device.key();
     row.op = problem.op();
     row.dtype = problem.dtype();
+    row.math = problem.math();
     row.shape_key = problem.shape_key();
     row.shape_json = problem.shape_json().dump();
     row.params_json = to_json(best->config).dump();

@@ -1,0 +1,64 @@
+// Device ceilings measured by microbenchmarks: copy bandwidth and peak fp32 FMA rate.
+#include "harness/ceilings.h"
+
+#include <algorithm>
+
+#include "harness/error.h"
+#include "harness/session.h"
+
+namespace ocltune {
+
+Ceiling measure_copy_bandwidth(Session& session) {
+  const DeviceInfo& d = session.device();
+  const std::size_t target = d.type == "GPU" ? (std::size_t{1} << 30) : (std::size_t{256} << 20);
+  const std::size_t bytes = std::min<std::size_t>(target, std::min<std::uint64_t>(d.max_alloc_bytes, d.global_mem_bytes / 4));
+  try {
+    cl::Buffer src(session.context(), CL_MEM_READ_WRITE, bytes);
+    cl::Buffer dst(session.context(), CL_MEM_READ_WRITE, bytes);
+    cl::CommandQueue& q = session.queue();
+    q.enqueueFillBuffer(src, 1.0f, 0, bytes);
+    q.enqueueFillBuffer(dst, 0.0f, 0, bytes);
+    std::vector<double> samples;
+    for (int i = 0; i < 12; ++i) {
+      cl::Event e;
+      q.enqueueCopyBuffer(src, dst, 0, 0, bytes, nullptr, &e);
+      q.finish();
+      if (i >= 2) samples.push_back(event_span_ns({e}));  // first two are warm-up
+    }
+    Ceiling c;
+    c.stats = summarize(samples);
+    c.value = 2.0 * static_cast<double>(bytes) / c.stats.median_ns;
+    return c;
+  } catch (const cl::Error& e) {
+    throw ClError(e);
+  }
+}
+
+Ceiling measure_peak_gflops(Session& session) {
+  const DeviceInfo& d = session.device();
+  constexpr int kChains = 8;
+  const bool gpu = d.type == "GPU";
+  const std::size_t items = static_cast<std::size_t>(std::max<std::uint32_t>(1, d.compute_units)) * (gpu ? 4096 : 1024);
+  const int iterations = gpu ? 4096 : 256;
+  KernelLaunch launch;
+  launch.program.files = {"peak.cl"};
+  launch.program.defines = {{"CHAINS", std::to_string(kChains)}};
+  launch.kernel = "fma_peak";
+  try {
+    cl::Buffer out(session.context(), CL_MEM_WRITE_ONLY, items * sizeof(float));
+    launch.args = {out, cl_float(0.999f), cl_float(0.001f), cl_int(iterations)};
+    launch.global = cl::NDRange(items);
+    launch.local = cl::NullRange;
+    LaunchPlan plan{{launch}};
+    const PreparedPlan prepared = prepare(session, plan);
+    Ceiling c;
+    c.stats = time_plan(session.queue(), prepared, {.warmup = 2, .min_runs = 7, .max_runs = 15});
+    const double flops = static_cast<double>(items) * iterations * kChains * 4 * 2;
+    c.value = flops / c.stats.median_ns;
+    return c;
+  } catch (const cl::Error& e) {
+    throw ClError(e);
+  }
+}
+
+}  // namespace ocltune

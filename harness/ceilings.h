@@ -1,0 +1,23 @@
+// Device ceilings measured by microbenchmarks: copy bandwidth and peak fp32 FMA rate. Every
+// memory-bound result is shown as a fraction of the first, compute-bound ones of the second.
+#pragma once
+
+#include "harness/timing.h"
+
+namespace ocltune {
+
+class Session;
+
+struct Ceiling {
+  double value = 0;  // GB/s or GFLOP/s, from the median time
+  TimingStats stats;
+};
+
+// clEnqueueCopyBuffer of a large buffer (1 GiB on GPUs, less where the device allows less);
+// bytes = read + write.
+Ceiling measure_copy_bandwidth(Session& session);
+
+// A kernel of independent FMA chains (kernels/peak.cl); 2 FLOP per FMA per lane.
+Ceiling measure_peak_gflops(Session& session);
+
+}  // namespace ocltune

@@ -1,0 +1,103 @@
+// The ocltune executable: exit codes, messages, and a tuning run end to end.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "db/database.h"
+#include "tests/test_session.h"
+
+namespace ocltune {
+namespace {
+
+struct Result {
+  int code;
+  std::string output;  // stdout and stderr together
+};
+
+Result run(const std::string& args, const std::string& env = "") {
+  const std::string command = env + " " OCLTUNE_BINARY " " + args + " 2>&1";
+  std::FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return {-1, "popen failed"};
+  std::string output;
+  std::array<char, 4096> buf{};
+  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) output.append(buf.data(), n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+TEST(Cli, DeviceIndexOutOfRangeExits2AndListsDevices) {
+  const Result r = run("--device 99 --ops gemm --db " + testing::temp_path("cli99.db"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("out of range"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("[0]"), std::string::npos) << r.output;
+}
+
+TEST(Cli, UnknownOpExits2AndNamesTheKnownOnes) {
+  const Result r = run("--ops gemm,convolution3d");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("convolution3d"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("gemm"), std::string::npos) << r.output;
+}
+
+TEST(Cli, UnknownFlagAndBadValuesExit2) {
+  EXPECT_EQ(run("--frobnicate").code, 2);
+  EXPECT_EQ(run("--device notanumber").code, 2);
+  EXPECT_EQ(run("--max-evals -3").code, 2);
+  EXPECT_EQ(run("--strategy hill-climbing --db " + testing::temp_path("cli-s.db")).code, 2);
+  EXPECT_EQ(run("--shapes /nonexistent/shapes.json --db " + testing::temp_path("cli-f.db")).code, 2);
+}
+
+TEST(Cli, HelpListsOpsAndExits0) {
+  const Result r = run("--help");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.output.find("gemm"), std::string::npos);
+  EXPECT_NE(r.output.find("--max-evals"), std::string::npos);
+}
+
+TEST(Cli, NoPlatformExplainsTheIcdLoaderAndExits1) {
+  const Result r = run("devices", "OCL_ICD_VENDORS=/nonexistent-vendors-dir");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("/etc/OpenCL/vendors"), std::string::npos) << r.output;
+}
+
+TEST(Cli, DevicesJsonIsValid) {
+  const Result r = run("devices --json");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_TRUE(j.is_array()) << r.output;
+  ASSERT_FALSE(j.empty());
+  EXPECT_TRUE(j[0].contains("key"));
+  EXPECT_TRUE(j[0].contains("max_work_group_size"));
+}
+
+TEST(Cli, TunesAShapesFileIntoTheDatabase) {
+  const std::string shapes = testing::temp_path("shapes.json");
+  std::ofstream(shapes) << R"([{"op": "gemm", "m": 19, "n": 7, "k": 5}, {"op": "gemm", "m": 8, "n": 8, "k": 8, "trans_b": true}])";
+  const std::string db_path = testing::temp_path("cli.db");
+  const Result r = run("--device 0 --ops gemm --max-evals 3 --shapes " + shapes + " --db " + db_path);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("speedup"), std::string::npos) << r.output;
+  Database db = Database::open_read_only(db_path);
+  EXPECT_EQ(db.all_best().size(), 2u);
+  EXPECT_EQ(db.count_measurements(), 2 * (1 + 3));
+  const Result show = run("show --json --db " + db_path);
+  ASSERT_EQ(show.code, 0) << show.output;
+  EXPECT_EQ(nlohmann::json::parse(show.output).size(), 2u);
+}
+
+TEST(Cli, MalformedShapesFileExits2WithTheReason) {
+  const std::string shapes = testing::temp_path("bad-shapes.json");
+  std::ofstream(shapes) << R"([{"op": "gemm", "m": -4, "n": 7, "k": 5}])";
+  const Result r = run("--ops gemm --shapes " + shapes + " --db " + testing::temp_path("cli-bad.db"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("'m'"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace ocltune

@@ -1,0 +1,144 @@
+// The database: schema, commits, best-only-if-faster, and refusal of files that are not ours.
+#include <gtest/gtest.h>
+
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "db/database.h"
+#include "db/sqlite.h"
+#include "tests/test_session.h"
+
+namespace ocltune {
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+MeasurementRow measurement(std::int64_t run_id, const std::string& params, const std::string& status, double ns) {
+  MeasurementRow m;
+  m.run_id = run_id;
+  m.device_key = "dev";
+  m.op = "gemm";
+  m.dtype = "fp32";
+  m.shape_key = "m=1";
+  m.shape_json = "{}";
+  m.source_hash = "h";
+  m.params = params;
+  m.status = status;
+  if (status == "ok") m.median_ns = m.min_ns = m.max_ns = ns;
+  return m;
+}
+
+BestRow best(double ns, const std::string& params_json) {
+  BestRow b;
+  b.device_key = "dev";
+  b.op = "gemm";
+  b.dtype = "fp32";
+  b.shape_key = "m=1";
+  b.shape_json = "{}";
+  b.params_json = params_json;
+  b.median_ns = b.min_ns = b.max_ns = ns;
+  b.source_hash = "h";
+  return b;
+}
+
+TEST(Database, CreatesTheSchemaAndKeepsRowsAcrossReopen) {
+  const std::string path = testing::temp_path("create.db");
+  {
+    Database db = Database::open(path);
+    EXPECT_EQ(db.schema_version(), kSchemaVersion);
+    db.upsert_device(testing::test_session().device());
+    RunRow run;
+    run.device_key = testing::test_session().device().key();
+    run.tool_version = "test";
+    const std::int64_t id = db.begin_run(run);
+    db.add_measurement(measurement(id, "A=1", "ok", 10));
+    db.add_measurement(measurement(id, "A=2", "compile_error", 0));
+    db.finish_run(id, "finished", 1, 2, 3);
+  }
+  Database db = Database::open_read_only(path);
+  EXPECT_EQ(db.count_measurements(), 2);
+  const auto rows = db.measurements("dev", "gemm", "fp32", "exact", "m=1");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1].status, "compile_error");
+  ASSERT_EQ(db.runs().size(), 1u);
+  EXPECT_EQ(db.runs()[0].status, "finished");
+}
+
+TEST(Database, BestIsReplacedOnlyByAFasterResult) {
+  Database db = Database::open(testing::temp_path("best.db"));
+  EXPECT_TRUE(db.update_best_if_faster(best(100, R"({"A":1})")));
+  EXPECT_FALSE(db.update_best_if_faster(best(120, R"({"A":2})")));
+  EXPECT_EQ(db.best("dev", "gemm", "fp32", "exact", "m=1")->params_json, R"({"A":1})");
+  EXPECT_TRUE(db.update_best_if_faster(best(80, R"({"A":3})")));
+  EXPECT_EQ(db.best("dev", "gemm", "fp32", "exact", "m=1")->params_json, R"({"A":3})");
+  EXPECT_EQ(db.all_best().size(), 1u);
+}
+
+TEST(Database, RefusesAFileThatIsNotSqliteAndLeavesItUntouched) {
+  const std::string path = testing::temp_path("garbage.db");
+  std::ofstream(path) << "this is not a database, just some text that happens to be here\n";
+  const std::string before = read_file(path);
+  EXPECT_THROW(Database::open(path), DatabaseError);
+  EXPECT_EQ(read_file(path), before);
+}
+
+TEST(Database, RefusesAForeignSqliteDatabaseAndLeavesItUntouched) {
+  const std::string path = testing::temp_path("foreign.db");
+  {
+    sql::Connection c(path, false);
+    c.exec("CREATE TABLE photos(id INTEGER PRIMARY KEY, name TEXT); INSERT INTO photos(name) VALUES ('cat');");
+  }
+  const std::string before = read_file(path);
+  try {
+    Database::open(path);
+    FAIL() << "a foreign database was accepted";
+  } catch (const DatabaseError& e) {
+    EXPECT_NE(std::string(e.what()).find("not an ocltune"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(read_file(path), before);
+}
+
+TEST(Database, RefusesANewerSchema) {
+  const std::string path = testing::temp_path("newer.db");
+  { Database::open(path); }
+  {
+    sql::Connection c(path, false);
+    c.exec("UPDATE schema_version SET version = 999");
+  }
+  try {
+    Database::open(path);
+    FAIL() << "a newer schema was accepted";
+  } catch (const DatabaseError& e) {
+    EXPECT_NE(std::string(e.what()).find("newer"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Database, RefusesATruncatedFile) {
+  const std::string path = testing::temp_path("truncated.db");
+  {
+    Database db = Database::open(path);
+    db.upsert_device(testing::test_session().device());
+    RunRow run;
+    run.device_key = testing::test_session().device().key();
+    run.tool_version = "test";
+    const std::int64_t id = db.begin_run(run);
+    for (int i = 0; i < 200; ++i) db.add_measurement(measurement(id, "A=" + std::to_string(i), "skipped", 0));
+    db.connection().exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  }
+  const auto size = std::filesystem::file_size(path);
+  std::filesystem::resize_file(path, size / 2);
+  EXPECT_THROW(Database::open(path), DatabaseError);
+}
+
+TEST(Database, ReadOnlyOpenOfAMissingFileFails) {
+  EXPECT_THROW(Database::open_read_only(testing::temp_path("missing.db")), DatabaseError);
+}
+
+}  // namespace
+}  // namespace ocltune

@@ -1,0 +1,126 @@
+// The tuning loop end to end on PoCL: every evaluation recorded with its status, best kept.
+#include <gtest/gtest.h>
+
+#include "db/database.h"
+#include "ops/gemm_problem.h"
+#include "tests/test_session.h"
+#include "tuner/tuner.h"
+
+namespace ocltune {
+namespace {
+
+// GEMM whose plan is sabotaged for some configurations, to check that each failure kind is
+// recorded and never stops the run: KWI=8 does not compile, KWI=4 computes with K-1 (wrong
+// result), KWI=2 launches with a work-group size the kernel does not accept.
+class SabotagedGemm : public GemmProblem {
+ public:
+  using GemmProblem::GemmProblem;
+  std::unique_ptr<Evaluation> instantiate(Session& session) const override {
+    class Sabotaged : public Evaluation {
+     public:
+      explicit Sabotaged(std::unique_ptr<Evaluation> inner) : inner_(std::move(inner)) {}
+      LaunchPlan plan(const Config& config) override {
+        LaunchPlan plan = inner_->plan(config);
+        KernelLaunch& k = plan.kernels[0];
+        switch (config.at("KWI")) {
+          case 8: k.program.defines.emplace_back("OCLTUNE_BROKEN", "1\n#error sabotaged build"); break;
+          case 4: std::get<cl_int>(k.args[2]) -= 1; break;
+          case 2: k.local = cl::NDRange(1, 1, 1); break;
+          default: break;
+        }
+        return plan;
+      }
+      void reset() override { inner_->reset(); }
+      VerifyResult verify() override { return inner_->verify(); }
+
+     private:
+      std::unique_ptr<Evaluation> inner_;
+    };
+    return std::make_unique<Sabotaged>(GemmProblem::instantiate(session));
+  }
+};
+
+TuneOptions quick_options(std::int64_t max_evals) {
+  TuneOptions o;
+  o.strategy = "random";
+  o.max_evals = max_evals;
+  o.seed = 3;
+  o.timing = {.warmup = 1, .min_runs = 2, .max_runs = 3};
+  return o;
+}
+
+std::int64_t start_run(Database& db, Session& session) {
+  db.upsert_device(session.device());
+  RunRow run;
+  run.device_key = session.device().key();
+  run.tool_version = "test";
+  return db.begin_run(run);
+}
+
+TEST(Tuner, RecordsEveryEvaluationAndTheBest) {
+  Session& session = testing::test_session();
+  Database db = Database::open(testing::temp_path("tune.db"));
+  const GemmProblem problem({.m = 24, .n = 40, .k = 17});
+  Tuner tuner(session, db, start_run(db, session), quick_options(10), nullptr);
+  const ProblemReport report = tuner.tune(problem);
+  EXPECT_EQ(report.evaluated, 11);  // the default + 10
+  EXPECT_EQ(db.count_measurements(), 11);
+  ASSERT_TRUE(report.best.has_value());
+  const auto best = db.best(session.device().key(), "gemm", "fp32", "exact", problem.shape_key());
+  ASSERT_TRUE(best.has_value());
+  EXPECT_DOUBLE_EQ(best->median_ns, report.best->stats->median_ns);
+  EXPECT_TRUE(best->default_median_ns.has_value());
+}
+
+TEST(Tuner, FailuresAreRecordedWithTheirStatusAndNeverStopTheRun) {
+  Session& session = testing::test_session();
+  Database db = Database::open(testing::temp_path("failures.db"));
+  const SabotagedGemm problem({.m = 16, .n = 16, .k = 16});
+  Tuner tuner(session, db, start_run(db, session), quick_options(40), nullptr);
+  const ProblemReport report = tuner.tune(problem);
+  EXPECT_GT(report.by_status.count("compile_error"), 0u);
+  EXPECT_GT(report.by_status.count("wrong_result"), 0u);
+  EXPECT_GT(report.by_status.count("launch_error"), 0u);
+  EXPECT_GT(report.by_status.count("ok"), 0u);
+  for (const MeasurementRow& m : db.measurements(session.device().key(), "gemm", "fp32", "exact", problem.shape_key())) {
+    const Config c = parse_config(m.params);
+    const std::int64_t kwi = c.at("KWI");
+    if (kwi == 8) {
+      EXPECT_EQ(m.status, "compile_error") << m.params;
+      EXPECT_NE(m.error.find("sabotaged build"), std::string::npos) << m.error;
+    }
+    if (kwi == 4) {
+      EXPECT_EQ(m.status, "wrong_result") << m.params;
+    }
+    if (kwi == 2) {
+      EXPECT_EQ(m.status, "launch_error") << m.params;
+    }
+    if (kwi == 1) {
+      EXPECT_EQ(m.status, "ok") << m.params << ": " << m.error;
+    }
+  }
+  // The winner is a configuration that verified.
+  ASSERT_TRUE(report.best.has_value());
+  EXPECT_EQ(report.best->config.at("KWI"), 1);
+}
+
+TEST(Tuner, ASecondRunResumesAndKeepsTheFasterBest) {
+  Session& session = testing::test_session();
+  const std::string path = testing::temp_path("resume.db");
+  Database db = Database::open(path);
+  const GemmProblem problem({.m = 20, .n = 12, .k = 9});
+  {
+    Tuner tuner(session, db, start_run(db, session), quick_options(4), nullptr);
+    tuner.tune(problem);
+  }
+  const double first_best = db.best(session.device().key(), "gemm", "fp32", "exact", problem.shape_key())->median_ns;
+  Tuner tuner(session, db, start_run(db, session), quick_options(8), nullptr);
+  const ProblemReport second = tuner.tune(problem);
+  EXPECT_EQ(second.reused, 4);
+  EXPECT_EQ(second.evaluated, 1 + 4);  // the default again, then only the configurations not yet measured
+  EXPECT_EQ(db.runs().size(), 2u);
+  EXPECT_LE(db.best(session.device().key(), "gemm", "fp32", "exact", problem.shape_key())->median_ns, first_best);
+}
+
+}  // namespace
+}  // namespace ocltune
