@@ -103,7 +103,7 @@
 #if SA
 // Loads this work-item's share of the MWG x KWG tile of op(A) at (m0, k0) into ra. Storage is
 // contiguous along k (no transpose) or m (transpose); vectors of VWL run along that direction.
-inline void load_a(float* ra, const global float* A, const int lda, const int M, const int K, const int m0,
+static inline void load_a(float* ra, const global float* A, const int lda, const int M, const int K, const int m0,
                    const int k0, const bool vector_ok, const int tid) {
 #if TRANS_A
 #define A_CONTIG MWG
@@ -137,7 +137,7 @@ inline void load_a(float* ra, const global float* A, const int lda, const int M,
 }
 
 // Stores ra into the local tile As[k][m] (k-major, so a k step reads contiguous rows).
-inline void store_a(local float* As, const float* ra, const int tid) {
+static inline void store_a(local float* As, const float* ra, const int tid) {
 #pragma unroll
   for (int r = 0; r < LA / VWL; ++r) {
     const int v = tid + r * NTHREADS;
@@ -157,7 +157,7 @@ inline void store_a(local float* As, const float* ra, const int tid) {
 
 #if SB
 // Loads this work-item's share of the KWG x NWG tile of op(B) at (k0, n0) into rb.
-inline void load_b(float* rb, const global float* B, const int ldb, const int N, const int K, const int n0,
+static inline void load_b(float* rb, const global float* B, const int ldb, const int N, const int K, const int n0,
                    const int k0, const bool vector_ok, const int tid) {
 #if TRANS_B
 #define B_CONTIG KWG
@@ -191,7 +191,7 @@ inline void load_b(float* rb, const global float* B, const int ldb, const int N,
 }
 
 // Stores rb into the local tile Bs[k][n].
-inline void store_b(local float* Bs, const float* rb, const int tid) {
+static inline void store_b(local float* Bs, const float* rb, const int tid) {
 #pragma unroll
   for (int r = 0; r < LB / VWL; ++r) {
     const int v = tid + r * NTHREADS;

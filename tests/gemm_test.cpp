@@ -23,6 +23,13 @@ const std::vector<Config>& sample_configs() {
 
 class GemmCorrectness : public ::testing::TestWithParam<GemmTestCase> {};
 
+}  // namespace
+
+// Printed by GoogleTest in test names and failures instead of the raw bytes.
+void PrintTo(const GemmTestCase& c, std::ostream* os) { *os << c.shape.key(); }
+
+namespace {
+
 TEST_P(GemmCorrectness, EverySampledConfigurationMatchesTheReference) {
   const GemmTestCase& c = GetParam();
   Session& session = testing::test_session();
