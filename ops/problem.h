@@ -43,6 +43,9 @@ class Problem {
   virtual SearchSpace space(const DeviceInfo& device) const = 0;
   // The untuned configuration: valid on every device, the baseline the tuner reports against.
   virtual Config default_config(const DeviceInfo& device) const = 0;
+  // Every untuned baseline measured before the search (role "default"): the default
+  // configuration, plus e.g. one per algorithm for ops whose space is a union of algorithms.
+  virtual std::vector<Config> default_configs(const DeviceInfo& device) const { return {default_config(device)}; }
   virtual double flops() const = 0;  // floating-point operations of one execution
   virtual double bytes() const = 0;  // compulsory DRAM traffic of one execution
   // Throughput is reported in GB/s rather than GFLOP/s.

@@ -112,7 +112,8 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
 
   const std::int64_t budget = options_.max_evals > 0 ? std::min<std::int64_t>(options_.max_evals, static_cast<std::int64_t>(configs.size()))
                                                      : static_cast<std::int64_t>(configs.size());
-  const std::int64_t planned = std::max<std::int64_t>(0, budget - report.reused) + 1;
+  const std::int64_t planned = std::max<std::int64_t>(0, budget - report.reused) +
+                              static_cast<std::int64_t>(problem.default_configs(device).size());
   if (progress_) progress_->problem_started(problem, index, count, planned);
 
   std::unique_ptr<Evaluation> evaluation = problem.instantiate(session_);
@@ -131,10 +132,16 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
     return o;
   };
 
-  // The untuned default first: the baseline every tuned result is reported against.
-  EvalOutcome default_outcome = run_one(problem.default_config(device), "default");
+  // The untuned defaults first: the baselines every tuned result is reported against. The first
+  // is "the" default of the summary; the others (e.g. one per algorithm) are kept as rows.
+  const std::vector<Config> defaults = problem.default_configs(device);
+  EvalOutcome default_outcome;
+  for (std::size_t i = 0; i < defaults.size(); ++i) {
+    EvalOutcome o = run_one(defaults[i], "default");
+    if (i == 0) default_outcome = o;
+    consider(o);
+  }
   report.default_result = default_outcome;
-  consider(default_outcome);
 
   std::unique_ptr<Strategy> strategy = make_strategy(options_.strategy, std::move(configs), options_.seed);
   for (const std::string& params : measured) strategy->observe(parse_config(params), std::nullopt);
