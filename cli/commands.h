@@ -18,10 +18,17 @@ struct CliOptions {
   bool json = false;
   bool quiet = false;
   std::string command_line;       // recorded with the run
+  // eval
+  std::string op;                      // one op family
+  std::string shape;                   // JSON object
+  std::vector<std::string> configs;    // canonical texts, or "default"
+  std::string configs_file;            // one canonical configuration per line
+  bool baseline = false;               // also time the same-process baseline (CLBlast for GEMM)
 };
 
 int run_tune(const CliOptions& options);
 int run_devices(const CliOptions& options);
 int run_show(const CliOptions& options);
+int run_eval(const CliOptions& options);
 
 }  // namespace ocltune

@@ -44,6 +44,14 @@ int cli_main(int argc, char** argv) {
   CLI::App* tune = app.add_subcommand("tune", "tune op families (the default action)")->fallthrough();
   CLI::App* devices = app.add_subcommand("devices", "list OpenCL devices with their --device index")->fallthrough();
   CLI::App* show = app.add_subcommand("show", "print the best configurations of a database")->fallthrough();
+  CLI::App* eval = app.add_subcommand("eval", "verify and time given configurations of one shape (no database)")
+                       ->fallthrough();
+  eval->add_option("--op", options.op, "op family")->required();
+  eval->add_option("--shape", options.shape, "the shape as a JSON object, e.g. {\"m\":1024,\"n\":1024,\"k\":1024}")
+      ->required();
+  eval->add_option("--config", options.configs, "a configuration (NAME=V,...) or 'default'; repeatable");
+  eval->add_option("--configs-file", options.configs_file, "a file with one configuration per line");
+  eval->add_flag("--baseline", options.baseline, "also time the same-process baseline (CLBlast for GEMM)");
   app.require_subcommand(0, 1);
 
   try {
@@ -56,6 +64,7 @@ int cli_main(int argc, char** argv) {
   try {
     if (devices->parsed()) return run_devices(options);
     if (show->parsed()) return run_show(options);
+    if (eval->parsed()) return run_eval(options);
     (void)tune;
     return run_tune(options);
   } catch (const UsageError& e) {

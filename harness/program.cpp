@@ -82,7 +82,15 @@ cl::Program ProgramCache::build(const ProgramSource& source) {
   try {
     // -w: driver-side warnings (e.g. "loop not unrolled") would interleave with our output; errors
     // still reach the build log, and OCLTUNE_DUMP_SOURCES reproduces a build with warnings.
-    program.build({device_}, ("-w " + source.options).c_str());
+    // OCLTUNE_BUILD_OPTIONS adds driver options to every build (e.g. -cl-nv-verbose, whose register
+    // report OCLTUNE_BUILD_LOG=1 prints); they are not part of the cache key.
+    const char* extra = std::getenv("OCLTUNE_BUILD_OPTIONS");
+    program.build({device_}, ("-w " + source.options + " " + (extra ? extra : "")).c_str());
+    if (const char* show = std::getenv("OCLTUNE_BUILD_LOG"); show && *show == '1') {
+      for (const auto& [dev, log] : program.getBuildInfo<CL_PROGRAM_BUILD_LOG>()) {
+        if (!log.empty()) fmt::print(stderr, "build log {}:\n{}\n", source.key(), log);
+      }
+    }
   } catch (const cl::BuildError& e) {
     std::string log;
     for (const auto& [dev, device_log] : e.getBuildLog()) log += device_log;
