@@ -24,6 +24,9 @@ struct CliOptions {
   std::vector<std::string> configs;    // canonical texts, or "default"
   std::string configs_file;            // one canonical configuration per line
   bool baseline = false;               // also time the same-process baseline (CLBlast for GEMM)
+  std::int64_t sample = 0;             // also evaluate this many random configurations of the space
+  std::string fix;                     // restrict the sample to these values (NAME=V,...)
+  std::string out;                     // write the results as JSON to this file
 };
 
 int run_tune(const CliOptions& options);

@@ -16,6 +16,7 @@
 #include "ops/family.h"
 #include "ops/gemm_clblast.h"
 #include "tuner/evaluator.h"
+#include "tuner/strategy.h"
 
 namespace ocltune {
 namespace {
@@ -30,8 +31,27 @@ std::vector<Config> requested_configs(const CliOptions& options, const Problem& 
     }
   }
   std::vector<Config> configs;
-  if (texts.empty()) configs.push_back(problem.default_config(device));
+  if (texts.empty() && options.sample == 0) configs.push_back(problem.default_config(device));
   const SearchSpace space = problem.space(device);
+  if (options.sample > 0) {
+    // A seeded random sample of the space, optionally restricted to configurations with --fix values.
+    Config fixed;
+    try {
+      fixed = parse_config(options.fix);
+    } catch (const Error& e) {
+      throw UsageError(fmt::format("--fix: {}", e.what()));
+    }
+    std::vector<Config> all = space.enumerate();
+    std::erase_if(all, [&](const Config& c) {
+      for (const auto& [name, value] : fixed) {
+        if (!c.count(name) || c.at(name) != value) return true;
+      }
+      return false;
+    });
+    deterministic_shuffle(all, options.seed);
+    if (all.size() > static_cast<std::size_t>(options.sample)) all.resize(static_cast<std::size_t>(options.sample));
+    configs.insert(configs.end(), all.begin(), all.end());
+  }
   for (const std::string& text : texts) {
     Config c;
     try {
@@ -128,6 +148,19 @@ int run_eval(const CliOptions& options) {
       if (best_ns) fmt::print("best / clblast: {:.2f}x\n", *ns / *best_ns);
     }
   }
+  // The fastest verified configurations, fastest first.
+  std::vector<const nlohmann::json*> ok;
+  for (const auto& r : results) {
+    if (r["status"] == "ok") ok.push_back(&r);
+  }
+  std::sort(ok.begin(), ok.end(), [](auto* a, auto* b) { return (*a)["median_ns"] < (*b)["median_ns"]; });
+  if (ok.size() > 1) {
+    fmt::print("fastest:\n");
+    for (std::size_t i = 0; i < std::min<std::size_t>(ok.size(), 8); ++i) {
+      fmt::print("  {:>10.1f} us  {}\n", (*ok[i])["median_ns"].get<double>() * 1e-3, (*ok[i])["params"].get<std::string>());
+    }
+  }
+  if (!options.out.empty()) std::ofstream(options.out) << out.dump(2) << "\n";
   if (options.json) fmt::print("{}\n", out.dump(2));
   return kExitOk;
 }

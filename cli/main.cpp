@@ -52,6 +52,10 @@ int cli_main(int argc, char** argv) {
   eval->add_option("--config", options.configs, "a configuration (NAME=V,...) or 'default'; repeatable");
   eval->add_option("--configs-file", options.configs_file, "a file with one configuration per line");
   eval->add_flag("--baseline", options.baseline, "also time the same-process baseline (CLBlast for GEMM)");
+  eval->add_option("--sample", options.sample, "also evaluate N random configurations of the space (see --seed)")
+      ->check(CLI::NonNegativeNumber);
+  eval->add_option("--fix", options.fix, "restrict --sample to configurations with these values, e.g. SA=1,SB=1");
+  eval->add_option("--out", options.out, "write the results as JSON to this file");
   app.require_subcommand(0, 1);
 
   try {

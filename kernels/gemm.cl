@@ -63,9 +63,11 @@
 #if VWL == 1
 #define floatL float
 #define STORE_PRIV_L(v, p) (*(p) = (v))
+#define LOAD_PRIV_L(p) (*(p))
 #else
 #define floatL CAT(float, VWL)
 #define STORE_PRIV_L(v, p) CAT(vstore, VWL)((v), 0, (p))
+#define LOAD_PRIV_L(p) CAT(vload, VWL)(0, (p))
 #endif
 #if VWM == 1
 #define floatM float
@@ -143,14 +145,13 @@ static inline void store_a(local float* As, const float* ra, const int tid) {
     const int v = tid + r * NTHREADS;
     const int c = (v % (A_CONTIG / VWL)) * VWL;
     const int s = v / (A_CONTIG / VWL);
-#pragma unroll
-    for (int e = 0; e < VWL; ++e) {
 #if TRANS_A
-      As[s * MWG + c + e] = ra[r * VWL + e];
+    // Contiguous in m on both sides: one aligned vector store (c and MWG are multiples of VWL).
+    *(local floatL*)(As + s * MWG + c) = LOAD_PRIV_L(ra + r * VWL);
 #else
-      As[(c + e) * MWG + s] = ra[r * VWL + e];
+#pragma unroll
+    for (int e = 0; e < VWL; ++e) As[(c + e) * MWG + s] = ra[r * VWL + e];
 #endif
-    }
   }
 }
 #endif  // SA
@@ -197,14 +198,12 @@ static inline void store_b(local float* Bs, const float* rb, const int tid) {
     const int v = tid + r * NTHREADS;
     const int c = (v % (B_CONTIG / VWL)) * VWL;
     const int s = v / (B_CONTIG / VWL);
-#pragma unroll
-    for (int e = 0; e < VWL; ++e) {
 #if TRANS_B
-      Bs[(c + e) * NWG + s] = rb[r * VWL + e];
+#pragma unroll
+    for (int e = 0; e < VWL; ++e) Bs[(c + e) * NWG + s] = rb[r * VWL + e];
 #else
-      Bs[s * NWG + c + e] = rb[r * VWL + e];
+    *(local floatL*)(Bs + s * NWG + c) = LOAD_PRIV_L(rb + r * VWL);
 #endif
-    }
   }
 }
 #endif  // SB
