@@ -226,8 +226,17 @@ static inline void store_b(local float* Bs, const float* rb, const int tid) {
     STORE_PRIV_M(*(local const floatM*)(As + (kk) * MWG + iv * (MDIMC * VWM) + tm * VWM), a + iv * VWM); \
   }
 #else
-#define K_STEP_LOAD_A(kk) \
-  _Pragma("unroll") for (int i = 0; i < WPTM; ++i) a[i] = Ab[A_INDEX(min(m0 + ROW_OF(i, tm), M - 1), k0 + (kk), lda)];
+// Straight from global memory. Where A is contiguous along m (TRANS_A) and this tile is interior
+// and aligned, runs of VWM rows are one vector load; elsewhere rows are clamped one by one.
+#define K_STEP_LOAD_A(kk)                                                                                  \
+  if (a_direct_vector) {                                                                                   \
+    _Pragma("unroll") for (int iv = 0; iv < WPTM / VWM; ++iv) {                                            \
+      STORE_PRIV_M(*(const global floatM*)(Ab + A_INDEX(m0 + iv * (MDIMC * VWM) + tm * VWM, k0 + (kk), lda)), \
+                   a + iv * VWM);                                                                          \
+    }                                                                                                      \
+  } else {                                                                                                 \
+    _Pragma("unroll") for (int i = 0; i < WPTM; ++i) a[i] = Ab[A_INDEX(min(m0 + ROW_OF(i, tm), M - 1), k0 + (kk), lda)]; \
+  }
 #endif
 #if SB
 #define K_STEP_LOAD_B(kk)                                                                       \
@@ -235,8 +244,17 @@ static inline void store_b(local float* Bs, const float* rb, const int tid) {
     STORE_PRIV_N(*(local const floatN*)(Bs + (kk) * NWG + jv * (NDIMC * VWN) + tn * VWN), b + jv * VWN); \
   }
 #else
-#define K_STEP_LOAD_B(kk) \
-  _Pragma("unroll") for (int j = 0; j < WPTN; ++j) b[j] = Bb[B_INDEX(k0 + (kk), min(n0 + COL_OF(j, tn), N - 1), ldb)];
+// Straight from global memory; vector loads of VWN columns where B is contiguous along n (no
+// transpose) and the tile is interior and aligned (on CPUs this is what vectorises the FMAs).
+#define K_STEP_LOAD_B(kk)                                                                                  \
+  if (b_direct_vector) {                                                                                   \
+    _Pragma("unroll") for (int jv = 0; jv < WPTN / VWN; ++jv) {                                            \
+      STORE_PRIV_N(*(const global floatN*)(Bb + B_INDEX(k0 + (kk), n0 + jv * (NDIMC * VWN) + tn * VWN, ldb)), \
+                   b + jv * VWN);                                                                          \
+    }                                                                                                      \
+  } else {                                                                                                 \
+    _Pragma("unroll") for (int j = 0; j < WPTN; ++j) b[j] = Bb[B_INDEX(k0 + (kk), min(n0 + COL_OF(j, tn), N - 1), ldb)]; \
+  }
 #endif
 
 // Multiplies a whole KWG tile (constant trip count, unrolled by KWI) ...
@@ -267,13 +285,23 @@ kernel void gemm(const int M, const int N, const int K, const float alpha, const
 #pragma unroll
   for (int i = 0; i < WPTM * WPTN; ++i) acc[i] = 0.0f;
 
+#if !SA
+  const bool a_direct_vector = TRANS_A && VWM > 1 && (m0 + MWG <= M) && (lda % VWM == 0) && (a_offset % VWM == 0) &&
+                               (stride_a % VWM == 0);
+#endif
+#if !SB
+  const bool b_direct_vector = !TRANS_B && VWN > 1 && (n0 + NWG <= N) && (ldb % VWN == 0) && (b_offset % VWN == 0) &&
+                               (stride_b % VWN == 0);
+#endif
 #if SA
-  local float As_all[NBUF * KWG * MWG];
+  // 64-byte aligned: the inner loop reads these as vectors of up to 16 floats (a misaligned vector
+  // access faults on GPUs).
+  local float As_all[NBUF * KWG * MWG] __attribute__((aligned(64)));
   float ra[LA];
   const bool a_vector_ok = (lda % VWL == 0) && (a_offset % VWL == 0) && (stride_a % VWL == 0);
 #endif
 #if SB
-  local float Bs_all[NBUF * KWG * NWG];
+  local float Bs_all[NBUF * KWG * NWG] __attribute__((aligned(64)));
   float rb[LB];
   const bool b_vector_ok = (ldb % VWL == 0) && (b_offset % VWL == 0) && (stride_b % VWL == 0);
 #endif
