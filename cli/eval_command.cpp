@@ -60,7 +60,9 @@ std::vector<Config> requested_configs(const CliOptions& options, const Problem& 
       throw UsageError(fmt::format("--config '{}': {}", text, e.what()));
     }
     if (const std::string why = space.check(c); !why.empty()) {
-      throw UsageError(fmt::format("--config '{}' is outside the search space: {}", text, why));
+      // Reported and skipped, so one bad entry of a long list does not waste the others.
+      fmt::print(stderr, "ocltune: skipping --config '{}': outside the search space: {}\n", text, why);
+      continue;
     }
     configs.push_back(std::move(c));
   }
