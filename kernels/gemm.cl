@@ -48,6 +48,10 @@
 #ifndef DB
 #define DB 0  // 1: two local buffers; the next tile is loaded into registers during compute
 #endif
+#ifndef WTN
+#define WTN 0  // work-items along N inside each warp of 32 (0: plain order of local ids); 2-D warp
+               // blocks make more of a warp's local-memory reads coincide
+#endif
 
 // ---- Derived ----
 #define MDIMC (MWG / WPTM)  // work-items along M
@@ -271,9 +275,16 @@ kernel void gemm(const int M, const int N, const int K, const float alpha, const
                  const global float* restrict A, const long a_offset, const int lda, const long stride_a,
                  const global float* restrict B, const long b_offset, const int ldb, const long stride_b,
                  global float* C, const long c_offset, const int ldc, const long stride_c) {
+  const int tid = get_local_id(1) * NDIMC + get_local_id(0);  // linear id: staging loads
+#if WTN == 0
   const int tn = get_local_id(0);
   const int tm = get_local_id(1);
-  const int tid = tm * NDIMC + tn;
+#else
+  // Warp w covers a WTN x (32/WTN) block of the work-item grid instead of a row of it.
+  const int lane = tid % 32, warp = tid / 32;
+  const int tn = (warp % (NDIMC / WTN)) * WTN + lane % WTN;
+  const int tm = (warp / (NDIMC / WTN)) * (32 / WTN) + lane / WTN;
+#endif
   const int n0 = get_group_id(0) * NWG;
   const int m0 = get_group_id(1) * MWG;
   const long batch = get_group_id(2);

@@ -100,9 +100,10 @@ SearchSpace fma_space(const GemmShape& shape, const DeviceInfo& device) {
       .add("VWN", {1, 2, 4, 8, 16}, "runs of adjacent columns per work-item (vector reads of B, stores of C)")
       .add("SA", {0, 1}, "stage A through local memory")
       .add("SB", {0, 1}, "stage B through local memory")
-      .add("VWL", {1, 2, 4}, "vector width of global loads into local memory")
+      .add("VWL", {1, 4}, "vector width of global loads into local memory")
       .add("DB", {0, 1}, "double-buffer local memory, prefetching the next tile into registers")
-      .add("KWI", {2, 8}, "unroll factor of the inner k loop");
+      .add("KWI", {2, 8}, "unroll factor of the inner k loop")
+      .add("WTN", {0, 4, 8, 16}, "work-items along N per warp of 32 (0: plain order)");
 
   // Tiles larger than the problem only waste work-items: allow up to the next power of two.
   const std::int64_t max_mwg = std::max<std::int64_t>(16, next_pow2(shape.m));
@@ -111,14 +112,17 @@ SearchSpace fma_space(const GemmShape& shape, const DeviceInfo& device) {
   space.constrain("NWG <= next_pow2(N)", {"NWG"}, [=](const Config& c) { return at(c, "NWG") <= max_nwg; });
   space.constrain("MWG % WPTM == 0", {"MWG", "WPTM"}, [](const Config& c) { return at(c, "MWG") % at(c, "WPTM") == 0; });
   space.constrain("NWG % WPTN == 0", {"NWG", "WPTN"}, [](const Config& c) { return at(c, "NWG") % at(c, "WPTN") == 0; });
-  space.constrain("WPTM * WPTN <= 128 (accumulator registers)", {"WPTM", "WPTN"},
-                  [](const Config& c) { return at(c, "WPTM") * at(c, "WPTN") <= 128; });
+  space.constrain("4 <= WPTM * WPTN <= 128 (accumulator registers; fewer than 4 never amortise the loads)",
+                  {"WPTM", "WPTN"}, [](const Config& c) {
+                    const std::int64_t acc = at(c, "WPTM") * at(c, "WPTN");
+                    return acc >= 4 && acc <= 128;
+                  });
   // Work-group sizes: within the device's limits, and in the range that pays off on the device type
   // (a GPU wants whole warps/wavefronts and no more than 1024; a CPU runs a work-group as a loop on
   // one core, where a few dozen work-items already amortise the loop).
   const bool gpu = device.type == "GPU";
   const auto max_wg = std::min<std::int64_t>(static_cast<std::int64_t>(device.max_work_group_size), gpu ? 1024 : 256);
-  const std::int64_t min_wg = gpu ? 32 : 4;
+  const std::int64_t min_wg = gpu ? 64 : 4;
   const auto max_x = static_cast<std::int64_t>(device.max_work_item_sizes.size() > 0 ? device.max_work_item_sizes[0] : max_wg);
   const auto max_y = static_cast<std::int64_t>(device.max_work_item_sizes.size() > 1 ? device.max_work_item_sizes[1] : max_wg);
   space.constrain("work-group size within device limits and useful for its type", {"MWG", "NWG", "WPTM", "WPTN"},
@@ -153,6 +157,16 @@ SearchSpace fma_space(const GemmShape& shape, const DeviceInfo& device) {
     return floats * 4 <= local_bytes;
   });
   space.constrain("KWG % KWI == 0", {"KWG", "KWI"}, [](const Config& c) { return at(c, "KWG") % at(c, "KWI") == 0; });
+  // Warp blocks only where warps exist (GPUs, whole warps, a grid the blocks tile exactly) and
+  // where they matter: the reads of staged tiles from local memory.
+  space.constrain("WTN > 0 only on GPUs with both operands staged, tiling the work-item grid in warps of 32",
+                  {"MWG", "NWG", "WPTM", "WPTN", "SA", "SB", "WTN"}, [=](const Config& c) {
+                    const std::int64_t wtn = at(c, "WTN");
+                    if (wtn == 0) return true;
+                    if (!at(c, "SA") || !at(c, "SB")) return false;
+                    const std::int64_t mdimc = at(c, "MWG") / at(c, "WPTM"), ndimc = at(c, "NWG") / at(c, "WPTN");
+                    return gpu && (mdimc * ndimc) % 32 == 0 && ndimc % wtn == 0 && mdimc % (32 / wtn) == 0;
+                  });
   return space;
 }
 
@@ -206,7 +220,7 @@ Config gemm_mma_default_config() {
 
 Config gemm_default_config() {
   return {{"MWG", 32}, {"NWG", 32}, {"KWG", 16}, {"WPTM", 4}, {"WPTN", 4}, {"VWM", 1},
-          {"VWN", 1},  {"SA", 1},   {"SB", 1},   {"VWL", 1},  {"DB", 0},   {"KWI", 2}};
+          {"VWN", 1},  {"SA", 1},   {"SB", 1},   {"VWL", 1},  {"DB", 0},   {"KWI", 2}, {"WTN", 0}};
 }
 
 namespace {
