@@ -31,6 +31,9 @@
 #ifndef DBUF
 #define DBUF 1  // 1: two local buffers, next tile prefetched into registers during the mma loop
 #endif
+#ifndef LDSM
+#define LDSM 0  // 1: A fragments with one ldmatrix.x4 each instead of four 32-bit local loads
+#endif
 
 // ---- Derived ----
 #define THREADS (32 * WM * WN)
@@ -43,7 +46,7 @@
 #define BS (BN + 8)  // Bs[k][n]
 #define A_TILE (BM * AS)
 #define B_TILE (BK * BS)
-#define LA (BM * BK / THREADS)  // A elements each thread stages per tile
+#define LA (BM * BK / THREADS)  // A elements each thread stages per tile (a multiple of 4)
 #define LB (BK * BN / THREADS)
 
 #if TRANS_A
@@ -74,61 +77,121 @@ static inline void mma_tf32(float* d, const uint a0, const uint a1, const uint a
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
-// This thread's LA elements of the BM x BK tile of op(A) at (m0, k0), zero outside the matrix.
-// Consecutive threads take consecutive elements along the storage's contiguous direction.
-static inline void load_a(float* ra, const global float* Ab, const int lda, const int M, const int K, const int m0,
-                          const int k0, const int tid) {
-#pragma unroll
-  for (int r = 0; r < LA; ++r) {
-    const int e = tid + r * THREADS;
+// Staging: each thread moves LA (LB) elements of the tile of op(A) (op(B)) per step, as float4s
+// along the storage's contiguous direction; consecutive threads take consecutive float4s. Interior,
+// aligned tiles use 16-byte loads; edge tiles load element by element with zeros outside.
 #if TRANS_A
-    const int m = e % BM, k = e / BM;
+#define A_CONTIG BM
 #else
-    const int k = e % BK, m = e / BK;
+#define A_CONTIG BK
 #endif
-    ra[r] = (m0 + m < M && k0 + k < K) ? A_AT(Ab, m0 + m, k0 + k, lda) : 0.0f;
+#if TRANS_B
+#define B_CONTIG BK
+#else
+#define B_CONTIG BN
+#endif
+
+static inline void load_a(float* ra, const global float* Ab, const int lda, const int M, const int K, const int m0,
+                          const int k0, const int tid, const bool aligned) {
+  const bool full = aligned && m0 + BM <= M && k0 + BK <= K;
+#pragma unroll
+  for (int r = 0; r < LA / 4; ++r) {
+    const int v = tid + r * THREADS;
+    const int c = (v % (A_CONTIG / 4)) * 4, s = v / (A_CONTIG / 4);
+#if TRANS_A
+    const int m = m0 + c, k = k0 + s;
+#else
+    const int m = m0 + s, k = k0 + c;
+#endif
+    if (full) {
+      vstore4(*(const global float4*)&A_AT(Ab, m, k, lda), 0, ra + 4 * r);
+    } else {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+#if TRANS_A
+        ra[4 * r + e] = (m + e < M && k < K) ? A_AT(Ab, m + e, k, lda) : 0.0f;
+#else
+        ra[4 * r + e] = (m < M && k + e < K) ? A_AT(Ab, m, k + e, lda) : 0.0f;
+#endif
+      }
+    }
   }
 }
 
+// As[m][k], rounded to TF32.
 static inline void store_a(local uint* As, const float* ra, const int tid) {
 #pragma unroll
-  for (int r = 0; r < LA; ++r) {
-    const int e = tid + r * THREADS;
+  for (int r = 0; r < LA / 4; ++r) {
+    const int v = tid + r * THREADS;
+    const int c = (v % (A_CONTIG / 4)) * 4, s = v / (A_CONTIG / 4);
+    const uint4 w = (uint4)(to_tf32(ra[4 * r]), to_tf32(ra[4 * r + 1]), to_tf32(ra[4 * r + 2]), to_tf32(ra[4 * r + 3]));
 #if TRANS_A
-    const int m = e % BM, k = e / BM;
+    As[(c + 0) * AS + s] = w.x;
+    As[(c + 1) * AS + s] = w.y;
+    As[(c + 2) * AS + s] = w.z;
+    As[(c + 3) * AS + s] = w.w;
 #else
-    const int k = e % BK, m = e / BK;
+    *(local uint4*)(As + s * AS + c) = w;  // AS and c are multiples of 4
 #endif
-    As[m * AS + k] = to_tf32(ra[r]);
   }
 }
 
 static inline void load_b(float* rb, const global float* Bb, const int ldb, const int N, const int K, const int n0,
-                          const int k0, const int tid) {
+                          const int k0, const int tid, const bool aligned) {
+  const bool full = aligned && n0 + BN <= N && k0 + BK <= K;
 #pragma unroll
-  for (int r = 0; r < LB; ++r) {
-    const int e = tid + r * THREADS;
+  for (int r = 0; r < LB / 4; ++r) {
+    const int v = tid + r * THREADS;
+    const int c = (v % (B_CONTIG / 4)) * 4, s = v / (B_CONTIG / 4);
 #if TRANS_B
-    const int k = e % BK, n = e / BK;
+    const int n = n0 + s, k = k0 + c;
 #else
-    const int n = e % BN, k = e / BN;
+    const int n = n0 + c, k = k0 + s;
 #endif
-    rb[r] = (n0 + n < N && k0 + k < K) ? B_AT(Bb, k0 + k, n0 + n, ldb) : 0.0f;
+    if (full) {
+      vstore4(*(const global float4*)&B_AT(Bb, k, n, ldb), 0, rb + 4 * r);
+    } else {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+#if TRANS_B
+        rb[4 * r + e] = (n < N && k + e < K) ? B_AT(Bb, k + e, n, ldb) : 0.0f;
+#else
+        rb[4 * r + e] = (n + e < N && k < K) ? B_AT(Bb, k, n + e, ldb) : 0.0f;
+#endif
+      }
+    }
   }
 }
 
+// Bs[k][n], rounded to TF32.
 static inline void store_b(local uint* Bs, const float* rb, const int tid) {
 #pragma unroll
-  for (int r = 0; r < LB; ++r) {
-    const int e = tid + r * THREADS;
+  for (int r = 0; r < LB / 4; ++r) {
+    const int v = tid + r * THREADS;
+    const int c = (v % (B_CONTIG / 4)) * 4, s = v / (B_CONTIG / 4);
+    const uint4 w = (uint4)(to_tf32(rb[4 * r]), to_tf32(rb[4 * r + 1]), to_tf32(rb[4 * r + 2]), to_tf32(rb[4 * r + 3]));
 #if TRANS_B
-    const int k = e % BK, n = e / BK;
+    Bs[(c + 0) * BS + s] = w.x;
+    Bs[(c + 1) * BS + s] = w.y;
+    Bs[(c + 2) * BS + s] = w.z;
+    Bs[(c + 3) * BS + s] = w.w;
 #else
-    const int n = e % BN, k = e / BN;
+    *(local uint4*)(Bs + s * BS + c) = w;  // BS and c are multiples of 4
 #endif
-    Bs[k * BS + n] = to_tf32(rb[r]);
   }
 }
+
+#if LDSM
+// Four 8x4 TF32 matrices (16-byte rows) from local memory in one instruction: lanes 8j..8j+7 give
+// the row addresses of matrix j; each lane receives row lane/4, element lane%4 of every matrix,
+// which is exactly the layout of a0..a3 when the matrices are (rows 0-7 | 8-15) x (k 0-3 | 4-7).
+static inline void ldmatrix_x4(uint* d, const local uint* row) {
+  const uint address = (uint)(size_t)row;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+               : "r"(address));
+}
+#endif
 
 // All BK/8 k-steps of one staged tile: fragments from local memory, FM x FN mma per step.
 static inline void mma_tile(float* acc, const local uint* As, const local uint* Bs, const int warp_m, const int warp_n,
@@ -138,11 +201,16 @@ static inline void mma_tile(float* acc, const local uint* As, const local uint* 
     uint a[FM][4], b[FN][2];
 #pragma unroll
     for (int fm = 0; fm < FM; ++fm) {
+#if LDSM
+      const int lane = 4 * g + t, j = lane / 8;
+      ldmatrix_x4(a[fm], As + (warp_m * TM + fm * 16 + (j % 2) * 8 + lane % 8) * AS + kk + (j / 2) * 4);
+#else
       const local uint* p = As + (warp_m * TM + fm * 16 + g) * AS + kk + t;
       a[fm][0] = p[0];
       a[fm][1] = p[8 * AS];
       a[fm][2] = p[4];
       a[fm][3] = p[8 * AS + 4];
+#endif
     }
 #pragma unroll
     for (int fn = 0; fn < FN; ++fn) {
@@ -177,25 +245,27 @@ kernel void gemm_mma(const int M, const int N, const int K, const float alpha, c
   const global float* Bb = B + b_offset + batch * stride_b;
   global float* Cb = C + c_offset + batch * stride_c;
 
-  local uint As_all[(DBUF + 1) * A_TILE] __attribute__((aligned(16)));
+  local uint As_all[(DBUF + 1) * A_TILE] __attribute__((aligned(16)));  // uint4 stores, ldmatrix rows
   local uint Bs_all[(DBUF + 1) * B_TILE] __attribute__((aligned(16)));
   float ra[LA], rb[LB];
   float acc[FM * FN * 4];
 #pragma unroll
   for (int i = 0; i < FM * FN * 4; ++i) acc[i] = 0.0f;
 
+  const bool a_aligned = lda % 4 == 0 && a_offset % 4 == 0 && stride_a % 4 == 0;
+  const bool b_aligned = ldb % 4 == 0 && b_offset % 4 == 0 && stride_b % 4 == 0;
   const int tiles = (K + BK - 1) / BK;
 #if DBUF
-  load_a(ra, Ab, lda, M, K, m0, 0, tid);
-  load_b(rb, Bb, ldb, N, K, n0, 0, tid);
+  load_a(ra, Ab, lda, M, K, m0, 0, tid, a_aligned);
+  load_b(rb, Bb, ldb, N, K, n0, 0, tid, b_aligned);
   store_a(As_all, ra, tid);
   store_b(Bs_all, rb, tid);
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int tile = 0; tile < tiles; ++tile) {
     const int cur = tile & 1;
     if (tile + 1 < tiles) {  // global loads of the next tile overlap the mma loop
-      load_a(ra, Ab, lda, M, K, m0, (tile + 1) * BK, tid);
-      load_b(rb, Bb, ldb, N, K, n0, (tile + 1) * BK, tid);
+      load_a(ra, Ab, lda, M, K, m0, (tile + 1) * BK, tid, a_aligned);
+      load_b(rb, Bb, ldb, N, K, n0, (tile + 1) * BK, tid, b_aligned);
     }
     mma_tile(acc, As_all + cur * A_TILE, Bs_all + cur * B_TILE, warp_m, warp_n, g, t);
     if (tile + 1 < tiles) {
@@ -206,8 +276,8 @@ kernel void gemm_mma(const int M, const int N, const int K, const float alpha, c
   }
 #else
   for (int tile = 0; tile < tiles; ++tile) {
-    load_a(ra, Ab, lda, M, K, m0, tile * BK, tid);
-    load_b(rb, Bb, ldb, N, K, n0, tile * BK, tid);
+    load_a(ra, Ab, lda, M, K, m0, tile * BK, tid, a_aligned);
+    load_b(rb, Bb, ldb, N, K, n0, tile * BK, tid, b_aligned);
     store_a(As_all, ra, tid);
     store_b(Bs_all, rb, tid);
     barrier(CLK_LOCAL_MEM_FENCE);

@@ -178,7 +178,8 @@ SearchSpace mma_space(const GemmShape& shape, const DeviceInfo& device) {
       .add("BK", {8, 16, 32}, "depth of the K tile staged per step")
       .add("WM", {1, 2, 4, 8}, "warps along M")
       .add("WN", {1, 2, 4, 8}, "warps along N")
-      .add("DBUF", {0, 1}, "double-buffer local memory, prefetching the next tile into registers");
+      .add("DBUF", {0, 1}, "double-buffer local memory, prefetching the next tile into registers")
+      .add("LDSM", {0, 1}, "load A fragments with ldmatrix.x4");
   const std::int64_t max_bm = std::max<std::int64_t>(32, next_pow2(shape.m));
   const std::int64_t max_bn = std::max<std::int64_t>(32, next_pow2(shape.n));
   space.constrain("BM <= next_pow2(M), BN <= next_pow2(N)", {"BM", "BN"},
@@ -192,9 +193,9 @@ SearchSpace mma_space(const GemmShape& shape, const DeviceInfo& device) {
   const auto max_wg = static_cast<std::int64_t>(device.max_work_group_size);
   space.constrain("work-group size within device limits", {"WM", "WN"},
                   [=](const Config& c) { return 32 * at(c, "WM") * at(c, "WN") <= max_wg; });
-  space.constrain("staged tiles split evenly over the threads", {"BM", "BN", "BK", "WM", "WN"}, [](const Config& c) {
-    const std::int64_t threads = 32 * at(c, "WM") * at(c, "WN");
-    return (at(c, "BM") * at(c, "BK")) % threads == 0 && (at(c, "BN") * at(c, "BK")) % threads == 0;
+  space.constrain("staged tiles split evenly into float4s per thread", {"BM", "BN", "BK", "WM", "WN"}, [](const Config& c) {
+    const std::int64_t unit = 4 * 32 * at(c, "WM") * at(c, "WN");
+    return (at(c, "BM") * at(c, "BK")) % unit == 0 && (at(c, "BN") * at(c, "BK")) % unit == 0;
   });
   const auto local_bytes = static_cast<std::int64_t>(device.local_mem_bytes);
   space.constrain("local memory fits the device", {"BM", "BN", "BK", "DBUF"}, [=](const Config& c) {
@@ -215,7 +216,7 @@ SearchSpace gemm_space(const GemmShape& shape, const DeviceInfo& device) {
 bool is_mma_config(const Config& config) { return config.count("MMA") != 0; }
 
 Config gemm_mma_default_config() {
-  return {{"MMA", 1}, {"BM", 64}, {"BN", 64}, {"BK", 16}, {"WM", 2}, {"WN", 2}, {"DBUF", 1}};
+  return {{"MMA", 1}, {"BM", 64}, {"BN", 64}, {"BK", 16}, {"WM", 2}, {"WN", 2}, {"DBUF", 1}, {"LDSM", 0}};
 }
 
 Config gemm_default_config() {
