@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/commands.h"
+#include "cli/report_command.h"
 #include "cli/usage_error.h"
 #include "harness/device_errors.h"
 #include "ops/family.h"
@@ -44,6 +45,8 @@ int cli_main(int argc, char** argv) {
   CLI::App* tune = app.add_subcommand("tune", "tune op families (the default action)")->fallthrough();
   CLI::App* devices = app.add_subcommand("devices", "list OpenCL devices with their --device index")->fallthrough();
   CLI::App* show = app.add_subcommand("show", "print the best configurations of a database")->fallthrough();
+  ReportOptions report_options;
+  CLI::App* report = add_report_command(app, report_options);
   app.require_subcommand(0, 1);
 
   try {
@@ -56,6 +59,7 @@ int cli_main(int argc, char** argv) {
   try {
     if (devices->parsed()) return run_devices(options);
     if (show->parsed()) return run_show(options);
+    if (report->parsed()) return run_report(options, report_options);
     (void)tune;
     return run_tune(options);
   } catch (const UsageError& e) {
