@@ -1,6 +1,7 @@
 """Regression detection: an injected 20 % slowdown is flagged, run-to-run noise is not."""
 import os
 import random
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -58,7 +59,8 @@ class DetectionTest(unittest.TestCase):
 class PipelineTest(unittest.TestCase):
     """Through the history files and the command line: exit 3 only for the injected slowdown."""
 
-    def run_nights(self, tmp, slow):
+    def run_nights(self, tmp, slow, command=None):
+        """Eight nights of noise, then a ninth (slowed down or not) through `command` or cli.main."""
         hist = os.path.join(tmp, "history")
         for night in range(8):
             data = synthetic.bench_json(f"2026-11-{night + 1:02d}T03:00:00Z", noise=0.02, seed=night)
@@ -66,8 +68,10 @@ class PipelineTest(unittest.TestCase):
         last = synthetic.bench_json("2026-11-20T03:00:00Z", noise=0.02, seed=99,
                                     slow={f"gemm/fp32/{synthetic.SHAPES[0]}/tuned": 0.8} if slow else None)
         path = synthetic.write(os.path.join(tmp, "last.json"), last)
-        return cli.main(["--bench", path, "--out", os.path.join(tmp, "out"), "--history", hist,
-                         "--fail-on-regression"])
+        args = ["--bench", path, "--out", os.path.join(tmp, "out"), "--history", hist, "--fail-on-regression"]
+        if command:
+            return subprocess.run(command + args, check=False).returncode
+        return cli.main(args)
 
     def test_slowdown_fails_the_run(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -80,6 +84,12 @@ class PipelineTest(unittest.TestCase):
     def test_noise_passes(self):
         with tempfile.TemporaryDirectory() as tmp:
             self.assertEqual(self.run_nights(tmp, slow=False), cli.EXIT_OK)
+
+    @unittest.skipUnless(os.environ.get("OCLTUNE_BINARY"), "ctest sets OCLTUNE_BINARY to the built ocltune")
+    def test_ocltune_report_exits_3_on_regression(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            code = self.run_nights(tmp, slow=True, command=[os.environ["OCLTUNE_BINARY"], "report"])
+            self.assertEqual(code, 3)
 
     def test_history_append_is_idempotent(self):
         with tempfile.TemporaryDirectory() as tmp:
