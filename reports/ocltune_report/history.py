@@ -20,7 +20,7 @@ def run_figures(run):
     figures = {}
     for r in run.records:
         if r.ok and r.throughput:
-            figures[r.name] = {"value": r.throughput, "unit": r.unit, "spread": r.values.get("spread", 0.0)}
+            figures[r.name] = {"value": r.throughput, "unit": r.unit, "spread": r.noise}
     for key, name, unit in (("copy_gbs", "ceiling/copy bandwidth", "GB/s"),
                             ("peak_gflops", "ceiling/fp32 FMA peak", "GFLOP/s")):
         value = run.ctx_float(key)

@@ -55,14 +55,24 @@ def roofline_chart(records, peak_gflops, copy_gbs, title):
             label=f"roofline: {peak_gflops:.4g} GFLOP/s, {copy_gbs:.4g} GB/s")
     ops = sorted({r.op for r in points})
     variants = variants_of(points)
-    for r, ai in zip(points, intensities):
+    # One op: colour by variant. Several: colour by op, marker by variant (filled = tuned).
+    by_op = len(ops) > 1
+
+    def style(r):
         colour, marker = variant_style(r.variant, variants.index(r.variant))
+        return (EXTRA_COLOURS[ops.index(r.op) % len(EXTRA_COLOURS)] if by_op else colour), marker
+
+    for r, ai in zip(points, intensities):
+        colour, marker = style(r)
         face = colour if r.variant == "tuned" else "none"
         ax.scatter([ai], [r.values["GFLOP/s"]], marker=marker, s=48, edgecolors=colour, facecolors=face,
                    linewidths=1.3, zorder=3)
     for v in variants:
         colour, marker = variant_style(v, variants.index(v))
+        colour = "black" if by_op else colour
         ax.scatter([], [], marker=marker, edgecolors=colour, facecolors=colour if v == "tuned" else "none", label=v)
+    for op in ops if by_op else []:
+        ax.scatter([], [], marker="o", color=EXTRA_COLOURS[ops.index(op) % len(EXTRA_COLOURS)], label=op)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("arithmetic intensity (FLOP / byte of compulsory traffic)")

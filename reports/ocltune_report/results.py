@@ -42,6 +42,11 @@ class Record:
         return self.values.get(self.unit) if self.ok else None
 
     @property
+    def noise(self):
+        """Relative noise of this figure within its run: iteration spread or repetition variation."""
+        return max(self.values.get("spread", 0.0), self.values.get("repetition_cv", 0.0))
+
+    @property
     def problem(self):
         """The problem this record measured: (op, dtype, shape)."""
         return (self.op, self.dtype, self.shape)
@@ -106,7 +111,12 @@ def _merge(rows):
     aggregates = [r for r in rows if r.get("run_type") == "aggregate" and r.get("aggregate_name") == "median"]
     iterations = [r for r in rows if r.get("run_type", "iteration") == "iteration"]
     if aggregates:
-        return {k: aggregates[0][k] for k in NUMERIC_FIELDS if k in aggregates[0]}
+        values = {k: aggregates[0][k] for k in NUMERIC_FIELDS if k in aggregates[0]}
+        cv = [r for r in rows if r.get("run_type") == "aggregate" and r.get("aggregate_name") == "cv"]
+        unit = "GB/s" if values.get("memory_bound") else "GFLOP/s"
+        if cv and isinstance(cv[0].get(unit), (int, float)):
+            values["repetition_cv"] = cv[0][unit]  # run-to-run variation within this run
+        return values
     values = {}
     for key in NUMERIC_FIELDS:
         xs = [r[key] for r in iterations if isinstance(r.get(key), (int, float))]
