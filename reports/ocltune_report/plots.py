@@ -186,7 +186,9 @@ def history_chart(figures, flags, max_panels=16):
 
     `figures` is a list of (name, unit, [Point]); `flags` a list of regression Flags.
     """
-    figures = [f for f in figures if f[2]][:max_panels]
+    figures = [f for f in figures if f[2]]
+    total = len(figures)
+    figures = figures[:max_panels]
     if not figures:
         return None
     flagged = {(f.figure, f.date) for f in flags}
@@ -220,6 +222,8 @@ def history_chart(figures, flags, max_panels=16):
         ax.grid(True, alpha=0.3)
     for j in range(len(figures), rows * cols):
         axes[j // cols][j % cols].set_visible(False)
-    fig.suptitle("history of key figures (red x: regression)", fontsize=10)
+    shown = f"{len(figures)} of {total} figures: regressions first, then tuned kernels and ceilings" \
+        if total > len(figures) else f"{total} figures"
+    fig.suptitle(f"history of key figures, {shown} (red x: regression)", fontsize=10)
     fig.tight_layout()
     return to_data_uri(fig)
