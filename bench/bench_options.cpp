@@ -19,7 +19,8 @@ bool parse_bench_options(int argc, char** argv, BenchOptions& options) {
                "--benchmark_* flags are Google Benchmark's, e.g. --benchmark_out=FILE --benchmark_out_format=json)",
                "ocltune_bench"};
   app.add_option("-d,--device", options.device, "device index, as `ocltune devices` lists them")->capture_default_str();
-  app.add_option("--ops", options.ops, fmt::format("op families, comma-separated, or all ({})", fmt::join(family_names(), ", ")))
+  app.add_option("--ops", options.ops,
+                 fmt::format("op families, comma-separated, or all ({})", fmt::join(family_names(), ", ")))
       ->delimiter(',')
       ->capture_default_str();
   app.add_option("--shapes,--preset", options.shapes,
@@ -60,7 +61,10 @@ ProblemList select_problems(const BenchOptions& options, const DeviceInfo& devic
     return problems;
   }
   std::ifstream in(preset);
-  if (!in) throw UsageError(fmt::format("--shapes '{}' is neither a preset ({}) nor a readable file", preset, fmt::join(presets, ", ")));
+  if (!in) {
+    throw UsageError(
+        fmt::format("--shapes '{}' is neither a preset ({}) nor a readable file", preset, fmt::join(presets, ", ")));
+  }
   const nlohmann::json list = nlohmann::json::parse(in, nullptr, false);
   if (list.is_discarded()) throw UsageError(fmt::format("--shapes {}: not valid JSON", preset));
   try {

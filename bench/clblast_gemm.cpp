@@ -85,7 +85,9 @@ void ClblastGemm::call(cl::Event& event) {
 std::vector<Expected> ClblastGemm::reference() const {
   const GemmShape& s = shape_;
   std::vector<Expected> expected;
-  const auto at = [](const std::vector<float>& v, std::int64_t i) { return static_cast<double>(v[static_cast<std::size_t>(i)]); };
+  const auto at = [](const std::vector<float>& v, std::int64_t i) {
+    return static_cast<double>(v[static_cast<std::size_t>(i)]);
+  };
   for (std::int64_t bt = 0; bt < s.batch; ++bt) {
     for (std::int64_t d = 0; d < 4; ++d) {
       for (std::int64_t r = 0; r < std::max(s.m, s.n); ++r) {

@@ -33,7 +33,8 @@ Evaluation& Suite::evaluation(Entry& entry) {
 }
 
 Suite::Variant Suite::config_variant(Entry& entry, const std::string& name, const Config& config) {
-  return {name, [this, &entry, config] { return std::make_unique<ConfigTimed>(session_, evaluation(entry), config); }, ""};
+  return {name,
+          [this, &entry, config] { return std::make_unique<ConfigTimed>(session_, evaluation(entry), config); }, ""};
 }
 
 // A database is untrusted input: its configuration must lie in the problem's declared space before
