@@ -126,12 +126,16 @@ def op_table(section, op):
         tuned, default = get("tuned"), get("default")
         counts = section.status.get((op, dtype, shape), {})
         failed = sum(n for s, n in counts.items() if s != "ok")
-        config = tuned.label if tuned and tuned.ok else ""
+        config = esc(tuned.label) if tuned and tuned.ok else ""
+        best = section.best.get((op, dtype, shape))
+        if config and best:
+            config += (f'<br><span class="note">run {esc(best.get("run_id"))} ({esc(best.get("strategy") or "?")}), '
+                       f'{esc(best.get("updated_at", ""))}</span>')
         cells = [f"<td><code>{esc(shape)}</code></td>", f"<td>{esc(dtype)}</td>", fmt_rate(tuned), fmt_rate(default)]
         cells += [fmt_rate(get(b)) for b in baselines] + [ratio_cell(tuned, default)]
         cells += [ratio_cell(tuned, get(b)) for b in baselines]
         cells += [frac_cell(tuned, "peak_frac"), frac_cell(tuned, "roofline_frac"),
-                  f"<td><code>{esc(config)}</code></td>",
+                  f"<td><code>{config}</code></td>",
                   f'<td class="num">{sum(counts.values())} ({failed})</td>' if counts else '<td class="note">-</td>']
         out.append(cells)
     return table(headers, out)
