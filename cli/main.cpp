@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/commands.h"
+#include "cli/report_command.h"
 #include "cli/usage_error.h"
 #include "harness/device_errors.h"
 #include "ops/family.h"
@@ -56,6 +57,8 @@ int cli_main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   eval->add_option("--fix", options.fix, "restrict --sample to configurations with these values, e.g. SA=1,SB=1");
   eval->add_option("--out", options.out, "write the results as JSON to this file");
+  ReportOptions report_options;
+  CLI::App* report = add_report_command(app, report_options);
   app.require_subcommand(0, 1);
 
   try {
@@ -69,6 +72,7 @@ int cli_main(int argc, char** argv) {
     if (devices->parsed()) return run_devices(options);
     if (show->parsed()) return run_show(options);
     if (eval->parsed()) return run_eval(options);
+    if (report->parsed()) return run_report(options, report_options);
     (void)tune;
     return run_tune(options);
   } catch (const UsageError& e) {
