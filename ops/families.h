@@ -5,6 +5,7 @@
 
 #include "ops/family.h"
 #include "ops/gemm_problem.h"
+#include "ops/reduce_problem.h"
 
 namespace ocltune {
 
@@ -16,5 +17,14 @@ struct GemmTestCase {
   GemmLayout layout;
 };
 std::vector<GemmTestCase> gemm_test_cases();
+
+const OpFamily& reduce_family();
+
+// The reduction correctness table (odd shapes, offsets, NaN/Inf inputs).
+struct ReduceTestCase {
+  ReduceShape shape;
+  ReduceInstance instance;
+};
+std::vector<ReduceTestCase> reduce_test_cases();
 
 }  // namespace ocltune

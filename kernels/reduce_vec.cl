@@ -1,0 +1,104 @@
+// Vector helpers shared by the reduction, softmax and normalisation kernels: VW-wide loads and
+// stores of any storage type at any element offset, NaN-propagating max/min, lane folds.
+// Include after storage.cl: files = {"storage.cl", "reduce_vec.cl", "<op>.cl"}.
+
+#ifndef VW
+#define VW 4  // vector width of global loads and stores (1, 2, 4, 8 or 16 elements)
+#endif
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+
+// floatV / intV / uintV: VW-wide types (plain scalars when VW == 1).
+#if VW == 1
+#define floatV float
+#define intV int
+#define uintV uint
+#define ushortV ushort
+#define AS_FLOATV(x) as_float(x)
+#define AS_UINTV(x) as_uint(x)
+#define CONVERT_UINTV(x) convert_uint(x)
+#define CONVERT_USHORTV(x) convert_ushort(x)
+#else
+#define floatV CAT(float, VW)
+#define intV CAT(int, VW)
+#define uintV CAT(uint, VW)
+#define ushortV CAT(ushort, VW)
+#define AS_FLOATV(x) CAT(as_float, VW)(x)
+#define AS_UINTV(x) CAT(as_uint, VW)(x)
+#define CONVERT_UINTV(x) CAT(convert_uint, VW)(x)
+#define CONVERT_USHORTV(x) CAT(convert_ushort, VW)(x)
+#endif
+
+// LOADV(p, e) -> floatV from the VW elements starting at element offset e (any alignment: vloadn
+// only needs element alignment); STOREV(v, p, e) the reverse, rounding to the storage type.
+#if VW == 1
+#define LOADV(p, e) LOAD(p, e)
+#define STOREV(v, p, e) STORE(v, p, e)
+#elif DTYPE == 0
+#define LOADV(p, e) CAT(vload, VW)(0, (p) + (e))
+#define STOREV(v, p, e) CAT(vstore, VW)((v), 0, (p) + (e))
+#elif DTYPE == 1
+#define LOADV(p, e) CAT(vload_half, VW)(0, (p) + (e))
+#define STOREV(v, p, e) CAT(CAT(vstore_half, VW), _rte)((v), 0, (p) + (e))
+#else
+#define LOADV(p, e) AS_FLOATV(CONVERT_UINTV(CAT(vload, VW)(0, (p) + (e))) << 16)
+// Round to nearest even as bf16_round does, lane-wise; NaN stays a quiet NaN.
+static inline ushortV bf16_roundv(const floatV v) {
+  const uintV x = AS_UINTV(v);
+  const uintV rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+  return CONVERT_USHORTV(select(rounded, (x >> 16) | 0x40u, CAT(convert_uint, VW)(isnan(v))));
+}
+#define STOREV(v, p, e) CAT(vstore, VW)(bf16_roundv(v), 0, (p) + (e))
+#endif
+
+// Lane offsets 0..VW-1, for index arithmetic of argmax/argmin.
+#if VW == 1
+#define LANE_IDS 0
+#elif VW == 2
+#define LANE_IDS ((int2)(0, 1))
+#elif VW == 4
+#define LANE_IDS ((int4)(0, 1, 2, 3))
+#elif VW == 8
+#define LANE_IDS ((int8)(0, 1, 2, 3, 4, 5, 6, 7))
+#else
+#define LANE_IDS ((int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
+#endif
+
+// max/min that return NaN when either operand is NaN (PyTorch semantics; fmax/fmin drop NaNs).
+// Work lane-wise on vectors through the vector form of ?: .
+#define MAX_NAN(a, b) ((((a) > (b)) | isnan(a)) ? (a) : (b))
+#define MIN_NAN(a, b) ((((a) < (b)) | isnan(a)) ? (a) : (b))
+
+// The lanes of a vector in a private array (register-allocated once unrolled).
+#if VW == 1
+#define SPILL_LANES(v, lanes) ((lanes)[0] = (v))
+#else
+#define SPILL_LANES(v, lanes) CAT(vstore, VW)((v), 0, (lanes))
+#endif
+
+// Folds of the lanes of a vector: sum (lane order), NaN-propagating max and min.
+static inline float sum_lanes(const floatV v) {
+  float lanes[VW];
+  SPILL_LANES(v, lanes);
+  float r = lanes[0];
+#pragma unroll
+  for (int i = 1; i < VW; ++i) r += lanes[i];
+  return r;
+}
+static inline float max_lanes(const floatV v) {
+  float lanes[VW];
+  SPILL_LANES(v, lanes);
+  float r = lanes[0];
+#pragma unroll
+  for (int i = 1; i < VW; ++i) r = MAX_NAN(r, lanes[i]);
+  return r;
+}
+static inline float min_lanes(const floatV v) {
+  float lanes[VW];
+  SPILL_LANES(v, lanes);
+  float r = lanes[0];
+#pragma unroll
+  for (int i = 1; i < VW; ++i) r = MIN_NAN(r, lanes[i]);
+  return r;
+}
