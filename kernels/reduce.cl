@@ -153,9 +153,10 @@ kernel void reduce(const int outer, const int length, const int inner, const int
   local int lidx[WGS];
 #endif
 #endif
-  for (int r = 0; r < ROWS; ++r) {
+  // A trip count the same for every work-item (no break): PoCL needs barriers in uniform loops.
+  const int rows = min(ROWS, outer - row0);
+  for (int r = 0; r < rows; ++r) {
     const int row = row0 + r;
-    if (row >= outer) break;  // the same for every work-item of the group
     const long rel = (long)row * length;
     const global IN_T* src = in + in_offset + rel;
     floatV acc[UNROLL];
@@ -279,9 +280,9 @@ kernel void reduce(const int outer, const int length, const int inner, const int
   // Column of vector u: consecutive work-items read consecutive vectors (coalesced on GPUs).
   const int c0 = (col_block * WGS * UNROLL + lid) * VW;
   const int c_last = c0 + (UNROLL - 1) * WGS * VW;
-  for (int r = 0; r < ROWS; ++r) {
+  const int rows = min(ROWS, outer - row0);
+  for (int r = 0; r < rows; ++r) {
     const int row = row0 + r;
-    if (row >= outer) break;
     const long rel_row = (long)row * length * inner;
     const global IN_T* src = in + in_offset + rel_row;
     const long o_row = ((long)split * outer + row) * inner;

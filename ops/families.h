@@ -6,6 +6,7 @@
 #include "ops/family.h"
 #include "ops/gemm_problem.h"
 #include "ops/reduce_problem.h"
+#include "ops/softmax_problem.h"
 
 namespace ocltune {
 
@@ -26,5 +27,14 @@ struct ReduceTestCase {
   ReduceInstance instance;
 };
 std::vector<ReduceTestCase> reduce_test_cases();
+
+const OpFamily& softmax_family();
+
+// The softmax correctness table (odd shapes, offsets, NaN/Inf inputs).
+struct SoftmaxTestCase {
+  SoftmaxShape shape;
+  SoftmaxInstance instance;
+};
+std::vector<SoftmaxTestCase> softmax_test_cases();
 
 }  // namespace ocltune

@@ -172,21 +172,22 @@ SearchSpace reduce_space(const ReduceShape& shape, const DeviceInfo& device) {
   return space;
 }
 
+std::int64_t default_work_group(std::int64_t bound, const DeviceInfo& device) {
+  std::int64_t w = 1;
+  for (std::int64_t v : {4, 16, 64}) {
+    if (v <= bound && v <= static_cast<std::int64_t>(device.max_work_group_size)) w = v;
+  }
+  return w;
+}
+
 Config reduce_default_config(const ReduceShape& shape, const DeviceInfo& device) {
   const ReduceLayout layout = shape.layout();
   const ReducePass p = layout.passes.empty() ? ReducePass{} : layout.passes.front();
-  const std::int64_t device_cap = std::max<std::int64_t>(1, static_cast<std::int64_t>(device.max_work_group_size));
-  // The largest listed work-group size within both bounds.
-  auto wgs_within = [&](std::int64_t bound) {
-    std::int64_t w = 1;
-    for (std::int64_t v : {4, 16, 64}) {
-      if (v <= bound && v <= device_cap) w = v;
-    }
-    return w;
-  };
-  if (p.inner > 1) return {{"WGS", wgs_within(pow2_ceil(p.inner))}, {"VW", 1}, {"UNROLL", 1}, {"SPLIT", 1}, {"ROWS", 1}};
+  if (p.inner > 1) {
+    return {{"WGS", default_work_group(pow2_ceil(p.inner), device)}, {"VW", 1}, {"UNROLL", 1}, {"SPLIT", 1}, {"ROWS", 1}};
+  }
   const std::int64_t vw = std::min<std::int64_t>(4, pow2_ceil(p.length));
-  return {{"WGS", wgs_within(pow2_ceil(p.length) / vw)}, {"VW", vw}, {"UNROLL", 1}, {"SPLIT", 1}, {"ROWS", 1}};
+  return {{"WGS", default_work_group(pow2_ceil(p.length) / vw, device)}, {"VW", vw}, {"UNROLL", 1}, {"SPLIT", 1}, {"ROWS", 1}};
 }
 
 LaunchPlan reduce_plan(const ReduceShape& shape, const ReduceOperands& operands, const Config& config,

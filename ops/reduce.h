@@ -56,6 +56,10 @@ SearchSpace reduce_space(const ReduceShape& shape, const DeviceInfo& device);
 // A configuration in reduce_space valid on every OpenCL 1.2 device.
 Config reduce_default_config(const ReduceShape& shape, const DeviceInfo& device);
 
+// The largest of 1, 4, 16, 64 within `bound` and the device limit: the work-group size of the
+// default configurations of the reduce, softmax and norm families.
+std::int64_t default_work_group(std::int64_t bound, const DeviceInfo& device);
+
 // The launches of `shape` under `config`: the main pass; with SPLIT > 1 a pass combining the
 // fp32 partials; for two runs of reduced dimensions, the pass over the outer run. Partials and
 // intermediates live in `workspace` (slots 0-2). An empty output gives an empty plan.

@@ -10,7 +10,11 @@
 namespace ocltune {
 
 const std::vector<const OpFamily*>& op_families() {
-  static const std::vector<const OpFamily*> families = {&gemm_family(), &reduce_family()};
+  static const std::vector<const OpFamily*> families = {
+      &gemm_family(),
+      &reduce_family(),
+      &softmax_family(),
+  };
   return families;
 }
 

@@ -1,0 +1,128 @@
+// softmax / log_softmax correctness: the odd-shape table x a covering sample of the tuning space,
+// against float64; shape validation; verification that catches wrong kernels.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "harness/error.h"
+#include "ops/families.h"
+#include "ops/softmax_problem.h"
+#include "tests/test_session.h"
+#include "tuner/evaluator.h"
+#include "tuner/sampling.h"
+
+namespace ocltune {
+namespace {
+
+// Shapes whose spaces reach every value of every parameter, one per kernel variant.
+const SoftmaxShape kBigRows{.dims = {64, 1 << 16}, .axis = 1};
+const SoftmaxShape kBigColumns{.dims = {64, 512, 4096}, .axis = 1};
+
+bool strided(const SoftmaxShape& s) {
+  const ReduceLayout l = s.layout();
+  return !l.passes.empty() && l.passes.front().inner > 1;
+}
+
+const std::vector<Config>& sample_configs(bool columns) {
+  static const std::vector<Config> rows = [] {
+    const DeviceInfo& d = testing::test_session().device();
+    return covering_sample(softmax_space(kBigRows, d), 3, softmax_default_config(kBigRows, d));
+  }();
+  static const std::vector<Config> cols = [] {
+    const DeviceInfo& d = testing::test_session().device();
+    return covering_sample(softmax_space(kBigColumns, d), 3, softmax_default_config(kBigColumns, d));
+  }();
+  return columns ? cols : rows;
+}
+
+class SoftmaxCorrectness : public ::testing::TestWithParam<SoftmaxTestCase> {};
+
+}  // namespace
+
+void PrintTo(const SoftmaxTestCase& c, std::ostream* os) { *os << c.shape.key() << " " << c.shape.dtype; }
+
+namespace {
+
+TEST_P(SoftmaxCorrectness, EverySampledConfigurationMatchesTheReference) {
+  const SoftmaxTestCase& c = GetParam();
+  Session& session = testing::test_session();
+  const SoftmaxProblem problem(c.shape, c.instance);
+  auto evaluation = problem.instantiate(session);
+  Evaluator evaluator(session, *evaluation);
+  const TimingPolicy no_timing{.warmup = 0, .min_runs = 1, .max_runs = 1};
+  std::vector<Config> configs = sample_configs(strided(c.shape));
+  configs.push_back(problem.default_config(session.device()));
+  for (const Config& config : configs) {
+    const EvalOutcome outcome = evaluator.evaluate(config, no_timing);
+    EXPECT_EQ(outcome.status, "ok") << problem.shape_key() << " " << c.shape.dtype << " " << to_string(config) << ": "
+                                    << outcome.error;
+  }
+}
+
+std::string case_name(const ::testing::TestParamInfo<SoftmaxTestCase>& info) {
+  const SoftmaxShape& s = info.param.shape;
+  return fmt::format("{}_{}_{}_d{}_a{}{}", info.index, s.log ? "log_softmax" : "softmax", s.dtype, dims_text(s.dims),
+                     s.axis, info.param.instance.specials ? "_nan" : "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, SoftmaxCorrectness, ::testing::ValuesIn(softmax_test_cases()), case_name);
+
+TEST(SoftmaxShape, JsonRoundTripsAndRejectsBadFields) {
+  const SoftmaxShape s{.dims = {8, 12, 512, 512}, .axis = 3, .log = true, .dtype = "fp16"};
+  EXPECT_EQ(SoftmaxShape::from_json(s.to_json()).key(), s.key());
+  EXPECT_EQ(SoftmaxShape::from_json({{"dims", {4, 5}}}).axis, 1);  // default: the last dimension
+  EXPECT_THROW(SoftmaxShape::from_json({{"dims", {4, 5}}, {"axis", 2}}), Error);
+  EXPECT_THROW(SoftmaxShape::from_json({{"dims", {4, 0}}}), Error);
+  EXPECT_THROW(SoftmaxShape::from_json({{"dims", {4, 5}}, {"dtype", "int8"}}), Error);
+  EXPECT_DOUBLE_EQ(s.bytes(), 2.0 * 2 * 8 * 12 * 512 * 512);
+}
+
+TEST(SoftmaxSpace, CoveringSamplesUseEveryValueAndHoldTheDefault) {
+  const DeviceInfo& d = testing::test_session().device();
+  for (const SoftmaxShape& shape : {kBigRows, kBigColumns}) {
+    const SearchSpace space = softmax_space(shape, d);
+    for (const Parameter& p : space.parameters()) {
+      for (std::int64_t v : p.values) {
+        bool used = false;
+        for (const Config& c : sample_configs(strided(shape))) used = used || c.at(p.name) == v;
+        EXPECT_TRUE(used) << shape.key() << " " << p.name << "=" << v;
+      }
+    }
+  }
+  for (const SoftmaxTestCase& c : softmax_test_cases()) {
+    EXPECT_TRUE(softmax_space(c.shape, d).contains(softmax_default_config(c.shape, d))) << c.shape.key();
+  }
+}
+
+VerifyResult run_modified(const SoftmaxProblem& problem, const std::function<void(LaunchPlan&)>& modify) {
+  Session& session = testing::test_session();
+  auto evaluation = problem.instantiate(session);
+  LaunchPlan plan = evaluation->plan(problem.default_config(session.device()));
+  modify(plan);
+  evaluation->reset();
+  enqueue(session.queue(), prepare(session, plan));
+  session.queue().finish();
+  return evaluation->verify();
+}
+
+TEST(SoftmaxVerification, DetectsAMissingTermAndAMissingRow) {
+  // Rows one element short: the sums miss a term and the last element of every row is unwritten.
+  const SoftmaxProblem problem({.dims = {5, 700}, .axis = 1});
+  EXPECT_FALSE(run_modified(problem, [](LaunchPlan& p) { std::get<cl_int>(p.kernels[0].args[1]) -= 1; }).ok);
+  // One row fewer: its outputs keep their initial contents.
+  EXPECT_FALSE(run_modified(problem, [](LaunchPlan& p) { std::get<cl_int>(p.kernels[0].args[0]) -= 1; }).ok);
+}
+
+TEST(SoftmaxVerification, DetectsAWrongFormulaAndAShiftedInput) {
+  // The log_softmax formula in a softmax problem, and reading one element later, both fail.
+  const SoftmaxProblem problem({.dims = {9, 41}, .axis = 1}, {.specials = true});
+  EXPECT_FALSE(run_modified(problem, [](LaunchPlan& p) {
+                 for (auto& [name, value] : p.kernels[0].program.defines) {
+                   if (name == "LOG") value = "1";
+                 }
+               }).ok);
+  EXPECT_FALSE(run_modified(problem, [](LaunchPlan& p) { std::get<cl_long>(p.kernels[0].args[4]) += 1; }).ok);
+}
+
+}  // namespace
+}  // namespace ocltune
