@@ -25,6 +25,7 @@ const OpFamily& reduce_family();
 struct ReduceTestCase {
   ReduceShape shape;
   ReduceInstance instance;
+  bool thorough = false;  // correctness tests run it under every sampled configuration
 };
 std::vector<ReduceTestCase> reduce_test_cases();
 
@@ -34,6 +35,7 @@ const OpFamily& softmax_family();
 struct SoftmaxTestCase {
   SoftmaxShape shape;
   SoftmaxInstance instance;
+  bool thorough = false;  // correctness tests run it under every sampled configuration
 };
 std::vector<SoftmaxTestCase> softmax_test_cases();
 

@@ -43,7 +43,9 @@ std::vector<ReduceShape> quick_shapes() {
 std::vector<ReduceTestCase> reduce_test_cases() {
   using K = ReduceKind;
   std::vector<ReduceTestCase> cases;
-  auto add = [&](ReduceShape s, ReduceInstance i = {}) { cases.push_back({std::move(s), i}); };
+  auto add = [&](ReduceShape s, ReduceInstance i = {}, bool thorough = false) { cases.push_back({std::move(s), i, thorough}); };
+  // Thorough cases (every sampled configuration) cover rows, columns, two runs, arg and value
+  // reductions in every storage type; the others meet a few configurations each.
   // Sizes of 1, primes, a reduced dimension of 1, no outer dimensions, empty kept dimensions.
   add(red(K::kSum, {1}, {0}));
   add(red(K::kMax, {7}, {0}));
@@ -52,17 +54,17 @@ std::vector<ReduceTestCase> reduce_test_cases() {
   add(red(K::kSum, {0, 5}, {1}));
   add(red(K::kMax, {4, 0, 3}, {0}));
   // Rows (reduced dimensions innermost), columns (an outer one), several at once, two runs.
-  add(red(K::kSum, {3, 4099}, {1}), {.input_offset = 3, .output_offset = 5});
+  add(red(K::kSum, {3, 4099}, {1}), {.input_offset = 3, .output_offset = 5}, true);
   add(red(K::kMean, {1009, 31}, {1}, "fp16"));
-  add(red(K::kNorm2, {17, 3}, {0}, "bf16"));
+  add(red(K::kNorm2, {17, 3}, {0}, "bf16"), {}, true);
   add(red(K::kMin, {257, 129}, {0, 1}));
-  add(red(K::kArgmin, {5, 7, 11}, {1}), {.input_offset = 1, .output_offset = 2});
-  add(red(K::kSum, {2, 3, 5, 7}, {0, 2}), {.input_offset = 2});
+  add(red(K::kArgmin, {5, 7, 11}, {1}), {.input_offset = 1, .output_offset = 2}, true);
+  add(red(K::kSum, {2, 3, 5, 7}, {0, 2}), {.input_offset = 2}, true);
   add(red(K::kNorm2, {3, 5, 7, 2}, {1, 3}, "fp16"));
   add(red(K::kMean, {5, 3, 17, 19}, {0, 2, 3}, "bf16", true), {.output_offset = 1});
-  add(red(K::kMax, {6, 100003}, {1}, "bf16"));
-  add(red(K::kArgmax, {3, 8191}, {1}, "fp16"));
-  add(red(K::kSum, {2053, 67}, {0}, "fp16"));
+  add(red(K::kMax, {6, 100003}, {1}, "bf16"), {}, true);
+  add(red(K::kArgmax, {3, 8191}, {1}, "fp16"), {}, true);
+  add(red(K::kSum, {2053, 67}, {0}, "fp16"), {}, true);
   // NaN and Inf propagate as in PyTorch (NaN wins max/min/argmax/argmin; Inf - Inf is NaN).
   add(red(K::kSum, {29, 37}, {1}), {.specials = true});
   add(red(K::kMax, {29, 37}, {0}, "fp16"), {.specials = true});

@@ -2,11 +2,14 @@
 // layouts, shape validation, and verification that catches wrong kernels.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "harness/error.h"
 #include "ops/families.h"
 #include "ops/reduce_problem.h"
+#include "tests/covering.h"
 #include "tests/test_session.h"
 #include "tuner/evaluator.h"
 #include "tuner/sampling.h"
@@ -26,11 +29,11 @@ const ReduceShape kBigColumns = sum_over({64, 1024, 4096}, {1});
 const std::vector<Config>& sample_configs(bool strided) {
   static const std::vector<Config> rows = [] {
     const DeviceInfo& d = testing::test_session().device();
-    return covering_sample(reduce_space(kBigRows, d), 5, reduce_default_config(kBigRows, d));
+    return testing::small_covering_sample(reduce_space(kBigRows, d), reduce_default_config(kBigRows, d));
   }();
   static const std::vector<Config> columns = [] {
     const DeviceInfo& d = testing::test_session().device();
-    return covering_sample(reduce_space(kBigColumns, d), 5, reduce_default_config(kBigColumns, d));
+    return testing::small_covering_sample(reduce_space(kBigColumns, d), reduce_default_config(kBigColumns, d));
   }();
   return strided ? columns : rows;
 }
@@ -40,23 +43,24 @@ bool strided(const ReduceShape& s) {
   return !l.passes.empty() && l.passes.front().inner > 1;
 }
 
-class ReduceCorrectness : public ::testing::TestWithParam<ReduceTestCase> {};
+const std::vector<ReduceTestCase>& cases() {
+  static const std::vector<ReduceTestCase> table = reduce_test_cases();
+  return table;
+}
 
-}  // namespace
+// Parameterised by the index into the table, which also picks a thin case's configurations.
+class ReduceCorrectness : public ::testing::TestWithParam<std::size_t> {};
 
-void PrintTo(const ReduceTestCase& c, std::ostream* os) { *os << c.shape.key() << " " << c.shape.dtype; }
-
-namespace {
-
-TEST_P(ReduceCorrectness, EverySampledConfigurationMatchesTheReference) {
-  const ReduceTestCase& c = GetParam();
+TEST_P(ReduceCorrectness, SampledConfigurationsMatchTheReference) {
+  const ReduceTestCase& c = cases()[GetParam()];
   Session& session = testing::test_session();
   const ReduceProblem problem(c.shape, c.instance);
   auto evaluation = problem.instantiate(session);
   Evaluator evaluator(session, *evaluation);
   const TimingPolicy no_timing{.warmup = 0, .min_runs = 1, .max_runs = 1};
-  std::vector<Config> configs = sample_configs(strided(c.shape));
-  configs.push_back(problem.default_config(session.device()));
+  std::vector<Config> configs = testing::configs_for_case(sample_configs(strided(c.shape)), GetParam(), c.thorough);
+  const Config own_default = problem.default_config(session.device());
+  if (std::find(configs.begin(), configs.end(), own_default) == configs.end()) configs.push_back(own_default);
   for (const Config& config : configs) {
     const EvalOutcome outcome = evaluator.evaluate(config, no_timing);
     EXPECT_EQ(outcome.status, "ok") << problem.shape_key() << " " << c.shape.dtype << " " << to_string(config) << ": "
@@ -64,15 +68,16 @@ TEST_P(ReduceCorrectness, EverySampledConfigurationMatchesTheReference) {
   }
 }
 
-std::string case_name(const ::testing::TestParamInfo<ReduceTestCase>& info) {
-  const ReduceShape& s = info.param.shape;
+std::string case_name(const ::testing::TestParamInfo<std::size_t>& info) {
+  const ReduceTestCase& c = cases()[info.param];
+  const ReduceShape& s = c.shape;
   std::string axes;
   for (int a : s.axes) axes += std::to_string(a);
   return fmt::format("{}_{}_{}_d{}_a{}{}", info.index, reduce_kind_name(s.kind), s.dtype, dims_text(s.dims), axes,
-                     info.param.instance.specials ? "_nan" : "");
+                     c.instance.specials ? "_nan" : "");
 }
 
-INSTANTIATE_TEST_SUITE_P(Table, ReduceCorrectness, ::testing::ValuesIn(reduce_test_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Table, ReduceCorrectness, ::testing::Range<std::size_t>(0, cases().size()), case_name);
 
 TEST(ReduceLayout, MergesAndSplitsRuns) {
   // NCHW over N, H, W: rows of HW per (n, c), then columns of C over N.

@@ -2,11 +2,14 @@
 // against float64; shape validation; verification that catches wrong kernels.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "harness/error.h"
 #include "ops/families.h"
 #include "ops/softmax_problem.h"
+#include "tests/covering.h"
 #include "tests/test_session.h"
 #include "tuner/evaluator.h"
 #include "tuner/sampling.h"
@@ -26,32 +29,33 @@ bool strided(const SoftmaxShape& s) {
 const std::vector<Config>& sample_configs(bool columns) {
   static const std::vector<Config> rows = [] {
     const DeviceInfo& d = testing::test_session().device();
-    return covering_sample(softmax_space(kBigRows, d), 3, softmax_default_config(kBigRows, d));
+    return testing::small_covering_sample(softmax_space(kBigRows, d), softmax_default_config(kBigRows, d));
   }();
   static const std::vector<Config> cols = [] {
     const DeviceInfo& d = testing::test_session().device();
-    return covering_sample(softmax_space(kBigColumns, d), 3, softmax_default_config(kBigColumns, d));
+    return testing::small_covering_sample(softmax_space(kBigColumns, d), softmax_default_config(kBigColumns, d));
   }();
   return columns ? cols : rows;
 }
 
-class SoftmaxCorrectness : public ::testing::TestWithParam<SoftmaxTestCase> {};
+const std::vector<SoftmaxTestCase>& cases() {
+  static const std::vector<SoftmaxTestCase> table = softmax_test_cases();
+  return table;
+}
 
-}  // namespace
+// Parameterised by the index into the table, which also picks a thin case's configurations.
+class SoftmaxCorrectness : public ::testing::TestWithParam<std::size_t> {};
 
-void PrintTo(const SoftmaxTestCase& c, std::ostream* os) { *os << c.shape.key() << " " << c.shape.dtype; }
-
-namespace {
-
-TEST_P(SoftmaxCorrectness, EverySampledConfigurationMatchesTheReference) {
-  const SoftmaxTestCase& c = GetParam();
+TEST_P(SoftmaxCorrectness, SampledConfigurationsMatchTheReference) {
+  const SoftmaxTestCase& c = cases()[GetParam()];
   Session& session = testing::test_session();
   const SoftmaxProblem problem(c.shape, c.instance);
   auto evaluation = problem.instantiate(session);
   Evaluator evaluator(session, *evaluation);
   const TimingPolicy no_timing{.warmup = 0, .min_runs = 1, .max_runs = 1};
-  std::vector<Config> configs = sample_configs(strided(c.shape));
-  configs.push_back(problem.default_config(session.device()));
+  std::vector<Config> configs = testing::configs_for_case(sample_configs(strided(c.shape)), GetParam(), c.thorough);
+  const Config own_default = problem.default_config(session.device());
+  if (std::find(configs.begin(), configs.end(), own_default) == configs.end()) configs.push_back(own_default);
   for (const Config& config : configs) {
     const EvalOutcome outcome = evaluator.evaluate(config, no_timing);
     EXPECT_EQ(outcome.status, "ok") << problem.shape_key() << " " << c.shape.dtype << " " << to_string(config) << ": "
@@ -59,13 +63,14 @@ TEST_P(SoftmaxCorrectness, EverySampledConfigurationMatchesTheReference) {
   }
 }
 
-std::string case_name(const ::testing::TestParamInfo<SoftmaxTestCase>& info) {
-  const SoftmaxShape& s = info.param.shape;
+std::string case_name(const ::testing::TestParamInfo<std::size_t>& info) {
+  const SoftmaxTestCase& c = cases()[info.param];
+  const SoftmaxShape& s = c.shape;
   return fmt::format("{}_{}_{}_d{}_a{}{}", info.index, s.log ? "log_softmax" : "softmax", s.dtype, dims_text(s.dims),
-                     s.axis, info.param.instance.specials ? "_nan" : "");
+                     s.axis, c.instance.specials ? "_nan" : "");
 }
 
-INSTANTIATE_TEST_SUITE_P(Table, SoftmaxCorrectness, ::testing::ValuesIn(softmax_test_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Table, SoftmaxCorrectness, ::testing::Range<std::size_t>(0, cases().size()), case_name);
 
 TEST(SoftmaxShape, JsonRoundTripsAndRejectsBadFields) {
   const SoftmaxShape s{.dims = {8, 12, 512, 512}, .axis = 3, .log = true, .dtype = "fp16"};
