@@ -25,10 +25,7 @@
 #define STRIDED 0  // 0: reduced elements contiguous; 1: reduced elements `inner` apart
 #endif
 
-// ---- Tunables ----
-#ifndef WGS
-#define WGS 64  // work-items per work-group (a power of two)
-#endif
+// ---- Tunables (and WGS, VW of reduce_vec.cl) ----
 #ifndef UNROLL
 #define UNROLL 2  // vectors per work-item per step: independent accumulators (rows) or columns (STRIDED)
 #endif
@@ -44,11 +41,7 @@
 #if IN_F32
 #define IN_T float
 #define IN_LOAD(p, e) ((p)[e])
-#if VW == 1
-#define IN_LOADV(p, e) ((p)[e])
-#else
-#define IN_LOADV(p, e) CAT(vload, VW)(0, (p) + (e))
-#endif
+#define IN_LOADV(p, e) LOADV_F32(p, e)
 #else
 #define IN_T STORAGE
 #define IN_LOAD(p, e) LOAD(p, e)

@@ -1,9 +1,13 @@
-// Vector helpers shared by the reduction, softmax and normalisation kernels: VW-wide loads and
-// stores of any storage type at any element offset, NaN-propagating max/min, lane folds.
+// Vector and work-group helpers shared by the reduction, softmax and normalisation kernels:
+// VW-wide loads and stores of any storage type at any element offset, NaN-propagating max/min,
+// lane folds, work-group sums and Welford merges through local memory.
 // Include after storage.cl: files = {"storage.cl", "reduce_vec.cl", "<op>.cl"}.
 
 #ifndef VW
 #define VW 4  // vector width of global loads and stores (1, 2, 4, 8 or 16 elements)
+#endif
+#ifndef WGS
+#define WGS 64  // work-items per work-group (a power of two)
 #endif
 
 #define CAT_(a, b) a##b
@@ -50,6 +54,15 @@ static inline ushortV bf16_roundv(const floatV v) {
   return CONVERT_USHORTV(select(rounded, (x >> 16) | 0x40u, CAT(convert_uint, VW)(isnan(v))));
 }
 #define STOREV(v, p, e) CAT(vstore, VW)(bf16_roundv(v), 0, (p) + (e))
+#endif
+
+// The same on fp32 buffers (workspaces, saved statistics).
+#if VW == 1
+#define LOADV_F32(p, e) ((p)[e])
+#define STOREV_F32(v, p, e) ((p)[e] = (v))
+#else
+#define LOADV_F32(p, e) CAT(vload, VW)(0, (p) + (e))
+#define STOREV_F32(v, p, e) CAT(vstore, VW)((v), 0, (p) + (e))
 #endif
 
 // Lane offsets 0..VW-1, for index arithmetic of argmax/argmin.
@@ -101,4 +114,75 @@ static inline float min_lanes(const floatV v) {
 #pragma unroll
   for (int i = 1; i < VW; ++i) r = MIN_NAN(r, lanes[i]);
   return r;
+}
+
+// Chan's merge of Welford statistics (count n, mean, sum of squared deviations m2) with another
+// set; an empty other set changes nothing (and cannot turn an infinite mean into NaN).
+static inline void welford_merge(float* n, float* mean, float* m2, const float nb, const float mb, const float m2b) {
+  if (nb == 0.0f) return;
+  const float count = *n + nb;
+  const float delta = mb - *mean;
+  const float f = nb / count;
+  *mean += delta * f;
+  *m2 += m2b + delta * delta * *n * f;
+  *n = count;
+}
+
+// Work-group combines through `WGS`-long local arrays, every work-item receiving the result.
+// They start with a barrier (the arrays may still be read from the previous use) and are called
+// by every work-item of the group.
+static inline float group_sum(float v, local float* s, const int lid) {
+#if WGS > 1
+  barrier(CLK_LOCAL_MEM_FENCE);
+  s[lid] = v;
+  for (int h = WGS / 2; h > 0; h >>= 1) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < h) s[lid] += s[lid + h];
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  v = s[0];
+#endif
+  return v;
+}
+
+static inline void group_sum2(float* a, float* b, local float* sa, local float* sb, const int lid) {
+#if WGS > 1
+  barrier(CLK_LOCAL_MEM_FENCE);
+  sa[lid] = *a;
+  sb[lid] = *b;
+  for (int h = WGS / 2; h > 0; h >>= 1) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < h) {
+      sa[lid] += sa[lid + h];
+      sb[lid] += sb[lid + h];
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  *a = sa[0];
+  *b = sb[0];
+#endif
+}
+
+static inline void group_welford(float* n, float* mean, float* m2, local float* sn, local float* smean, local float* sm2,
+                                 const int lid) {
+#if WGS > 1
+  barrier(CLK_LOCAL_MEM_FENCE);
+  sn[lid] = *n;
+  smean[lid] = *mean;
+  sm2[lid] = *m2;
+  for (int h = WGS / 2; h > 0; h >>= 1) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < h) {
+      float cn = sn[lid], cm = smean[lid], cm2 = sm2[lid];
+      welford_merge(&cn, &cm, &cm2, sn[lid + h], smean[lid + h], sm2[lid + h]);
+      sn[lid] = cn;
+      smean[lid] = cm;
+      sm2[lid] = cm2;
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  *n = sn[0];
+  *mean = smean[0];
+  *m2 = sm2[0];
+#endif
 }

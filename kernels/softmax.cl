@@ -12,10 +12,7 @@
 #define STRIDED 0  // 0: rows are contiguous; 1: row elements are `inner` apart
 #endif
 
-// ---- Tunables ----
-#ifndef WGS
-#define WGS 64  // work-items per work-group (a power of two); rows: they share a row
-#endif
+// ---- Tunables (and WGS, VW of reduce_vec.cl) ----
 #ifndef ROWS
 #define ROWS 1  // outer rows per work-group, in turn
 #endif

@@ -5,6 +5,7 @@
 
 #include "ops/family.h"
 #include "ops/gemm_problem.h"
+#include "ops/norm_problem.h"
 #include "ops/reduce_problem.h"
 #include "ops/softmax_problem.h"
 
@@ -38,5 +39,15 @@ struct SoftmaxTestCase {
   bool thorough = false;  // correctness tests run it under every sampled configuration
 };
 std::vector<SoftmaxTestCase> softmax_test_cases();
+
+const OpFamily& norm_family();
+
+// The normalisation correctness table (odd shapes, offsets, NaN/Inf inputs).
+struct NormTestCase {
+  NormShape shape;
+  NormInstance instance;
+  bool thorough = false;  // correctness tests run it under every sampled configuration
+};
+std::vector<NormTestCase> norm_test_cases();
 
 }  // namespace ocltune

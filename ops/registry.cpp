@@ -14,6 +14,7 @@ const std::vector<const OpFamily*>& op_families() {
       &gemm_family(),
       &reduce_family(),
       &softmax_family(),
+      &norm_family(),
   };
   return families;
 }
