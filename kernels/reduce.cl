@@ -69,28 +69,24 @@
 #elif RED_OP == 1 || RED_OP == 3
 #define IDENT (-INFINITY)
 #define COMBINE(a, b) MAX_NAN(a, b)
+#define COMBINE_FAST(a, x) MAX_FAST(a, x)
 #define FOLD_LANES(v) max_lanes(v)
 #define BETTER(a, b) ((a) > (b))
 #else
 #define IDENT INFINITY
 #define COMBINE(a, b) MIN_NAN(a, b)
+#define COMBINE_FAST(a, x) MIN_FAST(a, x)
 #define FOLD_LANES(v) min_lanes(v)
 #define BETTER(a, b) ((a) < (b))
 #endif
+#define TRACK_NAN (RED_OP == 1 || RED_OP == 2)  // max/min: NaN masks beside the accumulators
 
 #if ARG
-// Mask (lane-wise on vectors) of where candidate (v2, i2) beats (v1, i1): NaN beats everything,
-// then the larger (argmax) or smaller (argmin) value, then the smaller index (PyTorch: the first).
+// Whether candidate (v2, i2) beats (v1, i1): NaN beats everything, then the larger (argmax) or
+// smaller (argmin) value, then the smaller index (PyTorch: the first occurrence).
 #define TAKES(v1, i1, v2, i2)                                                  \
   ((isnan(v2) & (!isnan(v1) | ((i2) < (i1)))) |                                \
    (!isnan(v1) & !isnan(v2) & (BETTER(v2, v1) | (((v2) == (v1)) & ((i2) < (i1))))))
-#define ARG_UPDATE(v1, i1, v2, i2)      \
-  {                                     \
-    const intV t_ = TAKES(v1, i1, v2, i2); \
-    v1 = t_ ? (v2) : (v1);              \
-    i1 = t_ ? (i2) : (i1);              \
-  }
-// Scalar form for folds and the work-group combine.
 static inline void arg_merge(float* v1, int* i1, const float v2, const int i2) {
   if (TAKES(*v1, *i1, v2, i2)) {
     *v1 = v2;
@@ -98,6 +94,58 @@ static inline void arg_merge(float* v1, int* i1, const float v2, const int i2) {
   }
 }
 #endif
+
+// Accumulator u of a work-item: acc (value), for max/min a NaN mask, for argmax/argmin the index
+// of acc and the first NaN index. Elements reach an accumulator in increasing index order, so a
+// strict comparison keeps the first occurrence; its first element is always taken (so that an
+// all -Inf range still names an index).
+#define ACC_DECLARE()                 \
+  floatV acc[UNROLL];                 \
+  ACC_DECLARE_MASKS()
+#if ARG
+#define ACC_DECLARE_MASKS() intV idx[UNROLL], nidx[UNROLL];
+#define ACC_INIT(u)              \
+  acc[u] = (floatV)(IDENT);      \
+  idx[u] = (intV)(INT_MAX);      \
+  nidx[u] = (intV)(INT_MAX);
+#define ACC_ADD(u, x, ix)                                                    \
+  {                                                                          \
+    const intV t_ = BETTER(x, acc[u]) | (idx[u] == INT_MAX);                 \
+    acc[u] = t_ ? (x) : acc[u];                                              \
+    idx[u] = t_ ? (ix) : idx[u];                                             \
+    nidx[u] = min(nidx[u], NAN_MASK(x) ? (ix) : (intV)(INT_MAX));            \
+  }
+#elif TRACK_NAN
+#define ACC_DECLARE_MASKS() intV bad[UNROLL];
+#define ACC_INIT(u)         \
+  acc[u] = (floatV)(IDENT); \
+  bad[u] = (intV)(0);
+#define ACC_ADD(u, x, ix)                  \
+  {                                        \
+    acc[u] = COMBINE_FAST(acc[u], x);      \
+    bad[u] |= NAN_MASK(x);                 \
+  }
+#else
+#define ACC_DECLARE_MASKS()
+#define ACC_INIT(u) acc[u] = (floatV)(IDENT);
+#define ACC_ADD(u, x, ix) acc[u] += (x);
+#endif
+
+// Lane l of a value or index vector.
+static inline float lane_value(const floatV acc, const int l) {
+  float lv[VW];
+  SPILL_LANES(acc, lv);
+  return lv[l];
+}
+static inline int lane_index(const intV idx, const int l) {
+  int li[VW];
+#if VW == 1
+  li[0] = idx;
+#else
+  CAT(vstore, VW)(idx, 0, li);
+#endif
+  return li[l];
+}
 
 // The result of one reduced range, on its way out: finalised and stored in the output type.
 static inline void write_result(global OUT_T* out, const long out_offset, global int* out_idx, const long o,
@@ -128,8 +176,30 @@ static inline void write_result(global OUT_T* out, const long out_offset, global
 #define INDEX_OF(pos, k) (k)
 #endif
 
+#if ARG && IN_F32 && VW > 1
+#error "partial (value, index) inputs are read with VW == 1"
+#endif
+
+// Folds lane l of accumulator u into the scalar (best, best_i).
+static inline void fold_lane(float* best, int* best_i, const float v, const int i, const int nan_i, const int bad) {
+#if ARG
+  arg_merge(best, best_i, v, i);
+  if (nan_i != INT_MAX) arg_merge(best, best_i, NAN, nan_i);
+#else
+  *best = COMBINE(*best, bad ? NAN : v);
+#endif
+}
+#if ARG
+#define FOLD_LANE(u, l, best, best_i) fold_lane(&best, &best_i, lane_value(acc[u], l), lane_index(idx[u], l), lane_index(nidx[u], l), 0)
+#elif TRACK_NAN
+#define FOLD_LANE(u, l, best, best_i) fold_lane(&best, &best_i, lane_value(acc[u], l), 0, 0, lane_index(bad[u], l))
+#else
+#define FOLD_LANE(u, l, best, best_i) fold_lane(&best, &best_i, lane_value(acc[u], l), 0, 0, 0)
+#endif
+
 #if !STRIDED
 // ---- Rows: WGS work-items stride over a contiguous range with VW-vectors, then combine. ----
+// Each sweep is one loop whose last, ragged vector goes element-wise (see softmax.cl: PoCL).
 __attribute__((reqd_work_group_size(WGS, 1, 1)))
 kernel void reduce(const int outer, const int length, const int inner, const int chunk, const float scale,
                    const global IN_T* restrict in, const long in_offset, const global int* restrict in_idx,
@@ -152,91 +222,58 @@ kernel void reduce(const int outer, const int length, const int inner, const int
     const int row = row0 + r;
     const long rel = (long)row * length;
     const global IN_T* src = in + in_offset + rel;
-    floatV acc[UNROLL];
-#if ARG
-    intV idx[UNROLL];
-#endif
+    ACC_DECLARE()
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
-      acc[u] = (floatV)(IDENT);
-#if ARG
-      idx[u] = (intV)(INT_MAX);
-#endif
+      ACC_INIT(u)
     }
+    float best = IDENT;  // the ragged last vector, element-wise
+    int best_i = INT_MAX;
     int v = lid;
     for (; v + (UNROLL - 1) * WGS < nvec; v += UNROLL * WGS) {
 #pragma unroll
       for (int u = 0; u < UNROLL; ++u) {
         const int k = begin + (v + u * WGS) * VW;
         const floatV x = MAP(IN_LOADV(src, k));
-#if ARG
-#if IN_F32 && VW > 1
-#error "partial inputs are read with VW == 1"
-#endif
-        const intV ix = (intV)(INDEX_OF(rel + k, k)) + LANE_IDS;
-        ARG_UPDATE(acc[u], idx[u], x, ix);
-#else
-        acc[u] = COMBINE(acc[u], x);
-#endif
+        ACC_ADD(u, x, (intV)(INDEX_OF(rel + k, k)) + LANE_IDS)
       }
     }
-    for (; v < nvec; v += WGS) {
+    for (; v * VW < end - begin; v += WGS) {
       const int k = begin + v * VW;
-      const floatV x = MAP(IN_LOADV(src, k));
+      if (v < nvec) {
+        const floatV x = MAP(IN_LOADV(src, k));
+        ACC_ADD(0, x, (intV)(INDEX_OF(rel + k, k)) + LANE_IDS)
+      } else {
+        for (int e = k; e < end; ++e) {
 #if ARG
-      const intV ix = (intV)(INDEX_OF(rel + k, k)) + LANE_IDS;
-      ARG_UPDATE(acc[0], idx[0], x, ix);
+          arg_merge(&best, &best_i, MAP(IN_LOAD(src, e)), INDEX_OF(rel + e, e));
 #else
-      acc[0] = COMBINE(acc[0], x);
+          best = COMBINE(best, MAP(IN_LOAD(src, e)));
 #endif
+        }
+      }
     }
-    // Fold the accumulators, then their lanes, then the scalar tail (fewer than VW elements).
 #pragma unroll
-    for (int u = 1; u < UNROLL; ++u) {
-#if ARG
-      ARG_UPDATE(acc[0], idx[0], acc[u], idx[u]);
-#else
-      acc[0] = COMBINE(acc[0], acc[u]);
-#endif
-    }
-#if ARG
-    float best = IDENT;
-    int best_i = INT_MAX;
-    {
-      float lv[VW];
-      int li[VW];
-      SPILL_LANES(acc[0], lv);
-#if VW == 1
-      li[0] = idx[0];
-#else
-      CAT(vstore, VW)(idx[0], 0, li);
-#endif
+    for (int u = 0; u < UNROLL; ++u) {
 #pragma unroll
-      for (int l = 0; l < VW; ++l) arg_merge(&best, &best_i, lv[l], li[l]);
+      for (int l = 0; l < VW; ++l) FOLD_LANE(u, l, best, best_i);
     }
-    for (int k = begin + nvec * VW + lid; k < end; k += WGS) {
-      arg_merge(&best, &best_i, MAP(IN_LOAD(src, k)), INDEX_OF(rel + k, k));
-    }
-#else
-    float best = FOLD_LANES(acc[0]);
-    for (int k = begin + nvec * VW + lid; k < end; k += WGS) best = COMBINE(best, MAP(IN_LOAD(src, k)));
-#endif
 #if WGS > 1
     lval[lid] = best;
 #if ARG
     lidx[lid] = best_i;
 #endif
-    for (int s = WGS / 2; s > 0; s >>= 1) {
+    for (int h = WGS / 2; h > 0; h >>= 1) {
       barrier(CLK_LOCAL_MEM_FENCE);
-      if (lid < s) {
+      if (lid < h) {
 #if ARG
         float bv = lval[lid];
         int bi = lidx[lid];
-        arg_merge(&bv, &bi, lval[lid + s], lidx[lid + s]);
+        arg_merge(&bv, &bi, lval[lid + h], lidx[lid + h]);
         lval[lid] = bv;
         lidx[lid] = bi;
 #else
-        lval[lid] = COMBINE(lval[lid], lval[lid + s]);
+        lval[lid] = COMBINE(lval[lid], lval[lid + h]);
 #endif
       }
     }
@@ -247,9 +284,6 @@ kernel void reduce(const int outer, const int length, const int inner, const int
 #endif
     }
     barrier(CLK_LOCAL_MEM_FENCE);  // lval is rewritten for the next row
-#endif
-#if !ARG
-    const int best_i = 0;
 #endif
     if (lid == 0) write_result(out, out_offset, out_idx, (long)split * outer + row, best, best_i, scale);
   }
@@ -280,16 +314,10 @@ kernel void reduce(const int outer, const int length, const int inner, const int
     const global IN_T* src = in + in_offset + rel_row;
     const long o_row = ((long)split * outer + row) * inner;
     if (c_last + VW <= inner) {
-      floatV acc[UNROLL];
-#if ARG
-      intV idx[UNROLL];
-#endif
+      ACC_DECLARE()
 #pragma unroll
       for (int u = 0; u < UNROLL; ++u) {
-        acc[u] = (floatV)(IDENT);
-#if ARG
-        idx[u] = (intV)(INT_MAX);
-#endif
+        ACC_INIT(u)
       }
       for (int k = begin; k < end; ++k) {
         const long e = (long)k * inner;
@@ -297,32 +325,17 @@ kernel void reduce(const int outer, const int length, const int inner, const int
         for (int u = 0; u < UNROLL; ++u) {
           const int c = c0 + u * WGS * VW;
           const floatV x = MAP(IN_LOADV(src, e + c));
-#if ARG
-          ARG_UPDATE(acc[u], idx[u], x, (intV)(INDEX_OF(rel_row + e + c, k)));
-#else
-          acc[u] = COMBINE(acc[u], x);
-#endif
+          ACC_ADD(u, x, (intV)(INDEX_OF(rel_row + e + c, k)))
         }
       }
 #pragma unroll
       for (int u = 0; u < UNROLL; ++u) {
-        float lv[VW];
-        SPILL_LANES(acc[u], lv);
-#if ARG
-        int li[VW];
-#if VW == 1
-        li[0] = idx[u];
-#else
-        CAT(vstore, VW)(idx[u], 0, li);
-#endif
-#endif
 #pragma unroll
         for (int l = 0; l < VW; ++l) {
-#if ARG
-          write_result(out, out_offset, out_idx, o_row + c0 + u * WGS * VW + l, lv[l], li[l], scale);
-#else
-          write_result(out, out_offset, out_idx, o_row + c0 + u * WGS * VW + l, lv[l], 0, scale);
-#endif
+          float best = IDENT;
+          int best_i = INT_MAX;
+          FOLD_LANE(u, l, best, best_i);
+          write_result(out, out_offset, out_idx, o_row + c0 + u * WGS * VW + l, best, best_i, scale);
         }
       }
     } else {

@@ -19,14 +19,19 @@
 #ifndef ONLINE
 #define ONLINE 0  // 1: max and sum in one read (rescaling the sum when the max grows); 0: two reads
 #endif
+#ifndef CACHE
+#define CACHE 0  // rows, ONLINE 0: 1 keeps exp(x - max) (log: x - max) of a row in local memory for the write
+#endif
 
 // Online update of (max m, sum s of exp(x - m)) with x, lane-wise. An all -Inf prefix keeps s = 0
 // instead of exp(-Inf - -Inf) = NaN, so -Inf elements count as 0 as in the two-read form.
-#define ONLINE_ADD(m, s, x)                                                  \
+// A NaN x is not selected as the max but makes s NaN through exp(x - m); `bad` records it.
+#define ONLINE_ADD(m, s, bad, x)                                             \
   {                                                                          \
-    const floatV mn_ = MAX_NAN(m, x);                                        \
+    const floatV mn_ = MAX_FAST(m, x);                                       \
     s = (mn_ == -INFINITY) ? (floatV)(0.0f) : s * exp(m - mn_) + exp(x - mn_); \
     m = mn_;                                                                 \
+    bad |= NAN_MASK(x);                                                      \
   }
 
 // Merge of two scalar (max, sum) pairs.
@@ -61,7 +66,7 @@ static inline floatV softmax_ofv(const floatV x, const float m, const float log_
 // second (tail) loop after the last barrier of the row loop.
 __attribute__((reqd_work_group_size(WGS, 1, 1)))
 kernel void softmax(const int outer, const int length, const int inner, const global STORAGE* restrict in,
-                    const long in_offset, global STORAGE* restrict out, const long out_offset) {
+                    const long in_offset, global STORAGE* restrict out, const long out_offset, local float* cache) {
   const int lid = get_local_id(0);
   const int row0 = get_group_id(0) * ROWS;
   const int nvec = length / VW;
@@ -77,11 +82,12 @@ kernel void softmax(const int outer, const int length, const int inner, const gl
     global STORAGE* dst = out + out_offset + (long)row * length;
 #if ONLINE
     floatV mv = (floatV)(-INFINITY), sv = (floatV)(0.0f);
+    intV bad = (intV)(0);
     float m = -INFINITY, s = 0.0f;
     for (int v = lid; v * VW < length; v += WGS) {
       if (v < nvec) {
         const floatV x = LOADV(src, v * VW);
-        ONLINE_ADD(mv, sv, x);
+        ONLINE_ADD(mv, sv, bad, x);
       } else {
         for (int k = v * VW; k < length; ++k) merge_stats(&m, &s, LOAD(src, k), 1.0f);
       }
@@ -92,6 +98,7 @@ kernel void softmax(const int outer, const int length, const int inner, const gl
       SPILL_LANES(sv, lsv);
 #pragma unroll
       for (int l = 0; l < VW; ++l) merge_stats(&m, &s, lmv[l], lsv[l]);
+      if (ANY_LANE(bad)) m = NAN;
     }
 #if WGS > 1
     lm[lid] = m;
@@ -113,15 +120,18 @@ kernel void softmax(const int outer, const int length, const int inner, const gl
 #else
     // Read 1: the maximum.
     floatV mv = (floatV)(-INFINITY);
+    intV bad = (intV)(0);
     float m = -INFINITY;
     for (int v = lid; v * VW < length; v += WGS) {
       if (v < nvec) {
-        mv = MAX_NAN(mv, LOADV(src, v * VW));
+        const floatV x = LOADV(src, v * VW);
+        mv = MAX_FAST(mv, x);
+        bad |= NAN_MASK(x);
       } else {
         for (int k = v * VW; k < length; ++k) m = MAX_NAN(m, LOAD(src, k));
       }
     }
-    m = MAX_NAN(m, max_lanes(mv));
+    m = MAX_NAN(m, ANY_LANE(bad) ? NAN : max_lanes(mv));
 #if WGS > 1
     lm[lid] = m;
     for (int h = WGS / 2; h > 0; h >>= 1) {
@@ -131,14 +141,27 @@ kernel void softmax(const int outer, const int length, const int inner, const gl
     barrier(CLK_LOCAL_MEM_FENCE);
     m = lm[0];
 #endif
-    // Read 2: the sum of exp(x - max).
+    // Read 2: the sum of exp(x - max); CACHE keeps what the write needs in local memory (each
+    // work-item reads back only the entries it wrote: no barrier).
     floatV sv = (floatV)(0.0f);
     float s = 0.0f;
     for (int v = lid; v * VW < length; v += WGS) {
       if (v < nvec) {
-        sv += exp(LOADV(src, v * VW) - m);
+        const floatV d = LOADV(src, v * VW) - m;
+        const floatV e = exp(d);
+#if CACHE
+        STOREV_F32(LOG ? d : e, cache, v * VW);
+#endif
+        sv += e;
       } else {
-        for (int k = v * VW; k < length; ++k) s += exp(LOAD(src, k) - m);
+        for (int k = v * VW; k < length; ++k) {
+          const float d = LOAD(src, k) - m;
+          const float e = exp(d);
+#if CACHE
+          cache[k] = LOG ? d : e;
+#endif
+          s += e;
+        }
       }
     }
     s += sum_lanes(sv);
@@ -154,6 +177,16 @@ kernel void softmax(const int outer, const int length, const int inner, const gl
 #endif
 #endif
     const float log_s = log(s), inv_s = 1.0f / s;
+#if CACHE
+    for (int v = lid; v * VW < length; v += WGS) {
+      if (v < nvec) {
+        const floatV c = LOADV_F32(cache, v * VW);
+        STOREV(LOG ? c - log_s : c * inv_s, dst, v * VW);
+      } else {
+        for (int k = v * VW; k < length; ++k) STORE(LOG ? cache[k] - log_s : cache[k] * inv_s, dst, k);
+      }
+    }
+#else
     for (int v = lid; v * VW < length; v += WGS) {
       if (v < nvec) {
         STOREV(softmax_ofv(LOADV(src, v * VW), m, log_s, inv_s), dst, v * VW);
@@ -161,6 +194,7 @@ kernel void softmax(const int outer, const int length, const int inner, const gl
         for (int k = v * VW; k < length; ++k) STORE(softmax_of(LOAD(src, k), m, log_s, inv_s), dst, k);
       }
     }
+#endif
   }
 }
 
@@ -168,7 +202,7 @@ kernel void softmax(const int outer, const int length, const int inner, const gl
 // ---- Columns: each work-item owns VW adjacent columns and walks down them. ----
 __attribute__((reqd_work_group_size(WGS, 1, 1)))
 kernel void softmax(const int outer, const int length, const int inner, const global STORAGE* restrict in,
-                    const long in_offset, global STORAGE* restrict out, const long out_offset) {
+                    const long in_offset, global STORAGE* restrict out, const long out_offset, local float* cache) {
   const int lid = get_local_id(0);
   const int col_groups = (inner + WGS * VW - 1) / (WGS * VW);
   const int c = ((get_group_id(0) % col_groups) * WGS + lid) * VW;
@@ -181,13 +215,20 @@ kernel void softmax(const int outer, const int length, const int inner, const gl
     global STORAGE* dst = out + out_offset + base;
     if (c + VW <= inner) {
       floatV m = (floatV)(-INFINITY), s = (floatV)(0.0f);
+      intV bad = (intV)(0);
 #if ONLINE
       for (int k = 0; k < length; ++k) {
         const floatV x = LOADV(src, (long)k * inner + c);
-        ONLINE_ADD(m, s, x);
+        ONLINE_ADD(m, s, bad, x);
       }
+      m = bad ? (floatV)(NAN) : m;
 #else
-      for (int k = 0; k < length; ++k) m = MAX_NAN(m, LOADV(src, (long)k * inner + c));
+      for (int k = 0; k < length; ++k) {
+        const floatV x = LOADV(src, (long)k * inner + c);
+        m = MAX_FAST(m, x);
+        bad |= NAN_MASK(x);
+      }
+      m = bad ? (floatV)(NAN) : m;
       for (int k = 0; k < length; ++k) s += exp(LOADV(src, (long)k * inner + c) - m);
 #endif
 #if LOG

@@ -60,7 +60,8 @@ SearchSpace softmax_space(const SoftmaxShape& shape, const DeviceInfo& device) {
   space.add("WGS", {1, 4, 16, 64, 256}, strided ? "work-items per work-group (one VW-column each)" : "work-items sharing a row")
       .add("VW", {1, 2, 4, 8, 16}, "vector width of loads and stores")
       .add("ROWS", {1, 4, 16, 64}, "outer rows per work-group, in turn")
-      .add("ONLINE", {0, 1}, "max and sum in one read, rescaling the sum (1), or two reads (0)");
+      .add("ONLINE", {0, 1}, "max and sum in one read, rescaling the sum (1), or two reads (0)")
+      .add("CACHE", {0, 1}, "keep a row's exp(x - max) in local memory: one exp and no third read (rows)");
   const std::int64_t max_wgs = static_cast<std::int64_t>(device.max_work_group_size);
   const auto local_bytes = static_cast<std::int64_t>(device.local_mem_bytes);
   space.constrain("WGS within the device limit and local memory", {"WGS"},
@@ -70,14 +71,20 @@ SearchSpace softmax_space(const SoftmaxShape& shape, const DeviceInfo& device) {
   const std::int64_t cap = pow2_ceil(strided ? p.inner : p.length);
   space.constrain(strided ? "WGS * VW <= next_pow2(inner)" : "WGS * VW <= next_pow2(length)", {"WGS", "VW"},
                   [=](const Config& c) { return at(c, "WGS") * at(c, "VW") <= cap; });
+  const std::int64_t row_bytes = strided ? -1 : p.length * 4;
+  space.constrain("CACHE: rows with two-read statistics, the row within local memory", {"CACHE", "ONLINE", "WGS"},
+                  [=](const Config& c) {
+                    if (at(c, "CACHE") == 0) return true;
+                    return row_bytes >= 0 && at(c, "ONLINE") == 0 && row_bytes + at(c, "WGS") * 8 <= local_bytes;
+                  });
   return space;
 }
 
 Config softmax_default_config(const SoftmaxShape& shape, const DeviceInfo& device) {
   const ReducePass p = main_pass(shape);
-  if (p.inner > 1) return {{"WGS", default_work_group(pow2_ceil(p.inner), device)}, {"VW", 1}, {"ROWS", 1}, {"ONLINE", 0}};
+  if (p.inner > 1) return {{"WGS", default_work_group(pow2_ceil(p.inner), device)}, {"VW", 1}, {"ROWS", 1}, {"ONLINE", 0}, {"CACHE", 0}};
   const std::int64_t vw = std::min<std::int64_t>(4, pow2_ceil(p.length));
-  return {{"WGS", default_work_group(pow2_ceil(p.length) / vw, device)}, {"VW", vw}, {"ROWS", 1}, {"ONLINE", 0}};
+  return {{"WGS", default_work_group(pow2_ceil(p.length) / vw, device)}, {"VW", vw}, {"ROWS", 1}, {"ONLINE", 0}, {"CACHE", 0}};
 }
 
 LaunchPlan softmax_plan(const SoftmaxShape& shape, const SoftmaxOperands& operands, const Config& config) {
@@ -101,7 +108,8 @@ LaunchPlan softmax_plan(const SoftmaxShape& shape, const SoftmaxOperands& operan
   k.local = cl::NDRange(static_cast<std::size_t>(wgs));
   k.args = {static_cast<cl_int>(p.outer), static_cast<cl_int>(p.length), static_cast<cl_int>(p.inner),
             operands.input, static_cast<cl_long>(operands.input_offset),
-            operands.output, static_cast<cl_long>(operands.output_offset)};
+            operands.output, static_cast<cl_long>(operands.output_offset),
+            LocalMemory{at(config, "CACHE") != 0 ? static_cast<std::size_t>(p.length) * 4 : 4}};
   plan.kernels.push_back(std::move(k));
   return plan;
 }
