@@ -137,5 +137,21 @@ TEST(NormVerification, DetectsMissingParameterGradients) {
   EXPECT_NE(r.message.find("dgamma"), std::string::npos) << r.message;
 }
 
+TEST(NormFamily, PresetsAreMemoryBoundAndRoundTripThroughJson) {
+  const OpFamily* family = find_family("norm");
+  ASSERT_NE(family, nullptr);
+  const DeviceInfo& d = testing::test_session().device();
+  for (const std::string& preset : preset_names()) {
+    for (const auto& p : family->preset(preset)) {
+      EXPECT_TRUE(p->memory_bound());
+      EXPECT_TRUE(preset == "test" || p->bytes() > 0) << p->shape_key();
+      const auto back = family->from_json(p->shape_json());
+      EXPECT_EQ(back->shape_key(), p->shape_key());
+      EXPECT_EQ(back->dtype(), p->dtype());
+      EXPECT_TRUE(p->space(d).contains(p->default_config(d))) << p->shape_key();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ocltune

@@ -6,12 +6,14 @@
 
 #include <fmt/format.h>
 
+#include "db/database.h"
 #include "harness/error.h"
 #include "ops/families.h"
 #include "ops/reduce_problem.h"
 #include "tests/covering.h"
 #include "tests/test_session.h"
 #include "tuner/evaluator.h"
+#include "tuner/tuner.h"
 #include "tuner/sampling.h"
 
 namespace ocltune {
@@ -187,6 +189,43 @@ TEST(ReduceVerification, DetectsALostNaNAndAWrongIndex) {
   EXPECT_FALSE(run_modified(arg, [](LaunchPlan& p) { std::get<cl_long>(p.kernels[0].args[6]) += 1; }).ok);
   const ReduceProblem max({.dims = {29, 37}, .axes = {1}, .kind = ReduceKind::kMax}, {.specials = true});
   EXPECT_FALSE(run_modified(max, [](LaunchPlan& p) { std::get<cl_int>(p.kernels[0].args[1]) -= 1; }).ok);
+}
+
+TEST(ReduceFamily, PresetsAreMemoryBoundAndRoundTripThroughJson) {
+  const OpFamily* family = find_family("reduce");
+  ASSERT_NE(family, nullptr);
+  const DeviceInfo& d = testing::test_session().device();
+  for (const std::string& preset : preset_names()) {
+    for (const auto& p : family->preset(preset)) {
+      EXPECT_TRUE(p->memory_bound());
+      EXPECT_TRUE(preset == "test" || p->bytes() > 0) << p->shape_key();
+      const auto back = family->from_json(p->shape_json());
+      EXPECT_EQ(back->shape_key(), p->shape_key());
+      EXPECT_EQ(back->dtype(), p->dtype());
+      EXPECT_TRUE(p->space(d).contains(p->default_config(d))) << p->shape_key();
+    }
+  }
+}
+
+TEST(ReduceFamily, TunesIntoTheDatabaseInGBs) {
+  Session& session = testing::test_session();
+  Database db = Database::open(testing::temp_path("reduce-tune.db"));
+  db.upsert_device(session.device());
+  RunRow run;
+  run.device_key = session.device().key();
+  run.tool_version = "test";
+  TuneOptions options;
+  options.max_evals = 3;
+  options.timing = {.warmup = 1, .min_runs = 2, .max_runs = 3};
+  Tuner tuner(session, db, db.begin_run(run), options, nullptr);
+  const ReduceProblem problem({.dims = {33, 517}, .axes = {1}, .kind = ReduceKind::kMean, .dtype = "fp16"});
+  const ProblemReport report = tuner.tune(problem);
+  EXPECT_EQ(report.by_status.at("ok"), report.evaluated);
+  const auto best = db.best(session.device().key(), "reduce", "fp16", "exact", problem.shape_key());
+  ASSERT_TRUE(best.has_value());
+  ASSERT_TRUE(best->gbs.has_value());
+  EXPECT_GT(*best->gbs, 0.0);
+  EXPECT_FALSE(best->gflops.has_value());
 }
 
 }  // namespace

@@ -132,5 +132,21 @@ TEST(SoftmaxVerification, DetectsAWrongFormulaAndAShiftedInput) {
   EXPECT_FALSE(run_modified(problem, [](LaunchPlan& p) { std::get<cl_long>(p.kernels[0].args[4]) += 1; }).ok);
 }
 
+TEST(SoftmaxFamily, PresetsAreMemoryBoundAndRoundTripThroughJson) {
+  const OpFamily* family = find_family("softmax");
+  ASSERT_NE(family, nullptr);
+  const DeviceInfo& d = testing::test_session().device();
+  for (const std::string& preset : preset_names()) {
+    for (const auto& p : family->preset(preset)) {
+      EXPECT_TRUE(p->memory_bound());
+      EXPECT_TRUE(preset == "test" || p->bytes() > 0) << p->shape_key();
+      const auto back = family->from_json(p->shape_json());
+      EXPECT_EQ(back->shape_key(), p->shape_key());
+      EXPECT_EQ(back->dtype(), p->dtype());
+      EXPECT_TRUE(p->space(d).contains(p->default_config(d))) << p->shape_key();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ocltune
