@@ -37,8 +37,9 @@
   const int n0 = min((batch), (split) * chunk_);     \
   const int n1 = min((batch), n0 + chunk_);
 
-// Applies f(k) (a VW-vector statement) or g(k) (one element) to every element of plane p,
-// work-items striding by WGS vectors; the ragged last vector goes element-wise.
+// Runs VEC (statements on the VW elements from offset k) or ONE (on element k) over a plane of
+// `plane` elements, work-items striding by WGS vectors; the ragged last vector goes element-wise
+// (one loop per sweep: see softmax.cl on PoCL).
 #define FOR_PLANE(plane, lid, VEC, ONE)                    \
   for (int v_ = (lid); v_ * VW < (plane); v_ += WGS) {     \
     if (v_ < (plane) / VW) {                               \
@@ -63,7 +64,8 @@ static inline void finalize_stats(const int c, const float count, const float me
 }
 
 __attribute__((reqd_work_group_size(WGS, 1, 1)))
-kernel void batch_norm_stats(const int batch, const int channels, const int plane, const float eps, const float momentum,
+kernel void batch_norm_stats(const int batch, const int channels, const int plane, const float eps,
+                             const float momentum,
                              const global STORAGE* restrict x, const long x_off, const global STORAGE* restrict gamma,
                              const long g_off, const global STORAGE* restrict beta, const long b_off,
                              global STORAGE* restrict y, const long y_off, global float* restrict save_mean,
@@ -143,9 +145,10 @@ kernel void batch_norm_stats(const int batch, const int channels, const int plan
 // Merges the SPLIT partial statistics of each channel and finalises them.
 __attribute__((reqd_work_group_size(WGS, 1, 1)))
 kernel void batch_norm_combine(const int channels, const float eps, const float momentum,
-                               const global float* restrict partial, global float* restrict save_mean, const long sm_off,
-                               global float* restrict save_invstd, const long si_off, global float* restrict running_mean,
-                               const long rm_off, global float* restrict running_var, const long rv_off) {
+                               const global float* restrict partial, global float* restrict save_mean,
+                               const long sm_off, global float* restrict save_invstd, const long si_off,
+                               global float* restrict running_mean, const long rm_off,
+                               global float* restrict running_var, const long rv_off) {
   const int c = get_global_id(0);
   if (c >= channels) return;
   float n = 0.0f, mean = 0.0f, m2 = 0.0f;
@@ -263,7 +266,8 @@ kernel void batch_norm_backward_apply(const int batch, const int channels, const
                                       const global float* restrict save_mean, const long sm_off,
                                       const global float* restrict save_invstd, const long si_off,
                                       const global STORAGE* restrict gamma, const long g_off,
-                                      const global float* restrict sums, global STORAGE* restrict dx, const long dx_off) {
+                                      const global float* restrict sums, global STORAGE* restrict dx,
+                                      const long dx_off) {
   const int lid = get_local_id(0);
   const int p0 = get_group_id(0) * ROWS;
   const int p1 = min(batch * channels, p0 + ROWS);

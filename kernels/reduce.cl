@@ -190,9 +190,11 @@ static inline void fold_lane(float* best, int* best_i, const float v, const int 
 #endif
 }
 #if ARG
-#define FOLD_LANE(u, l, best, best_i) fold_lane(&best, &best_i, lane_value(acc[u], l), lane_index(idx[u], l), lane_index(nidx[u], l), 0)
+#define FOLD_LANE(u, l, best, best_i) \
+  fold_lane(&best, &best_i, lane_value(acc[u], l), lane_index(idx[u], l), lane_index(nidx[u], l), 0)
 #elif TRACK_NAN
-#define FOLD_LANE(u, l, best, best_i) fold_lane(&best, &best_i, lane_value(acc[u], l), 0, 0, lane_index(bad[u], l))
+#define FOLD_LANE(u, l, best, best_i) \
+  fold_lane(&best, &best_i, lane_value(acc[u], l), 0, 0, lane_index(bad[u], l))
 #else
 #define FOLD_LANE(u, l, best, best_i) fold_lane(&best, &best_i, lane_value(acc[u], l), 0, 0, 0)
 #endif

@@ -187,8 +187,8 @@ static inline void group_sum2(float* a, float* b, local float* sa, local float* 
 #endif
 }
 
-static inline void group_welford(float* n, float* mean, float* m2, local float* sn, local float* smean, local float* sm2,
-                                 const int lid) {
+static inline void group_welford(float* n, float* mean, float* m2, local float* sn, local float* smean,
+                                 local float* sm2, const int lid) {
 #if WGS > 1
   barrier(CLK_LOCAL_MEM_FENCE);
   sn[lid] = *n;

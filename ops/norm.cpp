@@ -41,8 +41,9 @@ NormKind parse_norm_kind(const std::string& name) {
   for (int i = 0; i < 4; ++i) {
     if (name == kKindNames[i]) return static_cast<NormKind>(i);
   }
-  throw Error(fmt::format("unknown normalisation '{}' (layer_norm, layer_norm_backward, batch_norm, batch_norm_backward)",
-                          name.substr(0, 32)));
+  throw Error(
+      fmt::format("unknown normalisation '{}' (layer_norm, layer_norm_backward, batch_norm, batch_norm_backward)",
+                  name.substr(0, 32)));
 }
 
 std::int64_t NormShape::rows() const { return product(dims, 0, static_cast<std::size_t>(axis)); }
@@ -68,7 +69,9 @@ NormShape NormShape::from_json(const nlohmann::json& j) {
   NormShape s;
   s.kind = parse_norm_kind(string_field(j, "kind", "layer_norm"));
   s.dims = int_list_field(j, "dims", 4, 0, kMaxDimension);
-  s.axis = is_batch_norm(s.kind) ? 1 : static_cast<int>(int_field(j, "axis", 0, 3, static_cast<std::int64_t>(s.dims.size()) - 1));
+  s.axis = is_batch_norm(s.kind)
+               ? 1
+               : static_cast<int>(int_field(j, "axis", 0, 3, static_cast<std::int64_t>(s.dims.size()) - 1));
   s.eps = static_cast<float>(number_field(j, "eps", 1e-5));
   s.momentum = static_cast<float>(number_field(j, "momentum", 0.1));
   s.dtype = string_field(j, "dtype", "fp32");
@@ -78,15 +81,18 @@ NormShape NormShape::from_json(const nlohmann::json& j) {
 
 void NormShape::validate() const {
   const char* name = norm_kind_name(kind);
-  if (!is_storage_dtype(dtype)) throw Error(fmt::format("{}: dtype '{}' is not fp32, fp16 or bf16", name, dtype.substr(0, 16)));
+  if (!is_storage_dtype(dtype))
+    throw Error(fmt::format("{}: dtype '{}' is not fp32, fp16 or bf16", name, dtype.substr(0, 16)));
   if (dims.empty() || dims.size() > 4) throw Error(fmt::format("{}: a tensor of 1 to 4 dimensions", name));
   // layer_norm may have empty outer dimensions (no rows); normalised dimensions are never empty.
   for (std::size_t d = 0; d < dims.size(); ++d) {
     const bool outer = !is_batch_norm(kind) && static_cast<int>(d) < axis;
-    if (dims[d] < (outer ? 0 : 1)) throw Error(fmt::format("{}: dimension {} must be at least {}", name, d, outer ? 0 : 1));
+    if (dims[d] < (outer ? 0 : 1))
+      throw Error(fmt::format("{}: dimension {} must be at least {}", name, d, outer ? 0 : 1));
   }
   if (elements() > kMaxDimension) throw Error(fmt::format("{}: more than 2^31-1 elements", name));
-  if (!(eps > 0.0f) || !(momentum >= 0.0f && momentum <= 1.0f)) throw Error(fmt::format("{}: eps > 0, 0 <= momentum <= 1", name));
+  if (!(eps > 0.0f) || !(momentum >= 0.0f && momentum <= 1.0f))
+    throw Error(fmt::format("{}: eps > 0, 0 <= momentum <= 1", name));
   if (is_batch_norm(kind)) {
     if (dims.size() < 2) throw Error(fmt::format("{}: dims are [N, C, ...]", name));
     // PyTorch refuses training statistics of a single value per channel (unbiased variance).
@@ -116,7 +122,9 @@ double NormShape::bytes() const {
 SearchSpace norm_space(const NormShape& shape, const DeviceInfo& device) {
   const bool batch = is_batch_norm(shape.kind);
   SearchSpace space(norm_kind_name(shape.kind));
-  space.add("WGS", {1, 4, 16, 64, 256}, batch ? "work-items per work-group (striding over a plane)" : "work-items sharing a row")
+  space
+      .add("WGS", {1, 4, 16, 64, 256},
+           batch ? "work-items per work-group (striding over a plane)" : "work-items sharing a row")
       .add("VW", {1, 2, 4, 8, 16}, "vector width of loads and stores");
   const std::int64_t max_wgs = static_cast<std::int64_t>(device.max_work_group_size);
   const auto local_bytes = static_cast<std::int64_t>(device.local_mem_bytes);
@@ -126,7 +134,8 @@ SearchSpace norm_space(const NormShape& shape, const DeviceInfo& device) {
   space.constrain(batch ? "WGS * VW <= next_pow2(plane)" : "WGS * VW <= next_pow2(n)", {"WGS", "VW"},
                   [=](const Config& c) { return at(c, "WGS") * at(c, "VW") <= seg_cap; });
   if (!batch) {
-    space.add("ROWS", {1, 4, 16, 64}, is_backward(shape.kind) ? "rows per work-group (per partial dgamma/dbeta)" : "rows per work-group");
+    space.add("ROWS", {1, 4, 16, 64},
+              is_backward(shape.kind) ? "rows per work-group (per partial dgamma/dbeta)" : "rows per work-group");
     if (!is_backward(shape.kind)) space.add("WELFORD", {0, 1}, "Welford statistics in one read (1) or two reads (0)");
     const std::int64_t rows_cap = pow2_ceil(shape.rows());
     space.constrain("ROWS <= next_pow2(rows)", {"ROWS"}, [=](const Config& c) { return at(c, "ROWS") <= rows_cap; });
@@ -135,14 +144,15 @@ SearchSpace norm_space(const NormShape& shape, const DeviceInfo& device) {
   space.add("SPLIT", {1, 4, 16, 64}, "work-groups per channel for the statistics (> 1: partials, then a combine)")
       .add("FUSED", {0, 1}, "the statistics work-group also normalises its channel")
       .add("ROWS", {1, 4, 16, 64}, "planes per work-group of the apply kernel");
-  if (shape.kind == NormKind::kBatch) space.add("WELFORD", {0, 1}, "Welford statistics in one read (1) or two reads (0)");
+  if (shape.kind == NormKind::kBatch)
+    space.add("WELFORD", {0, 1}, "Welford statistics in one read (1) or two reads (0)");
   const std::int64_t batch_cap = pow2_ceil(shape.batch());
   space.constrain("SPLIT <= next_pow2(batch)", {"SPLIT"}, [=](const Config& c) { return at(c, "SPLIT") <= batch_cap; });
-  space.constrain("FUSED needs SPLIT = 1; ROWS is unused (1) when FUSED", {"SPLIT", "FUSED", "ROWS"}, [](const Config& c) {
-    return at(c, "FUSED") == 0 || (at(c, "SPLIT") == 1 && at(c, "ROWS") == 1);
-  });
+  space.constrain("FUSED needs SPLIT = 1; ROWS is unused (1) when FUSED", {"SPLIT", "FUSED", "ROWS"},
+                  [](const Config& c) { return at(c, "FUSED") == 0 || (at(c, "SPLIT") == 1 && at(c, "ROWS") == 1); });
   const std::int64_t planes_cap = pow2_ceil(shape.batch() * shape.channels());
-  space.constrain("ROWS <= next_pow2(batch * channels)", {"ROWS"}, [=](const Config& c) { return at(c, "ROWS") <= planes_cap; });
+  space.constrain("ROWS <= next_pow2(batch * channels)", {"ROWS"},
+                  [=](const Config& c) { return at(c, "ROWS") <= planes_cap; });
   if (shape.kind == NormKind::kBatch) {
     space.constrain("two-read statistics need SPLIT = 1", {"SPLIT", "WELFORD"},
                     [](const Config& c) { return at(c, "WELFORD") == 1 || at(c, "SPLIT") == 1; });

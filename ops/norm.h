@@ -61,11 +61,11 @@ struct TensorRef {
 // The tensors of every kind; a kind uses only its own (the others may stay empty). x, dy, y, dx,
 // gamma, beta, dgamma, dbeta are in the storage type; the statistics are fp32.
 struct NormOperands {
-  TensorRef x, dy, gamma, beta;            // inputs (dy: backward)
-  TensorRef mean, rstd;                    // per row (layer) or channel (batch: save_mean, save_invstd);
-                                           // written forward, read backward
-  TensorRef running_mean, running_var;     // batch_norm forward: updated in place
-  TensorRef y, dx, dgamma, dbeta;          // outputs
+  TensorRef x, dy, gamma, beta;         // inputs (dy: backward)
+  TensorRef mean, rstd;                 // per row (layer) or channel (batch: save_mean, save_invstd);
+                                        // written forward, read backward
+  TensorRef running_mean, running_var;  // batch_norm forward: updated in place
+  TensorRef y, dx, dgamma, dbeta;       // outputs
 };
 
 SearchSpace norm_space(const NormShape& shape, const DeviceInfo& device);

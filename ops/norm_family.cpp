@@ -10,29 +10,38 @@ namespace {
 
 NormShape layer(std::vector<std::int64_t> dims, const char* dtype = "fp32", bool backward = false) {
   const int axis = static_cast<int>(dims.size()) - 1;
-  return {.kind = backward ? NormKind::kLayerBackward : NormKind::kLayer, .dims = std::move(dims), .axis = axis, .dtype = dtype};
+  return {.kind = backward ? NormKind::kLayerBackward : NormKind::kLayer,
+          .dims = std::move(dims),
+          .axis = axis,
+          .dtype = dtype};
 }
 NormShape batch(std::vector<std::int64_t> dims, const char* dtype = "fp32", bool backward = false) {
-  return {.kind = backward ? NormKind::kBatchBackward : NormKind::kBatch, .dims = std::move(dims), .axis = 1, .dtype = dtype};
+  return {.kind = backward ? NormKind::kBatchBackward : NormKind::kBatch,
+          .dims = std::move(dims),
+          .axis = 1,
+          .dtype = dtype};
 }
 
 // BERT-base layer_norm over 768 at 8 sequences of 512 tokens; ResNet-50 batch_norm at batch 32 on
 // a 56x56 stage (large planes) and the 7x7 stage (small planes, many channels).
 std::vector<NormShape> default_shapes() {
-  return {layer({8, 512, 768}),         layer({8, 512, 768}, "fp16"),         layer({4096, 768}, "fp32", true),
-          batch({32, 256, 56, 56}),     batch({32, 2048, 7, 7}, "fp16"),       batch({32, 256, 56, 56}, "fp32", true)};
+  return {layer({8, 512, 768}),     layer({8, 512, 768}, "fp16"),    layer({4096, 768}, "fp32", true),
+          batch({32, 256, 56, 56}), batch({32, 2048, 7, 7}, "fp16"), batch({32, 256, 56, 56}, "fp32", true)};
 }
 
 // The same layers at sizes a 2-core CPU tunes in well under a minute.
 std::vector<NormShape> quick_shapes() {
-  return {layer({512, 768}), layer({256, 768}, "fp16", true), batch({8, 64, 28, 28}), batch({8, 64, 14, 14}, "bf16", true)};
+  return {layer({512, 768}), layer({256, 768}, "fp16", true), batch({8, 64, 28, 28}),
+          batch({8, 64, 14, 14}, "bf16", true)};
 }
 
 }  // namespace
 
 std::vector<NormTestCase> norm_test_cases() {
   std::vector<NormTestCase> cases;
-  auto add = [&](NormShape s, NormInstance i = {}, bool thorough = false) { cases.push_back({std::move(s), i, thorough}); };
+  auto add = [&](NormShape s, NormInstance i = {}, bool thorough = false) {
+    cases.push_back({std::move(s), i, thorough});
+  };
   // Thorough cases (every sampled configuration) cover every kind in every storage type; the
   // others meet a few configurations each. Sizes of 1, primes, a normalised extent of 1, no or
   // empty outer dimensions (layer_norm), planes of 1 (batch_norm over [N, C]).
@@ -73,7 +82,8 @@ class NormFamily : public OpFamily {
   ProblemList preset(const std::string& preset) const override {
     ProblemList problems;
     if (preset == "test") {
-      for (const NormTestCase& c : norm_test_cases()) problems.push_back(std::make_unique<NormProblem>(c.shape, c.instance));
+      for (const NormTestCase& c : norm_test_cases())
+        problems.push_back(std::make_unique<NormProblem>(c.shape, c.instance));
       return problems;
     }
     if (preset != "default" && preset != "quick") throw Error(fmt::format("norm has no shape preset '{}'", preset));

@@ -40,9 +40,21 @@ LaunchPlan layer_plan(const NormShape& s, const NormOperands& o, const Config& c
     check_refs(s, {&o.x, &o.gamma, &o.beta, &o.y, &o.mean, &o.rstd});
     if (rows == 0) return plan;
     KernelLaunch k = launch_of(s, config, "norm_layer.cl", "layer_norm", groups);
-    k.args = {static_cast<cl_int>(rows), static_cast<cl_int>(n), static_cast<cl_float>(s.eps),
-              o.x.buffer,    off(o.x),    o.gamma.buffer, off(o.gamma), o.beta.buffer, off(o.beta),
-              o.y.buffer,    off(o.y),    o.mean.buffer,  off(o.mean),  o.rstd.buffer, off(o.rstd)};
+    k.args = {static_cast<cl_int>(rows),
+              static_cast<cl_int>(n),
+              static_cast<cl_float>(s.eps),
+              o.x.buffer,
+              off(o.x),
+              o.gamma.buffer,
+              off(o.gamma),
+              o.beta.buffer,
+              off(o.beta),
+              o.y.buffer,
+              off(o.y),
+              o.mean.buffer,
+              off(o.mean),
+              o.rstd.buffer,
+              off(o.rstd)};
     plan.kernels.push_back(std::move(k));
     return plan;
   }
@@ -50,14 +62,32 @@ LaunchPlan layer_plan(const NormShape& s, const NormOperands& o, const Config& c
   const cl::Buffer partial = workspace.get(static_cast<std::size_t>(2 * std::max<std::int64_t>(1, groups) * n) * 4, 0);
   if (rows > 0) {
     KernelLaunch k = launch_of(s, config, "norm_layer.cl", "layer_norm_backward", groups);
-    k.args = {static_cast<cl_int>(rows), static_cast<cl_int>(n), o.dy.buffer, off(o.dy), o.x.buffer, off(o.x),
-              o.mean.buffer, off(o.mean), o.rstd.buffer, off(o.rstd), o.gamma.buffer, off(o.gamma),
-              o.dx.buffer, off(o.dx), partial};
+    k.args = {static_cast<cl_int>(rows),
+              static_cast<cl_int>(n),
+              o.dy.buffer,
+              off(o.dy),
+              o.x.buffer,
+              off(o.x),
+              o.mean.buffer,
+              off(o.mean),
+              o.rstd.buffer,
+              off(o.rstd),
+              o.gamma.buffer,
+              off(o.gamma),
+              o.dx.buffer,
+              off(o.dx),
+              partial};
     plan.kernels.push_back(std::move(k));
   }
   // With no rows the sums are empty: dgamma = dbeta = 0, as in PyTorch.
-  KernelLaunch g = launch_of(s, config, "norm_layer.cl", "layer_norm_param_grads", (n + at(config, "WGS") - 1) / at(config, "WGS"));
-  g.args = {static_cast<cl_int>(groups), static_cast<cl_int>(n), partial, o.dgamma.buffer, off(o.dgamma), o.dbeta.buffer,
+  KernelLaunch g =
+      launch_of(s, config, "norm_layer.cl", "layer_norm_param_grads", (n + at(config, "WGS") - 1) / at(config, "WGS"));
+  g.args = {static_cast<cl_int>(groups),
+            static_cast<cl_int>(n),
+            partial,
+            o.dgamma.buffer,
+            off(o.dgamma),
+            o.dbeta.buffer,
             off(o.dbeta)};
   plan.kernels.push_back(std::move(g));
   return plan;
@@ -70,31 +100,57 @@ LaunchPlan batch_plan(const NormShape& s, const NormOperands& o, const Config& c
   const bool fused = at(config, "FUSED") != 0;
   const std::int64_t channel_groups = (c + wgs - 1) / wgs;
   const std::int64_t apply_groups = (n * c + per_group - 1) / per_group;
-  const auto dims = [&] { return std::vector<KernelArg>{static_cast<cl_int>(n), static_cast<cl_int>(c), static_cast<cl_int>(hw)}; };
+  const auto dims = [&] {
+    return std::vector<KernelArg>{static_cast<cl_int>(n), static_cast<cl_int>(c), static_cast<cl_int>(hw)};
+  };
   if (s.kind == NormKind::kBatch) {
     check_refs(s, {&o.x, &o.gamma, &o.beta, &o.y, &o.mean, &o.rstd, &o.running_mean, &o.running_var});
     const cl::Buffer partial = workspace.get(static_cast<std::size_t>(c * split * 3) * 4, 0);
     KernelLaunch k = launch_of(s, config, "norm_batch.cl", "batch_norm_stats", c * split);
     k.args = dims();
-    const std::vector<KernelArg> rest = {
-        static_cast<cl_float>(s.eps), static_cast<cl_float>(s.momentum), o.x.buffer, off(o.x), o.gamma.buffer,
-        off(o.gamma), o.beta.buffer, off(o.beta), o.y.buffer, off(o.y), o.mean.buffer, off(o.mean), o.rstd.buffer,
-        off(o.rstd), o.running_mean.buffer, off(o.running_mean), o.running_var.buffer, off(o.running_var), partial};
+    const std::vector<KernelArg> rest = {static_cast<cl_float>(s.eps),
+                                         static_cast<cl_float>(s.momentum),
+                                         o.x.buffer,
+                                         off(o.x),
+                                         o.gamma.buffer,
+                                         off(o.gamma),
+                                         o.beta.buffer,
+                                         off(o.beta),
+                                         o.y.buffer,
+                                         off(o.y),
+                                         o.mean.buffer,
+                                         off(o.mean),
+                                         o.rstd.buffer,
+                                         off(o.rstd),
+                                         o.running_mean.buffer,
+                                         off(o.running_mean),
+                                         o.running_var.buffer,
+                                         off(o.running_var),
+                                         partial};
     k.args.insert(k.args.end(), rest.begin(), rest.end());
     plan.kernels.push_back(std::move(k));
     if (split > 1) {
       KernelLaunch m = launch_of(s, config, "norm_batch.cl", "batch_norm_combine", channel_groups);
-      m.args = {static_cast<cl_int>(c), static_cast<cl_float>(s.eps), static_cast<cl_float>(s.momentum), partial,
-                o.mean.buffer, off(o.mean), o.rstd.buffer, off(o.rstd), o.running_mean.buffer, off(o.running_mean),
-                o.running_var.buffer, off(o.running_var)};
+      m.args = {static_cast<cl_int>(c),
+                static_cast<cl_float>(s.eps),
+                static_cast<cl_float>(s.momentum),
+                partial,
+                o.mean.buffer,
+                off(o.mean),
+                o.rstd.buffer,
+                off(o.rstd),
+                o.running_mean.buffer,
+                off(o.running_mean),
+                o.running_var.buffer,
+                off(o.running_var)};
       plan.kernels.push_back(std::move(m));
     }
     if (!fused) {
       KernelLaunch a = launch_of(s, config, "norm_batch.cl", "batch_norm_apply", apply_groups);
       a.args = dims();
-      const std::vector<KernelArg> more = {o.x.buffer, off(o.x), o.gamma.buffer, off(o.gamma), o.beta.buffer,
-                                           off(o.beta), o.y.buffer, off(o.y), o.mean.buffer, off(o.mean),
-                                           o.rstd.buffer, off(o.rstd)};
+      const std::vector<KernelArg> more = {o.x.buffer,    off(o.x),    o.gamma.buffer, off(o.gamma),
+                                           o.beta.buffer, off(o.beta), o.y.buffer,     off(o.y),
+                                           o.mean.buffer, off(o.mean), o.rstd.buffer,  off(o.rstd)};
       a.args.insert(a.args.end(), more.begin(), more.end());
       plan.kernels.push_back(std::move(a));
     }
@@ -105,10 +161,10 @@ LaunchPlan batch_plan(const NormShape& s, const NormOperands& o, const Config& c
   const cl::Buffer sums = workspace.get(static_cast<std::size_t>(c * 2) * 4, 1);
   KernelLaunch k = launch_of(s, config, "norm_batch.cl", "batch_norm_backward_stats", c * split);
   k.args = dims();
-  const std::vector<KernelArg> rest = {o.dy.buffer,     off(o.dy),     o.x.buffer,     off(o.x),     o.mean.buffer,
-                                       off(o.mean),     o.rstd.buffer, off(o.rstd),    o.gamma.buffer, off(o.gamma),
-                                       o.dx.buffer,     off(o.dx),     o.dgamma.buffer, off(o.dgamma), o.dbeta.buffer,
-                                       off(o.dbeta),    sums,          partial};
+  const std::vector<KernelArg> rest = {o.dy.buffer,  off(o.dy),     o.x.buffer,      off(o.x),       o.mean.buffer,
+                                       off(o.mean),  o.rstd.buffer, off(o.rstd),     o.gamma.buffer, off(o.gamma),
+                                       o.dx.buffer,  off(o.dx),     o.dgamma.buffer, off(o.dgamma),  o.dbeta.buffer,
+                                       off(o.dbeta), sums,          partial};
   k.args.insert(k.args.end(), rest.begin(), rest.end());
   plan.kernels.push_back(std::move(k));
   if (split > 1) {
@@ -119,9 +175,9 @@ LaunchPlan batch_plan(const NormShape& s, const NormOperands& o, const Config& c
   if (!fused) {
     KernelLaunch a = launch_of(s, config, "norm_batch.cl", "batch_norm_backward_apply", apply_groups);
     a.args = dims();
-    const std::vector<KernelArg> more = {o.dy.buffer,   off(o.dy),   o.x.buffer,     off(o.x),     o.mean.buffer,
-                                         off(o.mean),   o.rstd.buffer, off(o.rstd),  o.gamma.buffer, off(o.gamma),
-                                         sums,          o.dx.buffer, off(o.dx)};
+    const std::vector<KernelArg> more = {o.dy.buffer, off(o.dy),     o.x.buffer,  off(o.x),       o.mean.buffer,
+                                         off(o.mean), o.rstd.buffer, off(o.rstd), o.gamma.buffer, off(o.gamma),
+                                         sums,        o.dx.buffer,   off(o.dx)};
     a.args.insert(a.args.end(), more.begin(), more.end());
     plan.kernels.push_back(std::move(a));
   }

@@ -11,7 +11,8 @@ namespace {
 struct Sampler {
   std::int64_t step = 1, count = 0;
   Sampler(std::int64_t segments, std::int64_t segment_size)
-      : step(std::max<std::int64_t>(1, (segments * segment_size + kNormFullCheckElements - 1) / kNormFullCheckElements)),
+      : step(
+            std::max<std::int64_t>(1, (segments * segment_size + kNormFullCheckElements - 1) / kNormFullCheckElements)),
         count(segments) {}
   bool take(std::int64_t s) const { return s % step == 0 || s == count - 1; }
   // Sampled outputs: every element of the tensor is written (and must be finite) even if not compared.
@@ -133,10 +134,10 @@ void batch_forward(const NormShape& s, const NormTensors& t, NormReference& ref)
     const double rm = t.running_mean.at(c), rv = t.running_var.at(c);
     mean.expected.push_back(expect_stored(at(t.mean, c), m, m_abs, tol, "fp32"));
     invstd.expected.push_back(expect_stored(at(t.rstd, c), r, r, tol, "fp32"));
-    running_mean.expected.push_back(
-        expect_stored(at(t.running_mean, c), (1 - mom) * rm + mom * m, (1 - mom) * std::abs(rm) + mom * m_abs, tol, "fp32"));
-    running_var.expected.push_back(
-        expect_stored(at(t.running_var, c), (1 - mom) * rv + mom * unbiased, (1 - mom) * std::abs(rv) + mom * unbiased, tol, "fp32"));
+    running_mean.expected.push_back(expect_stored(at(t.running_mean, c), (1 - mom) * rm + mom * m,
+                                                  (1 - mom) * std::abs(rm) + mom * m_abs, tol, "fp32"));
+    running_var.expected.push_back(expect_stored(at(t.running_var, c), (1 - mom) * rv + mom * unbiased,
+                                                 (1 - mom) * std::abs(rv) + mom * unbiased, tol, "fp32"));
     const double g = t.gamma.at(c), b = t.beta.at(c);
     for (std::int64_t n = 0; n < batch; ++n) {
       if (!sampler.take(n * channels + c)) continue;
@@ -202,17 +203,26 @@ void fill_saved_statistics(const NormShape& s, NormTensors& t) {
     double sq = 0;
     for (double v : xs) sq += (v - m) * (v - m);
     t.mean.set(gi, static_cast<float>(m));
-    t.rstd.set(gi, static_cast<float>(1.0 / std::sqrt(sq / static_cast<double>(xs.size()) + static_cast<double>(s.eps))));
+    t.rstd.set(gi,
+               static_cast<float>(1.0 / std::sqrt(sq / static_cast<double>(xs.size()) + static_cast<double>(s.eps))));
   }
 }
 
 NormReference norm_reference(const NormShape& shape, const NormTensors& t) {
   NormReference ref;
   switch (shape.kind) {
-    case NormKind::kLayer: layer_forward(shape, t, ref); break;
-    case NormKind::kLayerBackward: layer_backward(shape, t, ref); break;
-    case NormKind::kBatch: batch_forward(shape, t, ref); break;
-    case NormKind::kBatchBackward: batch_backward(shape, t, ref); break;
+    case NormKind::kLayer:
+      layer_forward(shape, t, ref);
+      break;
+    case NormKind::kLayerBackward:
+      layer_backward(shape, t, ref);
+      break;
+    case NormKind::kBatch:
+      batch_forward(shape, t, ref);
+      break;
+    case NormKind::kBatchBackward:
+      batch_backward(shape, t, ref);
+      break;
   }
   return ref;
 }

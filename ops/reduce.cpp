@@ -19,11 +19,16 @@ std::int64_t at(const Config& c, const char* name) { return c.at(name); }
 // RED_OP of kernels/reduce.cl: how two partial results combine.
 int red_op(ReduceKind k) {
   switch (k) {
-    case ReduceKind::kMax: return 1;
-    case ReduceKind::kMin: return 2;
-    case ReduceKind::kArgmax: return 3;
-    case ReduceKind::kArgmin: return 4;
-    default: return 0;
+    case ReduceKind::kMax:
+      return 1;
+    case ReduceKind::kMin:
+      return 2;
+    case ReduceKind::kArgmax:
+      return 3;
+    case ReduceKind::kArgmin:
+      return 4;
+    default:
+      return 0;
   }
 }
 
@@ -53,21 +58,25 @@ KernelLaunch stage_launch(const ReduceShape& shape, const Stage& s) {
 
   KernelLaunch k;
   k.program.files = {"storage.cl", "reduce_vec.cl", "reduce.cl"};
-  k.program.defines = {{"DTYPE", dtype_define(shape.dtype)},
-                       {"RED_OP", std::to_string(red_op(shape.kind))},
-                       {"SQUARE", s.square ? "1" : "0"},
-                       {"FINAL", std::to_string(s.final)},
-                       {"IN_F32", s.in_f32 ? "1" : "0"},
-                       {"OUT_F32", s.out_f32 ? "1" : "0"},
+  k.program.defines = {{"DTYPE", dtype_define(shape.dtype)}, {"RED_OP", std::to_string(red_op(shape.kind))},
+                       {"SQUARE", s.square ? "1" : "0"},     {"FINAL", std::to_string(s.final)},
+                       {"IN_F32", s.in_f32 ? "1" : "0"},     {"OUT_F32", s.out_f32 ? "1" : "0"},
                        {"STRIDED", s.strided ? "1" : "0"}};
   for (const auto& [name, value] : s.tunables) k.program.defines.emplace_back(name, std::to_string(value));
   k.kernel = "reduce";
   k.global = cl::NDRange(static_cast<std::size_t>(groups * wgs));
   k.local = cl::NDRange(static_cast<std::size_t>(wgs));
-  k.args = {static_cast<cl_int>(p.outer), static_cast<cl_int>(p.length), static_cast<cl_int>(p.inner),
-            static_cast<cl_int>(chunk),   static_cast<cl_float>(s.scale),
-            s.in,  static_cast<cl_long>(s.in_offset),  s.in_idx,
-            s.out, static_cast<cl_long>(s.out_offset), s.out_idx};
+  k.args = {static_cast<cl_int>(p.outer),
+            static_cast<cl_int>(p.length),
+            static_cast<cl_int>(p.inner),
+            static_cast<cl_int>(chunk),
+            static_cast<cl_float>(s.scale),
+            s.in,
+            static_cast<cl_long>(s.in_offset),
+            s.in_idx,
+            s.out,
+            static_cast<cl_long>(s.out_offset),
+            s.out_idx};
   return k;
 }
 
@@ -93,8 +102,8 @@ std::string ReduceShape::key() const {
 }
 
 nlohmann::json ReduceShape::to_json() const {
-  return {{"op", "reduce"}, {"dims", dims},   {"axes", axes}, {"keepdim", keepdim},
-          {"kind", reduce_kind_name(kind)}, {"dtype", dtype}};
+  return {{"op", "reduce"}, {"dims", dims}, {"axes", axes}, {"keepdim", keepdim}, {"kind", reduce_kind_name(kind)},
+          {"dtype", dtype}};
 }
 
 ReduceShape ReduceShape::from_json(const nlohmann::json& j) {
@@ -115,7 +124,8 @@ ReduceShape ReduceShape::from_json(const nlohmann::json& j) {
 }
 
 void ReduceShape::validate() const {
-  if (!is_storage_dtype(dtype)) throw Error(fmt::format("reduce: dtype '{}' is not fp32, fp16 or bf16", dtype.substr(0, 16)));
+  if (!is_storage_dtype(dtype))
+    throw Error(fmt::format("reduce: dtype '{}' is not fp32, fp16 or bf16", dtype.substr(0, 16)));
   if (axes.empty()) throw Error("reduce: no axis to reduce");
   if (!std::is_sorted(axes.begin(), axes.end())) throw Error("reduce: axes must be ascending");
   const ReduceLayout l = layout();  // throws for bad dims and axes
@@ -144,7 +154,8 @@ SearchSpace reduce_space(const ReduceShape& shape, const DeviceInfo& device) {
   SearchSpace space(strided ? "columns" : "rows");
   space.add("WGS", {1, 4, 16, 64, 256}, "work-items per work-group")
       .add("VW", {1, 2, 4, 8, 16}, "vector width of loads")
-      .add("UNROLL", {1, 2, 4}, strided ? "vectors of adjacent columns per work-item" : "independent accumulators per work-item")
+      .add("UNROLL", {1, 2, 4},
+           strided ? "vectors of adjacent columns per work-item" : "independent accumulators per work-item")
       .add("SPLIT", {1, 4, 16, 64}, "work-groups per reduced range (> 1: two passes through fp32 partials)")
       .add("ROWS", {1, 4, 16, 64}, "outer rows per work-group, in turn");
   const std::int64_t max_wgs = static_cast<std::int64_t>(device.max_work_group_size);
@@ -158,7 +169,8 @@ SearchSpace reduce_space(const ReduceShape& shape, const DeviceInfo& device) {
     space.constrain("WGS * VW * UNROLL <= next_pow2(inner) (no idle work-items)", {"WGS", "VW", "UNROLL"},
                     [=](const Config& c) { return at(c, "WGS") * at(c, "VW") * at(c, "UNROLL") <= inner_cap; });
     const std::int64_t length = p.length;
-    space.constrain("SPLIT <= length", {"SPLIT"}, [=](const Config& c) { return at(c, "SPLIT") <= std::max<std::int64_t>(1, length); });
+    space.constrain("SPLIT <= length", {"SPLIT"},
+                    [=](const Config& c) { return at(c, "SPLIT") <= std::max<std::int64_t>(1, length); });
   } else {
     const std::int64_t length_cap = pow2_ceil(p.length);
     space.constrain("WGS * VW <= next_pow2(length) (no idle work-items)", {"WGS", "VW"},
@@ -166,7 +178,8 @@ SearchSpace reduce_space(const ReduceShape& shape, const DeviceInfo& device) {
     const std::int64_t length = p.length;
     space.constrain("SPLIT = 1 or each split gets a full step of the group", {"WGS", "VW", "UNROLL", "SPLIT"},
                     [=](const Config& c) {
-                      return at(c, "SPLIT") == 1 || at(c, "SPLIT") * at(c, "WGS") * at(c, "VW") * at(c, "UNROLL") <= length;
+                      return at(c, "SPLIT") == 1 ||
+                             at(c, "SPLIT") * at(c, "WGS") * at(c, "VW") * at(c, "UNROLL") <= length;
                     });
   }
   return space;
@@ -184,10 +197,15 @@ Config reduce_default_config(const ReduceShape& shape, const DeviceInfo& device)
   const ReduceLayout layout = shape.layout();
   const ReducePass p = layout.passes.empty() ? ReducePass{} : layout.passes.front();
   if (p.inner > 1) {
-    return {{"WGS", default_work_group(pow2_ceil(p.inner), device)}, {"VW", 1}, {"UNROLL", 1}, {"SPLIT", 1}, {"ROWS", 1}};
+    return {
+        {"WGS", default_work_group(pow2_ceil(p.inner), device)}, {"VW", 1}, {"UNROLL", 1}, {"SPLIT", 1}, {"ROWS", 1}};
   }
   const std::int64_t vw = std::min<std::int64_t>(4, pow2_ceil(p.length));
-  return {{"WGS", default_work_group(pow2_ceil(p.length) / vw, device)}, {"VW", vw}, {"UNROLL", 1}, {"SPLIT", 1}, {"ROWS", 1}};
+  return {{"WGS", default_work_group(pow2_ceil(p.length) / vw, device)},
+          {"VW", vw},
+          {"UNROLL", 1},
+          {"SPLIT", 1},
+          {"ROWS", 1}};
 }
 
 LaunchPlan reduce_plan(const ReduceShape& shape, const ReduceOperands& operands, const Config& config,

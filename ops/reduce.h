@@ -21,7 +21,7 @@ namespace ocltune {
 
 enum class ReduceKind { kSum, kMean, kMax, kMin, kArgmax, kArgmin, kNorm2 };
 
-const char* reduce_kind_name(ReduceKind kind);  // "sum", "mean", "max", "min", "argmax", "argmin", "norm2"
+const char* reduce_kind_name(ReduceKind kind);          // "sum", "mean", "max", "min", "argmax", "argmin", "norm2"
 ReduceKind parse_reduce_kind(const std::string& name);  // throws ocltune::Error
 inline bool is_arg_kind(ReduceKind k) { return k == ReduceKind::kArgmax || k == ReduceKind::kArgmin; }
 
@@ -30,7 +30,7 @@ struct ReduceShape {
   std::vector<int> axes;              // reduced dimensions, ascending; argmax/argmin: one run
   bool keepdim = false;               // only the output's dimensions change, not its layout
   ReduceKind kind = ReduceKind::kSum;
-  std::string dtype = "fp32";         // storage of input and output (argmax/argmin write int64)
+  std::string dtype = "fp32";  // storage of input and output (argmax/argmin write int64)
 
   ReduceLayout layout() const { return reduce_layout(dims, axes); }
   // "axes=1,dims=4096x768,keepdim=0,kind=sum" (dtype is a key of its own in the database).

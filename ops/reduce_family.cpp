@@ -19,16 +19,11 @@ ReduceShape red(ReduceKind kind, std::vector<std::int64_t> dims, std::vector<int
 // (columns), and one large sum (64M elements) against the copy bandwidth.
 std::vector<ReduceShape> default_shapes() {
   using K = ReduceKind;
-  return {red(K::kSum, {4096, 768}, {1}),
-          red(K::kMean, {4096, 768}, {1}, "fp16"),
-          red(K::kMax, {96, 512, 512}, {2}),
-          red(K::kArgmax, {512, 30522}, {1}),
-          red(K::kMean, {32, 2048, 7, 7}, {2, 3}),
-          red(K::kSum, {32, 256, 56, 56}, {0, 2, 3}),
-          red(K::kNorm2, {768, 3072}, {0, 1}),
-          red(K::kSum, {4096, 768}, {0}, "bf16"),
-          red(K::kMin, {4096, 768}, {0}, "fp16"),
-          red(K::kSum, {std::int64_t{1} << 26}, {0})};
+  return {red(K::kSum, {4096, 768}, {1}),          red(K::kMean, {4096, 768}, {1}, "fp16"),
+          red(K::kMax, {96, 512, 512}, {2}),       red(K::kArgmax, {512, 30522}, {1}),
+          red(K::kMean, {32, 2048, 7, 7}, {2, 3}), red(K::kSum, {32, 256, 56, 56}, {0, 2, 3}),
+          red(K::kNorm2, {768, 3072}, {0, 1}),     red(K::kSum, {4096, 768}, {0}, "bf16"),
+          red(K::kMin, {4096, 768}, {0}, "fp16"),  red(K::kSum, {std::int64_t{1} << 26}, {0})};
 }
 
 // The same kinds of reductions at sizes a 2-core CPU tunes in well under a minute.
@@ -43,7 +38,9 @@ std::vector<ReduceShape> quick_shapes() {
 std::vector<ReduceTestCase> reduce_test_cases() {
   using K = ReduceKind;
   std::vector<ReduceTestCase> cases;
-  auto add = [&](ReduceShape s, ReduceInstance i = {}, bool thorough = false) { cases.push_back({std::move(s), i, thorough}); };
+  auto add = [&](ReduceShape s, ReduceInstance i = {}, bool thorough = false) {
+    cases.push_back({std::move(s), i, thorough});
+  };
   // Thorough cases (every sampled configuration) cover rows, columns, two runs, arg and value
   // reductions in every storage type; the others meet a few configurations each.
   // Sizes of 1, primes, a reduced dimension of 1, no outer dimensions, empty kept dimensions.
@@ -84,7 +81,8 @@ class ReduceFamily : public OpFamily {
   ProblemList preset(const std::string& preset) const override {
     ProblemList problems;
     if (preset == "test") {
-      for (const ReduceTestCase& c : reduce_test_cases()) problems.push_back(std::make_unique<ReduceProblem>(c.shape, c.instance));
+      for (const ReduceTestCase& c : reduce_test_cases())
+        problems.push_back(std::make_unique<ReduceProblem>(c.shape, c.instance));
       return problems;
     }
     if (preset != "default" && preset != "quick") throw Error(fmt::format("reduce has no shape preset '{}'", preset));

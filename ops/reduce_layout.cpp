@@ -14,7 +14,8 @@ ReduceLayout reduce_layout(const std::vector<std::int64_t>& dims, const std::vec
   if (dims.empty() || dims.size() > 4) throw Error(fmt::format("a tensor of 1 to 4 dimensions, not {}", dims.size()));
   std::vector<bool> reduced(dims.size(), false);
   for (int a : axes) {
-    if (a < 0 || a >= static_cast<int>(dims.size())) throw Error(fmt::format("axis {} outside 0..{}", a, dims.size() - 1));
+    if (a < 0 || a >= static_cast<int>(dims.size()))
+      throw Error(fmt::format("axis {} outside 0..{}", a, dims.size() - 1));
     if (reduced[static_cast<std::size_t>(a)]) throw Error(fmt::format("axis {} is repeated", a));
     reduced[static_cast<std::size_t>(a)] = true;
   }
@@ -65,12 +66,14 @@ ReduceLayout reduce_layout(const std::vector<std::int64_t>& dims, const std::vec
   layout.passes.push_back({product(0, last), runs[last].extent, product(last + 1, runs.size())});
   if (reduced_runs.size() == 2) {
     const std::size_t first = reduced_runs.front();
-    layout.passes.push_back({product(0, first), runs[first].extent, product(first + 1, runs.size()) / runs[last].extent});
+    layout.passes.push_back(
+        {product(0, first), runs[first].extent, product(first + 1, runs.size()) / runs[last].extent});
   }
   return layout;
 }
 
-std::vector<std::int64_t> reduced_dims(const std::vector<std::int64_t>& dims, const std::vector<int>& axes, bool keepdim) {
+std::vector<std::int64_t> reduced_dims(const std::vector<std::int64_t>& dims, const std::vector<int>& axes,
+                                       bool keepdim) {
   std::vector<std::int64_t> out;
   for (std::size_t d = 0; d < dims.size(); ++d) {
     const bool r = std::find(axes.begin(), axes.end(), static_cast<int>(d)) != axes.end();

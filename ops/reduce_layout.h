@@ -39,7 +39,8 @@ struct ReduceLayout {
 ReduceLayout reduce_layout(const std::vector<std::int64_t>& dims, const std::vector<int>& axes);
 
 // The same dimensions with the reduced ones removed (keepdim: set to 1).
-std::vector<std::int64_t> reduced_dims(const std::vector<std::int64_t>& dims, const std::vector<int>& axes, bool keepdim);
+std::vector<std::int64_t> reduced_dims(const std::vector<std::int64_t>& dims, const std::vector<int>& axes,
+                                       bool keepdim);
 
 // "32x256x56x56", "0.2,3": the text forms used in shape keys.
 std::string dims_text(const std::vector<std::int64_t>& dims);

@@ -92,8 +92,8 @@ void ReduceEvaluation::build_reference() {
     Accumulator& a = acc[static_cast<std::size_t>(o)];
     if (is_max || is_min) {
       // PyTorch: the first NaN wins; otherwise the first occurrence of the extreme.
-      const bool take = a.best_index < 0 ||
-                        (!std::isnan(a.best) && (std::isnan(x) || (is_max ? x > a.best : x < a.best)));
+      const bool take =
+          a.best_index < 0 || (!std::isnan(a.best) && (std::isnan(x) || (is_max ? x > a.best : x < a.best)));
       if (take) {
         a.best = x;
         a.best_index = r;
@@ -115,8 +115,10 @@ void ReduceEvaluation::build_reference() {
   tolerance_ = (8.0 * std::sqrt(r) + 8.0) * 0x1.0p-24;
   const double tolerance = tolerance_;
   // Index outputs are always compared in full (an exact check is cheap).
-  const std::int64_t step = is_arg_kind(s.kind) ? 1
-                            : std::max<std::int64_t>(1, (layout.outputs + kReduceFullCheckOutputs - 1) / kReduceFullCheckOutputs);
+  const std::int64_t step =
+      is_arg_kind(s.kind)
+          ? 1
+          : std::max<std::int64_t>(1, (layout.outputs + kReduceFullCheckOutputs - 1) / kReduceFullCheckOutputs);
   if (step > 1) {
     written_.assign(output_.total(), 0);
     for (std::int64_t o = 0; o < layout.outputs; ++o) written_[static_cast<std::size_t>(output_.offset() + o)] = 1;

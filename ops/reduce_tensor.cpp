@@ -186,7 +186,8 @@ VerifyResult verify_indices(std::span<const std::int64_t> after, std::span<const
   for (std::size_t i = 0; i < after.size(); ++i) {
     if (!compared[i] && after[i] != before[i]) {
       const bool canary = i + kCanaryWords >= after.size();
-      fail(fmt::format("index element {} ({}) was overwritten: {}", i, canary ? "canary" : "outside the output", after[i]));
+      fail(fmt::format("index element {} ({}) was overwritten: {}", i, canary ? "canary" : "outside the output",
+                       after[i]));
     }
   }
   return r;

@@ -42,7 +42,8 @@ SoftmaxShape SoftmaxShape::from_json(const nlohmann::json& j) {
 }
 
 void SoftmaxShape::validate() const {
-  if (!is_storage_dtype(dtype)) throw Error(fmt::format("softmax: dtype '{}' is not fp32, fp16 or bf16", dtype.substr(0, 16)));
+  if (!is_storage_dtype(dtype))
+    throw Error(fmt::format("softmax: dtype '{}' is not fp32, fp16 or bf16", dtype.substr(0, 16)));
   const ReduceLayout l = layout();  // throws for bad dims and axis
   if (l.elements > kMaxDimension) throw Error("softmax: more than 2^31-1 elements");
 }
@@ -57,7 +58,9 @@ SearchSpace softmax_space(const SoftmaxShape& shape, const DeviceInfo& device) {
   const ReducePass p = main_pass(shape);
   const bool strided = p.inner > 1;
   SearchSpace space(strided ? "columns" : "rows");
-  space.add("WGS", {1, 4, 16, 64, 256}, strided ? "work-items per work-group (one VW-column each)" : "work-items sharing a row")
+  space
+      .add("WGS", {1, 4, 16, 64, 256},
+           strided ? "work-items per work-group (one VW-column each)" : "work-items sharing a row")
       .add("VW", {1, 2, 4, 8, 16}, "vector width of loads and stores")
       .add("ROWS", {1, 4, 16, 64}, "outer rows per work-group, in turn")
       .add("ONLINE", {0, 1}, "max and sum in one read, rescaling the sum (1), or two reads (0)")
@@ -82,9 +85,15 @@ SearchSpace softmax_space(const SoftmaxShape& shape, const DeviceInfo& device) {
 
 Config softmax_default_config(const SoftmaxShape& shape, const DeviceInfo& device) {
   const ReducePass p = main_pass(shape);
-  if (p.inner > 1) return {{"WGS", default_work_group(pow2_ceil(p.inner), device)}, {"VW", 1}, {"ROWS", 1}, {"ONLINE", 0}, {"CACHE", 0}};
+  if (p.inner > 1)
+    return {
+        {"WGS", default_work_group(pow2_ceil(p.inner), device)}, {"VW", 1}, {"ROWS", 1}, {"ONLINE", 0}, {"CACHE", 0}};
   const std::int64_t vw = std::min<std::int64_t>(4, pow2_ceil(p.length));
-  return {{"WGS", default_work_group(pow2_ceil(p.length) / vw, device)}, {"VW", vw}, {"ROWS", 1}, {"ONLINE", 0}, {"CACHE", 0}};
+  return {{"WGS", default_work_group(pow2_ceil(p.length) / vw, device)},
+          {"VW", vw},
+          {"ROWS", 1},
+          {"ONLINE", 0},
+          {"CACHE", 0}};
 }
 
 LaunchPlan softmax_plan(const SoftmaxShape& shape, const SoftmaxOperands& operands, const Config& config) {
@@ -101,14 +110,19 @@ LaunchPlan softmax_plan(const SoftmaxShape& shape, const SoftmaxOperands& operan
 
   KernelLaunch k;
   k.program.files = {"storage.cl", "reduce_vec.cl", "softmax.cl"};
-  k.program.defines = {{"DTYPE", dtype_define(shape.dtype)}, {"LOG", shape.log ? "1" : "0"}, {"STRIDED", strided ? "1" : "0"}};
+  k.program.defines = {
+      {"DTYPE", dtype_define(shape.dtype)}, {"LOG", shape.log ? "1" : "0"}, {"STRIDED", strided ? "1" : "0"}};
   for (const auto& [name, value] : config) k.program.defines.emplace_back(name, std::to_string(value));
   k.kernel = "softmax";
   k.global = cl::NDRange(static_cast<std::size_t>(groups * wgs));
   k.local = cl::NDRange(static_cast<std::size_t>(wgs));
-  k.args = {static_cast<cl_int>(p.outer), static_cast<cl_int>(p.length), static_cast<cl_int>(p.inner),
-            operands.input, static_cast<cl_long>(operands.input_offset),
-            operands.output, static_cast<cl_long>(operands.output_offset),
+  k.args = {static_cast<cl_int>(p.outer),
+            static_cast<cl_int>(p.length),
+            static_cast<cl_int>(p.inner),
+            operands.input,
+            static_cast<cl_long>(operands.input_offset),
+            operands.output,
+            static_cast<cl_long>(operands.output_offset),
             LocalMemory{at(config, "CACHE") != 0 ? static_cast<std::size_t>(p.length) * 4 : 4}};
   plan.kernels.push_back(std::move(k));
   return plan;

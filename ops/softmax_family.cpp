@@ -16,7 +16,7 @@ SoftmaxShape sm(std::vector<std::int64_t> dims, int axis, const char* dtype = "f
 // axis, columns), the log-probabilities of its 30522-word LM head for one sequence, and ResNet-50's
 // 1000-class classifier at batch 32.
 std::vector<SoftmaxShape> default_shapes() {
-  return {sm({96, 512, 512}, 2),          sm({96, 512, 512}, 2, "fp16"), sm({96, 512, 512}, 1, "bf16"),
+  return {sm({96, 512, 512}, 2), sm({96, 512, 512}, 2, "fp16"), sm({96, 512, 512}, 1, "bf16"),
           sm({512, 30522}, 1, "fp32", true), sm({32, 1000}, 1)};
 }
 
@@ -27,7 +27,9 @@ std::vector<SoftmaxShape> quick_shapes() { return {sm({12, 128, 128}, 2), sm({64
 
 std::vector<SoftmaxTestCase> softmax_test_cases() {
   std::vector<SoftmaxTestCase> cases;
-  auto add = [&](SoftmaxShape s, SoftmaxInstance i = {}, bool thorough = false) { cases.push_back({std::move(s), i, thorough}); };
+  auto add = [&](SoftmaxShape s, SoftmaxInstance i = {}, bool thorough = false) {
+    cases.push_back({std::move(s), i, thorough});
+  };
   // Thorough cases (every sampled configuration) cover rows and columns, softmax and log_softmax
   // in every storage type; the others meet a few configurations each.
   // Sizes of 1, primes, a normalised dimension of 1, no outer dimensions, an empty outer one.
@@ -53,11 +55,14 @@ std::vector<SoftmaxTestCase> softmax_test_cases() {
 class SoftmaxFamily : public OpFamily {
  public:
   std::string name() const override { return "softmax"; }
-  std::string description() const override { return "softmax and log_softmax along any dim of a <=4-D tensor, fp32/fp16/bf16"; }
+  std::string description() const override {
+    return "softmax and log_softmax along any dim of a <=4-D tensor, fp32/fp16/bf16";
+  }
   ProblemList preset(const std::string& preset) const override {
     ProblemList problems;
     if (preset == "test") {
-      for (const SoftmaxTestCase& c : softmax_test_cases()) problems.push_back(std::make_unique<SoftmaxProblem>(c.shape, c.instance));
+      for (const SoftmaxTestCase& c : softmax_test_cases())
+        problems.push_back(std::make_unique<SoftmaxProblem>(c.shape, c.instance));
       return problems;
     }
     if (preset != "default" && preset != "quick") throw Error(fmt::format("softmax has no shape preset '{}'", preset));

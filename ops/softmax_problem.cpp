@@ -39,7 +39,8 @@ SoftmaxEvaluation::SoftmaxEvaluation(Session& session, const SoftmaxShape& shape
   input_ = StoredTensor(shape.dtype, layout.elements, instance.input_offset);
   // Spread of 8 so that exp() spans about 3000x within a row: small outputs must be right too.
   input_.fill_uniform(21, -4.0f, 4.0f);
-  if (instance.specials) inject_specials(input_, 22, 3 * std::max<std::int64_t>(1, shape.dims[static_cast<std::size_t>(shape.axis)]));
+  if (instance.specials)
+    inject_specials(input_, 22, 3 * std::max<std::int64_t>(1, shape.dims[static_cast<std::size_t>(shape.axis)]));
   output_ = StoredTensor(shape.dtype, layout.elements, instance.output_offset);
   output_.fill(kUnwrittenSentinel);
   build_reference();
@@ -57,7 +58,8 @@ void SoftmaxEvaluation::build_reference() {
   // exp() turns into a relative error of |x - max| u: hence the |x - max| in the scale below).
   tolerance_ = (8.0 * std::sqrt(static_cast<double>(p.length)) + 16.0) * 0x1.0p-24;
   const std::int64_t segments = p.outer * p.inner;
-  const std::int64_t step = std::max<std::int64_t>(1, (layout.elements + kSoftmaxFullCheckElements - 1) / kSoftmaxFullCheckElements);
+  const std::int64_t step =
+      std::max<std::int64_t>(1, (layout.elements + kSoftmaxFullCheckElements - 1) / kSoftmaxFullCheckElements);
   if (step > 1) {
     written_.assign(output_.total(), 0);
     for (std::int64_t e = 0; e < layout.elements; ++e) written_[static_cast<std::size_t>(output_.offset() + e)] = 1;

@@ -102,7 +102,8 @@ TEST(NormSpace, CoveringSamplesUseEveryReachableValueAndHoldTheDefault) {
   }
 }
 
-VerifyResult run_modified(const NormProblem& problem, const Config& config, const std::function<void(LaunchPlan&)>& modify) {
+VerifyResult run_modified(const NormProblem& problem, const Config& config,
+                          const std::function<void(LaunchPlan&)>& modify) {
   Session& session = testing::test_session();
   auto evaluation = problem.instantiate(session);
   LaunchPlan plan = evaluation->plan(config);

@@ -13,8 +13,8 @@
 #include "tests/covering.h"
 #include "tests/test_session.h"
 #include "tuner/evaluator.h"
-#include "tuner/tuner.h"
 #include "tuner/sampling.h"
+#include "tuner/tuner.h"
 
 namespace ocltune {
 namespace {
