@@ -5,6 +5,9 @@
 
 #include "ops/family.h"
 #include "ops/gemm_problem.h"
+#include "ops/norm_problem.h"
+#include "ops/reduce_problem.h"
+#include "ops/softmax_problem.h"
 
 namespace ocltune {
 
@@ -16,5 +19,35 @@ struct GemmTestCase {
   GemmLayout layout;
 };
 std::vector<GemmTestCase> gemm_test_cases();
+
+const OpFamily& reduce_family();
+
+// The reduction correctness table (odd shapes, offsets, NaN/Inf inputs).
+struct ReduceTestCase {
+  ReduceShape shape;
+  ReduceInstance instance;
+  bool thorough = false;  // correctness tests run it under every sampled configuration
+};
+std::vector<ReduceTestCase> reduce_test_cases();
+
+const OpFamily& softmax_family();
+
+// The softmax correctness table (odd shapes, offsets, NaN/Inf inputs).
+struct SoftmaxTestCase {
+  SoftmaxShape shape;
+  SoftmaxInstance instance;
+  bool thorough = false;  // correctness tests run it under every sampled configuration
+};
+std::vector<SoftmaxTestCase> softmax_test_cases();
+
+const OpFamily& norm_family();
+
+// The normalisation correctness table (odd shapes, offsets, NaN/Inf inputs).
+struct NormTestCase {
+  NormShape shape;
+  NormInstance instance;
+  bool thorough = false;  // correctness tests run it under every sampled configuration
+};
+std::vector<NormTestCase> norm_test_cases();
 
 }  // namespace ocltune

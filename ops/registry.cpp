@@ -10,7 +10,12 @@
 namespace ocltune {
 
 const std::vector<const OpFamily*>& op_families() {
-  static const std::vector<const OpFamily*> families = {&gemm_family()};
+  static const std::vector<const OpFamily*> families = {
+      &gemm_family(),
+      &reduce_family(),
+      &softmax_family(),
+      &norm_family(),
+  };
   return families;
 }
 
