@@ -4,11 +4,13 @@
 #include <vector>
 
 #include "ops/family.h"
+#include "ops/elementwise_problem.h"
 #include "ops/gemm_problem.h"
 
 namespace ocltune {
 
 const OpFamily& gemm_family();
+const OpFamily& elementwise_family();
 
 // The GEMM correctness table (shared by tests, the "test" preset and benchmarks).
 struct GemmTestCase {
@@ -16,5 +18,12 @@ struct GemmTestCase {
   GemmLayout layout;
 };
 std::vector<GemmTestCase> gemm_test_cases();
+
+// The elementwise correctness table: every op, dtype and addressing mode at odd shapes.
+struct ElementwiseTestCase {
+  ElementwiseShape shape;
+  ElementwiseLayout layout;
+};
+std::vector<ElementwiseTestCase> elementwise_test_cases();
 
 }  // namespace ocltune
