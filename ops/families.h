@@ -6,10 +6,12 @@
 #include "ops/family.h"
 #include "ops/elementwise_problem.h"
 #include "ops/gemm_problem.h"
+#include "ops/pool_problem.h"
 
 namespace ocltune {
 
 const OpFamily& gemm_family();
+const OpFamily& pool_family();
 const OpFamily& elementwise_family();
 
 // The GEMM correctness table (shared by tests, the "test" preset and benchmarks).
@@ -25,5 +27,12 @@ struct ElementwiseTestCase {
   ElementwiseLayout layout;
 };
 std::vector<ElementwiseTestCase> elementwise_test_cases();
+
+// The pooling correctness table: every kind and direction at odd shapes and windows.
+struct PoolTestCase {
+  PoolShape shape;
+  PoolLayout layout;
+};
+std::vector<PoolTestCase> pool_test_cases();
 
 }  // namespace ocltune
