@@ -58,9 +58,10 @@
 #define OP_MUL(a, b) ((a) * (b))
 #define OP_DIV(a, b) ((a) / (b))
 #define OP_POW(a, b) pow((a), (b))
-// fmax/fmin drop a NaN operand; a + b is NaN whenever either is.
-#define OP_MAXIMUM(a, b) select(fmax((a), (b)), (a) + (b), isnan(a) | isnan(b))
-#define OP_MINIMUM(a, b) select(fmin((a), (b)), (a) + (b), isnan(a) | isnan(b))
+// fmax/fmin drop a NaN operand; a + b is NaN whenever either is. x != x rather than isnan(x),
+// which is 10x slower on PoCL.
+#define OP_MAXIMUM(a, b) select(fmax((a), (b)), (a) + (b), ((a) != (a)) | ((b) != (b)))
+#define OP_MINIMUM(a, b) select(fmin((a), (b)), (a) + (b), ((a) != (a)) | ((b) != (b)))
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
@@ -89,7 +90,7 @@
 static inline CAT(ushort, VW) bf16_round_v(const floatV f) {
   const uintV x = CAT(as_uint, VW)(f);
   const uintV rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
-  return CAT(convert_ushort, VW)(select(rounded, (x >> 16) | 0x40u, isnan(f)));
+  return CAT(convert_ushort, VW)(select(rounded, (x >> 16) | 0x40u, f != f));
 }
 #define STOREV(v, p) CAT(vstore, VW)(bf16_round_v(v), 0, (p))
 #endif

@@ -2,8 +2,9 @@
 // h*W+w within the plane, for backward) and average (count_include_pad; ceil_mode through the
 // output size), forward and backward (a gather over the windows that hold each input, so
 // overlapping windows need no atomics), and the adaptive average to 1x1. Any plane, window, stride
-// and padding. Storage type from storage.cl (DTYPE), fp32 arithmetic. Launch: 1-D, local WG; global
-// WG * ceil(items / WG) with the items of each kernel below.
+// and padding. Storage type from storage.cl (DTYPE), fp32 arithmetic. Launch: windowed kernels 3-D
+// (column tiles, rows, planes), local (LX, LY, 1), each dim rounded up to the local size, so no
+// work-item divides by a runtime value; the adaptive average 1-D, local WG.
 
 // ---- Problem (set by the host, not tuned) ----
 #ifndef POOL_MAX
@@ -35,14 +36,17 @@
 #endif
 
 // ---- Tunables ----
+#ifndef LX
+#define LX 32  // windowed kernels: work-group extent along W (column tiles)
+#endif
+#ifndef LY
+#define LY 2  // windowed kernels: work-group extent along rows
+#endif
 #ifndef WG
-#define WG 64  // work-group size
+#define WG 64  // adaptive average: work-group size
 #endif
 #ifndef WPT
 #define WPT 1  // outputs (forward) or inputs (backward) along W per work-item
-#endif
-#ifndef CACHE
-#define CACHE 0  // forward: 1 loads each window row span of a work-item's WPT outputs once into registers
 #endif
 #ifndef SPLIT
 #define SPLIT 1  // adaptive average: work-items that share a plane (a power of two, reduced in local memory)
@@ -51,125 +55,123 @@
 #define VW 1  // adaptive average: 1 or 4, the width of its loads
 #endif
 
-#define SPAN ((WPT - 1) * SW + KW)  // input columns under WPT adjacent windows
+// Integer min/max as plain selects, which PoCL's work-item vectoriser handles at least as well as
+// the builtins.
+static inline int mini(const int a, const int b) { return a < b ? a : b; }
+static inline int maxi(const int a, const int b) { return a > b ? a : b; }
 
 // Averaging divisor of the window starting at (hs, ws) in padded coordinates; 0 when it holds no
 // input (PyTorch then writes 0).
 static inline int avg_divisor(const int hs, const int ws, const int H, const int W) {
-  const int he = min(hs + KH, H + PH), we = min(ws + KW, W + PW);
-  const int h0 = max(hs, 0), w0 = max(ws, 0), h1 = min(he, H), w1 = min(we, W);
+  const int he = mini(hs + KH, H + PH), we = mini(ws + KW, W + PW);
+  const int h0 = maxi(hs, 0), w0 = maxi(ws, 0), h1 = mini(he, H), w1 = mini(we, W);
   if (h0 >= h1 || w0 >= w1) return 0;
   return COUNT_INCLUDE_PAD ? (he - hs) * (we - ws) : (h1 - h0) * (w1 - w0);
 }
 
-// Items: planes * OH * ceil(OW / WPT); each computes WPT adjacent outputs of one output row.
-__attribute__((reqd_work_group_size(WG, 1, 1)))
-kernel void pool_forward(const int planes, const int H, const int W, const int OH, const int OW,
+// Work-item (tile, oh, plane) computes the WPT adjacent outputs of row oh from tile * WPT on. The
+// running maximum's position is a float (window-relative, exact): with an int, PoCL's code is 2x
+// slower; and x != x rather than isnan, 10x slower on PoCL.
+__attribute__((reqd_work_group_size(LX, LY, 1)))
+kernel void pool_forward(const int H, const int W, const int OH, const int OW,
                          const global STORAGE* x, const int x_off, global STORAGE* y, const int y_off
 #if POOL_MAX && WITH_INDICES
                          , global long* indices, const int i_off
 #endif
 ) {
-  const int tiles = (OW + WPT - 1) / WPT;
-  const int item = get_global_id(0);
-  if (item >= planes * OH * tiles) return;
-  const int ow0 = (item % tiles) * WPT;
-  const int row = item / tiles;  // p * OH + oh
-  const int oh = row % OH;
-  const global STORAGE* xp = x + x_off + (row / OH) * H * W;
+  const int ow0 = get_global_id(0) * WPT;
+  const int oh = get_global_id(1);
+  if (ow0 >= OW || oh >= OH) return;
+  const int p = get_global_id(2);
+  const global STORAGE* xp = x + x_off + p * H * W;
   const int hs = oh * SH - PH;
-  const int ws0 = ow0 * SW - PW;
-#if POOL_MAX
-  float best[WPT];
-  int at[WPT];
   for (int j = 0; j < WPT; ++j) {
-    best[j] = -INFINITY;
-    at[j] = max(hs, 0) * W + max(ws0 + j * SW, 0);  // PyTorch: the first position inside the input
-  }
+    const int ow = ow0 + j;
+    if (ow >= OW) break;
+    const int ws = ow * SW - PW;
+#if POOL_MAX
+    float best = -INFINITY;
+    float at = (float)((maxi(hs, 0) - hs) * KW + (maxi(ws, 0) - ws));  // window position: the first inside the input
 #else
-  float sum[WPT];
-  for (int j = 0; j < WPT; ++j) sum[j] = 0.0f;
+    float sum = 0.0f;
 #endif
-  for (int kh = 0; kh < KH; ++kh) {
-    const int h = hs + kh;
-    if (h < 0 || h >= H) continue;
-#if CACHE
-    // Positions outside the input read as -Inf (max) or 0 (average): never chosen, never counted.
-    float span[SPAN];
-    for (int c = 0; c < SPAN; ++c) {
-      const int w = ws0 + c;
-      span[c] = (w >= 0 && w < W) ? LOAD(xp, h * W + w) : (POOL_MAX ? -INFINITY : 0.0f);
-    }
-#endif
-    for (int j = 0; j < WPT; ++j) {
+    for (int kh = 0; kh < KH; ++kh) {
+      const int h = hs + kh;
+      if (h < 0 || h >= H) continue;
       for (int kw = 0; kw < KW; ++kw) {
-        const int w = ws0 + j * SW + kw;
-#if CACHE
-        const float v = span[j * SW + kw];
-#else
+        const int w = ws + kw;
         if (w < 0 || w >= W) continue;
         const float v = LOAD(xp, h * W + w);
-#endif
 #if POOL_MAX
-        if (v > best[j] || isnan(v)) {
-          best[j] = v;
-          at[j] = h * W + w;
-        }
+        const bool take = v > best || v != v;
+        best = take ? v : best;
+        at = take ? (float)(kh * KW + kw) : at;
 #else
-        sum[j] += v;
+        sum += v;
 #endif
       }
     }
-  }
-  for (int j = 0; j < WPT && ow0 + j < OW; ++j) {
-    const int o = row * OW + ow0 + j;
+    const int o = (p * OH + oh) * OW + ow;
 #if POOL_MAX
-    STORE(best[j], y + y_off, o);
+    STORE(best, y + y_off, o);
 #if WITH_INDICES
-    indices[i_off + o] = at[j];
+    const int r = (int)at;
+    indices[i_off + o] = (hs + r / KW) * W + ws + r % KW;
 #endif
 #else
-    const int d = avg_divisor(hs, ws0 + j * SW, H, W);
-    STORE(d > 0 ? sum[j] / (float)d : 0.0f, y + y_off, o);
+    const int d = avg_divisor(hs, ws, H, W);
+    STORE(d > 0 ? sum / (float)d : 0.0f, y + y_off, o);
 #endif
   }
 }
 
-// Items: planes * H * ceil(W / WPT). Each input gathers the gradients of the windows that hold it:
-// max adds those whose index points at it, average adds each window's gradient over its divisor.
-__attribute__((reqd_work_group_size(WG, 1, 1)))
-kernel void pool_backward(const int planes, const int H, const int W, const int OH, const int OW,
+// Work-item (tile, h, plane) computes the WPT adjacent input gradients of row h from tile * WPT on.
+// Each gathers the gradients of the windows that hold it: max adds those whose index points at it,
+// average adds each window's gradient over its divisor.
+__attribute__((reqd_work_group_size(LX, LY, 1)))
+kernel void pool_backward(const int H, const int W, const int OH, const int OW,
                           const global STORAGE* gy, const int gy_off,
 #if POOL_MAX
                           const global long* indices, const int i_off,
 #endif
                           global STORAGE* gx, const int gx_off) {
-  const int tiles = (W + WPT - 1) / WPT;
-  const int item = get_global_id(0);
-  if (item >= planes * H * tiles) return;
-  const int w0 = (item % tiles) * WPT;
-  const int row = item / tiles;  // p * H + h
-  const int h = row % H;
-  const int plane_out = (row / H) * OH * OW;
-  // Windows oh cover rows [oh*SH - PH, oh*SH - PH + KH): those holding h.
+  const int w0 = get_global_id(0) * WPT;
+  const int h = get_global_id(1);
+  if (w0 >= W || h >= H) return;
+  const int p = get_global_id(2);
+  const global STORAGE* gyp = gy + gy_off + p * OH * OW;
+#if POOL_MAX
+  const global long* ip = indices + i_off + p * OH * OW;
+#endif
   const int oh0 = h + PH < KH ? 0 : (h + PH - KH) / SH + 1;
-  const int oh1 = min((h + PH) / SH, OH - 1);
-  for (int j = 0; j < WPT && w0 + j < W; ++j) {
+  const int oh1 = mini((h + PH) / SH, OH - 1);
+  for (int j = 0; j < WPT; ++j) {
     const int w = w0 + j;
+    if (w >= W) break;
     const int ow0 = w + PW < KW ? 0 : (w + PW - KW) / SW + 1;
-    const int ow1 = min((w + PW) / SW, OW - 1);
+    const int ow1 = mini((w + PW) / SW, OW - 1);
+    const int hw = h * W + w;
     float sum = 0.0f;
+#if POOL_MAX
     for (int oh = oh0; oh <= oh1; ++oh) {
       for (int ow = ow0; ow <= ow1; ++ow) {
-        const int o = plane_out + oh * OW + ow;
-#if POOL_MAX
-        if (indices[i_off + o] == h * W + w) sum += LOAD(gy + gy_off, o);
-#else
-        sum += LOAD(gy + gy_off, o) / (float)avg_divisor(oh * SH - PH, ow * SW - PW, H, W);
-#endif
+        const int o = oh * OW + ow;
+        sum += ip[o] == hw ? LOAD(gyp, o) : 0.0f;
       }
     }
-    STORE(sum, gx + gx_off, row * W + w);
+#else
+    // The divisor is (window rows) x (window columns): reciprocals of each, not a division per window.
+    for (int ow = ow0; ow <= ow1; ++ow) {
+      const int ws = ow * SW - PW;
+      const float inv_cols = 1.0f / (float)(COUNT_INCLUDE_PAD ? mini(ws + KW, W + PW) - ws : mini(ws + KW, W) - maxi(ws, 0));
+      for (int oh = oh0; oh <= oh1; ++oh) {
+        const int hs = oh * SH - PH;
+        const float inv_rows = 1.0f / (float)(COUNT_INCLUDE_PAD ? mini(hs + KH, H + PH) - hs : mini(hs + KH, H) - maxi(hs, 0));
+        sum += LOAD(gyp, oh * OW + ow) * (inv_rows * inv_cols);
+      }
+    }
+#endif
+    STORE(sum, gx + gx_off, (p * H + h) * W + w);
   }
 }
 

@@ -56,15 +56,19 @@ SearchSpace pool_space(const PoolShape& shape, const DeviceInfo& device) {
   }
   SearchSpace space(shape.backward ? "pool_backward" : "pool_forward");
   space.add("WPT", {1, 2, 4, 8}, shape.backward ? "inputs along W per work-item" : "outputs along W per work-item")
-      .add("WG", {32, 64, 128, 256}, "work-group size");
-  if (!shape.backward) space.add("CACHE", {0, 1}, "load the window rows of a work-item's outputs once into registers");
-  space.constrain("WG <= device max work-group size", {"WG"}, [=](const Config& c) { return at(c, "WG") <= max_wg; });
-  const std::int64_t width = next_pow2(shape.backward ? shape.w : shape.out_w());
-  space.constrain("WPT <= next_pow2(row length)", {"WPT"}, [=](const Config& c) { return at(c, "WPT") <= width; });
-  if (!shape.backward) {
-    space.constrain("CACHE = 0 when WPT = 1 (nothing to share)", {"WPT", "CACHE"},
-                    [](const Config& c) { return at(c, "WPT") > 1 || at(c, "CACHE") == 0; });
-  }
+      .add("LX", {4, 8, 16, 32, 64}, "work-group extent along W (column tiles)")
+      .add("LY", {1, 2, 4, 8}, "work-group extent along rows");
+  const auto max_x = static_cast<std::int64_t>(device.max_work_item_sizes.empty() ? max_wg : device.max_work_item_sizes[0]);
+  const auto max_y = static_cast<std::int64_t>(device.max_work_item_sizes.size() < 2 ? max_wg : device.max_work_item_sizes[1]);
+  space.constrain("LX * LY within device limits, at least 16", {"LX", "LY"}, [=](const Config& c) {
+    const std::int64_t lx = at(c, "LX"), ly = at(c, "LY");
+    return lx * ly <= max_wg && lx <= max_x && ly <= max_y && lx * ly >= 16;
+  });
+  // Tiles wider than the row, or more tile columns than the row has, only idle work-items.
+  const std::int64_t width = shape.backward ? shape.w : shape.out_w();
+  space.constrain("WPT * LX <= max(next_pow2(row length), 16)", {"WPT", "LX"}, [=](const Config& c) {
+    return at(c, "WPT") * at(c, "LX") <= std::max<std::int64_t>(next_pow2(width), 16);
+  });
   return space;
 }
 
@@ -72,8 +76,7 @@ Config pool_default_config(const PoolShape& shape) {
   if (shape.kind == PoolKind::kAdaptiveAvg) {
     return shape.backward ? elementwise_default_config() : Config{{"SPLIT", 1}, {"WG", 64}, {"VW", 1}};
   }
-  if (shape.backward) return {{"WPT", 1}, {"WG", 64}};
-  return {{"WPT", 1}, {"WG", 64}, {"CACHE", 0}};
+  return {{"WPT", 1}, {"LX", 16}, {"LY", 4}};
 }
 
 std::vector<std::string> pool_kernel_files(const PoolShape& shape) {
@@ -99,11 +102,12 @@ LaunchPlan pool_plan(const PoolShape& s, const PoolOperands& o, const Config& co
   launch.program.files = pool_kernel_files(s);
   auto& defines = launch.program.defines;
   defines.push_back(dtype_define(s.dtype));
-  const std::int64_t wg = at(config, "WG");
-  std::int64_t items = 0;
+  const auto round_up = [](std::int64_t x, std::int64_t m) { return static_cast<std::size_t>((x + m - 1) / m * m); };
   if (s.kind == PoolKind::kAdaptiveAvg) {
     launch.kernel = "adaptive_avg_forward";
-    items = planes * at(config, "SPLIT");
+    const std::int64_t wg = at(config, "WG");
+    launch.global = cl::NDRange(round_up(planes * at(config, "SPLIT"), wg));
+    launch.local = cl::NDRange(static_cast<std::size_t>(wg));
     launch.args = {static_cast<cl_int>(planes), static_cast<cl_int>(s.h * s.w), o.in, static_cast<cl_int>(o.in_offset),
                    o.out, static_cast<cl_int>(o.out_offset)};
   } else {
@@ -113,12 +117,14 @@ LaunchPlan pool_plan(const PoolShape& s, const PoolOperands& o, const Config& co
     }
     defines.emplace_back("COUNT_INCLUDE_PAD", s.count_include_pad ? "1" : "0");
     defines.emplace_back("WITH_INDICES", s.writes_indices() ? "1" : "0");
-    const std::int64_t wpt = at(config, "WPT");
-    launch.args = {static_cast<cl_int>(planes), static_cast<cl_int>(s.h), static_cast<cl_int>(s.w),
-                   static_cast<cl_int>(oh), static_cast<cl_int>(ow), o.in, static_cast<cl_int>(o.in_offset)};
+    const std::int64_t wpt = at(config, "WPT"), lx = at(config, "LX"), ly = at(config, "LY");
+    const std::int64_t width = s.backward ? s.w : ow, rows = s.backward ? s.h : oh;
+    launch.global = cl::NDRange(round_up((width + wpt - 1) / wpt, lx), round_up(rows, ly), static_cast<std::size_t>(planes));
+    launch.local = cl::NDRange(static_cast<std::size_t>(lx), static_cast<std::size_t>(ly), 1);
+    launch.args = {static_cast<cl_int>(s.h), static_cast<cl_int>(s.w), static_cast<cl_int>(oh), static_cast<cl_int>(ow),
+                   o.in, static_cast<cl_int>(o.in_offset)};
     if (s.backward) {
       launch.kernel = "pool_backward";
-      items = planes * s.h * ((s.w + wpt - 1) / wpt);
       if (s.reads_indices()) {
         launch.args.emplace_back(o.indices);
         launch.args.emplace_back(static_cast<cl_int>(o.indices_offset));
@@ -127,7 +133,6 @@ LaunchPlan pool_plan(const PoolShape& s, const PoolOperands& o, const Config& co
       launch.args.emplace_back(static_cast<cl_int>(o.out_offset));
     } else {
       launch.kernel = "pool_forward";
-      items = planes * oh * ((ow + wpt - 1) / wpt);
       launch.args.emplace_back(o.out);
       launch.args.emplace_back(static_cast<cl_int>(o.out_offset));
       if (s.writes_indices()) {
@@ -137,8 +142,6 @@ LaunchPlan pool_plan(const PoolShape& s, const PoolOperands& o, const Config& co
     }
   }
   for (const auto& [name, value] : config) defines.emplace_back(name, std::to_string(value));
-  launch.global = cl::NDRange(static_cast<std::size_t>((items + wg - 1) / wg * wg));
-  launch.local = cl::NDRange(static_cast<std::size_t>(wg));
   return {{std::move(launch)}};
 }
 

@@ -125,9 +125,11 @@ PoolReference pool_reference(const PoolShape& s, std::span<const float> in, std:
       }
     }
   }
-  // Backward: fp32 accumulation of `terms` values (each divided once for average pooling).
+  // Backward: fp32 accumulation of `terms` values; average pooling scales each by the reciprocals
+  // of its window's rows and columns (three more roundings, two of 2.5 ulp).
+  const double per_term = s.kind == PoolKind::kAvg ? 16 : 5;
   for (std::size_t i = 0; i < magnitude.size(); ++i) {
-    r.bound[i] = static_cast<float>((terms[i] + 5) * kU32 * magnitude[i]);
+    r.bound[i] = static_cast<float>((terms[i] + per_term) * kU32 * magnitude[i]);
   }
   return r;
 }
