@@ -99,23 +99,27 @@ static inline CAT(ushort, VW) bf16_round_v(const floatV f) {
 // Step k applied to the running value v with its operand b.
 #define STEP_FN(op, rev, v, b) ((rev) ? CAT(OP_, op)((b), (v)) : CAT(OP_, op)((v), (b)))
 
+// e / d for 0 <= e < 2^31 and d >= 2, given m = ceil(2^64 / d) from the host: a 64-bit multiply
+// rather than an integer division (tens of cycles on CPUs, emulated on GPUs).
+static inline int div_magic(const int e, const ulong m) { return (int)mul_hi((ulong)e, m); }
+
 // Offset of flat output index e in an input with strides s0..s3 over the merged dims.
-static inline int offset_of(const int e, const int d1, const int d2, const int d3, const int s0, const int s1,
-                            const int s2, const int s3) {
+static inline int offset_of(const int e, const int d1, const int d2, const int d3, const ulong m1, const ulong m2,
+                            const ulong m3, const int s0, const int s1, const int s2, const int s3) {
 #if NDIM == 1
   return e * s3;
 #else
-  const int q3 = e / d3;
+  const int q3 = div_magic(e, m3);
   const int o3 = (e - q3 * d3) * s3;
 #if NDIM == 2
   return o3 + q3 * s2;
 #else
-  const int q2 = q3 / d2;
+  const int q2 = div_magic(q3, m2);
   const int o2 = o3 + (q3 - q2 * d2) * s2;
 #if NDIM == 3
   return o2 + q2 * s1;
 #else
-  const int q1 = q2 / d1;
+  const int q1 = div_magic(q2, m1);
   return o2 + (q2 - q1 * d1) * s1 + q1 * s0;
 #endif
 #endif
@@ -125,11 +129,11 @@ static inline int offset_of(const int e, const int d1, const int d2, const int d
 // The VW elements of an input at flat output index e. `mode` is a compile-time constant, so only
 // one branch survives. Off the fast path every lane is gathered (lanes past n repeat element n-1).
 static inline floatV fetch(const global STORAGE* p, const int mode, const bool fast, const int e, const int n,
-                           const int d1, const int d2, const int d3, const int s0, const int s1, const int s2,
-                           const int s3) {
+                           const int d1, const int d2, const int d3, const ulong m1, const ulong m2, const ulong m3,
+                           const int s0, const int s1, const int s2, const int s3) {
   if (fast) {
     if (mode == 0) return LOADV(p + e);
-    const int at = offset_of(e, d1, d2, d3, s0, s1, s2, s3);
+    const int at = offset_of(e, d1, d2, d3, m1, m2, m3, s0, s1, s2, s3);
     if (mode == 1) return LOADV(p + at);
     if (mode == 2) return (floatV)(LOAD(p, at));
     float t[VW];
@@ -141,7 +145,7 @@ static inline floatV fetch(const global STORAGE* p, const int mode, const bool f
 #pragma unroll
   for (int l = 0; l < VW; ++l) {
     const int el = min(e + l, n - 1);
-    t[l] = LOAD(p, mode == 0 ? el : offset_of(el, d1, d2, d3, s0, s1, s2, s3));
+    t[l] = LOAD(p, mode == 0 ? el : offset_of(el, d1, d2, d3, m1, m2, m3, s0, s1, s2, s3));
   }
   return PRIV_TO_V(t);
 }
@@ -149,7 +153,7 @@ static inline floatV fetch(const global STORAGE* p, const int mode, const bool f
 #define IN_PARAMS(k) \
   , const global STORAGE* in##k, const int off##k, const int st##k##_0, const int st##k##_1, const int st##k##_2, const int st##k##_3
 #define TENSOR(k) \
-  fetch(in##k + off##k, IN##k##_MODE, fast, e, n, d1, d2, d3, st##k##_0, st##k##_1, st##k##_2, st##k##_3)
+  fetch(in##k + off##k, IN##k##_MODE, fast, e, n, d1, d2, d3, m1, m2, m3, st##k##_0, st##k##_1, st##k##_2, st##k##_3)
 
 // Operand of step k: a tensor input, a scalar argument, or nothing (unary).
 #if STEPS >= 1 && STEP1_ARG == 1
@@ -190,7 +194,8 @@ static inline floatV fetch(const global STORAGE* p, const int mode, const bool f
 #endif
 
 __attribute__((reqd_work_group_size(WG, 1, 1)))
-kernel void elementwise(const int n, const int d1, const int d2, const int d3, global STORAGE* y, const int y_off
+kernel void elementwise(const int n, const int d1, const int d2, const int d3, const ulong m1, const ulong m2,
+                        const ulong m3, global STORAGE* y, const int y_off
                         IN_PARAMS(0)
 #if STEPS >= 1 && STEP1_ARG == 1
                         IN_PARAMS(1)
@@ -231,7 +236,7 @@ kernel void elementwise(const int n, const int d1, const int d2, const int d3, g
       if (c >= chunks) continue;
       const int e = c * VW;
 #if ROW_TEST
-      const bool fast = e + VW <= n && (e % d3) + VW <= d3;
+      const bool fast = e + VW <= n && (e - div_magic(e, m3) * d3) + VW <= d3;
 #else
       const bool fast = e + VW <= n;
 #endif

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -95,6 +96,10 @@ void check_fits(const cl::Buffer& buffer, std::int64_t offset, std::int64_t exte
 
 }  // namespace
 
+std::uint64_t division_magic(std::int64_t d) {
+  return d < 2 ? 0 : UINT64_MAX / static_cast<std::uint64_t>(d) + 1;
+}
+
 SearchSpace elementwise_space(const ElementwiseShape& shape, const DeviceInfo& device) {
   SearchSpace space("elementwise");
   space.add("VW", {1, 2, 4, 8, 16}, "elements per vector load and store")
@@ -155,8 +160,15 @@ LaunchPlan elementwise_plan(const ElementwiseShape& shape, const ElementwiseOper
   defines.emplace_back("STEPS", std::to_string(shape.steps.size()));
   defines.emplace_back("IN0_MODE", std::to_string(input_mode(m, m.strides[0])));
   launch.kernel = "elementwise";
-  launch.args = {static_cast<cl_int>(n), static_cast<cl_int>(dim(1)), static_cast<cl_int>(dim(2)),
-                 static_cast<cl_int>(dim(3)), o.out, static_cast<cl_int>(o.out_offset)};
+  launch.args = {static_cast<cl_int>(n),
+                 static_cast<cl_int>(dim(1)),
+                 static_cast<cl_int>(dim(2)),
+                 static_cast<cl_int>(dim(3)),
+                 static_cast<cl_ulong>(division_magic(dim(1))),
+                 static_cast<cl_ulong>(division_magic(dim(2))),
+                 static_cast<cl_ulong>(division_magic(dim(3))),
+                 o.out,
+                 static_cast<cl_int>(o.out_offset)};
   auto push_tensor = [&](std::size_t t) {
     launch.args.emplace_back(o.inputs[t]);
     launch.args.emplace_back(static_cast<cl_int>(o.input_offsets[t]));

@@ -86,6 +86,10 @@ struct ElementwiseOperands {
   std::vector<std::int64_t> input_offsets{};
 };
 
+// ceil(2^64 / d) for 2 <= d < 2^31: the kernel's e / d is mul_hi(e, m), exact for 0 <= e < 2^31;
+// 0 for d < 2 (a dimension the kernel does not divide by).
+std::uint64_t division_magic(std::int64_t d);
+
 // Tunables of kernels/elementwise.cl.
 SearchSpace elementwise_space(const ElementwiseShape& shape, const DeviceInfo& device);
 // Valid on every OpenCL 1.2 device: 64 work-items, 4-wide vectors, 4 per work-item, one pass.

@@ -92,8 +92,8 @@ class PoolFamily : public OpFamily {
  public:
   std::string name() const override { return "pool"; }
   std::string description() const override {
-    return "max_pool2d (with indices) and avg_pool2d, any window/stride/padding, ceil_mode, adaptive avg to 1x1; "
-           "forward and backward; fp32/fp16/bf16";
+    return "max/avg pool2d (indices, any window/stride/padding, ceil_mode), adaptive avg to 1x1; fwd+bwd; "
+           "fp32/fp16/bf16";
   }
   ProblemList preset(const std::string& preset) const override {
     ProblemList problems;

@@ -44,14 +44,21 @@ std::vector<std::string> run_configs(const PoolProblem& problem, const std::vect
 
 class PoolCorrectness : public ::testing::TestWithParam<std::size_t> {};
 
-TEST_P(PoolCorrectness, DefaultAndOneSampledConfigurationMatchTheReference) {
-  // The default, and one configuration of the kernel's covering sample in turn (the Sample tests
-  // below run each sample in full on one shape).
+}  // namespace
+
+// Printed by GoogleTest in test names and failures instead of the raw bytes.
+void PrintTo(const PoolShape& s, std::ostream* os) { *os << s.key(); }
+
+namespace {
+
+TEST_P(PoolCorrectness, ASampledConfigurationMatchesTheReference) {
+  // Case i runs configuration i of its kernel's covering sample (the default first): one compile
+  // per case; the Sample tests below run each sample in full on one shape.
   const std::size_t index = GetParam();
   const PoolTestCase c = pool_test_cases().at(index);
   const std::vector<Config> sample = sample_for(c.shape);
   const PoolProblem problem(c.shape, c.layout);
-  for (const std::string& failure : run_configs(problem, {pool_default_config(c.shape), sample[index % sample.size()]})) {
+  for (const std::string& failure : run_configs(problem, {sample[index % sample.size()]})) {
     ADD_FAILURE() << problem.shape_key() << " " << problem.dtype() << " " << failure;
   }
 }
@@ -134,6 +141,28 @@ TEST(PoolReference, MaxFollowsPyTorchOnNaNAndTies) {
   EXPECT_EQ(r.indices[0], 3);
   // Windows entirely of -Inf keep the first position.
   EXPECT_EQ(pool_reference(s, std::vector<float>{-INFINITY, -INFINITY, -INFINITY, -INFINITY}, {}).indices[0], 0);
+}
+
+TEST(PoolKernel, MaxKeepsTheFirstOfTiesAndTheLastNaN) {
+  // Equal values everywhere (ties in every window) and two NaNs in the first window: the kernel's
+  // indices must be PyTorch's, which the reference implements.
+  Session& session = testing::test_session();
+  const PoolShape s{.n = 1, .c = 2, .h = 7, .w = 9, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1};
+  std::vector<float> x(static_cast<std::size_t>(s.planes() * s.h * s.w), 0.5f);
+  x[1] = x[s.w] = std::nanf("");
+  const PoolReference ref = pool_reference(s, x, {});
+  const std::size_t outputs = ref.indices.size();
+  PoolOperands o;
+  o.in = make_buffer(session.context(), x, s.dtype);
+  o.out = cl::Buffer(session.context(), CL_MEM_READ_WRITE, outputs * 4);
+  o.indices = cl::Buffer(session.context(), CL_MEM_READ_WRITE, outputs * 8);
+  enqueue(session.queue(), prepare(session, pool_plan(s, o, pool_default_config(s))));
+  std::vector<std::int64_t> indices(outputs);
+  session.queue().enqueueReadBuffer(o.indices, CL_TRUE, 0, outputs * 8, indices.data());
+  EXPECT_EQ(indices, ref.indices);
+  EXPECT_EQ(ref.indices[0], s.w);  // the later of the two NaNs
+  EXPECT_EQ(ref.indices[1], 1);    // the NaN at column 1
+  EXPECT_EQ(ref.indices[3], 5);    // all equal: the window's first position inside the input
 }
 
 TEST(PoolVerification, DetectsAWrongDivisorAndAMissedPlane) {
