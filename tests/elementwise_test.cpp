@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "db/database.h"
 #include "harness/error.h"
 #include "harness/session.h"
 #include "ops/elementwise_reference.h"
@@ -13,6 +14,7 @@
 #include "tests/test_session.h"
 #include "tuner/evaluator.h"
 #include "tuner/sampling.h"
+#include "tuner/tuner.h"
 
 namespace ocltune {
 namespace {
@@ -242,6 +244,28 @@ TEST(ElementwiseVerification, DetectsAMissingAndAnExtraElement) {
     session.queue().finish();
     EXPECT_FALSE(evaluation->verify().ok) << "n " << delta;
   }
+}
+
+TEST(ElementwiseTuning, StoresTheBestPerDtypeInGBPerSecond) {
+  Session& session = testing::test_session();
+  Database db = Database::open(testing::temp_path("elementwise-tune.db"));
+  db.upsert_device(session.device());
+  RunRow run;
+  run.device_key = session.device().key();
+  run.tool_version = "test";
+  TuneOptions options;
+  options.max_evals = 2;
+  options.timing = {.warmup = 1, .min_runs = 2, .max_runs = 3};
+  Tuner tuner(session, db, db.begin_run(run), options, nullptr);
+  const ElementwiseProblem problem(
+      {.input = {{64, 96}, {}}, .steps = {{.op = Op::kAdd, .tensor = TensorOperand{{96}, {}}}}, .dtype = DType::kFp16});
+  EXPECT_TRUE(tuner.tune(problem).best);
+  const std::vector<BestRow> best = db.all_best();
+  ASSERT_EQ(best.size(), 1u);
+  EXPECT_EQ(best[0].op, "elementwise");
+  EXPECT_EQ(best[0].dtype, "fp16");
+  EXPECT_EQ(best[0].shape_key, "x=64x96,add(96)");
+  EXPECT_GT(best[0].gbs.value_or(0), 0);
 }
 
 }  // namespace

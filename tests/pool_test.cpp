@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "db/database.h"
 #include "harness/error.h"
 #include "harness/session.h"
 #include "ops/families.h"
@@ -11,6 +12,7 @@
 #include "tests/test_session.h"
 #include "tuner/evaluator.h"
 #include "tuner/sampling.h"
+#include "tuner/tuner.h"
 
 namespace ocltune {
 namespace {
@@ -205,6 +207,28 @@ TEST(PoolVerification, DetectsMisplacedIndices) {
   const VerifyResult result = evaluation->verify();
   EXPECT_FALSE(result.ok);
   EXPECT_NE(result.message.find("index"), std::string::npos) << result.message;
+}
+
+TEST(PoolTuning, StoresTheBestPerDtypeInGBPerSecond) {
+  Session& session = testing::test_session();
+  Database db = Database::open(testing::temp_path("pool-tune.db"));
+  db.upsert_device(session.device());
+  RunRow run;
+  run.device_key = session.device().key();
+  run.tool_version = "test";
+  TuneOptions options;
+  options.max_evals = 2;
+  options.timing = {.warmup = 1, .min_runs = 2, .max_runs = 3};
+  Tuner tuner(session, db, db.begin_run(run), options, nullptr);
+  const PoolProblem problem({.backward = true, .n = 2, .c = 8, .h = 15, .w = 15, .kh = 3, .kw = 3, .sh = 2, .sw = 2,
+                             .dtype = DType::kBf16});
+  EXPECT_TRUE(tuner.tune(problem).best);
+  const std::vector<BestRow> best = db.all_best();
+  ASSERT_EQ(best.size(), 1u);
+  EXPECT_EQ(best[0].op, "pool");
+  EXPECT_EQ(best[0].dtype, "bf16");
+  EXPECT_EQ(best[0].shape_key, "max_bwd,n=2,c=8,h=15,w=15,k=3x3,s=2x2,p=0x0,ceil=0");
+  EXPECT_GT(best[0].gbs.value_or(0), 0);
 }
 
 }  // namespace
