@@ -2,8 +2,10 @@
 // inputs of up to 4 dimensions with any strides (0 = broadcast), y contiguous; no steps = a copy.
 // Storage type from storage.cl (DTYPE), arithmetic in fp32. Any size: a vector chunk that runs past
 // the end, or across a row of an input that is not flat, takes an element-wise path. y may be
-// exactly one of the inputs (in place), never a partial overlap. Launch: 1-D, local WG, global
-// WG * (GRID_STRIDE ? GRID_STRIDE : ceil(ceil(n / VW) / (WG * ITEMS))).
+// exactly one of the inputs (in place), never a partial overlap. Launch: 1-D, local WG, global WG *
+// units (GRID_STRIDE: at most GRID_STRIDE groups loop over them); a unit is WG * ITEMS vectors of
+// the flat output (ROWS 0: ceil(ceil(n / VW) / (WG * ITEMS)) units) or of one row of d3 elements
+// (ROWS 1: n / d3 * ceil(ceil(d3 / VW) / (WG * ITEMS)) units).
 
 // ---- Problem (set by the host, not tuned) ----
 #ifndef NDIM
@@ -35,6 +37,9 @@
 #endif
 #ifndef CONTIG
 #define CONTIG 0  // 1: a work-item's ITEMS vectors are adjacent; 0: WG vectors apart (coalesced across the group)
+#endif
+#ifndef ROWS
+#define ROWS 0  // 1: work-groups take tiles of one innermost row (addresses per group, not per vector)
 #endif
 
 // ---- Ops (a: the running value or a reversed operand, b: the other operand; unary ops ignore b) ----
@@ -150,10 +155,26 @@ static inline floatV fetch(const global STORAGE* p, const int mode, const bool f
   return PRIV_TO_V(t);
 }
 
+// The VW elements of an input from element offset `at` on (stride s), of which `valid` exist (the
+// rest repeat the last): the row-tiled form, whose addresses are affine in the work-item id.
+static inline floatV fetch_row(const global STORAGE* p, const int mode, const int at, const int s, const int valid) {
+  if (valid == VW && mode <= 1) return LOADV(p + at);
+  if (mode == 2) return (floatV)(LOAD(p, at));
+  float t[VW];
+#pragma unroll
+  for (int l = 0; l < VW; ++l) t[l] = LOAD(p, at + min(l, valid - 1) * s);
+  return PRIV_TO_V(t);
+}
+
 #define IN_PARAMS(k) \
   , const global STORAGE* in##k, const int off##k, const int st##k##_0, const int st##k##_1, const int st##k##_2, const int st##k##_3
+#if ROWS
+#define TENSOR(k) fetch_row(in##k + off##k, IN##k##_MODE, at##k + col * st##k##_3, st##k##_3, valid)
+#define ROW_START(k) offset_of(r0, d1, d2, d3, m1, m2, m3, st##k##_0, st##k##_1, st##k##_2, st##k##_3)
+#else
 #define TENSOR(k) \
   fetch(in##k + off##k, IN##k##_MODE, fast, e, n, d1, d2, d3, m1, m2, m3, st##k##_0, st##k##_1, st##k##_2, st##k##_3)
+#endif
 
 // Operand of step k: a tensor input, a scalar argument, or nothing (unary).
 #if STEPS >= 1 && STEP1_ARG == 1
@@ -219,12 +240,39 @@ kernel void elementwise(const int n, const int d1, const int d2, const int d3, c
 #endif
 ) {
   const int lid = get_local_id(0);
+#if ROWS
+  const int tiles = ((d3 + VW - 1) / VW + WG * ITEMS - 1) / (WG * ITEMS);  // per row
+  const int units = n / d3 * tiles;
+#else
   const int chunks = (n + VW - 1) / VW;
+  const int units = (chunks + WG * ITEMS - 1) / (WG * ITEMS);
+#endif
 #if GRID_STRIDE
-  for (int base = get_group_id(0) * (WG * ITEMS); base < chunks; base += get_num_groups(0) * (WG * ITEMS)) {
+  for (int g = get_group_id(0); g < units; g += get_num_groups(0)) {
 #else
   {
-    const int base = get_group_id(0) * (WG * ITEMS);
+    const int g = get_group_id(0);
+#endif
+#if ROWS
+    // Row r of the output and where each input's row starts: once per group, not per vector.
+    const int r = g / tiles;
+    const int base = (g - r * tiles) * (WG * ITEMS);
+    const int r0 = r * d3;
+    const int at0 = ROW_START(0);
+#if STEPS >= 1 && STEP1_ARG == 1
+    const int at1 = ROW_START(1);
+#endif
+#if STEPS >= 2 && STEP2_ARG == 1
+    const int at2 = ROW_START(2);
+#endif
+#if STEPS >= 3 && STEP3_ARG == 1
+    const int at3 = ROW_START(3);
+#endif
+#if STEPS >= 4 && STEP4_ARG == 1
+    const int at4 = ROW_START(4);
+#endif
+#else
+    const int base = g * (WG * ITEMS);
 #endif
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
@@ -233,12 +281,20 @@ kernel void elementwise(const int n, const int d1, const int d2, const int d3, c
 #else
       const int c = base + j * WG + lid;
 #endif
+#if ROWS
+      const int col = c * VW;
+      if (col >= d3) continue;
+      const int e = r0 + col;
+      const int valid = min(VW, d3 - col);
+#else
       if (c >= chunks) continue;
       const int e = c * VW;
+      const int valid = min(VW, n - e);
 #if ROW_TEST
-      const bool fast = e + VW <= n && (e - div_magic(e, m3) * d3) + VW <= d3;
+      const bool fast = valid == VW && (e - div_magic(e, m3) * d3) + VW <= d3;
 #else
-      const bool fast = e + VW <= n;
+      const bool fast = valid == VW;
+#endif
 #endif
       floatV v = TENSOR(0);
 #if STEPS >= 1
@@ -257,12 +313,12 @@ kernel void elementwise(const int n, const int d1, const int d2, const int d3, c
       const floatV b4 = OPERAND4;
       v = STEP_FN(STEP4_OP, STEP4_REV, v, b4);
 #endif
-      if (e + VW <= n) {
+      if (valid == VW) {
         STOREV(v, y + y_off + e);
       } else {
-        float r[VW];
-        V_TO_PRIV(v, r);
-        for (int l = 0; l < n - e; ++l) STORE(r[l], y + y_off, e + l);
+        float out[VW];
+        V_TO_PRIV(v, out);
+        for (int l = 0; l < valid; ++l) STORE(out[l], y + y_off, e + l);
       }
     }
   }

@@ -106,7 +106,8 @@ SearchSpace elementwise_space(const ElementwiseShape& shape, const DeviceInfo& d
       .add("ITEMS", {1, 2, 4, 8, 16}, "vectors per work-item per pass")
       .add("WG", {32, 64, 128, 256}, "work-group size")
       .add("GRID_STRIDE", {0, 8, 32, 128, 512}, "0: one pass; G: G work-groups loop over the tensor (grid-stride)")
-      .add("CONTIG", {0, 1}, "a work-item's vectors are adjacent (1) or a work-group apart (0)");
+      .add("CONTIG", {0, 1}, "a work-item's vectors are adjacent (1) or a work-group apart (0)")
+      .add("ROWS", {0, 1}, "work-groups take tiles of one innermost row (1) or of the flat output (0)");
   const auto max_wg = static_cast<std::int64_t>(device.max_work_group_size);
   space.constrain("WG <= device max work-group size", {"WG"}, [=](const Config& c) { return at(c, "WG") <= max_wg; });
   space.constrain("CONTIG = 0 when ITEMS = 1 (they are the same kernel)", {"ITEMS", "CONTIG"},
@@ -117,6 +118,15 @@ SearchSpace elementwise_space(const ElementwiseShape& shape, const DeviceInfo& d
   const std::int64_t max_tile = std::max<std::int64_t>(next_pow2(n), 1024);
   space.constrain("VW * ITEMS * WG <= max(next_pow2(n), 1024)", {"VW", "ITEMS", "WG"},
                   [=](const Config& c) { return at(c, "VW") * at(c, "ITEMS") * at(c, "WG") <= max_tile; });
+  // Row tiles only differ from flat ones when the output has rows (some input is not flat), and
+  // should not be much longer than a row.
+  const MergedLayout m = merge_dims(shape);
+  const std::int64_t row = m.dims.size() > 1 ? m.dims.back() : 0;
+  space.constrain("ROWS = 0 without rows; row tiles <= max(next_pow2(row), 256)", {"VW", "ITEMS", "WG", "ROWS"},
+                  [=](const Config& c) {
+                    if (at(c, "ROWS") == 0) return true;
+                    return row > 0 && at(c, "VW") * at(c, "ITEMS") * at(c, "WG") <= std::max<std::int64_t>(next_pow2(row), 256);
+                  });
   space.constrain("GRID_STRIDE = 0 or the grid loops at least twice", {"VW", "ITEMS", "WG", "GRID_STRIDE"},
                   [=](const Config& c) {
                     const std::int64_t g = at(c, "GRID_STRIDE");
@@ -126,7 +136,7 @@ SearchSpace elementwise_space(const ElementwiseShape& shape, const DeviceInfo& d
 }
 
 Config elementwise_default_config() {
-  return {{"VW", 4}, {"ITEMS", 4}, {"WG", 64}, {"GRID_STRIDE", 0}, {"CONTIG", 0}};
+  return {{"VW", 4}, {"ITEMS", 4}, {"WG", 64}, {"GRID_STRIDE", 0}, {"CONTIG", 0}, {"ROWS", 0}};
 }
 
 LaunchPlan elementwise_plan(const ElementwiseShape& shape, const ElementwiseOperands& o, const Config& config) {
@@ -193,8 +203,9 @@ LaunchPlan elementwise_plan(const ElementwiseShape& shape, const ElementwiseOper
 
   const std::int64_t vw = at(config, "VW"), wg = at(config, "WG");
   const std::int64_t tile = wg * at(config, "ITEMS");
-  const std::int64_t chunks = (n + vw - 1) / vw;
-  std::int64_t groups = (chunks + tile - 1) / tile;
+  const std::int64_t d3 = dim(3);
+  std::int64_t groups = at(config, "ROWS") ? n / d3 * (((d3 + vw - 1) / vw + tile - 1) / tile)
+                                           : ((n + vw - 1) / vw + tile - 1) / tile;
   if (at(config, "GRID_STRIDE") > 0) groups = std::min(groups, at(config, "GRID_STRIDE"));
   launch.global = cl::NDRange(static_cast<std::size_t>(groups * wg));
   launch.local = cl::NDRange(static_cast<std::size_t>(wg));

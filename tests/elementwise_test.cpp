@@ -25,7 +25,8 @@ const TimingPolicy kNoTiming{.warmup = 0, .min_runs = 1, .max_runs = 1};
 // Configurations that together use every value of every elementwise parameter.
 const std::vector<Config>& sample_configs() {
   static const std::vector<Config> configs = [] {
-    const ElementwiseShape big{.input = {{1 << 20}, {}}, .steps = {{.op = Op::kRelu}}};
+    // Rows of 1024 against a broadcast row: every parameter, ROWS included, has all its values.
+    const ElementwiseShape big{.input = {{1024, 1024}, {}}, .steps = {{.op = Op::kAdd, .tensor = TensorOperand{{1024}, {}}}}};
     return covering_sample(elementwise_space(big, testing::test_session().device()), 7, elementwise_default_config());
   }();
   return configs;
@@ -89,7 +90,7 @@ TEST(ElementwiseSample, EveryConfigurationOnBroadcastRowsThatStraddleVectors) {
 }
 
 TEST(ElementwiseSpace, CoveringSampleUsesEveryValueAndHoldsTheDefault) {
-  const ElementwiseShape big{.input = {{1 << 20}, {}}, .steps = {{.op = Op::kRelu}}};
+  const ElementwiseShape big{.input = {{1024, 1024}, {}}, .steps = {{.op = Op::kAdd, .tensor = TensorOperand{{1024}, {}}}}};
   const SearchSpace space = elementwise_space(big, testing::test_session().device());
   EXPECT_TRUE(space.contains(elementwise_default_config())) << space.check(elementwise_default_config());
   EXPECT_GT(space.enumerate().size(), 100u);
@@ -100,9 +101,12 @@ TEST(ElementwiseSpace, CoveringSampleUsesEveryValueAndHoldsTheDefault) {
       EXPECT_TRUE(used) << p.name << "=" << v;
     }
   }
-  // A tiny tensor still admits the default.
+  // A tiny tensor still admits the default; a flat one has no row tiles.
   const ElementwiseShape tiny{.input = {{1}, {}}, .steps = {{.op = Op::kRelu}}};
   EXPECT_TRUE(elementwise_space(tiny, testing::test_session().device()).contains(elementwise_default_config()));
+  for (const Config& c : elementwise_space({.input = {{1 << 20}, {}}, .steps = {{.op = Op::kRelu}}}, testing::test_session().device()).enumerate()) {
+    EXPECT_EQ(c.at("ROWS"), 0);
+  }
 }
 
 TEST(ElementwisePlan, MergesDimsAndPicksTheCheapestAddressing) {
