@@ -39,7 +39,8 @@ MergedLayout merge_dims(const ElementwiseShape& shape) {
       const TensorOperand& op = *tensors[t];
       const std::int64_t lead = static_cast<std::int64_t>(out.size() - op.dims.size());
       const std::int64_t j = static_cast<std::int64_t>(i) - lead;
-      s[t] = (j < 0 || op.dims[static_cast<std::size_t>(j)] == 1) ? 0 : op.effective_strides()[static_cast<std::size_t>(j)];
+      s[t] = (j < 0 || op.dims[static_cast<std::size_t>(j)] == 1) ? 0
+                                                                  : op.effective_strides()[static_cast<std::size_t>(j)];
     }
     // Merge into the previous (outer) dim when every input steps from one to the other seamlessly.
     bool merge = !m.dims.empty();
@@ -80,7 +81,8 @@ std::string upper(const char* name) {
 
 void check_fits(const cl::Buffer& buffer, std::int64_t offset, std::int64_t extent, DType dtype, const char* what) {
   if (offset < 0) throw Error(fmt::format("elementwise: negative offset of {}", what));
-  if (offset + extent > (std::int64_t{1} << 31) - 1) throw Error(fmt::format("elementwise: {} exceeds 2^31 elements", what));
+  if (offset + extent > (std::int64_t{1} << 31) - 1)
+    throw Error(fmt::format("elementwise: {} exceeds 2^31 elements", what));
   if (extent == 0) return;
   std::size_t size = 0;
   try {
@@ -96,9 +98,7 @@ void check_fits(const cl::Buffer& buffer, std::int64_t offset, std::int64_t exte
 
 }  // namespace
 
-std::uint64_t division_magic(std::int64_t d) {
-  return d < 2 ? 0 : UINT64_MAX / static_cast<std::uint64_t>(d) + 1;
-}
+std::uint64_t division_magic(std::int64_t d) { return d < 2 ? 0 : UINT64_MAX / static_cast<std::uint64_t>(d) + 1; }
 
 SearchSpace elementwise_space(const ElementwiseShape& shape, const DeviceInfo& device) {
   SearchSpace space("elementwise");
@@ -125,7 +125,8 @@ SearchSpace elementwise_space(const ElementwiseShape& shape, const DeviceInfo& d
   space.constrain("ROWS = 0 without rows; row tiles <= max(next_pow2(row), 256)", {"VW", "ITEMS", "WG", "ROWS"},
                   [=](const Config& c) {
                     if (at(c, "ROWS") == 0) return true;
-                    return row > 0 && at(c, "VW") * at(c, "ITEMS") * at(c, "WG") <= std::max<std::int64_t>(next_pow2(row), 256);
+                    return row > 0 &&
+                           at(c, "VW") * at(c, "ITEMS") * at(c, "WG") <= std::max<std::int64_t>(next_pow2(row), 256);
                   });
   space.constrain("GRID_STRIDE = 0 or the grid loops at least twice", {"VW", "ITEMS", "WG", "GRID_STRIDE"},
                   [=](const Config& c) {
@@ -204,8 +205,8 @@ LaunchPlan elementwise_plan(const ElementwiseShape& shape, const ElementwiseOper
   const std::int64_t vw = at(config, "VW"), wg = at(config, "WG");
   const std::int64_t tile = wg * at(config, "ITEMS");
   const std::int64_t d3 = dim(3);
-  std::int64_t groups = at(config, "ROWS") ? n / d3 * (((d3 + vw - 1) / vw + tile - 1) / tile)
-                                           : ((n + vw - 1) / vw + tile - 1) / tile;
+  std::int64_t groups =
+      at(config, "ROWS") ? n / d3 * (((d3 + vw - 1) / vw + tile - 1) / tile) : ((n + vw - 1) / vw + tile - 1) / tile;
   if (at(config, "GRID_STRIDE") > 0) groups = std::min(groups, at(config, "GRID_STRIDE"));
   launch.global = cl::NDRange(static_cast<std::size_t>(groups * wg));
   launch.local = cl::NDRange(static_cast<std::size_t>(wg));

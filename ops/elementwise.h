@@ -21,8 +21,26 @@
 namespace ocltune {
 
 enum class ElementwiseOp {
-  kRelu, kRelu6, kGelu, kGeluTanh, kSilu, kSigmoid, kTanh, kExp, kLog, kSqrt, kRsqrt, kNeg, kAbs,  // unary
-  kAdd, kSub, kMul, kDiv, kPow, kMaximum, kMinimum,                                                 // binary
+  kRelu,
+  kRelu6,
+  kGelu,
+  kGeluTanh,
+  kSilu,
+  kSigmoid,
+  kTanh,
+  kExp,
+  kLog,
+  kSqrt,
+  kRsqrt,
+  kNeg,
+  kAbs,  // unary
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kPow,
+  kMaximum,
+  kMinimum,  // binary
 };
 
 inline constexpr int kElementwiseMaxRank = 4;
@@ -45,14 +63,14 @@ struct TensorOperand {
   std::int64_t extent() const;    // largest element offset + 1: the buffer length it needs (0 when empty)
   std::int64_t distinct() const;  // distinct elements read (dims of stride 0 count once)
   bool contiguous() const;
-  std::string key() const;        // "4096x768", or "8x12x512x64/s=393216x64x768x1"
+  std::string key() const;  // "4096x768", or "8x12x512x64/s=393216x64x768x1"
 };
 
 struct ElementwiseStep {
   ElementwiseOp op = ElementwiseOp::kRelu;
   std::optional<TensorOperand> tensor{};  // binary with a tensor operand
-  float scalar = 0;                     // binary with a scalar operand (when there is no tensor)
-  bool reversed = false;                // v = op(operand, v) rather than op(v, operand)
+  float scalar = 0;                       // binary with a scalar operand (when there is no tensor)
+  bool reversed = false;                  // v = op(operand, v) rather than op(v, operand)
 };
 
 struct ElementwiseShape {

@@ -78,7 +78,8 @@ std::vector<ElementwiseTestCase> elementwise_test_cases() {
       {chain(dense({31, 37}), {with(Op::kPow, dense({31, 37}))}, b16), {}},
       {chain(dense({97}), {with(Op::kSub, 1.0f, true), with(Op::kPow, 2.0f, true)}), {}},
       {chain(dense({3, 1, 5}), {with(Op::kMaximum, dense({1, 4, 1}))}), {}},
-      {chain(dense({4, 3, 8, 8}), {with(Op::kMul, dense({3, 1, 1})), with(Op::kAdd, dense({3, 1, 1})), unary(Op::kRelu)}),
+      {chain(dense({4, 3, 8, 8}),
+             {with(Op::kMul, dense({3, 1, 1})), with(Op::kAdd, dense({3, 1, 1})), unary(Op::kRelu)}),
        {.out_offset = 1, .input_offset = 2}},
       {chain(dense({6, 7}), {with(Op::kAdd, dense({7})), with(Op::kSub, dense({6, 1}))}, b16), {}},
       {chain(dense({1, 3}), {with(Op::kMul, dense({5, 1}))}, f16), {}},
@@ -104,7 +105,8 @@ class ElementwiseFamily : public OpFamily {
       }
       return problems;
     }
-    if (preset != "default" && preset != "quick") throw Error(fmt::format("elementwise has no shape preset '{}'", preset));
+    if (preset != "default" && preset != "quick")
+      throw Error(fmt::format("elementwise has no shape preset '{}'", preset));
     for (const ElementwiseShape& s : preset == "quick" ? quick_shapes() : default_shapes()) {
       problems.push_back(std::make_unique<ElementwiseProblem>(s));
     }

@@ -23,15 +23,15 @@ struct OpInfo {
 };
 
 constexpr std::array<OpInfo, 20> kOps = {{
-    {ElementwiseOp::kRelu, "relu", false},     {ElementwiseOp::kRelu6, "relu6", false},
-    {ElementwiseOp::kGelu, "gelu", false},     {ElementwiseOp::kGeluTanh, "gelu_tanh", false},
-    {ElementwiseOp::kSilu, "silu", false},     {ElementwiseOp::kSigmoid, "sigmoid", false},
-    {ElementwiseOp::kTanh, "tanh", false},     {ElementwiseOp::kExp, "exp", false},
-    {ElementwiseOp::kLog, "log", false},       {ElementwiseOp::kSqrt, "sqrt", false},
-    {ElementwiseOp::kRsqrt, "rsqrt", false},   {ElementwiseOp::kNeg, "neg", false},
-    {ElementwiseOp::kAbs, "abs", false},       {ElementwiseOp::kAdd, "add", true},
-    {ElementwiseOp::kSub, "sub", true},        {ElementwiseOp::kMul, "mul", true},
-    {ElementwiseOp::kDiv, "div", true},        {ElementwiseOp::kPow, "pow", true},
+    {ElementwiseOp::kRelu, "relu", false},      {ElementwiseOp::kRelu6, "relu6", false},
+    {ElementwiseOp::kGelu, "gelu", false},      {ElementwiseOp::kGeluTanh, "gelu_tanh", false},
+    {ElementwiseOp::kSilu, "silu", false},      {ElementwiseOp::kSigmoid, "sigmoid", false},
+    {ElementwiseOp::kTanh, "tanh", false},      {ElementwiseOp::kExp, "exp", false},
+    {ElementwiseOp::kLog, "log", false},        {ElementwiseOp::kSqrt, "sqrt", false},
+    {ElementwiseOp::kRsqrt, "rsqrt", false},    {ElementwiseOp::kNeg, "neg", false},
+    {ElementwiseOp::kAbs, "abs", false},        {ElementwiseOp::kAdd, "add", true},
+    {ElementwiseOp::kSub, "sub", true},         {ElementwiseOp::kMul, "mul", true},
+    {ElementwiseOp::kDiv, "div", true},         {ElementwiseOp::kPow, "pow", true},
     {ElementwiseOp::kMaximum, "maximum", true}, {ElementwiseOp::kMinimum, "minimum", true},
 }};
 
@@ -151,7 +151,8 @@ std::vector<std::int64_t> ElementwiseShape::out_dims() const {
       std::int64_t& o = out[lead + i];
       const std::int64_t d = t->dims[i];
       if (d == o || d == 1) continue;
-      if (o != 1) throw Error(fmt::format("elementwise: dims {} do not broadcast against {}", t->key(), fmt::join(out, "x")));
+      if (o != 1)
+        throw Error(fmt::format("elementwise: dims {} do not broadcast against {}", t->key(), fmt::join(out, "x")));
       o = d;
     }
   }
@@ -193,7 +194,8 @@ void ElementwiseShape::validate() const {
       if (d < 0 || d > kMaxElements) throw Error(fmt::format("elementwise: dim {} outside [0, {}]", d, kMaxElements));
     }
     for (std::int64_t s : t->strides) {
-      if (s < 0 || s > kMaxElements) throw Error(fmt::format("elementwise: stride {} outside [0, {}]", s, kMaxElements));
+      if (s < 0 || s > kMaxElements)
+        throw Error(fmt::format("elementwise: stride {} outside [0, {}]", s, kMaxElements));
     }
     if (t->extent() > kMaxElements) throw Error(fmt::format("elementwise: {} spans more than 2^30 elements", t->key()));
   }

@@ -23,7 +23,8 @@ ElementwiseOperands as_elementwise(const PoolOperands& o) {
 
 void check_fits(const cl::Buffer& buffer, std::int64_t offset, std::int64_t count, std::size_t element_bytes,
                 const char* what) {
-  if (offset < 0 || offset + count > (std::int64_t{1} << 31) - 1) throw Error(fmt::format("pool: bad offset of {}", what));
+  if (offset < 0 || offset + count > (std::int64_t{1} << 31) - 1)
+    throw Error(fmt::format("pool: bad offset of {}", what));
   if (count == 0) return;
   std::size_t size = 0;
   try {
@@ -32,7 +33,8 @@ void check_fits(const cl::Buffer& buffer, std::int64_t offset, std::int64_t coun
     throw ClError(e);
   }
   if (static_cast<std::size_t>(offset + count) * element_bytes > size) {
-    throw Error(fmt::format("pool: {} needs {} elements from offset {}; its buffer holds {} bytes", what, count, offset, size));
+    throw Error(
+        fmt::format("pool: {} needs {} elements from offset {}; its buffer holds {} bytes", what, count, offset, size));
   }
 }
 
@@ -58,8 +60,10 @@ SearchSpace pool_space(const PoolShape& shape, const DeviceInfo& device) {
   space.add("WPT", {1, 2, 4, 8}, shape.backward ? "inputs along W per work-item" : "outputs along W per work-item")
       .add("LX", {4, 8, 16, 32, 64}, "work-group extent along W (column tiles)")
       .add("LY", {1, 2, 4, 8}, "work-group extent along rows");
-  const auto max_x = static_cast<std::int64_t>(device.max_work_item_sizes.empty() ? max_wg : device.max_work_item_sizes[0]);
-  const auto max_y = static_cast<std::int64_t>(device.max_work_item_sizes.size() < 2 ? max_wg : device.max_work_item_sizes[1]);
+  const auto max_x =
+      static_cast<std::int64_t>(device.max_work_item_sizes.empty() ? max_wg : device.max_work_item_sizes[0]);
+  const auto max_y =
+      static_cast<std::int64_t>(device.max_work_item_sizes.size() < 2 ? max_wg : device.max_work_item_sizes[1]);
   space.constrain("LX * LY within device limits, at least 16", {"LX", "LY"}, [=](const Config& c) {
     const std::int64_t lx = at(c, "LX"), ly = at(c, "LY");
     return lx * ly <= max_wg && lx <= max_x && ly <= max_y && lx * ly >= 16;
@@ -96,7 +100,8 @@ LaunchPlan pool_plan(const PoolShape& s, const PoolOperands& o, const Config& co
   const std::size_t size = dtype_bytes(s.dtype);
   check_fits(o.in, o.in_offset, in_count, size, s.backward ? "the output gradient" : "the input");
   check_fits(o.out, o.out_offset, out_count, size, s.backward ? "the input gradient" : "the output");
-  if (s.writes_indices() || s.reads_indices()) check_fits(o.indices, o.indices_offset, planes * oh * ow, 8, "the indices");
+  if (s.writes_indices() || s.reads_indices())
+    check_fits(o.indices, o.indices_offset, planes * oh * ow, 8, "the indices");
 
   KernelLaunch launch;
   launch.program.files = pool_kernel_files(s);
@@ -108,21 +113,28 @@ LaunchPlan pool_plan(const PoolShape& s, const PoolOperands& o, const Config& co
     const std::int64_t wg = at(config, "WG");
     launch.global = cl::NDRange(round_up(planes * at(config, "SPLIT"), wg));
     launch.local = cl::NDRange(static_cast<std::size_t>(wg));
-    launch.args = {static_cast<cl_int>(planes), static_cast<cl_int>(s.h * s.w), o.in, static_cast<cl_int>(o.in_offset),
-                   o.out, static_cast<cl_int>(o.out_offset)};
+    launch.args = {
+        static_cast<cl_int>(planes),      static_cast<cl_int>(s.h * s.w), o.in, static_cast<cl_int>(o.in_offset), o.out,
+        static_cast<cl_int>(o.out_offset)};
   } else {
     defines.emplace_back("POOL_MAX", s.kind == PoolKind::kMax ? "1" : "0");
-    for (const auto& [name, value] : {std::pair{"KH", s.kh}, {"KW", s.kw}, {"SH", s.sh}, {"SW", s.sw}, {"PH", s.ph}, {"PW", s.pw}}) {
+    for (const auto& [name, value] :
+         {std::pair{"KH", s.kh}, {"KW", s.kw}, {"SH", s.sh}, {"SW", s.sw}, {"PH", s.ph}, {"PW", s.pw}}) {
       defines.emplace_back(name, std::to_string(value));
     }
     defines.emplace_back("COUNT_INCLUDE_PAD", s.count_include_pad ? "1" : "0");
     defines.emplace_back("WITH_INDICES", s.writes_indices() ? "1" : "0");
     const std::int64_t wpt = at(config, "WPT"), lx = at(config, "LX"), ly = at(config, "LY");
     const std::int64_t width = s.backward ? s.w : ow, rows = s.backward ? s.h : oh;
-    launch.global = cl::NDRange(round_up((width + wpt - 1) / wpt, lx), round_up(rows, ly), static_cast<std::size_t>(planes));
+    launch.global =
+        cl::NDRange(round_up((width + wpt - 1) / wpt, lx), round_up(rows, ly), static_cast<std::size_t>(planes));
     launch.local = cl::NDRange(static_cast<std::size_t>(lx), static_cast<std::size_t>(ly), 1);
-    launch.args = {static_cast<cl_int>(s.h), static_cast<cl_int>(s.w), static_cast<cl_int>(oh), static_cast<cl_int>(ow),
-                   o.in, static_cast<cl_int>(o.in_offset)};
+    launch.args = {static_cast<cl_int>(s.h),
+                   static_cast<cl_int>(s.w),
+                   static_cast<cl_int>(oh),
+                   static_cast<cl_int>(ow),
+                   o.in,
+                   static_cast<cl_int>(o.in_offset)};
     if (s.backward) {
       launch.kernel = "pool_backward";
       if (s.reads_indices()) {

@@ -10,13 +10,36 @@ namespace {
 
 PoolShape max_pool(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w, std::int64_t k, std::int64_t s,
                    std::int64_t p, bool backward = false, DType dtype = DType::kFp32) {
-  return {.kind = PoolKind::kMax, .backward = backward, .n = n, .c = c, .h = h, .w = w, .kh = k, .kw = k,
-          .sh = s, .sw = s, .ph = p, .pw = p, .dtype = dtype};
+  return {.kind = PoolKind::kMax,
+          .backward = backward,
+          .n = n,
+          .c = c,
+          .h = h,
+          .w = w,
+          .kh = k,
+          .kw = k,
+          .sh = s,
+          .sw = s,
+          .ph = p,
+          .pw = p,
+          .dtype = dtype};
 }
 PoolShape avg_pool(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w, std::int64_t k, std::int64_t s,
                    std::int64_t p, bool count_include_pad, bool backward = false, DType dtype = DType::kFp32) {
-  return {.kind = PoolKind::kAvg, .backward = backward, .n = n, .c = c, .h = h, .w = w, .kh = k, .kw = k, .sh = s,
-          .sw = s, .ph = p, .pw = p, .count_include_pad = count_include_pad, .dtype = dtype};
+  return {.kind = PoolKind::kAvg,
+          .backward = backward,
+          .n = n,
+          .c = c,
+          .h = h,
+          .w = w,
+          .kh = k,
+          .kw = k,
+          .sh = s,
+          .sw = s,
+          .ph = p,
+          .pw = p,
+          .count_include_pad = count_include_pad,
+          .dtype = dtype};
 }
 PoolShape adaptive(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w, bool backward = false,
                    DType dtype = DType::kFp32) {
@@ -29,9 +52,10 @@ PoolShape adaptive(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t 
 std::vector<PoolShape> default_shapes() {
   PoolShape inference = max_pool(32, 64, 112, 112, 3, 2, 1, false, DType::kFp16);
   inference.indices = false;
-  return {max_pool(32, 64, 112, 112, 3, 2, 1), inference, max_pool(32, 64, 112, 112, 3, 2, 1, true),
-          adaptive(32, 2048, 7, 7), adaptive(32, 2048, 7, 7, false, DType::kFp16), adaptive(32, 2048, 7, 7, true),
-          avg_pool(32, 128, 56, 56, 2, 2, 0, true), avg_pool(32, 128, 56, 56, 2, 2, 0, true, true),
+  return {max_pool(32, 64, 112, 112, 3, 2, 1),           inference,
+          max_pool(32, 64, 112, 112, 3, 2, 1, true),     adaptive(32, 2048, 7, 7),
+          adaptive(32, 2048, 7, 7, false, DType::kFp16), adaptive(32, 2048, 7, 7, true),
+          avg_pool(32, 128, 56, 56, 2, 2, 0, true),      avg_pool(32, 128, 56, 56, 2, 2, 0, true, true),
           avg_pool(32, 192, 35, 35, 3, 1, 1, false)};
 }
 
@@ -98,7 +122,8 @@ class PoolFamily : public OpFamily {
   ProblemList preset(const std::string& preset) const override {
     ProblemList problems;
     if (preset == "test") {
-      for (const PoolTestCase& c : pool_test_cases()) problems.push_back(std::make_unique<PoolProblem>(c.shape, c.layout));
+      for (const PoolTestCase& c : pool_test_cases())
+        problems.push_back(std::make_unique<PoolProblem>(c.shape, c.layout));
       return problems;
     }
     if (preset != "default" && preset != "quick") throw Error(fmt::format("pool has no shape preset '{}'", preset));

@@ -12,8 +12,8 @@
 namespace ocltune {
 namespace {
 
-constexpr std::int64_t kIndexSentinel = -7;                      // written region of indices before a run
-constexpr std::int64_t kIndexCanary = 0x5ca1ab1e0ddba11LL;       // after the indices
+constexpr std::int64_t kIndexSentinel = -7;                 // written region of indices before a run
+constexpr std::int64_t kIndexCanary = 0x5ca1ab1e0ddba11LL;  // after the indices
 
 std::uint64_t mix(std::uint64_t x) {
   x ^= x >> 33;
@@ -88,7 +88,8 @@ PoolEvaluation::PoolEvaluation(Session& session, const PoolShape& shape, const P
     out_before_[at] = std::nanf("");  // a skipped element cannot match a finite reference
     written_[at] = 1;
     const double value = saturate_to_storage(ref.value[static_cast<std::size_t>(i)], s.dtype);
-    const bool sampled = step == 1 || i < 65536 || out_count - i <= 65536 || mix(static_cast<std::uint64_t>(i)) % step == 0;
+    const bool sampled =
+        step == 1 || i < 65536 || out_count - i <= 65536 || mix(static_cast<std::uint64_t>(i)) % step == 0;
     if (!std::isfinite(value)) {
       expected_.push_back({at, value, 1.0});
     } else if (sampled) {
@@ -115,7 +116,8 @@ void PoolEvaluation::reset() {
   try {
     session_.queue().enqueueWriteBuffer(operands_.out, CL_TRUE, 0, out_before_bytes_.size(), out_before_bytes_.data());
     if (!indices_before_.empty()) {
-      session_.queue().enqueueWriteBuffer(operands_.indices, CL_TRUE, 0, indices_before_.size() * 8, indices_before_.data());
+      session_.queue().enqueueWriteBuffer(operands_.indices, CL_TRUE, 0, indices_before_.size() * 8,
+                                          indices_before_.data());
     }
   } catch (const cl::Error& e) {
     throw ClError(e);
@@ -147,7 +149,8 @@ VerifyResult PoolEvaluation::verify_indices() {
 
 VerifyResult PoolEvaluation::verify() {
   const std::vector<float> after = read_buffer(session_.queue(), operands_.out, out_before_.size(), shape_.dtype);
-  VerifyResult result = verify_output(after, out_before_, expected_, kPoolMargin * dtype_roundoff(shape_.dtype), written_);
+  VerifyResult result =
+      verify_output(after, out_before_, expected_, kPoolMargin * dtype_roundoff(shape_.dtype), written_);
   if (result.ok && shape_.writes_indices()) {
     const VerifyResult indices = verify_indices();
     if (!indices.ok) return {false, result.max_error, indices.mismatches, indices.message};

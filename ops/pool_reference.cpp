@@ -39,7 +39,8 @@ PoolReference pool_reference(const PoolShape& s, std::span<const float> in, std:
         const double g = in[static_cast<std::size_t>(p)] / static_cast<double>(plane);
         for (std::int64_t i = 0; i < plane; ++i) {
           r.value[static_cast<std::size_t>(p * plane + i)] = g;
-          r.bound[static_cast<std::size_t>(p * plane + i)] = static_cast<float>(5 * kU32 * std::abs(g));  // one division
+          r.bound[static_cast<std::size_t>(p * plane + i)] =
+              static_cast<float>(5 * kU32 * std::abs(g));  // one division
         }
         continue;
       }

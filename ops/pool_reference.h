@@ -10,9 +10,9 @@
 namespace ocltune {
 
 struct PoolReference {
-  std::vector<double> value;           // per output element (y, or the input gradient)
-  std::vector<float> bound;            // absolute error an fp32 computation may carry
-  std::vector<std::int64_t> indices;   // max forward: PyTorch's flat h*W+w index per output
+  std::vector<double> value;          // per output element (y, or the input gradient)
+  std::vector<float> bound;           // absolute error an fp32 computation may carry
+  std::vector<std::int64_t> indices;  // max forward: PyTorch's flat h*W+w index per output
 };
 
 // `in` holds x (forward) or the output gradient (backward), contiguous NCHW, as stored; `indices`

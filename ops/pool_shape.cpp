@@ -42,14 +42,21 @@ PoolKind parse_kind(const std::string& name) {
 
 const char* pool_kind_name(PoolKind kind) {
   switch (kind) {
-    case PoolKind::kAvg: return "avg";
-    case PoolKind::kAdaptiveAvg: return "adaptive_avg";
-    default: return "max";
+    case PoolKind::kAvg:
+      return "avg";
+    case PoolKind::kAdaptiveAvg:
+      return "adaptive_avg";
+    default:
+      return "max";
   }
 }
 
-std::int64_t PoolShape::out_h() const { return kind == PoolKind::kAdaptiveAvg ? 1 : out_size(h, kh, sh, ph, ceil_mode); }
-std::int64_t PoolShape::out_w() const { return kind == PoolKind::kAdaptiveAvg ? 1 : out_size(w, kw, sw, pw, ceil_mode); }
+std::int64_t PoolShape::out_h() const {
+  return kind == PoolKind::kAdaptiveAvg ? 1 : out_size(h, kh, sh, ph, ceil_mode);
+}
+std::int64_t PoolShape::out_w() const {
+  return kind == PoolKind::kAdaptiveAvg ? 1 : out_size(w, kw, sw, pw, ceil_mode);
+}
 
 void PoolShape::validate() const {
   if (n < 0 || c < 0 || h < 1 || w < 1) throw Error(fmt::format("pool: bad input dims {}x{}x{}x{}", n, c, h, w));
@@ -76,8 +83,14 @@ std::string PoolShape::key() const {
 }
 
 nlohmann::json PoolShape::to_json() const {
-  nlohmann::json j = {{"op", "pool"}, {"kind", pool_kind_name(kind)}, {"backward", backward}, {"dtype", dtype_name(dtype)},
-                      {"n", n}, {"c", c}, {"h", h}, {"w", w}};
+  nlohmann::json j = {{"op", "pool"},
+                      {"kind", pool_kind_name(kind)},
+                      {"backward", backward},
+                      {"dtype", dtype_name(dtype)},
+                      {"n", n},
+                      {"c", c},
+                      {"h", h},
+                      {"w", w}};
   if (kind == PoolKind::kAdaptiveAvg) return j;
   j.update({{"kh", kh}, {"kw", kw}, {"sh", sh}, {"sw", sw}, {"ph", ph}, {"pw", pw}, {"ceil_mode", ceil_mode}});
   if (kind == PoolKind::kAvg) j["count_include_pad"] = count_include_pad;

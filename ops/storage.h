@@ -15,7 +15,7 @@ namespace ocltune {
 
 enum class DType { kFp32 = 0, kFp16 = 1, kBf16 = 2 };
 
-const char* dtype_name(DType dtype);  // "fp32", "fp16", "bf16": the database's dtype column
+const char* dtype_name(DType dtype);         // "fp32", "fp16", "bf16": the database's dtype column
 DType parse_dtype(const std::string& name);  // throws ocltune::Error
 std::size_t dtype_bytes(DType dtype);
 // The DTYPE define kernels/storage.cl takes.

@@ -26,7 +26,8 @@ const TimingPolicy kNoTiming{.warmup = 0, .min_runs = 1, .max_runs = 1};
 const std::vector<Config>& sample_configs() {
   static const std::vector<Config> configs = [] {
     // Rows of 1024 against a broadcast row: every parameter, ROWS included, has all its values.
-    const ElementwiseShape big{.input = {{1024, 1024}, {}}, .steps = {{.op = Op::kAdd, .tensor = TensorOperand{{1024}, {}}}}};
+    const ElementwiseShape big{.input = {{1024, 1024}, {}},
+                               .steps = {{.op = Op::kAdd, .tensor = TensorOperand{{1024}, {}}}}};
     return covering_sample(elementwise_space(big, testing::test_session().device()), 7, elementwise_default_config());
   }();
   return configs;
@@ -90,7 +91,8 @@ TEST(ElementwiseSample, EveryConfigurationOnBroadcastRowsThatStraddleVectors) {
 }
 
 TEST(ElementwiseSpace, CoveringSampleUsesEveryValueAndHoldsTheDefault) {
-  const ElementwiseShape big{.input = {{1024, 1024}, {}}, .steps = {{.op = Op::kAdd, .tensor = TensorOperand{{1024}, {}}}}};
+  const ElementwiseShape big{.input = {{1024, 1024}, {}},
+                             .steps = {{.op = Op::kAdd, .tensor = TensorOperand{{1024}, {}}}}};
   const SearchSpace space = elementwise_space(big, testing::test_session().device());
   EXPECT_TRUE(space.contains(elementwise_default_config())) << space.check(elementwise_default_config());
   EXPECT_GT(space.enumerate().size(), 100u);
@@ -104,7 +106,9 @@ TEST(ElementwiseSpace, CoveringSampleUsesEveryValueAndHoldsTheDefault) {
   // A tiny tensor still admits the default; a flat one has no row tiles.
   const ElementwiseShape tiny{.input = {{1}, {}}, .steps = {{.op = Op::kRelu}}};
   EXPECT_TRUE(elementwise_space(tiny, testing::test_session().device()).contains(elementwise_default_config()));
-  for (const Config& c : elementwise_space({.input = {{1 << 20}, {}}, .steps = {{.op = Op::kRelu}}}, testing::test_session().device()).enumerate()) {
+  for (const Config& c :
+       elementwise_space({.input = {{1 << 20}, {}}, .steps = {{.op = Op::kRelu}}}, testing::test_session().device())
+           .enumerate()) {
     EXPECT_EQ(c.at("ROWS"), 0);
   }
 }
@@ -120,7 +124,8 @@ TEST(ElementwisePlan, MergesDimsAndPicksTheCheapestAddressing) {
     return elementwise_plan(s, o, elementwise_default_config());
   };
   // Same-shape operands collapse to one flat dimension.
-  LaunchPlan p = plan_of({.input = {{64, 3, 5}, {}}, .steps = {{.op = Op::kAdd, .tensor = TensorOperand{{64, 3, 5}, {}}}}});
+  LaunchPlan p =
+      plan_of({.input = {{64, 3, 5}, {}}, .steps = {{.op = Op::kAdd, .tensor = TensorOperand{{64, 3, 5}, {}}}}});
   EXPECT_EQ(define_of(p, "NDIM"), "1");
   EXPECT_EQ(define_of(p, "IN1_MODE"), "0");
   // A bias over rows: two dims, the bias read as rows of vectors.
@@ -153,7 +158,8 @@ TEST(ElementwisePlan, DivisionMagicIsExactFor31BitNumerators) {
   // The kernel divides coordinates by mul_hi(e, ceil(2^64 / d)); check it against / on the
   // extremes of e and of d, powers of two and their neighbours.
   const std::int64_t divisors[] = {2, 3, 7, 49, 64, 65, 768, 3071, 3072, 3136, 1 << 20, (1 << 30) + 1, (1LL << 31) - 1};
-  const std::int64_t numerators[] = {0, 1, 2, 47, 48, 49, 3135, 3136, 1 << 24, (1 << 30) - 1, (1LL << 31) - 2, (1LL << 31) - 1};
+  const std::int64_t numerators[] = {
+      0, 1, 2, 47, 48, 49, 3135, 3136, 1 << 24, (1 << 30) - 1, (1LL << 31) - 2, (1LL << 31) - 1};
   for (const std::int64_t d : divisors) {
     const std::uint64_t m = division_magic(d);
     for (const std::int64_t e : numerators) {
@@ -185,13 +191,13 @@ TEST(ElementwiseShape, KeysJsonAndBytes) {
 
 TEST(ElementwiseShape, RejectsBadShapes) {
   const auto parse = [](const char* text) { return ElementwiseShape::from_json(nlohmann::json::parse(text)); };
-  EXPECT_THROW(parse(R"({"x": [3, 4], "steps": [{"op": "add", "tensor": [5]}]})"), Error);      // broadcast
-  EXPECT_THROW(parse(R"({"x": [3], "steps": [{"op": "relu", "scalar": 2}]})"), Error);          // unary operand
-  EXPECT_THROW(parse(R"({"x": [3], "steps": [{"op": "add"}]})"), Error);                        // no operand
-  EXPECT_THROW(parse(R"({"x": [3], "steps": [{"op": "erfc"}]})"), Error);                       // unknown op
-  EXPECT_THROW(parse(R"({"x": [1, 2, 3, 4, 5]})"), Error);                                      // rank 5
-  EXPECT_THROW(parse(R"({"x": {"dims": [3, 4], "strides": [1]}})"), Error);                     // strides
-  EXPECT_THROW(parse(R"({"x": [3], "dtype": "fp8"})"), Error);                                  // dtype
+  EXPECT_THROW(parse(R"({"x": [3, 4], "steps": [{"op": "add", "tensor": [5]}]})"), Error);  // broadcast
+  EXPECT_THROW(parse(R"({"x": [3], "steps": [{"op": "relu", "scalar": 2}]})"), Error);      // unary operand
+  EXPECT_THROW(parse(R"({"x": [3], "steps": [{"op": "add"}]})"), Error);                    // no operand
+  EXPECT_THROW(parse(R"({"x": [3], "steps": [{"op": "erfc"}]})"), Error);                   // unknown op
+  EXPECT_THROW(parse(R"({"x": [1, 2, 3, 4, 5]})"), Error);                                  // rank 5
+  EXPECT_THROW(parse(R"({"x": {"dims": [3, 4], "strides": [1]}})"), Error);                 // strides
+  EXPECT_THROW(parse(R"({"x": [3], "dtype": "fp8"})"), Error);                              // dtype
   EXPECT_THROW(parse(R"({"x": [3], "steps": [{"op": "neg"}, {"op": "neg"}, {"op": "neg"}, {"op": "neg"},
                          {"op": "neg"}]})"),
                Error);  // five steps

@@ -39,7 +39,8 @@ std::vector<std::string> run_configs(const PoolProblem& problem, const std::vect
   std::vector<std::string> failures;
   for (const Config& config : configs) {
     const EvalOutcome outcome = evaluator.evaluate(config, kNoTiming);
-    if (outcome.status != "ok") failures.push_back(fmt::format("{}: {} {}", to_string(config), outcome.status, outcome.error));
+    if (outcome.status != "ok")
+      failures.push_back(fmt::format("{}: {} {}", to_string(config), outcome.status, outcome.error));
   }
   return failures;
 }
@@ -67,7 +68,8 @@ TEST_P(PoolCorrectness, ASampledConfigurationMatchesTheReference) {
 
 std::string case_name(const ::testing::TestParamInfo<std::size_t>& info) {
   const PoolShape s = pool_test_cases().at(info.param).shape;
-  return fmt::format("{}_{}_{}_{}", info.param, pool_kind_name(s.kind), s.backward ? "bwd" : "fwd", dtype_name(s.dtype));
+  return fmt::format("{}_{}_{}_{}", info.param, pool_kind_name(s.kind), s.backward ? "bwd" : "fwd",
+                     dtype_name(s.dtype));
 }
 
 std::vector<std::size_t> case_indices() {
@@ -83,23 +85,36 @@ class PoolSample : public ::testing::TestWithParam<PoolShape> {};
 
 TEST_P(PoolSample, EveryConfigurationMatchesTheReference) {
   const PoolShape& shape = GetParam();
-  for (const std::string& failure : run_configs(PoolProblem(shape, {.in_offset = 1, .out_offset = 2, .indices_offset = 3}),
-                                                sample_for(shape))) {
+  for (const std::string& failure :
+       run_configs(PoolProblem(shape, {.in_offset = 1, .out_offset = 2, .indices_offset = 3}), sample_for(shape))) {
     ADD_FAILURE() << shape.key() << " " << failure;
   }
 }
 
 PoolShape overlapping(PoolKind kind, bool backward) {
   // 3x3 windows at stride 2 with padding over 11x13 planes: overlaps, clipped windows, odd rows.
-  return {.kind = kind, .backward = backward, .n = 2, .c = 3, .h = 11, .w = 13, .kh = 3, .kw = 3, .sh = 2, .sw = 2,
-          .ph = 1, .pw = 1, .count_include_pad = false};
+  return {.kind = kind,
+          .backward = backward,
+          .n = 2,
+          .c = 3,
+          .h = 11,
+          .w = 13,
+          .kh = 3,
+          .kw = 3,
+          .sh = 2,
+          .sw = 2,
+          .ph = 1,
+          .pw = 1,
+          .count_include_pad = false};
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, PoolSample,
                          ::testing::Values(overlapping(PoolKind::kMax, false), overlapping(PoolKind::kAvg, true),
                                            PoolShape{.kind = PoolKind::kAdaptiveAvg, .n = 3, .c = 5, .h = 9, .w = 11}),
-                         [](const auto& param) { return fmt::format("{}_{}", pool_kind_name(param.param.kind),
-                                                                    param.param.backward ? "bwd" : "fwd"); });
+                         [](const auto& param) {
+                           return fmt::format("{}_{}", pool_kind_name(param.param.kind),
+                                              param.param.backward ? "bwd" : "fwd");
+                         });
 
 TEST(PoolShape, OutputSizesFollowPyTorch) {
   // floor((in + 2p - k) / s) + 1; ceil_mode rounds up unless the last window starts in the padding.
@@ -220,8 +235,8 @@ TEST(PoolTuning, StoresTheBestPerDtypeInGBPerSecond) {
   options.max_evals = 2;
   options.timing = {.warmup = 1, .min_runs = 2, .max_runs = 3};
   Tuner tuner(session, db, db.begin_run(run), options, nullptr);
-  const PoolProblem problem({.backward = true, .n = 2, .c = 8, .h = 15, .w = 15, .kh = 3, .kw = 3, .sh = 2, .sw = 2,
-                             .dtype = DType::kBf16});
+  const PoolProblem problem(
+      {.backward = true, .n = 2, .c = 8, .h = 15, .w = 15, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .dtype = DType::kBf16});
   EXPECT_TRUE(tuner.tune(problem).best);
   const std::vector<BestRow> best = db.all_best();
   ASSERT_EQ(best.size(), 1u);
