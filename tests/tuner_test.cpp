@@ -10,8 +10,8 @@ namespace ocltune {
 namespace {
 
 // GEMM whose plan is sabotaged for some configurations, to check that each failure kind is
-// recorded and never stops the run: KWI=8 does not compile, KWI=4 computes with K-1 (wrong
-// result), KWI=2 launches with a work-group size the kernel does not accept.
+// recorded and never stops the run: KWG=8 does not compile, KWG=32 computes with K-1 (wrong
+// result), KWG=16 with KWI=8 launches with a work-group size the kernel does not accept.
 class SabotagedGemm : public GemmProblem {
  public:
   using GemmProblem::GemmProblem;
@@ -22,12 +22,9 @@ class SabotagedGemm : public GemmProblem {
       LaunchPlan plan(const Config& config) override {
         LaunchPlan plan = inner_->plan(config);
         KernelLaunch& k = plan.kernels[0];
-        switch (config.at("KWI")) {
-          case 8: k.program.defines.emplace_back("OCLTUNE_BROKEN", "1\n#error sabotaged build"); break;
-          case 4: std::get<cl_int>(k.args[2]) -= 1; break;
-          case 2: k.local = cl::NDRange(1, 1, 1); break;
-          default: break;
-        }
+        if (config.at("KWG") == 8) k.program.defines.emplace_back("OCLTUNE_BROKEN", "1\n#error sabotaged build");
+        if (config.at("KWG") == 32) std::get<cl_int>(k.args[2]) -= 1;
+        if (config.at("KWG") == 16 && config.at("KWI") == 8) k.local = cl::NDRange(1, 1, 1);
         return plan;
       }
       void reset() override { inner_->reset(); }
@@ -84,24 +81,22 @@ TEST(Tuner, FailuresAreRecordedWithTheirStatusAndNeverStopTheRun) {
   EXPECT_GT(report.by_status.count("ok"), 0u);
   for (const MeasurementRow& m : db.measurements(session.device().key(), "gemm", "fp32", "exact", problem.shape_key())) {
     const Config c = parse_config(m.params);
-    const std::int64_t kwi = c.at("KWI");
-    if (kwi == 8) {
+    const std::int64_t kwg = c.at("KWG"), kwi = c.at("KWI");
+    if (kwg == 8) {
       EXPECT_EQ(m.status, "compile_error") << m.params;
       EXPECT_NE(m.error.find("sabotaged build"), std::string::npos) << m.error;
-    }
-    if (kwi == 4) {
+    } else if (kwg == 32) {
       EXPECT_EQ(m.status, "wrong_result") << m.params;
-    }
-    if (kwi == 2) {
+    } else if (kwi == 8) {
       EXPECT_EQ(m.status, "launch_error") << m.params;
-    }
-    if (kwi == 1) {
+    } else {
       EXPECT_EQ(m.status, "ok") << m.params << ": " << m.error;
     }
   }
   // The winner is a configuration that verified.
   ASSERT_TRUE(report.best.has_value());
-  EXPECT_EQ(report.best->config.at("KWI"), 1);
+  EXPECT_EQ(report.best->config.at("KWG"), 16);
+  EXPECT_EQ(report.best->config.at("KWI"), 2);
 }
 
 TEST(Tuner, ASecondRunResumesAndKeepsTheFasterBest) {
