@@ -10,7 +10,7 @@
 namespace ocltune {
 
 const std::vector<const OpFamily*>& op_families() {
-  static const std::vector<const OpFamily*> families = {&gemm_family()};
+  static const std::vector<const OpFamily*> families = {&gemm_family(), &conv2d_family()};
   return families;
 }
 
