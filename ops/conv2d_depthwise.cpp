@@ -12,7 +12,7 @@ SearchSpace depthwise_space(const Conv2dShape& s, const DeviceInfo& device) {
   space.add("ALGO", {kAlgoDepthwise}, "convolution algorithm");
   if (s.dir == ConvDirection::kBackwardWeight) {
     space.add("DW_WG", {16, 32, 64, 128, 256}, "work-items reducing one group of taps")
-        .add("TAPS", {1, 2, 3, 4, 8}, "filter taps per work-group, sharing each dy load");
+        .add("TAPS", {1, 2, 3, 4, 8, 9}, "filter taps per work-group, sharing each dy load");
     space.constrain("DW_WG within device limits", {"DW_WG"},
                     [=](const Config& c) { return at(c, "DW_WG") <= std::min(lim.max_wg, lim.max_x); });
     space.constrain("TAPS <= R*S", {"TAPS"}, [rs = s.r * s.s](const Config& c) { return at(c, "TAPS") <= std::max<std::int64_t>(1, rs); });
@@ -20,10 +20,10 @@ SearchSpace depthwise_space(const Conv2dShape& s, const DeviceInfo& device) {
   }
   const bool forward = s.dir == ConvDirection::kForward;
   const std::int64_t rows = forward ? s.p() : s.h, cols = forward ? s.q() : s.w;
-  space.add("PPT", {1, 2, 4}, "rows per work-item")
+  space.add("PPT", {1, 2, 4, 8}, "rows per work-item")
       .add("QPT", {1, 2, 4, 8}, "columns per work-item")
-      .add("WGQ", {4, 8, 16, 32}, "work-items along the columns")
-      .add("WGP", {1, 2, 4, 8}, "work-items along the rows");
+      .add("WGQ", {4, 8, 16, 32, 64}, "work-items along the columns")
+      .add("WGP", {1, 2, 4, 8, 16}, "work-items along the rows");
   if (forward) space.add("LDS_IN", {0, 1}, "stage the input patch in local memory");
   const std::int64_t max_cols = std::max<std::int64_t>(4, next_pow2(cols)), max_rows = next_pow2(rows);
   space.constrain("WGQ * QPT <= next_pow2(columns)", {"WGQ", "QPT"},

@@ -94,11 +94,13 @@ SearchSpace backward_data_space(const Conv2dShape& s, const DeviceLimits& lim) {
 SearchSpace backward_weight_space(const Conv2dShape& s, const DeviceLimits& lim) {
   SearchSpace space("direct");
   space.add("ALGO", {kAlgoDirect}, "convolution algorithm")
-      .add("KPT", {1, 2, 4}, "output channels per work-item")
-      .add("CPT", {1, 2, 4}, "input channels per work-item")
-      .add("WGC", {1, 4, 8, 16}, "work-items along the input channels")
-      .add("WGK", {1, 4, 8, 16}, "work-items along the output channels")
-      .add("RED", {1, 4, 16, 64}, "work-items splitting the reduction over output positions");
+      .add("KPT", {1, 2, 4, 8}, "output channels per work-item")
+      .add("CPT", {1, 2, 4, 8}, "input channels per work-item")
+      .add("WGC", {1, 2, 4, 8, 16}, "work-items along the input channels")
+      .add("WGK", {1, 2, 4, 8, 16}, "work-items along the output channels")
+      .add("RED", {1, 2, 4, 8, 16, 32, 64}, "work-items splitting the reduction over output positions");
+  space.constrain("KPT * CPT <= 32 (accumulator registers)", {"KPT", "CPT"},
+                  [](const Config& c) { return at(c, "KPT") * at(c, "CPT") <= 32; });
   constrain_extent(space, "WGC", "CPT", s.c_per_group(), 1);
   constrain_extent(space, "WGK", "KPT", s.k_per_group(), 1);
   space.constrain("RED <= next_pow2(P*Q)", {"RED"},

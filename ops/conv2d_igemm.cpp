@@ -33,6 +33,11 @@ SearchSpace igemm_space(const Conv2dShape& s, const DeviceInfo& device) {
                                              {"VWM", {1, 2}},
                                              {"VWN", {1, 2}},
                                              {"KWI", {1, 2}}});
+  // Register rows/columns past the GEMM are wasted work (this prunes degenerate GEMMs, e.g. the
+  // one-row GEMM of each depthwise group, the most).
+  const GemmShape g = implicit_gemm(s);
+  space.constrain("WPTM <= next_pow2(GM)", {"WPTM"}, [m = next_pow2(g.m)](const Config& c) { return at(c, "WPTM") <= std::max<std::int64_t>(m, 1); });
+  space.constrain("WPTN <= next_pow2(GN)", {"WPTN"}, [n = next_pow2(g.n)](const Config& c) { return at(c, "WPTN") <= std::max<std::int64_t>(n, 1); });
   SearchSpace named("implicit_gemm");
   named.add("ALGO", {kAlgoImplicitGemm}, "convolution algorithm");
   for (const Parameter& p : space.parameters()) named.add(p.name, p.values, p.meaning);
@@ -41,14 +46,14 @@ SearchSpace igemm_space(const Conv2dShape& s, const DeviceInfo& device) {
 }
 
 Config igemm_default(const Conv2dShape& s) {
-  // gemm.cl's default tile, shrunk to 16 along a dimension of 16 or less.
+  // gemm.cl's default tile, shrunk along a dimension of 16 or less.
   const GemmShape g = implicit_gemm(s);
   return {{"ALGO", kAlgoImplicitGemm},
           {"MWG", g.m <= 16 ? 16 : 32},
           {"NWG", g.n <= 16 ? 16 : 32},
           {"KWG", 16},
-          {"WPTM", 4},
-          {"WPTN", 4},
+          {"WPTM", std::min<std::int64_t>(4, next_pow2(g.m))},
+          {"WPTN", std::min<std::int64_t>(4, next_pow2(g.n))},
           {"VWM", 1},
           {"VWN", 1},
           {"SA", 1},
