@@ -19,6 +19,18 @@
       const int S, const int stride_h, const int stride_w, const int pad_h, const int pad_w, const int dil_h, \
       const int dil_w, const int groups
 
+// Division by a run-time divisor d >= 1 without a hardware divide (which CPUs cannot vectorise and
+// GPUs emulate): for 0 <= x < 2^31, x / d == (mul_hi(x, m) + x) >> l with l = ceil(log2 d) and
+// m = floor(2^32 (2^l - d) / d) + 1 (Granlund & Montgomery, 1994). The sum fits 32 bits as x < 2^31.
+typedef uint2 FastDiv;  // (m, l)
+static inline FastDiv fastdiv_for(const int d) {
+  uint l = 0;
+  while ((1u << l) < (uint)d) ++l;
+  const ulong m = (((ulong)1 << 32) * (((ulong)1 << l) - (ulong)d)) / (ulong)d + 1;
+  return (FastDiv)((uint)m, l);
+}
+static inline int fastdiv(const int x, const FastDiv f) { return (int)((mul_hi((uint)x, f.x) + (uint)x) >> f.y); }
+
 static inline float activate(const float x) {
 #if ACT == 1
   return fmax(x, 0.0f);

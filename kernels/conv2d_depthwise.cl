@@ -52,8 +52,9 @@ kernel void conv2d_depthwise_fwd(CONV_SHAPE_PARAMS, const global float* restrict
   const int patch_h = (WGP * PPT - 1) * stride_h + (R - 1) * dil_h + 1;
   const int patch_w = (WGQ * QPT - 1) * stride_w + (S - 1) * dil_w + 1;
   const int ih0 = p0 * stride_h - pad_h, iw0 = q0 * stride_w - pad_w;
+  const FastDiv div_pw = fastdiv_for(patch_w);
   for (int e = lp * WGQ + lq; e < patch_h * patch_w; e += WGQ * WGP) {
-    const int row = e / patch_w, col = e - (e / patch_w) * patch_w;
+    const int row = fastdiv(e, div_pw), col = e - row * patch_w;
     const int ih = ih0 + row, iw = iw0 + col;
     patch[e] = ih >= 0 && ih < H && iw >= 0 && iw < W ? xc[ih * W + iw] : 0.0f;
   }
@@ -110,6 +111,7 @@ kernel void conv2d_depthwise_bwd_data(CONV_SHAPE_PARAMS, global float* dx, const
   const int w0 = get_group_id(0) * (WGQ * QPT), h0 = get_group_id(1) * (WGP * PPT);
   const int nc = get_group_id(2);
   const int c = nc % C, n = nc / C;
+  const FastDiv div_sh = fastdiv_for(stride_h), div_sw = fastdiv_for(stride_w);
   float acc[PPT][QPT];
 #pragma unroll
   for (int i = 0; i < PPT; ++i)
@@ -126,12 +128,12 @@ kernel void conv2d_depthwise_bwd_data(CONV_SHAPE_PARAMS, global float* dx, const
 #pragma unroll
         for (int i = 0; i < PPT; ++i) {
           const int th = h0 + lh + i * WGP + pad_h - r * dil_h;
-          const int p = th / stride_h;
+          const int p = fastdiv(th, div_sh);
           const bool row_ok = th >= 0 && p * stride_h == th && p < P;
 #pragma unroll
           for (int j = 0; j < QPT; ++j) {
             const int tw = w0 + lw + j * WGQ + pad_w - s * dil_w;
-            const int q = tw / stride_w;
+            const int q = fastdiv(tw, div_sw);
             const bool ok = row_ok && tw >= 0 && q * stride_w == tw && q < Q;
             acc[i][j] = fma(wv, ok ? dyk[p * Q + q] : 0.0f, acc[i][j]);
           }
@@ -172,11 +174,12 @@ kernel void conv2d_depthwise_bwd_weight(CONV_SHAPE_PARAMS, const global float* r
 #pragma unroll
   for (int a = 0; a < TAPS; ++a) acc[a] = 0.0f;
   const int plane = P * Q;
+  const FastDiv div_q = fastdiv_for(Q);
   for (int n = 0; n < N; ++n) {
     const global float* dyk = dy + dy_offset + ((long)n * K + k) * plane;
     const global float* xc = x + x_offset + ((long)n * C + c) * H * W;
     for (int pq = t; pq < plane; pq += DW_WG) {
-      const int p = pq / Q, q = pq - (pq / Q) * Q;
+      const int p = fastdiv(pq, div_q), q = pq - p * Q;
       const float gv = dyk[pq];
 #pragma unroll
       for (int a = 0; a < TAPS; ++a) {

@@ -75,6 +75,10 @@ kernel void conv2d_direct_fwd(CONV_SHAPE_PARAMS, const global float* restrict x,
   const int patch_h = (WGP * PPT - 1) * stride_h + (R - 1) * dil_h + 1;
   const int patch_w = (WGQ * QPT - 1) * stride_w + (S - 1) * dil_w + 1;
   const int ih0 = p0 * stride_h - pad_h, iw0 = q0 * stride_w - pad_w;
+  const FastDiv div_plane = fastdiv_for(patch_h * patch_w), div_pw = fastdiv_for(patch_w);
+#endif
+#if LDS_W
+  const FastDiv div_crs = fastdiv_for(CPS * R * S), div_rs = fastdiv_for(R * S);
 #endif
 
   for (int c0 = 0; c0 < Cg; c0 += CPS) {
@@ -83,9 +87,9 @@ kernel void conv2d_direct_fwd(CONV_SHAPE_PARAMS, const global float* restrict x,
 #endif
 #if LDS_IN
     for (int e = tid; e < CPS * patch_h * patch_w; e += NT) {
-      const int cc = e / (patch_h * patch_w);
+      const int cc = fastdiv(e, div_plane);
       const int rem = e - cc * (patch_h * patch_w);
-      const int row = rem / patch_w, col = rem - (rem / patch_w) * patch_w;
+      const int row = fastdiv(rem, div_pw), col = rem - row * patch_w;
       const int ih = ih0 + row, iw = iw0 + col;
       const bool inside = c0 + cc < Cg && ih >= 0 && ih < H && iw >= 0 && iw < W;
       patch[e] = inside ? xg[((long)(c0 + cc) * H + ih) * W + iw] : 0.0f;
@@ -93,9 +97,9 @@ kernel void conv2d_direct_fwd(CONV_SHAPE_PARAMS, const global float* restrict x,
 #endif
 #if LDS_W
     for (int e = tid; e < TILE_K * CPS * R * S; e += NT) {
-      const int kl = e / (CPS * R * S);
+      const int kl = fastdiv(e, div_crs);
       const int rest = e - kl * (CPS * R * S);  // cc * R * S + rs
-      const int cc = rest / (R * S);
+      const int cc = fastdiv(rest, div_rs);
       const int kk = min(k0 + kl, Kg - 1);
       wtile[e] = c0 + cc < Cg ? wg[((long)kk * Cg + c0) * R * S + rest] : 0.0f;
     }

@@ -51,6 +51,7 @@ kernel void conv2d_direct_bwd_data(CONV_SHAPE_PARAMS, global float* dx, const lo
   const int n = z / groups;
   const global float* dyg = dy + dy_offset + ((long)n * K + (long)g * Kg) * P * Q;
   const global float* wg = w + w_offset + (long)g * Kg * Cg * R * S;
+  const FastDiv div_sh = fastdiv_for(stride_h), div_sw = fastdiv_for(stride_w);
   (void)wtile;
 
   float acc[CPT][HPT][WPT];
@@ -96,12 +97,12 @@ kernel void conv2d_direct_bwd_data(CONV_SHAPE_PARAMS, global float* dx, const lo
 #pragma unroll
           for (int i = 0; i < HPT; ++i) {
             const int th = h0 + lh + i * WGH + pad_h - r * dil_h;  // = p * stride_h when p exists
-            const int p = th / stride_h;
+            const int p = fastdiv(th, div_sh);
             const bool row_ok = th >= 0 && p * stride_h == th && p < P;
 #pragma unroll
             for (int j = 0; j < WPT; ++j) {
               const int tw = w0 + lw + j * WGW + pad_w - s * dil_w;
-              const int q = tw / stride_w;
+              const int q = fastdiv(tw, div_sw);
               const bool ok = row_ok && tw >= 0 && q * stride_w == tw && q < Q;
               const float grad = ok ? dyk[p * Q + q] : 0.0f;
 #pragma unroll

@@ -47,11 +47,12 @@ kernel void conv2d_direct_bwd_weight(CONV_SHAPE_PARAMS, const global float* rest
     for (int b = 0; b < CPT; ++b) acc[a][b] = 0.0f;
 
   const int plane = P * Q;
+  const FastDiv div_q = fastdiv_for(Q);
   for (int n = 0; n < N; ++n) {
     const global float* xn = x + x_offset + (long)n * C * H * W;
     const global float* dyn = dy + dy_offset + (long)n * K * plane;
     for (int pq = lr; pq < plane; pq += RED) {
-      const int p = pq / Q, q = pq - (pq / Q) * Q;
+      const int p = fastdiv(pq, div_q), q = pq - p * Q;
       const int ih = p * stride_h - pad_h + r * dil_h;
       const int iw = q * stride_w - pad_w + s * dil_w;
       if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;

@@ -77,71 +77,111 @@
 #endif
 
 typedef struct {
-  int N, C, H, W, K, P, Q, R, S, sh, sw, ph, pw, dh, dw, Cg, Kg, RS, GM, GN, GK;
+  int N, C, H, W, K, P, Q, R, S, sh, sw, ph, pw, dh, dw, Cg, Kg, RS, PQ, HW, GM, GN, GK, g;
+  FastDiv div_rs, div_s, div_pq, div_q, div_hw, div_w, div_sh, div_sw;
 } Dims;
 
-// A(m, kk) of group g; zero past GK (m is clamped by the caller).
-static inline float a_elem(const Dims* d, const global float* A, const int g, const int m, const int kk) {
-  if (kk >= d->GK) return 0.0f;
+// B(kk, nn) is gathered in two halves: what depends on the column nn (fixed per work-item across
+// all K tiles, so computed once where the load mapping allows) and what depends on the row kk.
+// Both are (offset, row term, column term); the element sits at offset sum + row * W + column
+// (fwd, bwd_weight: input coordinates) or at the output position the terms divide to (bwd_data).
+typedef struct {
+  int offset, a, b;
+} Part;
+
+static inline Part b_column(const Dims* d, const int nn) {
+  Part c;
 #if DIR == 0
-  return A[((long)(g * d->Kg + m)) * d->GK + kk];  // w[k][c,r,s]
+  const int n = fastdiv(nn, d->div_pq), pq = nn - n * d->PQ;
+  const int p = fastdiv(pq, d->div_q), q = pq - p * d->Q;
+  c.offset = (n * d->C + d->g * d->Cg) * d->HW;  // tensors hold < 2^31 elements
+  c.a = p * d->sh - d->ph;
+  c.b = q * d->sw - d->pw;
 #elif DIR == 1
-  const int k = kk / d->RS, rs = kk - (kk / d->RS) * d->RS;
-  return A[((long)(g * d->Kg + k) * d->Cg + m) * d->RS + rs];  // w[k][c][r,s]
+  const int n = fastdiv(nn, d->div_hw), hw = nn - n * d->HW;
+  const int h = fastdiv(hw, d->div_w), w = hw - h * d->W;
+  c.offset = (n * d->K + d->g * d->Kg) * d->PQ;
+  c.a = h + d->ph;
+  c.b = w + d->pw;
 #else
-  const int pq_count = d->P * d->Q;
-  const int n = kk / pq_count, pq = kk - (kk / pq_count) * pq_count;
-  return A[((long)n * d->K + g * d->Kg + m) * pq_count + pq];  // dy[n][k][p,q]
+  const int ch = fastdiv(nn, d->div_rs), rs = nn - ch * d->RS;
+  const int r = fastdiv(rs, d->div_s), s = rs - r * d->S;
+  c.offset = (d->g * d->Cg + ch) * d->HW;
+  c.a = r * d->dh - d->ph;
+  c.b = s * d->dw - d->pw;
 #endif
+  return c;
 }
 
-// B(kk, nn) of group g; zero past GK and in the padding (nn is clamped by the caller).
-static inline float b_elem(const Dims* d, const global float* B, const int g, const int kk, const int nn) {
-  if (kk >= d->GK) return 0.0f;
+// The row half; offset -1 past GK (the zero-filled end of the last K tile).
+static inline Part b_row(const Dims* d, const int kk_in) {
+  Part r;
+  const int kk = min(kk_in, d->GK - 1);
+#if DIR == 0 || DIR == 1
+  const int ch = fastdiv(kk, d->div_rs), rs = kk - ch * d->RS;
+  const int fr = fastdiv(rs, d->div_s), fs = rs - fr * d->S;
 #if DIR == 0
-  const int c = kk / d->RS, rs = kk - c * d->RS;
-  const int r = rs / d->S, s = rs - r * d->S;
-  const int pq_count = d->P * d->Q;
-  const int n = nn / pq_count, pq = nn - n * pq_count;
-  const int p = pq / d->Q, q = pq - p * d->Q;
-  const int ih = p * d->sh - d->ph + r * d->dh, iw = q * d->sw - d->pw + s * d->dw;
-  if (ih < 0 || ih >= d->H || iw < 0 || iw >= d->W) return 0.0f;
-  return B[(((long)n * d->C + g * d->Cg + c) * d->H + ih) * d->W + iw];
-#elif DIR == 1
-  const int k = kk / d->RS, rs = kk - k * d->RS;
-  const int r = rs / d->S, s = rs - r * d->S;
-  const int hw = d->H * d->W;
-  const int n = nn / hw, rem = nn - n * hw;
-  const int h = rem / d->W, w = rem - h * d->W;
-  const int th = h + d->ph - r * d->dh, tw = w + d->pw - s * d->dw;
-  if (th < 0 || tw < 0) return 0.0f;
-  const int p = th / d->sh, q = tw / d->sw;
-  if (p * d->sh != th || q * d->sw != tw || p >= d->P || q >= d->Q) return 0.0f;
-  return B[(((long)n * d->K + g * d->Kg + k) * d->P + p) * d->Q + q];
+  r.offset = ch * d->HW;
+  r.a = fr * d->dh;
+  r.b = fs * d->dw;
 #else
-  const int pq_count = d->P * d->Q;
-  const int n = kk / pq_count, pq = kk - n * pq_count;
-  const int p = pq / d->Q, q = pq - p * d->Q;
-  const int c = nn / d->RS, rs = nn - c * d->RS;
-  const int r = rs / d->S, s = rs - r * d->S;
-  const int ih = p * d->sh - d->ph + r * d->dh, iw = q * d->sw - d->pw + s * d->dw;
-  if (ih < 0 || ih >= d->H || iw < 0 || iw >= d->W) return 0.0f;
-  return B[(((long)n * d->C + g * d->Cg + c) * d->H + ih) * d->W + iw];
+  r.offset = ch * d->PQ;
+  r.a = -fr * d->dh;
+  r.b = -fs * d->dw;
 #endif
+#else
+  const int n = fastdiv(kk, d->div_pq), pq = kk - n * d->PQ;
+  const int p = fastdiv(pq, d->div_q), q = pq - p * d->Q;
+  r.offset = n * d->C * d->HW;
+  r.a = p * d->sh;
+  r.b = q * d->sw;
+#endif
+  if (kk_in >= d->GK) r.offset = -1;
+  return r;
 }
 
-// Where C(m, nn) of group g lives in the output tensor.
-static inline long c_index(const Dims* d, const int g, const int m, const int nn) {
-#if DIR == 0
-  const int pq_count = d->P * d->Q;
-  const int n = nn / pq_count, pq = nn - n * pq_count;
-  return ((long)n * d->K + g * d->Kg + m) * pq_count + pq;
-#elif DIR == 1
-  const int hw = d->H * d->W;
-  const int n = nn / hw, rem = nn - n * hw;
-  return ((long)n * d->C + g * d->Cg + m) * hw + rem;
+// Branch-free (a select on an always-valid address), so that CPU compilers can vectorise the
+// loads across work-items and GPUs do not diverge in the padding.
+static inline float b_elem(const Dims* d, const global float* B, const Part col, const Part row) {
+  const int y = col.a + row.a, x = col.b + row.b;
+#if DIR == 1
+  // dy(p, q) contributes where y = p * stride exactly.
+  const int p = fastdiv(max(y, 0), d->div_sh), q = fastdiv(max(x, 0), d->div_sw);
+  const bool ok = row.offset >= 0 && y >= 0 && x >= 0 && p * d->sh == y && q * d->sw == x && p < d->P && q < d->Q;
+  const float v = B[ok ? col.offset + row.offset + p * d->Q + q : 0];
 #else
-  return (long)(g * d->Kg + m) * d->GN + nn;
+  const bool ok = row.offset >= 0 && y >= 0 && y < d->H && x >= 0 && x < d->W;
+  const float v = B[ok ? col.offset + row.offset + y * d->W + x : 0];
+#endif
+  return ok ? v : 0.0f;
+}
+
+// A(m, kk); zero past GK (m is clamped by the caller).
+static inline float a_elem(const Dims* d, const global float* A, const int m, const int kk) {
+  const bool ok = kk < d->GK;
+  const int k = min(kk, d->GK - 1);
+#if DIR == 0
+  const float v = A[(d->g * d->Kg + m) * d->GK + k];  // w[k][c,r,s]
+#elif DIR == 1
+  const int ko = fastdiv(k, d->div_rs), rs = k - ko * d->RS;
+  const float v = A[((d->g * d->Kg + ko) * d->Cg + m) * d->RS + rs];  // w[k][c][r,s]
+#else
+  const int n = fastdiv(k, d->div_pq), pq = k - n * d->PQ;
+  const float v = A[(n * d->K + d->g * d->Kg + m) * d->PQ + pq];  // dy[n][k][p,q]
+#endif
+  return ok ? v : 0.0f;
+}
+
+// Where C(m, nn) lives in the output tensor.
+static inline int c_index(const Dims* d, const int m, const int nn) {
+#if DIR == 0
+  const int n = fastdiv(nn, d->div_pq), pq = nn - n * d->PQ;
+  return (n * d->K + d->g * d->Kg + m) * d->PQ + pq;
+#elif DIR == 1
+  const int n = fastdiv(nn, d->div_hw), hw = nn - n * d->HW;
+  return (n * d->C + d->g * d->Cg + m) * d->HW + hw;
+#else
+  return (d->g * d->Kg + m) * d->GN + nn;
 #endif
 }
 
@@ -161,7 +201,7 @@ static inline long c_index(const Dims* d, const int g, const int m, const int nn
   }
 #else
 #define K_STEP_LOAD_A(kk) \
-  _Pragma("unroll") for (int i = 0; i < WPTM; ++i) a[i] = a_elem(&d, A, g, min(m0 + ROW_OF(i, tm), d.GM - 1), k0 + (kk));
+  _Pragma("unroll") for (int i = 0; i < WPTM; ++i) a[i] = a_elem(&d, A, min(m0 + ROW_OF(i, tm), d.GM - 1), k0 + (kk));
 #endif
 #if SB
 #define K_STEP_LOAD_B(kk)                                                                        \
@@ -169,8 +209,11 @@ static inline long c_index(const Dims* d, const int g, const int m, const int nn
     STORE_PRIV_N(*(local const floatN*)(Bs + (kk) * NWG + jv * (NDIMC * VWN) + tn * VWN), b + jv * VWN); \
   }
 #else
-#define K_STEP_LOAD_B(kk) \
-  _Pragma("unroll") for (int j = 0; j < WPTN; ++j) b[j] = b_elem(&d, B, g, k0 + (kk), min(n0 + COL_OF(j, tn), d.GN - 1));
+#define K_STEP_LOAD_B(kk)                                                        \
+  {                                                                              \
+    const Part row = b_row(&d, k0 + (kk));                                       \
+    _Pragma("unroll") for (int j = 0; j < WPTN; ++j) b[j] = b_elem(&d, B, cols[j], row); \
+  }
 #endif
 
 __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
@@ -180,21 +223,23 @@ kernel void conv2d_igemm(CONV_SHAPE_PARAMS, const global float* restrict A, cons
   Dims d;
   d.N = N; d.C = C; d.H = H; d.W = W; d.K = K; d.P = P; d.Q = Q; d.R = R; d.S = S;
   d.sh = stride_h; d.sw = stride_w; d.ph = pad_h; d.pw = pad_w; d.dh = dil_h; d.dw = dil_w;
-  d.Cg = C / groups; d.Kg = K / groups; d.RS = R * S;
+  d.Cg = C / groups; d.Kg = K / groups; d.RS = R * S; d.PQ = P * Q; d.HW = H * W;
 #if DIR == 0
-  d.GM = d.Kg; d.GN = N * P * Q; d.GK = d.Cg * d.RS;
+  d.GM = d.Kg; d.GN = N * d.PQ; d.GK = d.Cg * d.RS;
 #elif DIR == 1
-  d.GM = d.Cg; d.GN = N * H * W; d.GK = d.Kg * d.RS;
+  d.GM = d.Cg; d.GN = N * d.HW; d.GK = d.Kg * d.RS;
 #else
-  d.GM = d.Kg; d.GN = d.Cg * d.RS; d.GK = N * P * Q;
+  d.GM = d.Kg; d.GN = d.Cg * d.RS; d.GK = N * d.PQ;
 #endif
+  d.div_rs = fastdiv_for(d.RS); d.div_s = fastdiv_for(S); d.div_pq = fastdiv_for(d.PQ); d.div_q = fastdiv_for(Q);
+  d.div_hw = fastdiv_for(d.HW); d.div_w = fastdiv_for(W); d.div_sh = fastdiv_for(stride_h); d.div_sw = fastdiv_for(stride_w);
+  d.g = get_group_id(2);
   A += a_offset;
   B += b_offset;
   Cout += c_offset;
   const int tn = get_local_id(0), tm = get_local_id(1);
   const int tid = tm * NDIMC + tn;
   const int n0 = get_group_id(0) * NWG, m0 = get_group_id(1) * MWG;
-  const int g = get_group_id(2);
 
   float acc[WPTM * WPTN];
 #pragma unroll
@@ -204,6 +249,14 @@ kernel void conv2d_igemm(CONV_SHAPE_PARAMS, const global float* restrict A, cons
 #endif
 #if SB
   local float Bs[KWG * NWG];
+#if !B_K_FAST && NTHREADS % NWG == 0
+  // Every B element this work-item loads is in column tid % NWG: decompose it once.
+  const Part col = b_column(&d, min(n0 + tid % NWG, d.GN - 1));
+#endif
+#else
+  Part cols[WPTN];
+#pragma unroll
+  for (int j = 0; j < WPTN; ++j) cols[j] = b_column(&d, min(n0 + COL_OF(j, tn), d.GN - 1));
 #endif
 
   for (int k0 = 0; k0 < d.GK; k0 += KWG) {
@@ -216,7 +269,7 @@ kernel void conv2d_igemm(CONV_SHAPE_PARAMS, const global float* restrict A, cons
     for (int e = 0; e < LA; ++e) {
       const int v = tid + e * NTHREADS;
       const int kk = v % KWG, m = v / KWG;
-      As[kk * MWG + m] = a_elem(&d, A, g, min(m0 + m, d.GM - 1), k0 + kk);
+      As[kk * MWG + m] = a_elem(&d, A, min(m0 + m, d.GM - 1), k0 + kk);
     }
 #endif
 #if SB
@@ -225,10 +278,14 @@ kernel void conv2d_igemm(CONV_SHAPE_PARAMS, const global float* restrict A, cons
       const int v = tid + e * NTHREADS;
 #if B_K_FAST
       const int kk = v % KWG, nn = v / KWG;
+      const Part col = b_column(&d, min(n0 + nn, d.GN - 1));
+#elif NTHREADS % NWG == 0
+      const int nn = tid % NWG, kk = v / NWG;
 #else
       const int nn = v % NWG, kk = v / NWG;
+      const Part col = b_column(&d, min(n0 + nn, d.GN - 1));
 #endif
-      Bs[kk * NWG + nn] = b_elem(&d, B, g, k0 + kk, min(n0 + nn, d.GN - 1));
+      Bs[kk * NWG + nn] = b_elem(&d, B, col, b_row(&d, k0 + kk));
     }
 #endif
 #if SA || SB
@@ -249,18 +306,18 @@ kernel void conv2d_igemm(CONV_SHAPE_PARAMS, const global float* restrict A, cons
     const int m = m0 + ROW_OF(i, tm);
     if (m >= d.GM) continue;
 #if DIR == 0 && HAS_BIAS
-    const float b = bias[bias_offset + g * d.Kg + m];
+    const float b = bias[bias_offset + d.g * d.Kg + m];
 #endif
 #pragma unroll
     for (int j = 0; j < WPTN; ++j) {
       const int nn = n0 + COL_OF(j, tn);
       if (nn >= d.GN) continue;
 #if DIR == 0 && HAS_BIAS
-      Cout[c_index(&d, g, m, nn)] = activate(acc[i * WPTN + j] + b);
+      Cout[c_index(&d, m, nn)] = activate(acc[i * WPTN + j] + b);
 #elif DIR == 0
-      Cout[c_index(&d, g, m, nn)] = activate(acc[i * WPTN + j]);
+      Cout[c_index(&d, m, nn)] = activate(acc[i * WPTN + j]);
 #else
-      Cout[c_index(&d, g, m, nn)] = acc[i * WPTN + j];
+      Cout[c_index(&d, m, nn)] = acc[i * WPTN + j];
 #endif
     }
   }

@@ -107,8 +107,11 @@ double Conv2dShape::bytes() const {
 bool algorithm_applies(const Conv2dShape& s, std::int64_t algo) {
   switch (algo) {
     case kAlgoDirect:
-    case kAlgoImplicitGemm:
       return true;
+    case kAlgoImplicitGemm:
+      // A depthwise group is a GEMM with K/groups (1 or 2) rows: no tiling applies, and its
+      // slow configurations would only use up a search's budget.
+      return !s.depthwise();
     case kAlgoWinograd:
       return s.dir != ConvDirection::kBackwardWeight && s.r == 3 && s.s == 3 && s.stride_h == 1 && s.stride_w == 1 &&
              s.dil_h == 1 && s.dil_w == 1 && s.groups == 1;

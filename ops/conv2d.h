@@ -31,7 +31,7 @@ enum class Activation { kNone, kRelu, kRelu6, kGelu, kSigmoid };
 // The ALGO parameter of a configuration.
 enum ConvAlgorithm : std::int64_t {
   kAlgoDirect = 0,        // each work-item computes a register tile of outputs
-  kAlgoImplicitGemm = 1,  // tiled GEMM whose loads gather the im2col matrix
+  kAlgoImplicitGemm = 1,  // tiled GEMM whose loads gather the im2col matrix (not for depthwise)
   kAlgoWinograd = 2,      // F(2x2,3x3) / F(4x4,3x3): transforms + batched GEMM (3x3, stride 1)
   kAlgoGemm1x1 = 3,       // 1x1, stride 1, no padding: the convolution is a plain GEMM
   kAlgoDepthwise = 4,     // groups == C: one filter per channel

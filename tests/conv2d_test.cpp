@@ -203,7 +203,7 @@ TEST(Conv2dSpace, ApplicabilityFollowsTheShape) {
   padded.pad_h = 1;
   EXPECT_FALSE(algorithm_applies(padded, kAlgoGemm1x1));
   const Conv2dShape dw{.n = 1, .c = 32, .h = 56, .w = 56, .k = 32, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1, .groups = 32};
-  EXPECT_EQ(applicable_algorithms(dw), (std::vector<std::int64_t>{kAlgoDirect, kAlgoImplicitGemm, kAlgoDepthwise}));
+  EXPECT_EQ(applicable_algorithms(dw), (std::vector<std::int64_t>{kAlgoDirect, kAlgoDepthwise}));
 }
 
 TEST(Conv2dSpace, NoAlgorithmCrowdsOutTheOthers) {
