@@ -79,8 +79,9 @@ SearchSpace backward_data_space(const Conv2dShape& s, const DeviceLimits& lim) {
       .add("LDS_W", {0, 1}, "stage the weights in local memory");
   space.constrain("CPT * HPT * WPT <= 32 (accumulator registers)", {"CPT", "HPT", "WPT"},
                   [](const Config& c) { return at(c, "CPT") * at(c, "HPT") * at(c, "WPT") <= 32; });
-  constrain_extent(space, "WGW", "WPT", s.w, 4);
-  constrain_extent(space, "WGH", "HPT", s.h, 1);
+  // Tiles cover one stride phase of dx: ceil(H/stride) x ceil(W/stride) pixels.
+  constrain_extent(space, "WGW", "WPT", ceil_div(s.w, s.stride_w), 4);
+  constrain_extent(space, "WGH", "HPT", ceil_div(s.h, s.stride_h), 1);
   constrain_extent(space, "WGC", "CPT", s.c_per_group(), 1);
   space.constrain("KPS <= next_pow2(K/groups)", {"KPS"},
                   [kg = next_pow2(s.k_per_group())](const Config& c) { return at(c, "KPS") <= std::max<std::int64_t>(1, kg); });
@@ -141,9 +142,9 @@ Config direct_default(const Conv2dShape& s) {
       return {{"ALGO", kAlgoDirect},
               {"CPT", largest_at_most({1, 2}, next_pow2(s.c_per_group()))},
               {"HPT", 1},
-              {"WPT", next_pow2(s.w) >= 32 ? 2 : 1},
-              {"WGW", largest_at_most({4, 8, 16}, next_pow2(s.w))},
-              {"WGH", largest_at_most({1, 2, 4}, next_pow2(s.h))},
+              {"WPT", next_pow2(ceil_div(s.w, s.stride_w)) >= 32 ? 2 : 1},
+              {"WGW", largest_at_most({4, 8, 16}, next_pow2(ceil_div(s.w, s.stride_w)))},
+              {"WGH", largest_at_most({1, 2, 4}, next_pow2(ceil_div(s.h, s.stride_h)))},
               {"WGC", 1},
               {"KPS", largest_at_most({1, 4}, next_pow2(s.k_per_group()))},
               {"LDS_W", 0}};
@@ -190,8 +191,10 @@ void direct_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c,
     ProgramSource program =
         conv_program("conv2d_direct_bwd_data.cl", s, c, {"CPT", "HPT", "WPT", "WGW", "WGH", "WGC", "KPS", "LDS_W"});
     plan.kernels.push_back(make_launch(std::move(program), "conv2d_direct_bwd_data", std::move(args),
-                                       ceil_div(s.w, wgw * wpt) * wgw, ceil_div(s.h, wgh * hpt) * wgh,
-                                       s.n * s.groups * ceil_div(cg, wgc * cpt) * wgc, wgw, wgh, wgc));
+                                       ceil_div(ceil_div(s.w, s.stride_w), wgw * wpt) * wgw,
+                                       ceil_div(ceil_div(s.h, s.stride_h), wgh * hpt) * wgh,
+                                       s.n * s.groups * s.stride_h * s.stride_w * ceil_div(cg, wgc * cpt) * wgc, wgw, wgh,
+                                       wgc));
     return;
   }
   const std::int64_t kpt = at(c, "KPT"), cpt = at(c, "CPT");
