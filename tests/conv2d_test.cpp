@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "db/database.h"
 #include "harness/error.h"
 #include "ops/conv2d_problem.h"
 #include "ops/conv2d_reference.h"
@@ -16,6 +17,7 @@
 #include "tuner/evaluator.h"
 #include "tuner/sampling.h"
 #include "tuner/strategy.h"
+#include "tuner/tuner.h"
 
 namespace ocltune {
 
@@ -217,6 +219,42 @@ TEST(Conv2dSpace, NoAlgorithmCrowdsOutTheOthers) {
   const auto [lo, hi] = std::minmax_element(sizes.begin(), sizes.end());
   EXPECT_GE(*lo, 100u);
   EXPECT_LE(*hi, 8 * *lo) << fmt::format("{}", fmt::join(sizes, " "));
+}
+
+// ---- Tuning: every applicable algorithm's default measured, the winner's ALGO in `best`.
+
+TEST(Conv2dTuning, MeasuresEachAlgorithmsDefaultAndRecordsTheWinner) {
+  Session& session = testing::test_session();
+  Database db = Database::open(testing::temp_path("conv2d-tune.db"));
+  db.upsert_device(session.device());
+  RunRow run;
+  run.device_key = session.device().key();
+  run.tool_version = "test";
+  TuneOptions options;
+  options.max_evals = 3;
+  options.timing = {.warmup = 1, .min_runs = 2, .max_runs = 3};
+  Tuner tuner(session, db, db.begin_run(run), options, nullptr);
+  const Conv2dProblem problem({.n = 1, .c = 8, .h = 10, .w = 10, .k = 8, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1,
+                               .bias = true, .act = Activation::kRelu});
+  const ProblemReport report = tuner.tune(problem);
+  EXPECT_EQ(report.evaluated, 3 + 3);
+
+  ProgramSource source;
+  source.files = problem.kernel_files();
+  std::set<std::int64_t> defaults, tried;
+  for (const MeasurementRow& m : db.measurements(session.device().key(), "conv2d", "fp32", "exact", problem.shape_key(),
+                                                 source.files_hash())) {
+    EXPECT_EQ(m.status, "ok") << m.params << ": " << m.error;
+    const std::int64_t algo = parse_config(m.params).at("ALGO");
+    tried.insert(algo);
+    if (m.role == "default") defaults.insert(algo);
+  }
+  EXPECT_EQ(defaults, (std::set<std::int64_t>{kAlgoDirect, kAlgoImplicitGemm, kAlgoWinograd}));
+  EXPECT_FALSE(tried.count(kAlgoGemm1x1) || tried.count(kAlgoDepthwise));  // they do not apply: never tried
+  const auto best = db.best(session.device().key(), "conv2d", "fp32", "exact", problem.shape_key());
+  ASSERT_TRUE(best.has_value());
+  const Config winner = config_from_json(nlohmann::json::parse(best->params_json));
+  EXPECT_TRUE(defaults.count(winner.at("ALGO")));
 }
 
 // ---- Shapes.
