@@ -174,6 +174,7 @@ LaunchPlan conv2d_plan(const Conv2dShape& shape, const Conv2dOperands& operands,
   if (operands.input_offset < 0 || operands.weight_offset < 0 || operands.output_offset < 0 || operands.bias_offset < 0) {
     throw Error("conv2d: negative buffer offset");
   }
+  if (shape.bias && !operands.bias()) throw Error("conv2d: the shape has a bias but no bias buffer was given");
   LaunchPlan plan;
   switch (algo) {
     case kAlgoDirect: direct_plan(shape, operands, config, plan); break;
