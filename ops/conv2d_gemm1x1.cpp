@@ -20,8 +20,6 @@ GemmShape plane_gemm(const Conv2dShape& s) {
   }
 }
 
-const char* const kGemmParams[] = {"MWG", "NWG", "KWG", "WPTM", "WPTN", "VWM", "VWN", "SA", "SB", "VWL", "DB", "KWI"};
-
 }  // namespace
 
 SearchSpace gemm1x1_space(const Conv2dShape& s, const DeviceInfo& device) {
@@ -53,8 +51,11 @@ Config gemm1x1_default(const Conv2dShape& s) {
 }
 
 void gemm1x1_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, LaunchPlan& plan) {
+  // Every parameter but ALGO is gemm.cl's, whatever gemm_space declares now.
   Config gemm_config = gemm_default_config();
-  for (const char* name : kGemmParams) gemm_config[name] = at(c, name);
+  for (const auto& [name, value] : c) {
+    if (name != "ALGO") gemm_config[name] = value;
+  }
   GemmShape g = plane_gemm(s);
   const std::int64_t hw = s.h * s.w;
   const auto append = [&](const GemmOperands& operands) {

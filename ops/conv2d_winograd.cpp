@@ -28,8 +28,6 @@ GemmShape point_gemm(const Conv2dShape& s, std::int64_t m) {
   return {.m = w.k_out, .n = w.tiles(m, s.n), .k = w.c_in, .batch = (m + 2) * (m + 2)};
 }
 
-const char* const kGemmParams[] = {"MWG", "NWG", "KWG", "WPTM", "WPTN", "VWM", "VWN", "SA", "SB", "VWL", "DB", "KWI"};
-
 }  // namespace
 
 SearchSpace winograd_space(const Conv2dShape& s, const DeviceInfo& device) {
@@ -98,9 +96,11 @@ void winograd_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& 
              static_cast<cl_int>(tiles_h), static_cast<cl_int>(tiles_w), in, static_cast<cl_long>(in_offset), v},
             s.n * w.c_in * tiles_h * ceil_div(tiles_w, tpi));
 
+  // Every parameter but ALGO and WINO_* is gemm.cl's (whatever gemm_space declares now); the
+  // ones this variant fixes keep gemm_default_config()'s values.
   Config gemm_config = gemm_default_config();
-  for (const char* name : kGemmParams) {
-    if (c.count(name)) gemm_config[name] = c.at(name);
+  for (const auto& [name, value] : c) {
+    if (name != "ALGO" && name.rfind("WINO_", 0) != 0) gemm_config[name] = value;
   }
   const GemmShape gemm = point_gemm(s, m);
   for (KernelLaunch& launch : gemm_plan(gemm, packed_operands(gemm, u, v, mt), gemm_config).kernels) {
