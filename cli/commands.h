@@ -14,6 +14,7 @@ struct CliOptions {
   std::string strategy = "random";
   std::int64_t max_evals = -1;    // -1: 16 on CPUs, 48 elsewhere
   std::uint64_t seed = 1;
+  std::string restrict;           // sub-space, "NAME=V1|V2,..."
   std::string shapes;             // preset name or JSON file; empty: quick on CPUs, default elsewhere
   bool json = false;
   bool quiet = false;

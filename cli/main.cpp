@@ -34,6 +34,8 @@ int cli_main(int argc, char** argv) {
   app.add_option("--max-evals", options.max_evals, "evaluations per shape besides the default configuration "
                                                    "(default: 16 on CPUs, 48 on other devices; 0: whole space)")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
+  app.add_option("--restrict", options.restrict, "search a sub-space: allowed values per parameter, "
+                                                 "e.g. MWG=32|64,KWI=2 (the default configuration is measured regardless)");
   app.add_option("--seed", options.seed, "seed of randomised strategies")->capture_default_str();
   app.add_option("--shapes", options.shapes, fmt::format("shape preset ({}) or a JSON file with a list of shapes "
                                                          "(default: quick on CPUs, default elsewhere)",

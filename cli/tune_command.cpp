@@ -146,6 +146,11 @@ int run_tune(const CliOptions& options) {
   tune.strategy = options.strategy;
   tune.max_evals = options.max_evals >= 0 ? options.max_evals : (device.type == "CPU" ? 16 : 48);
   tune.seed = options.seed;
+  try {
+    tune.restriction = parse_restriction(options.restrict);
+  } catch (const Error& e) {
+    throw UsageError(fmt::format("--restrict: {}", e.what()));
+  }
   RunRow run;
   run.device_key = device.key();
   run.tool_version = OCLTUNE_VERSION;

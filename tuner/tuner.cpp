@@ -75,12 +75,16 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
   const DeviceInfo& device = session_.device();
   const SearchSpace space = problem.space(device);
   std::vector<Config> configs = space.enumerate();
+  if (!options_.restriction.empty()) {
+    std::erase_if(configs, [&](const Config& c) { return !allowed(c, options_.restriction); });
+  }
   report.space_size = configs.size();
   report.raw_size = space.raw_size();
   const std::string source_hash = files_hash(problem);
 
   // Measurements of earlier runs with the same kernel source are reused, not repeated.
   std::set<std::string> measured;
+  std::vector<std::pair<Config, std::optional<double>>> earlier;
   std::optional<EvalOutcome> best;
   std::optional<EvalOutcome> runner_up;
   auto consider = [&](const EvalOutcome& o) {
@@ -96,6 +100,7 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
                                                   problem.shape_key(), source_hash)) {
     if (m.role == "default" || !measured.insert(m.params).second) continue;
     ++report.reused;
+    earlier.emplace_back(parse_config(m.params), m.status == status::kOk ? m.median_ns : std::nullopt);
     if (m.status == status::kOk && m.median_ns) {
       EvalOutcome o;
       o.config = parse_config(m.params);
@@ -144,7 +149,7 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
   report.default_result = default_outcome;
 
   std::unique_ptr<Strategy> strategy = make_strategy(options_.strategy, std::move(configs), options_.seed);
-  for (const std::string& params : measured) strategy->observe(parse_config(params), std::nullopt);
+  for (const auto& [config, median] : earlier) strategy->observe(config, median);
   std::int64_t searched = report.reused;
   while (searched < budget && !stop_requested()) {
     std::optional<Config> config = strategy->next();

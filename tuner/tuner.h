@@ -19,6 +19,7 @@ struct TuneOptions {
   std::string strategy = "random";
   std::int64_t max_evals = 0;  // evaluations per problem besides the default; 0: the whole space
   std::uint64_t seed = 1;
+  Restriction restriction;     // search only this sub-space (the defaults are measured regardless)
   TimingPolicy timing;
 };
 
