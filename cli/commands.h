@@ -15,6 +15,21 @@ struct CliOptions {
   std::int64_t max_evals = -1;    // -1: 16 on CPUs, 48 elsewhere
   std::uint64_t seed = 1;
   std::string restrict;           // sub-space, "NAME=V1|V2,..."
+  double fraction = 0;            // share of each space; 0: no such limit
+  std::string time_budget;        // whole run, e.g. "10m"; empty: none
+  std::int64_t patience = 0;
+  double cut = 2.0;
+  int final_candidates = 3;
+  int compile_threads = -1;       // -1: half the host's cores, 1 to 4
+  bool isolate = false;
+  std::string eval_timeout = "60s";
+  bool no_warm_start = false;
+  std::string binary_cache;       // empty: default_binary_cache_dir(); "off": none
+  // simulate / record
+  std::vector<std::string> spaces;  // recorded-space files (JSON lines)
+  std::string from_db, op, shape, device_key, out;
+  int seeds = 20;
+  std::vector<std::string> strategies;
   std::string shapes;             // preset name or JSON file; empty: quick on CPUs, default elsewhere
   bool json = false;
   bool quiet = false;
@@ -24,5 +39,7 @@ struct CliOptions {
 int run_tune(const CliOptions& options);
 int run_devices(const CliOptions& options);
 int run_show(const CliOptions& options);
+int run_simulate(const CliOptions& options);
+int run_record(const CliOptions& options);
 
 }  // namespace ocltune

@@ -80,7 +80,7 @@ TEST(Cli, TunesAShapesFileIntoTheDatabase) {
   const std::string shapes = testing::temp_path("shapes.json");
   std::ofstream(shapes) << R"([{"op": "gemm", "m": 19, "n": 7, "k": 5}, {"op": "gemm", "m": 8, "n": 8, "k": 8, "trans_b": true}])";
   const std::string db_path = testing::temp_path("cli.db");
-  const Result r = run("--device 0 --ops gemm --max-evals 3 --shapes " + shapes + " --db " + db_path);
+  const Result r = run("--device 0 --ops gemm --max-evals 3 --final 0 --shapes " + shapes + " --db " + db_path);
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("speedup"), std::string::npos) << r.output;
   Database db = Database::open_read_only(db_path);

@@ -86,10 +86,10 @@ RecordedSpace recorded_space_from_db(Database& db, const std::string& op, const 
   std::map<Group, std::map<std::string, MeasuredPoint>> groups;
   for (MeasuredPoint& m : shape_measurements(db, op, shape_key)) {
     if (!device_key.empty() && m.device_key != device_key) continue;
-    if (m.role == "final") continue;
-    auto& points = groups[{m.device_key, m.dtype, m.math, m.source_hash}];
-    auto it = points.find(m.params);
-    if (it == points.end() || (it->second.role != "search" && m.role == "search")) points[m.params] = m;
+    // The space is what the search measured: defaults may lie outside a restricted sub-space, and
+    // final rows re-time points already in it.
+    if (m.role != "search") continue;
+    groups[{m.device_key, m.dtype, m.math, m.source_hash}].emplace(m.params, m);
   }
   if (groups.empty()) {
     throw Error(fmt::format("no measurements of {} at shape '{}'{} in {}", op, shape_key,

@@ -36,8 +36,8 @@ RecordedSpace load_recorded_space(const std::string& path);
 void save_recorded_space(const RecordedSpace& space, const std::string& path);
 
 // The space of `op` at `shape_key` from a database: the device key (and dtype, math mode, kernel
-// source) with the most measured configurations unless `device_key` names one. Search rows win
-// over default rows of the same configuration; final re-measurements are not part of a space.
+// source) with the most measured configurations unless `device_key` names one. Only search rows
+// (the first of a configuration) make the space: not the defaults, not final re-measurements.
 // Throws ocltune::Error when nothing is recorded.
 RecordedSpace recorded_space_from_db(Database& db, const std::string& op, const std::string& shape_key,
                                      const std::string& device_key = "");
