@@ -2,9 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "db/database.h"
 #include "ops/gemm_problem.h"
+#include "ops/selftest.h"
 #include "tests/test_session.h"
 #include "tuner/tuner.h"
 
@@ -135,6 +137,55 @@ TEST(Tuner, ASecondRunResumesAndKeepsTheFasterBest) {
   EXPECT_EQ(second.evaluated, 1 + 4);  // the default again, then only the configurations not yet measured
   EXPECT_EQ(db.runs().size(), 2u);
   EXPECT_LE(db.best(session.device().key(), "gemm", "fp32", "exact", problem.shape_key())->median_ns, first_best);
+}
+
+// The selftest op's kernels are tiny: these budget tests cost builds of milliseconds, not seconds.
+std::unique_ptr<Problem> selftest(int n) { return selftest_family().from_json({{"n", n}}); }
+
+TEST(Tuner, AFractionOfTheRestrictedSpaceStopsTheSearchAndSaysWhy) {
+  Session& session = testing::test_session();
+  Database db = Database::open(testing::temp_path("fraction.db"));
+  const auto problem = selftest(500);
+  TuneOptions options = quick_options(0);
+  options.strategy = "model";
+  options.fraction = 0.25;
+  options.final_candidates = 0;
+  options.restriction = parse_restriction("MODE=0");
+  Tuner tuner(session, db, start_run(db, session), options, nullptr);
+  const ProblemReport report = tuner.tune(*problem);
+  ASSERT_EQ(report.space_size, 16u);
+  EXPECT_EQ(report.evaluated, 1 + 4);
+  EXPECT_NE(report.stop_reason.find("--fraction"), std::string::npos) << report.stop_reason;
+  for (const MeasurementRow& m : db.measurements(session.device().key(), "selftest", "fp32", "exact", problem->shape_key())) {
+    EXPECT_EQ(parse_config(m.params).at("MODE"), 0) << m.params;
+  }
+}
+
+TEST(Tuner, CandidatesSlowerThanTheCutAreTimedOnlyForTheFirstBatch) {
+  Session& session = testing::test_session();
+  for (const double cut : {0.0, 1e-6}) {
+    Database db = Database::open(testing::temp_path("cut.db"));
+    const auto problem = selftest(600);
+    TuneOptions options = quick_options(6);
+    options.final_candidates = 0;
+    options.cut_factor = cut;  // 1e-6: every candidate is "far slower" than the best; 0: none is cut
+    options.timing = {.warmup = 1, .min_runs = 3, .max_runs = 8, .target_spread = 0.0};
+    options.restriction = parse_restriction("MODE=0");
+    Tuner tuner(session, db, start_run(db, session), options, nullptr);
+    const ProblemReport report = tuner.tune(*problem);
+    for (const MeasurementRow& m : db.measurements(session.device().key(), "selftest", "fp32", "exact", problem->shape_key())) {
+      if (m.role != "search") continue;
+      EXPECT_EQ(m.status, cut > 0 ? "cut" : "ok") << m.params;
+      if (cut > 0) {
+        EXPECT_EQ(*m.samples, 3) << m.params;  // the first batch only
+      }
+    }
+    EXPECT_EQ(report.by_status.count("cut"), cut > 0 ? 1u : 0u);
+    ASSERT_TRUE(report.best.has_value());
+    if (cut > 0) {
+      EXPECT_EQ(to_string(report.best->config), to_string(report.default_result->config));  // a cut never wins
+    }
+  }
 }
 
 }  // namespace

@@ -84,8 +84,12 @@ RecordedSpace recorded_space_from_db(Database& db, const std::string& op, const 
                                      const std::string& device_key) {
   using Group = std::tuple<std::string, std::string, std::string, std::string>;  // device, dtype, math, source
   std::map<Group, std::map<std::string, MeasuredPoint>> groups;
+  std::map<Group, std::map<std::string, double>> retimed;  // params -> latest final median
   for (MeasuredPoint& m : shape_measurements(db, op, shape_key)) {
     if (!device_key.empty() && m.device_key != device_key) continue;
+    if (m.role == "final" && m.status == "ok" && m.median_ns) {
+      retimed[{m.device_key, m.dtype, m.math, m.source_hash}][m.params] = *m.median_ns;
+    }
     // The space is what the search measured: defaults may lie outside a restricted sub-space, and
     // final rows re-time points already in it.
     if (m.role != "search") continue;
@@ -104,8 +108,10 @@ RecordedSpace recorded_space_from_db(Database& db, const std::string& op, const 
   space.shape_key = shape_key;
   std::tie(space.device_key, space.dtype, space.math, space.source_hash) = largest->first;
   space.device = device_description(db, space.device_key);
+  const auto& finals = retimed[largest->first];
   for (const auto& [params, m] : largest->second) {
-    space.points.push_back({parse_config(params), m.status, m.median_ns});
+    auto final = finals.find(params);
+    space.points.push_back({parse_config(params), m.status, final != finals.end() ? final->second : m.median_ns});
     if (space.shape.empty()) space.shape = nlohmann::json::parse(m.shape_json, nullptr, false);
   }
   return space;

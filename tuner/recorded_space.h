@@ -37,7 +37,9 @@ void save_recorded_space(const RecordedSpace& space, const std::string& path);
 
 // The space of `op` at `shape_key` from a database: the device key (and dtype, math mode, kernel
 // source) with the most measured configurations unless `device_key` names one. Only search rows
-// (the first of a configuration) make the space: not the defaults, not final re-measurements.
+// (the first of a configuration) make the space, not the defaults; where the fastest were re-timed
+// interleaved (role final, e.g. `--final 20` on a resumed exhaustive run), the latest re-timing
+// replaces the search median, so the optimum is not a noise outlier of a loaded machine.
 // Throws ocltune::Error when nothing is recorded.
 RecordedSpace recorded_space_from_db(Database& db, const std::string& op, const std::string& shape_key,
                                      const std::string& device_key = "");
