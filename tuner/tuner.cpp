@@ -156,7 +156,10 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
   std::int64_t done = 0;
   auto run_one = [&](const Config& config, const std::string& role) {
     TimingPolicy timing = options_.timing;
-    if (options_.cut_factor > 0 && search.best) timing.abandon_above_ns = options_.cut_factor * search.best->stats->median_ns;
+    // Defaults are baselines and always timed in full.
+    if (role == "search" && options_.cut_factor > 0 && search.best) {
+      timing.abandon_above_ns = options_.cut_factor * search.best->stats->median_ns;
+    }
     EvalOutcome o = executor->evaluate(config, timing);
     compile_ms_ += o.compile_ms;
     compile_wait_ms_ += o.compile_wait_ms;
