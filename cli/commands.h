@@ -11,7 +11,7 @@ struct CliOptions {
   int device = 0;
   std::vector<std::string> ops = {"all"};
   std::string db;                 // empty: default_database_path()
-  std::string strategy = "random";
+  std::string strategy = "model";
   std::int64_t max_evals = -1;    // -1: 16 on CPUs, 48 elsewhere
   std::uint64_t seed = 1;
   std::string restrict;           // sub-space, "NAME=V1|V2,..."
