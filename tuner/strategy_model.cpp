@@ -153,9 +153,11 @@ class Model : public IndexedStrategy {
   }
 
   std::size_t best_expected_improvement() {
+    const std::vector<std::size_t> pool = candidates();
+    if (pool.empty()) return *index_.random_unproposed(rng_);
     double best_score = -1;
-    std::size_t best_index = 0;
-    for (std::size_t i : candidates()) {
+    std::size_t best_index = pool.front();
+    for (std::size_t i : pool) {
       const Forest::Prediction& p = predict(i);
       const double sd = std::max(p.sd, 1e-6);
       const double z = (best_ - p.mean) / sd;
