@@ -8,6 +8,7 @@
 #include "ops/gemm_problem.h"
 #include "ops/selftest.h"
 #include "tests/test_session.h"
+#include "tuner/prior.h"
 #include "tuner/tuner.h"
 
 namespace ocltune {
@@ -137,6 +138,37 @@ TEST(Tuner, ASecondRunResumesAndKeepsTheFasterBest) {
   EXPECT_EQ(second.evaluated, 1 + 4);  // the default again, then only the configurations not yet measured
   EXPECT_EQ(db.runs().size(), 2u);
   EXPECT_LE(db.best(session.device().key(), "gemm", "fp32", "exact", problem.shape_key())->median_ns, first_best);
+}
+
+TEST(Tuner, TheWarmStartScoresOtherShapesRelativeToTheirOwnMedian) {
+  Session& session = testing::test_session();
+  Database db = Database::open(testing::temp_path("prior.db"));
+  const std::int64_t run = start_run(db, session);
+  auto add = [&](const std::string& shape_key, const std::string& params, double median, const char* status = "ok") {
+    MeasurementRow row;
+    row.run_id = run;
+    row.device_key = session.device().key();
+    row.op = "gemm";
+    row.dtype = "fp32";
+    row.shape_key = shape_key;
+    row.shape_json = "{}";
+    row.source_hash = "x";
+    row.params = params;
+    row.status = status;
+    row.median_ns = median;
+    db.add_measurement(row);
+  };
+  const GemmProblem problem({.m = 8, .n = 8, .k = 8});
+  for (int i = 1; i <= 9; ++i) add("other", "MWG=" + std::to_string(16 * i), 1000.0 * i);  // median 5000
+  add("other", "MWG=999", 1.0, "wrong_result");                                             // not a success
+  for (int i = 1; i <= 9; ++i) add(problem.shape_key(), "MWG=" + std::to_string(16 * i), 5.0);  // the problem itself
+  for (int i = 1; i <= 3; ++i) add("tiny", "MWG=" + std::to_string(16 * i), 7.0);                // too few to scale
+  const std::vector<PriorPoint> prior = load_prior(db, problem, session.device().key());
+  ASSERT_EQ(prior.size(), 9u);
+  for (const PriorPoint& p : prior) {
+    const double i = static_cast<double>(p.config.at("MWG")) / 16;
+    EXPECT_NEAR(p.score, std::log(1000.0 * i) - std::log(5000.0), 1e-9) << to_string(p.config);
+  }
 }
 
 // The selftest op's kernels are tiny: these budget tests cost builds of milliseconds, not seconds.
