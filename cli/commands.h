@@ -23,7 +23,7 @@ struct CliOptions {
   int compile_threads = -1;       // -1: half the host's cores, 1 to 4
   bool isolate = false;
   std::string eval_timeout = "60s";
-  bool no_warm_start = false;
+  bool warm_start = false;
   std::string binary_cache;       // empty: default_binary_cache_dir(); "off": none
   // simulate / record
   std::vector<std::string> spaces;  // recorded-space files (JSON lines)

@@ -57,8 +57,8 @@ int cli_main(int argc, char** argv) {
                                              "is recorded as timeout or crash and tuning goes on");
   app.add_option("--eval-timeout", options.eval_timeout, "with --isolate: time allowed per evaluation, build included")
       ->capture_default_str();
-  app.add_flag("--no-warm-start", options.no_warm_start, "the model strategy does not learn from other shapes and "
-                                                        "devices in the database");
+  app.add_flag("--warm-start", options.warm_start, "the model strategy also learns from other shapes and devices "
+                                                  "in the database (helps when they resemble this one; see docs/STRATEGIES.md)");
   app.add_option("--binary-cache", options.binary_cache, "directory of compiled program binaries, or off (default: "
                                                          "$OCLTUNE_BINARY_CACHE, else ~/.cache/ocltune/binaries)");
   app.add_option("--seed", options.seed, "seed of randomised strategies")->capture_default_str();

@@ -104,7 +104,7 @@ TuneOptions tune_options(const CliOptions& options, const DeviceInfo& device) {
   tune.cut_factor = options.cut;
   tune.final_candidates = options.final_candidates;
   tune.seed = options.seed;
-  tune.warm_start = !options.no_warm_start;
+  tune.warm_start = options.warm_start;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   tune.compile_threads = options.compile_threads >= 0 ? options.compile_threads : std::clamp(cores / 2, 1, 4);
   try {

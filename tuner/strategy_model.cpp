@@ -81,6 +81,7 @@ class Model : public IndexedStrategy {
       return index_.random_unproposed(rng_);
     }
     if (ok_ == 0) return index_.random_unproposed(rng_);  // nothing to model yet
+    check_prior();
     refit_if_due();
     // Alternate global expected improvement with a model-guided local step: the piecewise-constant
     // forest is coarse near the optimum, where the neighbours of the best points are what matter.
@@ -124,6 +125,48 @@ class Model : public IndexedStrategy {
     }
     std::sort(ranked.begin(), ranked.end());
     for (const auto& [score, i] : ranked) prior_rank_.push_back(i);
+  }
+
+  // A prior from another shape or device can mislead (a different optimum, values outside the
+  // range it saw): while there are few measurements of this problem, the prior must rank them
+  // (Spearman correlation >= 0.3) or it is dropped, and the model goes on from the parameters alone.
+  void check_prior() {
+    if (features_ == index_.dimensions() || ok_ < 6 || ok_ > 30) return;
+    std::vector<std::pair<double, double>> pairs;  // (prior prediction, measured log time)
+    for (const Observation& o : observations_) {
+      if (o.log_time) pairs.emplace_back(x_[o.index * features_ + features_ - 1], *o.log_time);
+    }
+    if (spearman(pairs) >= 0.3) return;
+    features_ = index_.dimensions();
+    x_ = base_;
+    model_ = Forest();
+    predictions_.clear();
+  }
+
+  static double spearman(std::vector<std::pair<double, double>> pairs) {
+    const std::size_t n = pairs.size();
+    auto ranks = [n](std::vector<double> v) {
+      std::vector<std::size_t> order(n);
+      for (std::size_t i = 0; i < n; ++i) order[i] = i;
+      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return v[a] < v[b]; });
+      std::vector<double> r(n);
+      for (std::size_t k = 0; k < n; ++k) r[order[k]] = static_cast<double>(k);
+      return r;
+    };
+    std::vector<double> a, b;
+    for (const auto& [x, y] : pairs) {
+      a.push_back(x);
+      b.push_back(y);
+    }
+    const std::vector<double> ra = ranks(a), rb = ranks(b);
+    const double mean = 0.5 * static_cast<double>(n - 1);
+    double sab = 0, saa = 0, sbb = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      sab += (ra[i] - mean) * (rb[i] - mean);
+      saa += (ra[i] - mean) * (ra[i] - mean);
+      sbb += (rb[i] - mean) * (rb[i] - mean);
+    }
+    return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : 0.0;
   }
 
   // Refitting after every measurement is wasted work once there are many: refit when the data

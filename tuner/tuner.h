@@ -35,7 +35,7 @@ struct TuneOptions {
   int final_runs = 3;
   std::uint64_t seed = 1;
   Restriction restriction;      // search only this sub-space (the defaults are measured regardless)
-  bool warm_start = true;       // the model strategy learns from other shapes and devices in the db
+  bool warm_start = false;      // the model strategy learns from other shapes and devices in the db
   int compile_threads = 0;      // build this many proposals' programs ahead; 0: build when evaluated
   std::optional<IsolationOptions> isolate;  // evaluate in a worker process
   TimingPolicy timing;
