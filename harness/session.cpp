@@ -5,14 +5,15 @@
 
 namespace ocltune {
 
-Session::Session(DeviceInfo device) : device_(std::move(device)) {
+Session::Session(DeviceInfo device, const std::string& binary_cache_dir) : device_(std::move(device)) {
   try {
     context_ = cl::Context(device_.device);
     queue_ = cl::CommandQueue(context_, device_.device, CL_QUEUE_PROFILING_ENABLE);
   } catch (const cl::Error& e) {
     throw ClError(e);
   }
-  programs_ = std::make_unique<ProgramCache>(context_, device_.device);
+  programs_ = std::make_unique<ProgramCache>(
+      context_, device_.device, ProgramCache::DiskCache{binary_cache_dir, device_.key(), device_.driver_version});
 }
 
 }  // namespace ocltune
