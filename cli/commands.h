@@ -12,6 +12,7 @@ struct CliOptions {
   std::vector<std::string> ops = {"all"};
   std::string db;                 // empty: default_database_path()
   std::string strategy = "model";
+  std::string math = "exact";     // exact | tf32 (matrix units where the device has them)
   std::int64_t max_evals = -1;    // -1: 16 on CPUs, 48 elsewhere
   std::uint64_t seed = 1;
   std::string restrict;           // sub-space, "NAME=V1|V2,..."

@@ -30,11 +30,16 @@ int cli_main(int argc, char** argv) {
   app.add_option("--ops", options.ops, ops_help())->delimiter(',')->capture_default_str();
   app.add_option("--db", options.db, "database file (default: $OCLTUNE_DB, else $XDG_CACHE_HOME/ocltune/tuned.db, "
                                      "else ~/.cache/ocltune/tuned.db)");
+  app.add_option("--math", options.math, "arithmetic: exact (fp32 FMA) or tf32 (tensor cores where the device has "
+                                         "them, like PyTorch's allow_tf32)")
+      ->check(CLI::IsMember({"exact", "tf32"}))
+      ->capture_default_str();
   app.add_option("--strategy", options.strategy, "search strategy")
       ->check(CLI::IsMember(strategy_names()))
       ->capture_default_str();
   app.add_option("--max-evals", options.max_evals, "evaluations per shape besides the default configuration "
-                                                   "(default: 16 on CPUs, 48 on other devices; 0: whole space)")
+                                                   "(default: 16 on CPUs; 48 on other devices, within a 12-minute --time-budget of the whole run; "
+                                                   "0: whole space)")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
   app.add_option("--restrict", options.restrict, "search a sub-space: allowed values per parameter, "
                                                  "e.g. MWG=32|64,KWI=2 (the default configuration is measured regardless)");

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <csignal>
 #include <filesystem>
+#include <set>
 #include <fstream>
 #include <thread>
 
@@ -79,6 +80,28 @@ ProblemList load_problems(const std::vector<const OpFamily*>& families, const st
   }
 }
 
+// --math tf32: every problem whose family has a math mode takes it (its shape JSON gains "math");
+// the others stay exact, which tf32 mode permits anyway.
+ProblemList with_math_mode(ProblemList problems, const std::string& math, bool quiet) {
+  if (math.empty() || math == "exact") return problems;
+  std::set<std::string> unchanged;
+  for (auto& p : problems) {
+    const OpFamily* family = find_family(p->op());
+    if (!family) continue;
+    nlohmann::json shape = p->shape_json();
+    shape["math"] = math;
+    try {
+      p = family->from_json(shape);
+    } catch (const Error&) {
+      unchanged.insert(p->op());
+    }
+  }
+  if (!quiet && !unchanged.empty()) {
+    fmt::print(stderr, "ocltune: --math {} applies to gemm; {} stay exact\n", math, fmt::join(unchanged, ", "));
+  }
+  return problems;
+}
+
 std::string host_name() {
   char buf[256] = {};
   if (gethostname(buf, sizeof buf - 1) != 0) return "";
@@ -93,12 +116,17 @@ std::string self_executable() {
   return ec ? std::string("ocltune") : path.string();
 }
 
+constexpr double kDefaultGpuBudgetSeconds = 12 * 60;
+
 // Flags checked before the device is opened, so a typo costs no measurement.
 TuneOptions tune_options(const CliOptions& options, const DeviceInfo& device) {
   TuneOptions tune;
   tune.strategy = options.strategy;
   const bool bounded = options.max_evals >= 0 || options.fraction > 0 || !options.time_budget.empty();
   tune.max_evals = options.max_evals >= 0 ? options.max_evals : bounded ? 0 : (device.type == "CPU" ? 16 : 48);
+  // Without any budget flag a GPU run of the default preset (hundreds of problems) is also held to
+  // kDefaultGpuBudget in total, so `--ops all` ends in minutes; later runs resume where it stopped.
+  if (!bounded && device.type != "CPU") tune.time_budget_s = kDefaultGpuBudgetSeconds;
   tune.fraction = options.fraction;
   tune.patience = options.patience;
   tune.cut_factor = options.cut;
@@ -154,7 +182,7 @@ void print_summary(const ProblemList& problems, const std::vector<ProblemReport>
     const Problem& p = *problems[i];
     const ProblemReport& r = reports[i];
     int failed = 0;
-    for (const auto& [status, n] : r.by_status) failed += status == "ok" ? 0 : n;
+    for (const auto& [status, n] : r.by_status) failed += status == "ok" || status == "cut" ? 0 : n;
     const auto& d = r.default_result;
     const std::string dflt = d && d->stats ? format_throughput(p, d->stats->median_ns) : (d ? d->status : "-");
     const std::string best = r.best ? format_throughput(p, r.best->stats->median_ns) : "-";
@@ -176,7 +204,7 @@ int run_tune(const CliOptions& options) {
   } catch (const DeviceIndexError& e) {
     throw UsageError(e.what());
   }
-  ProblemList problems = load_problems(families, options.shapes, device);
+  ProblemList problems = with_math_mode(load_problems(families, options.shapes, device), options.math, options.quiet);
   TuneOptions tune = tune_options(options, device);
   const std::string db_path = options.db.empty() ? default_database_path() : options.db;
   Database db = Database::open(db_path);
@@ -217,6 +245,13 @@ int run_tune(const CliOptions& options) {
   std::string run_status = "finished";
   try {
     for (std::size_t i = 0; i < problems.size() && !stop_requested(); ++i) {
+      if (tuner.out_of_time()) {
+        if (!options.quiet) {
+          fmt::print(stderr, "ocltune: time budget spent; {} problem(s) left for the next run of the same command\n",
+                     problems.size() - i);
+        }
+        break;
+      }
       reports.push_back(tuner.tune(*problems[i], static_cast<int>(i), static_cast<int>(problems.size())));
     }
   } catch (...) {

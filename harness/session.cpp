@@ -16,4 +16,16 @@ Session::Session(DeviceInfo device, const std::string& binary_cache_dir) : devic
       context_, device_.device, ProgramCache::DiskCache{binary_cache_dir, device_.key(), device_.driver_version});
 }
 
+bool Session::alive() {
+  try {
+    cl::Buffer probe(context_, CL_MEM_READ_WRITE, sizeof(cl_int));
+    const cl_int value = 1;
+    queue_.enqueueWriteBuffer(probe, CL_TRUE, 0, sizeof value, &value);
+    queue_.finish();
+    return true;
+  } catch (const cl::Error&) {
+    return false;
+  }
+}
+
 }  // namespace ocltune

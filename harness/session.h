@@ -21,6 +21,10 @@ class Session {
   cl::CommandQueue& queue() { return queue_; }
   ProgramCache& programs() { return *programs_; }
 
+  // False once the context can no longer run commands: on NVIDIA a kernel that faults takes the
+  // whole context down, and every later call fails. Probes with a 4-byte write and a finish.
+  bool alive();
+
  private:
   DeviceInfo device_;
   cl::Context context_;

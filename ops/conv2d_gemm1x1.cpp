@@ -33,7 +33,8 @@ SearchSpace gemm1x1_space(const Conv2dShape& s, const DeviceInfo& device) {
                                                                          {"VWM", {1, 2}},
                                                                          {"VWN", {1, 2}},
                                                                          {"VWL", {1, 4}},
-                                                                         {"KWI", {1}}});
+                                                                         {"KWI", {2}},
+                                                                         {"WTN", {0}}});
   SearchSpace space("gemm1x1");
   space.add("ALGO", {kAlgoGemm1x1}, "convolution algorithm");
   for (const Parameter& p : gemm.parameters()) space.add(p.name, p.values, p.meaning);

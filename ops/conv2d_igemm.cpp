@@ -24,7 +24,7 @@ SearchSpace igemm_space(const Conv2dShape& s, const DeviceInfo& device) {
   // gemm.cl's space and constraints, without the parameters the gathering loads cannot use
   // (vector global loads, double buffering) and with fewer tile values, so that this variant does
   // not crowd the other algorithms out of a random search.
-  SearchSpace gemm = drop_parameters(gemm_space(implicit_gemm(s), device), {{"VWL", 1}, {"DB", 0}});
+  SearchSpace gemm = drop_parameters(gemm_space(implicit_gemm(s), device), {{"VWL", 1}, {"DB", 0}, {"WTN", 0}});
   SearchSpace space = restrict_values(gemm, {{"MWG", {16, 32, 64, 128}},
                                              {"NWG", {16, 32, 64, 128}},
                                              {"KWG", {8, 16, 32}},
@@ -32,7 +32,7 @@ SearchSpace igemm_space(const Conv2dShape& s, const DeviceInfo& device) {
                                              {"WPTN", {1, 2, 4, 8}},
                                              {"VWM", {1, 2}},
                                              {"VWN", {1, 2}},
-                                             {"KWI", {1, 2}}});
+                                             {"KWI", {2}}});
   // Register rows/columns past the GEMM are wasted work (this prunes degenerate GEMMs, e.g. the
   // one-row GEMM of each depthwise group, the most).
   const GemmShape g = implicit_gemm(s);
@@ -58,7 +58,7 @@ Config igemm_default(const Conv2dShape& s) {
           {"VWN", 1},
           {"SA", 1},
           {"SB", 1},
-          {"KWI", 1}};
+          {"KWI", 2}};
 }
 
 void igemm_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, LaunchPlan& plan) {

@@ -39,8 +39,9 @@ SearchSpace winograd_space(const Conv2dShape& s, const DeviceInfo& device) {
                                                                             {"WPTM", {2, 4, 8}},
                                                                             {"WPTN", {2, 4, 8}},
                                                                             {"VWN", {1, 2}},
-                                                                            {"VWL", {1, 4}}});
-  gemm = drop_parameters(gemm, {{"DB", 0}, {"VWM", 1}, {"SB", 1}, {"KWI", 1}});
+                                                                            {"VWL", {1, 4}},
+                                                                            {"WTN", {0}}});
+  gemm = drop_parameters(gemm, {{"DB", 0}, {"VWM", 1}, {"SB", 1}, {"KWI", 2}});
   const DeviceLimits lim = device_limits(device);
   SearchSpace space("winograd");
   space.add("ALGO", {kAlgoWinograd}, "convolution algorithm")

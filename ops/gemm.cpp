@@ -112,11 +112,12 @@ SearchSpace fma_space(const GemmShape& shape, const DeviceInfo& device) {
   space.constrain("NWG <= next_pow2(N)", {"NWG"}, [=](const Config& c) { return at(c, "NWG") <= max_nwg; });
   space.constrain("MWG % WPTM == 0", {"MWG", "WPTM"}, [](const Config& c) { return at(c, "MWG") % at(c, "WPTM") == 0; });
   space.constrain("NWG % WPTN == 0", {"NWG", "WPTN"}, [](const Config& c) { return at(c, "NWG") % at(c, "WPTN") == 0; });
-  space.constrain("4 <= WPTM * WPTN <= 128 (accumulator registers; fewer than 4 never amortise the loads)",
-                  {"WPTM", "WPTN"}, [](const Config& c) {
-                    const std::int64_t acc = at(c, "WPTM") * at(c, "WPTN");
-                    return acc >= 4 && acc <= 128;
-                  });
+  // At least 4 accumulators (fewer never amortise the loads), unless the whole of C is smaller.
+  const std::int64_t min_acc = std::min<std::int64_t>(4, next_pow2(shape.m) * next_pow2(shape.n));
+  space.constrain("min(4, |C|) <= WPTM * WPTN <= 128 (accumulator registers)", {"WPTM", "WPTN"}, [=](const Config& c) {
+    const std::int64_t acc = at(c, "WPTM") * at(c, "WPTN");
+    return acc >= min_acc && acc <= 128;
+  });
   // Work-group sizes: within the device's limits, and in the range that pays off on the device type
   // (a GPU wants whole warps/wavefronts and no more than 1024; a CPU runs a work-group as a loop on
   // one core, where a few dozen work-items already amortise the loop).

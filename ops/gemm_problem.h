@@ -28,6 +28,7 @@ class GemmProblem : public Problem {
   SearchSpace space(const DeviceInfo& device) const override { return gemm_space(shape_, device); }
   Config default_config(const DeviceInfo&) const override { return gemm_default_config(); }
   std::vector<Config> default_configs(const DeviceInfo& device) const override;
+  std::vector<Config> seed_configs(const DeviceInfo& device) const override;  // ops/gemm_seeds.cpp
   double flops() const override { return shape_.flops(); }
   double bytes() const override { return shape_.bytes(); }
   std::vector<std::string> kernel_files() const override;

@@ -46,6 +46,13 @@ class Problem {
   // Every untuned baseline measured before the search (role "default"): the default
   // configuration, plus e.g. one per algorithm for ops whose space is a union of algorithms.
   virtual std::vector<Config> default_configs(const DeviceInfo& device) const { return {default_config(device)}; }
+  // Known-good starting points for the device's class (measured on such devices, as CLBlast and
+  // MIOpen ship them); the tuner measures those inside the space first, as search evaluations,
+  // so a small budget starts from a good region. Empty by default.
+  virtual std::vector<Config> seed_configs(const DeviceInfo& device) const {
+    (void)device;
+    return {};
+  }
   virtual double flops() const = 0;  // floating-point operations of one execution
   virtual double bytes() const = 0;  // compulsory DRAM traffic of one execution
   // Throughput is reported in GB/s rather than GFLOP/s.

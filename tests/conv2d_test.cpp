@@ -244,7 +244,8 @@ TEST(Conv2dTuning, MeasuresEachAlgorithmsDefaultAndRecordsTheWinner) {
   std::set<std::int64_t> defaults, tried;
   for (const MeasurementRow& m : db.measurements(session.device().key(), "conv2d", "fp32", "exact", problem.shape_key(),
                                                  source.files_hash())) {
-    EXPECT_EQ(m.status, "ok") << m.params << ": " << m.error;
+    // Verified; timed in full, or cut short as far slower than the best.
+    EXPECT_TRUE(m.status == "ok" || m.status == "cut") << m.params << ": " << m.status << " " << m.error;
     const std::int64_t algo = parse_config(m.params).at("ALGO");
     tried.insert(algo);
     if (m.role == "default") defaults.insert(algo);

@@ -220,7 +220,9 @@ TEST(ReduceFamily, TunesIntoTheDatabaseInGBs) {
   Tuner tuner(session, db, db.begin_run(run), options, nullptr);
   const ReduceProblem problem({.dims = {33, 517}, .axes = {1}, .kind = ReduceKind::kMean, .dtype = "fp16"});
   const ProblemReport report = tuner.tune(problem);
-  EXPECT_EQ(report.by_status.at("ok"), report.evaluated);
+  // Every evaluation verified: timed in full, or cut short as far slower than the best.
+  const auto count = [&](const char* status) { return report.by_status.count(status) ? report.by_status.at(status) : 0; };
+  EXPECT_EQ(count("ok") + count("cut"), report.evaluated);
   const auto best = db.best(session.device().key(), "reduce", "fp16", "exact", problem.shape_key());
   ASSERT_TRUE(best.has_value());
   ASSERT_TRUE(best->gbs.has_value());

@@ -32,7 +32,14 @@ class LocalExecutor : public Executor {
       hooks.before_timing = [this] { pool_->pause(); };
       hooks.after_timing = [this] { pool_->resume(); };
     }
-    return evaluator_.evaluate(config, timing, hooks);
+    EvalOutcome o = evaluator_.evaluate(config, timing, hooks);
+    // A failure that took the device context down is a crash, not this configuration's launch or
+    // compile error (every later call would fail the same way).
+    if ((o.status == status::kLaunchError || o.status == status::kCompileError) && !session_.alive()) {
+      o.status = status::kCrash;
+      o.error = "the device context was lost: " + o.error;
+    }
+    return o;
   }
 
   std::vector<std::vector<double>> interleave(const std::vector<Config>& configs, int rounds, int runs) override {

@@ -166,6 +166,13 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
     verify_ms_ += o.verify_ms;
     timing_ms_ += o.timing_ms;
     search.last_seen_id = std::max(search.last_seen_id, record(problem, search.source_hash, o, role));
+    if (o.status == status::kCrash && !options_.isolate) {
+      // In-process, a lost context fails everything after it: stop here. The crash is recorded, so
+      // the same command resumes without this configuration.
+      throw Error(fmt::format("{} {}: {}. The configuration {} is recorded as a crash; run the same command to "
+                              "resume, or add --isolate to run each evaluation in its own process",
+                              problem.op(), problem.shape_key(), o.error, to_string(config)));
+    }
     ++report.evaluated;
     ++report.by_status[o.status];
     ++done;
@@ -188,7 +195,14 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
   for (const EvalOutcome& o : earlier) strategy->observe(o.config, observed_time(o));
 
   // Proposals drawn ahead of the device, so their programs build while it times the current one.
+  // The problem's seeds (known-good points for this device class) go first.
   std::deque<Config> ahead;
+  for (const Config& seed : problem.seed_configs(device)) {
+    if (space.contains(seed) && allowed(seed, options_.restriction) && !search.measured.count(to_string(seed))) {
+      ahead.push_back(seed);
+    }
+  }
+  if (!ahead.empty()) executor->prefetch(std::vector<Config>(ahead.begin(), ahead.end()));
   const std::size_t lookahead = pool_ || options_.isolate ? static_cast<std::size_t>(std::max(1, options_.compile_threads)) : 0;
   while (true) {
     if (stop_requested()) {

@@ -74,6 +74,8 @@ class Tuner {
   ~Tuner();
   ProblemReport tune(const Problem& problem, int index = 0, int count = 1);
 
+  // The whole run's --time-budget is spent (never true without one).
+  bool out_of_time() const { return run_deadline_ && std::chrono::steady_clock::now() >= *run_deadline_; }
   // Time spent over the run: building programs (wherever), of that what the evaluations waited
   // for, first launches and checks, and timing runs.
   double compile_seconds() const { return compile_ms_ * 1e-3; }

@@ -1,0 +1,47 @@
+// Known-good GEMM configurations per device class: where the tuner starts (docs/NOTES.md has the
+// measurements behind each). Seeds outside a problem's space are skipped by the tuner.
+#include "ops/gemm_problem.h"
+
+namespace ocltune {
+namespace {
+
+Config fma(std::int64_t mwg, std::int64_t nwg, std::int64_t kwg, std::int64_t wptm, std::int64_t wptn, std::int64_t vwm,
+           std::int64_t vwn, std::int64_t vwl, std::int64_t sa, std::int64_t sb, std::int64_t db, std::int64_t kwi) {
+  return {{"MWG", mwg}, {"NWG", nwg}, {"KWG", kwg}, {"WPTM", wptm}, {"WPTN", wptn}, {"VWM", vwm}, {"VWN", vwn},
+          {"VWL", vwl}, {"SA", sa},   {"SB", sb},   {"DB", db},     {"KWI", kwi},   {"WTN", 0}};
+}
+
+Config mma(std::int64_t bm, std::int64_t bn, std::int64_t bk, std::int64_t wm, std::int64_t wn, std::int64_t dbuf,
+           std::int64_t ldsm) {
+  return {{"MMA", 1}, {"BM", bm}, {"BN", bn}, {"BK", bk}, {"WM", wm}, {"WN", wn}, {"DBUF", dbuf}, {"LDSM", ldsm}};
+}
+
+}  // namespace
+
+std::vector<Config> GemmProblem::seed_configs(const DeviceInfo& device) const {
+  std::vector<Config> seeds;
+  if (shape_.math == "tf32") {
+    // H200, 4096^3 NN: 256x128 tiles of 32x32 warp tiles ran at 62 TFLOP/s (2.0x CLBlast fp32).
+    seeds = {mma(256, 128, 16, 8, 4, 0, 1), mma(256, 128, 16, 8, 4, 0, 0), mma(128, 256, 8, 2, 4, 1, 1),
+             mma(128, 128, 16, 2, 4, 1, 1), mma(64, 128, 16, 2, 2, 1, 1),  mma(64, 64, 16, 2, 2, 1, 1)};
+  }
+  if (device.type == "GPU") {
+    // H200 (NVIDIA OpenCL): 256x128 with 16x8 per work-item, double-buffered, 45.8 TFLOP/s at
+    // 4096^3 (1.47x CLBlast); 128x128 8x8 best at 4096x2304x768; smaller tiles for smaller M/N.
+    for (const Config& c : {fma(256, 128, 16, 16, 8, 4, 4, 4, 1, 1, 1, 8), fma(128, 256, 8, 8, 16, 4, 4, 4, 1, 1, 1, 8),
+                            fma(128, 128, 16, 8, 8, 4, 4, 4, 1, 1, 0, 8), fma(64, 256, 16, 16, 8, 2, 2, 4, 1, 1, 1, 2),
+                            fma(64, 128, 16, 4, 8, 4, 4, 4, 1, 1, 1, 8), fma(64, 64, 16, 4, 4, 4, 4, 4, 1, 1, 1, 8),
+                            fma(32, 64, 32, 8, 4, 2, 2, 4, 1, 1, 1, 8), fma(16, 128, 32, 1, 4, 1, 4, 4, 1, 1, 1, 8)}) {
+      seeds.push_back(c);
+    }
+  } else {
+    // CPUs (PoCL): unstaged operands with wide vectors along N, so the FMAs vectorise.
+    for (const Config& c : {fma(16, 64, 16, 4, 32, 1, 16, 1, 0, 0, 0, 2), fma(32, 64, 16, 4, 16, 1, 16, 1, 0, 0, 0, 2),
+                            fma(16, 16, 32, 8, 4, 4, 4, 1, 0, 1, 0, 2), fma(16, 64, 16, 4, 32, 1, 8, 1, 0, 0, 0, 8)}) {
+      seeds.push_back(c);
+    }
+  }
+  return seeds;
+}
+
+}  // namespace ocltune
