@@ -116,7 +116,7 @@ std::string self_executable() {
   return ec ? std::string("ocltune") : path.string();
 }
 
-constexpr double kDefaultGpuBudgetSeconds = 12 * 60;
+constexpr double kDefaultGpuBudgetSeconds = 6 * 60;
 
 // Flags checked before the device is opened, so a typo costs no measurement.
 TuneOptions tune_options(const CliOptions& options, const DeviceInfo& device) {
@@ -125,7 +125,7 @@ TuneOptions tune_options(const CliOptions& options, const DeviceInfo& device) {
   const bool bounded = options.max_evals >= 0 || options.fraction > 0 || !options.time_budget.empty();
   tune.max_evals = options.max_evals >= 0 ? options.max_evals : bounded ? 0 : (device.type == "CPU" ? 16 : 48);
   // Without any budget flag a GPU run of the default preset (hundreds of problems) is also held to
-  // kDefaultGpuBudget in total, so `--ops all` ends in minutes; later runs resume where it stopped.
+  // kDefaultGpuBudgetSeconds in total, so `--ops all` ends in minutes; later runs resume where it stopped.
   if (!bounded && device.type != "CPU") tune.time_budget_s = kDefaultGpuBudgetSeconds;
   tune.fraction = options.fraction;
   tune.patience = options.patience;
