@@ -15,4 +15,13 @@ Session::Session(DeviceInfo device) : device_(std::move(device)) {
   programs_ = std::make_unique<ProgramCache>(context_, device_.device);
 }
 
+Session::Session(DeviceInfo device, cl::Context context) : device_(std::move(device)), context_(std::move(context)) {
+  try {
+    queue_ = cl::CommandQueue(context_, device_.device, CL_QUEUE_PROFILING_ENABLE);
+  } catch (const cl::Error& e) {
+    throw ClError(e);
+  }
+  programs_ = std::make_unique<ProgramCache>(context_, device_.device);
+}
+
 }  // namespace ocltune

@@ -12,6 +12,8 @@ namespace ocltune {
 class Session {
  public:
   explicit Session(DeviceInfo device);
+  // On a context the caller already has (the runtime library, on a framework's context).
+  Session(DeviceInfo device, cl::Context context);
 
   const DeviceInfo& device() const { return device_; }
   const cl::Context& context() const { return context_; }
