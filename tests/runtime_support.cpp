@@ -2,9 +2,13 @@
 #include "tests/runtime_support.h"
 
 #include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 
 #include <fmt/format.h>
 
+#include "db/sqlite.h"
 #include "harness/verify.h"
 
 namespace ocltune::testing {
@@ -28,6 +32,36 @@ std::string write_database(const std::string& path, const std::vector<DeviceInfo
   for (const DeviceInfo& d : devices) db.upsert_device(d);
   for (const BestRow& r : rows) db.update_best_if_faster(r);
   return path;
+}
+
+std::string write_version1_database(const std::string& path, const std::vector<DeviceInfo>& devices,
+                                    const std::vector<BestRow>& rows) {
+  sql::Connection c(path, false);
+  c.exec(file_bytes(OCLTUNE_SOURCE_DIR "/tests/data/schema_v1.sql"));
+  c.exec("INSERT INTO schema_version(version) VALUES (1)");
+  for (const DeviceInfo& d : devices) {
+    sql::Statement s(c, R"(INSERT INTO devices(device_key, platform_name, platform_version, device_name, vendor,
+        driver_version, device_type, compute_units, clock_mhz, global_mem_bytes, local_mem_bytes, max_work_group_size,
+        first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, '2024-01-01T00:00:00Z', '2024-01-02T00:00:00Z'))");
+    s.bind(1, d.key()).bind(2, d.platform_name).bind(3, d.platform_version).bind(4, d.name).bind(5, d.vendor);
+    s.bind(6, d.driver_version).bind(7, d.type).bind(8, static_cast<std::int64_t>(d.compute_units));
+    s.bind(9, static_cast<std::int64_t>(d.local_mem_bytes)).bind(10, static_cast<std::int64_t>(d.max_work_group_size)).run();
+  }
+  c.exec(R"(INSERT INTO runs(device_key, started_at, tool_version, host) VALUES ('-', '2024-01-01T00:00:00Z', '0.0.9', 'oldhost'))");
+  for (const BestRow& r : rows) {
+    sql::Statement s(c, R"(INSERT INTO best(device_key, op, dtype, math, shape_key, shape_json, params_json, median_ns,
+        min_ns, max_ns, spread, source_hash, run_id, provenance, updated_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 'h', 1, ?, '2024-01-01T00:00:00Z'))");
+    s.bind(1, r.device_key).bind(2, r.op).bind(3, r.dtype).bind(4, r.math).bind(5, r.shape_key).bind(6, r.shape_json);
+    s.bind(7, r.params_json).bind(8, r.median_ns).bind(9, r.min_ns).bind(10, r.max_ns);
+    s.bind(11, R"({"device":"old device"})").run();
+  }
+  return path;
+}
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
 }
 
 DeviceInfo sibling_device(const DeviceInfo& device) {

@@ -20,6 +20,13 @@ BestRow gemm_row(const std::string& device_key, const GemmShape& shape, const Co
 std::string write_database(const std::string& path, const std::vector<DeviceInfo>& devices,
                            const std::vector<BestRow>& rows);
 
+// A database of schema version 1 (tests/data/schema_v1.sql) holding `devices` and `rows`.
+std::string write_version1_database(const std::string& path, const std::vector<DeviceInfo>& devices,
+                                    const std::vector<BestRow>& rows);
+
+// The bytes of a file, to show that something was not modified.
+std::string file_bytes(const std::string& path);
+
 // A device of the same class (vendor and type) as `device`, with another key.
 DeviceInfo sibling_device(const DeviceInfo& device);
 
