@@ -44,6 +44,7 @@ int cli_main(int argc, char** argv) {
   CLI::App* tune = app.add_subcommand("tune", "tune op families (the default action)")->fallthrough();
   CLI::App* devices = app.add_subcommand("devices", "list OpenCL devices with their --device index")->fallthrough();
   CLI::App* show = app.add_subcommand("show", "print the best configurations of a database")->fallthrough();
+  CLI::App* db = add_db_command(app);
   app.require_subcommand(0, 1);
 
   try {
@@ -56,6 +57,7 @@ int cli_main(int argc, char** argv) {
   try {
     if (devices->parsed()) return run_devices(options);
     if (show->parsed()) return run_show(options);
+    if (db->parsed()) return run_db(options);
     (void)tune;
     return run_tune(options);
   } catch (const UsageError& e) {
