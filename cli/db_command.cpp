@@ -46,14 +46,14 @@ void print_rejected(const std::vector<std::string>& rejected) {
 
 // All rows of the database at `source` (opened only for reading) for one device key, copied raw.
 void export_everything(const std::string& source, const std::string& device_key, const std::string& output) {
-  if (fs::exists(output) && !db_options().force) throw UsageError(fmt::format("{} exists; pass --force to replace it", output));
   { Database::open_read_only(source, /*accept_older=*/true); }  // refuses what is not a healthy database
   const std::string temp = output + ".tmp-export";
   fs::remove(temp);
+  fs::remove(output);  // --force
   {
     Database out = Database::open(temp);
     sql::Connection& c = out.connection();
-    sql::Statement(c, "ATTACH DATABASE ? AS src").bind(1, "file:" + source + "?mode=ro").run();
+    sql::Statement(c, "ATTACH DATABASE ? AS src").bind(1, source).run();  // only read from
     sql::Transaction tx(c);
     for (const char* table : {"devices", "runs", "measurements", "best"}) {
       sql::Statement(c, fmt::format("INSERT INTO main.{0} SELECT * FROM src.{0} WHERE ?1 = '' OR device_key = ?1", table))
@@ -69,6 +69,7 @@ void export_everything(const std::string& source, const std::string& device_key,
 int run_export(const CliOptions& options) {
   const DbOptions& o = db_options();
   const std::string source = options.db.empty() ? default_database_path() : options.db;
+  if (fs::exists(o.output) && !o.force) throw UsageError(fmt::format("{} exists; pass --force to replace it", o.output));
   if (!o.best_only) {
     if (o.output.ends_with(".jsonl")) throw UsageError("a .jsonl export holds best configurations only: add --best-only");
     export_everything(source, o.device_key, o.output);
@@ -145,6 +146,8 @@ int run_import() {
   const std::string hash = hash_hex(std::string(std::istreambuf_iterator<char>(in), {}));
   const TunedRows rows = load_tuned_rows(o.file);
   Database system = Database::open(target);
+  // The system layer is read by every process, often without write access: no WAL side files.
+  system.connection().exec("PRAGMA journal_mode = DELETE");
   for (const ImportRow& done : system.imports()) {
     if (done.content_hash == hash) {
       fmt::print("{}: already imported into {} on {}; nothing to do\n", o.file, target, done.imported_at);
@@ -171,8 +174,6 @@ int run_import() {
   record.rows_rejected = static_cast<std::int64_t>(s.rejected.size());
   system.record_import(record);
   tx.commit();
-  // The system layer is read by every process, often without write access: no WAL side files.
-  system.connection().exec("PRAGMA journal_mode = DELETE");
   fmt::print("{} imported into {}: {} added, {} faster than before, {} kept, {} rejected\n", o.file, target, s.added,
              s.replaced, s.kept, s.rejected.size());
   return kExitOk;
