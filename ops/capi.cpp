@@ -97,6 +97,15 @@ ocltune::GemmCall to_call(const ocltune_gemm_args& a) {
   return c;
 }
 
+// Options the runtime would refuse, as an argument error rather than a failure of the runtime.
+bool valid_options(const ocltune_options* o) {
+  if (o && o->gemm_fallback && std::string(o->gemm_fallback) != "builtin" && std::string(o->gemm_fallback) != "clblast") {
+    fail(OCLTUNE_INVALID_ARGUMENT, "gemm_fallback must be \"builtin\" or \"clblast\"");
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 extern "C" {
@@ -117,6 +126,7 @@ ocltune_status ocltune_runtime_create(cl_context context, cl_device_id device, c
   if (!runtime) return fail(OCLTUNE_INVALID_ARGUMENT, "ocltune_runtime_create: runtime is NULL");
   *runtime = nullptr;
   if (!context || !device) return fail(OCLTUNE_INVALID_ARGUMENT, "ocltune_runtime_create: context or device is NULL");
+  if (!valid_options(options)) return OCLTUNE_INVALID_ARGUMENT;
   return guarded([&] {
     auto handle = std::make_unique<ocltune_runtime_t>();
     handle->runtime = std::make_unique<ocltune::Runtime>(cl::Context(context, true), cl::Device(device, true),
@@ -128,6 +138,7 @@ ocltune_status ocltune_runtime_create(cl_context context, cl_device_id device, c
 ocltune_status ocltune_runtime_create_for_index(int index, const ocltune_options* options, ocltune_runtime* runtime) {
   if (!runtime) return fail(OCLTUNE_INVALID_ARGUMENT, "ocltune_runtime_create_for_index: runtime is NULL");
   *runtime = nullptr;
+  if (!valid_options(options)) return OCLTUNE_INVALID_ARGUMENT;
   return guarded([&] {
     auto handle = std::make_unique<ocltune_runtime_t>();
     handle->runtime = ocltune::Runtime::for_device_index(index, to_options(options));
