@@ -16,6 +16,10 @@ using Ordered = nlohmann::ordered_json;
 using nlohmann::json;
 
 constexpr const char* kFormat = "ocltune-tuned-rows";
+
+// Text read from a database file need not be UTF-8; JSON must be. Invalid bytes become U+FFFD
+// (such a row fails validation anyway) instead of an exception from the serializer.
+std::string line(const Ordered& o) { return o.dump(-1, ' ', false, Ordered::error_handler_t::replace) + "\n"; }
 constexpr std::size_t kMaxLine = 1 << 20;
 constexpr std::size_t kMaxString = 4096;
 
@@ -24,7 +28,7 @@ constexpr std::size_t kMaxString = 4096;
 Ordered nested(const std::string& text) {
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded()) return text;
-  return Ordered::parse(j.dump());
+  return Ordered::parse(j.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
 void put_optional(Ordered& o, const char* name, const std::optional<double>& v) {
@@ -133,7 +137,7 @@ BestRow parse_best(Fields& f) {
 }  // namespace
 
 std::string to_jsonl(const TunedRows& rows) {
-  std::string out = Ordered{{"format", kFormat}, {"schema_version", kSchemaVersion}}.dump() + "\n";
+  std::string out = line(Ordered{{"format", kFormat}, {"schema_version", kSchemaVersion}});
   std::vector<const DeviceRow*> devices;
   for (const DeviceRow& d : rows.devices) devices.push_back(&d);
   std::sort(devices.begin(), devices.end(), [](auto* a, auto* b) { return a->device_key < b->device_key; });
@@ -155,7 +159,7 @@ std::string to_jsonl(const TunedRows& rows) {
     put_optional(o, "peak_gflops", d->peak_gflops);
     o["first_seen"] = d->first_seen;
     o["last_seen"] = d->last_seen;
-    out += o.dump() + "\n";
+    out += line(o);
   }
   std::vector<const BestRow*> best;
   for (const BestRow& b : rows.best) best.push_back(&b);
@@ -175,7 +179,7 @@ std::string to_jsonl(const TunedRows& rows) {
     o["source_hash"] = b->source_hash;
     o["provenance"] = nested(b->provenance);
     o["updated_at"] = b->updated_at;
-    out += o.dump() + "\n";
+    out += line(o);
   }
   return out;
 }

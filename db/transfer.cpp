@@ -55,7 +55,7 @@ std::string with_source(const std::string& provenance, const std::string& source
   nlohmann::json p = nlohmann::json::parse(provenance, nullptr, false);
   if (p.is_discarded() || !p.is_object()) p = nlohmann::json::object();
   if (!source.empty() && (!p.contains("source") || p["source"] == "")) p["source"] = source;
-  return p.dump();
+  return p.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);  // a file name need not be UTF-8
 }
 
 }  // namespace

@@ -127,6 +127,11 @@ std::vector<std::string> Runtime::messages() const {
   return messages_;
 }
 
+std::vector<std::string> Runtime::layer_paths() const {
+  std::lock_guard lock(tables_mutex_);
+  return layer_paths_;
+}
+
 std::vector<BlockedConfig> Runtime::blocked() const {
   std::lock_guard lock(tables_mutex_);
   return blocked_;

@@ -92,7 +92,7 @@ class Runtime {
   std::vector<std::string> messages() const;  // refused layers and rejected rows of the last load
   std::vector<BlockedConfig> blocked() const;
   RuntimeStats stats() const;
-  const std::vector<std::string>& layer_paths() const { return layer_paths_; }
+  std::vector<std::string> layer_paths() const;  // the database files loaded, system first
 
   struct Entry;  // a resolved decision with its prepared kernels (ops/runtime_dispatch.cpp)
 
@@ -111,7 +111,7 @@ class Runtime {
   mutable Session session_;  // mutable for stats(): its program cache synchronises itself
   std::string gemm_fallback_;
 
-  mutable std::mutex tables_mutex_;  // guards table_, messages_, blocked_, workspaces_, retired_
+  mutable std::mutex tables_mutex_;  // guards table_, messages_, layer_paths_, blocked_*, workspaces_
   std::shared_ptr<const TunedTable> table_;
   std::vector<std::string> messages_;
   std::vector<std::string> layer_paths_;
@@ -119,7 +119,7 @@ class Runtime {
   std::set<std::string> blocked_keys_;
   std::unordered_map<cl_command_queue, std::unique_ptr<Workspace>> workspaces_;
 
-  mutable std::shared_mutex entries_mutex_;
+  mutable std::shared_mutex entries_mutex_;  // guards entries_ and retired_
   std::unordered_map<ShapeCode, std::unique_ptr<Entry>, ShapeCodeHash> entries_;
   // Entries dropped by reload() stay alive: another thread may still be dispatching through one.
   std::vector<std::unique_ptr<Entry>> retired_;

@@ -104,8 +104,9 @@ struct Dispatch {
   Level level = Level::kBuiltin;
   std::uint32_t count = 0;               // kernels enqueued (events returned when asked)
   std::array<cl::Event, kMaxSteps> events;
-  // The event whose completion means the op is done (kernels are chained), or null.
-  const cl::Event* last() const { return count ? &events[count - 1] : nullptr; }
+  // The event whose completion means the op is done (kernels are chained); null when events were
+  // not asked for.
+  const cl::Event* last() const { return count && events[count - 1]() ? &events[count - 1] : nullptr; }
 };
 
 // The family side of dispatch. `call` always points to the family's own call struct.

@@ -86,7 +86,7 @@ ShapeInfo shape_info(const nlohmann::json& shape) {
       info.log2_dims.push_back(std::log2(std::max(v, 1.0)));
       info.match += name + ";";
     } else if (!value.is_number()) {
-      info.match += name + "=" + value.dump() + ";";
+      info.match += name + "=" + value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + ";";
     }
     // Non-integer numbers (GEMM's alpha, beta) are per-call scalars: they neither match nor measure.
   }

@@ -8,6 +8,11 @@ packages=(
   libclblast-dev libsqlite3-dev sqlite3 libcli11-dev nlohmann-json3-dev
   libbenchmark-dev libgtest-dev libfmt-dev
 )
+# --fuzz: the compiler of the optional libFuzzer build (docs/FUZZING.md). Clang 16, because 14
+# cannot capture structured bindings in lambdas, which the sources use.
+if [ "${1:-}" = "--fuzz" ]; then
+  packages+=(clang-16 libclang-rt-16-dev)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -137,6 +137,17 @@ TEST(RuntimeLookup, EnvironmentVariablesNameTheLayers) {
   EXPECT_EQ(ops::gemm_decision(rt, g.call()).level, Level::kExact);
 }
 
+TEST(RuntimeLookup, ReloadPicksUpANewTuningResult) {
+  const GemmShape shape{.m = 40, .n = 24, .k = 31};
+  const std::string user = testing::temp_path("reload.db");
+  auto rt = make_runtime(user, "");
+  EXPECT_EQ(run_checked(*rt, shape), Level::kBuiltin);
+  testing::write_database(user, {session().device()}, {testing::gemm_row(my_key(), shape, testing::small_tile_config())});
+  EXPECT_EQ(run_checked(*rt, shape), Level::kBuiltin) << "decisions are cached until reload()";
+  rt->reload();
+  EXPECT_EQ(run_checked(*rt, shape), Level::kExact);
+}
+
 TEST(RuntimeLookup, ClblastIsTheConfigurableGemmFallback) {
   auto sink = std::make_shared<LogSink>();
   RuntimeOptions options = testing::isolated("", "", sink);
