@@ -109,5 +109,42 @@ TEST(FirstDispatchCheck, FallsBackToTheBuiltinWhenNothingElseIsLeft) {
   EXPECT_NE(h.check(session().queue()), "");
 }
 
+// A family without a fast binder: the plan runs on every call.
+class PlanEveryCallAdapter : public GemmAdapter {
+ public:
+  bool fast_args_of(const GemmCall&, std::span<RawArgs>) const override { return false; }
+};
+
+// A fast binder that disagrees with the plan (alpha and beta swapped): caught on the first call.
+class WrongFastArgsAdapter : public GemmAdapter {
+ public:
+  bool fast_args_of(const GemmCall& call, std::span<RawArgs> steps) const override {
+    GemmAdapter::fast_args_of(call, steps);
+    std::swap(steps[0].args[3], steps[0].args[4]);
+    return true;
+  }
+};
+
+TEST(AdapterSafety, WithoutFastArgumentsThePlanRunsOnEveryCall) {
+  const PlanEveryCallAdapter adapter;
+  auto sink = std::make_shared<LogSink>();
+  Runtime rt(session().context(), session().device().device, testing::isolated("", "", sink));
+  for (float beta : {0.0f, 0.5f}) {
+    HostGemm g(session().context(), {.m = 21, .n = 13, .k = 9, .alpha = 2.0f, .beta = beta});
+    rt.dispatch(adapter, gemm_shape_code(adapter, g.call()), &g.call(), session().queue()());
+    EXPECT_EQ(g.check(session().queue()), "");
+  }
+}
+
+TEST(AdapterSafety, FastArgumentsThatDifferFromThePlanAreNotUsed) {
+  const WrongFastArgsAdapter adapter;
+  auto sink = std::make_shared<LogSink>();
+  Runtime rt(session().context(), session().device().device, testing::isolated("", "", sink));
+  HostGemm g(session().context(), {.m = 21, .n = 13, .k = 9, .alpha = 2.0f, .beta = 0.5f});
+  rt.dispatch(adapter, gemm_shape_code(adapter, g.call()), &g.call(), session().queue()());
+  EXPECT_EQ(g.check(session().queue()), "");
+  EXPECT_TRUE(sink->contains("fast arguments differ")) << sink->all();
+}
+
 }  // namespace
 }  // namespace ocltune

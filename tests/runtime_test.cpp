@@ -169,6 +169,20 @@ TEST(RuntimeGemm, EveryLayoutWithOffsetsPaddingBatchesAndScalars) {
   }
 }
 
+TEST(RuntimeGemm, ScalarsOffsetsAndBuffersMayChangeBetweenCallsOfOneShape) {
+  auto rt = make_runtime("", "");
+  const GemmShape shape{.m = 29, .n = 31, .k = 7};
+  HostGemm first(session().context(), shape, {}, 1);
+  HostGemm second(session().context(), {.m = 29, .n = 31, .k = 7, .alpha = -0.5f, .beta = 2.0f},
+                  {.lda_pad = 2, .a_offset = 3, .c_offset = 5}, 2);
+  for (HostGemm* g : {&first, &second, &first, &second}) {
+    g->reset(session().queue());
+    ops::gemm(*rt, session().queue()(), g->call());
+    EXPECT_EQ(g->check(session().queue()), "");
+  }
+  EXPECT_EQ(rt->stats().resolutions, 1u);
+}
+
 TEST(RuntimeGemm, EmptyCallsEnqueueAMarkerAndBadCallsAreRefused) {
   auto rt = make_runtime("", "");
   HostGemm g(session().context(), {.m = 4, .n = 4, .k = 4});
