@@ -158,6 +158,13 @@ TEST(RuntimeLookup, ClblastIsTheConfigurableGemmFallback) {
             Level::kLibrary);
   options.gemm_fallback = "mkl";
   EXPECT_THROW(Runtime(session().context(), session().device().device, options), Error);
+
+  options.gemm_fallback.clear();  // then $OCLTUNE_GEMM_FALLBACK decides
+  setenv("OCLTUNE_GEMM_FALLBACK", "clblast", 1);
+  Runtime from_env(session().context(), session().device().device, options);
+  unsetenv("OCLTUNE_GEMM_FALLBACK");
+  HostGemm g(session().context(), {.m = 5, .n = 6, .k = 7});
+  EXPECT_EQ(ops::gemm_decision(from_env, g.call()).level, Level::kLibrary);
 }
 
 TEST(RuntimeGemm, EveryLayoutWithOffsetsPaddingBatchesAndScalars) {
