@@ -22,11 +22,21 @@ struct CliOptions {
   bool json = false;
   bool quiet = false;
   std::string command_line;       // recorded with the run
+  // eval
+  std::string op;                      // one op family
+  std::string shape;                   // JSON object
+  std::vector<std::string> configs;    // canonical texts, or "default"
+  std::string configs_file;            // one canonical configuration per line
+  bool baseline = false;               // also time the same-process baseline (CLBlast for GEMM)
+  std::int64_t sample = 0;             // also evaluate this many random configurations of the space
+  std::string fix;                     // restrict the sample to these values (NAME=V,...)
+  std::string out;                     // write the results as JSON to this file
 };
 
 int run_tune(const CliOptions& options);
 int run_devices(const CliOptions& options);
 int run_show(const CliOptions& options);
+int run_eval(const CliOptions& options);
 // `ocltune db ...` (cli/db_command.cpp): registers its subcommands on `app`; run_db runs the parsed one.
 CLI::App* add_db_command(CLI::App& app);
 int run_db(const CliOptions& options);

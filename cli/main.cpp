@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/commands.h"
+#include "cli/report_command.h"
 #include "cli/usage_error.h"
 #include "harness/device_errors.h"
 #include "ops/family.h"
@@ -44,6 +45,20 @@ int cli_main(int argc, char** argv) {
   CLI::App* tune = app.add_subcommand("tune", "tune op families (the default action)")->fallthrough();
   CLI::App* devices = app.add_subcommand("devices", "list OpenCL devices with their --device index")->fallthrough();
   CLI::App* show = app.add_subcommand("show", "print the best configurations of a database")->fallthrough();
+  CLI::App* eval = app.add_subcommand("eval", "verify and time given configurations of one shape (no database)")
+                       ->fallthrough();
+  eval->add_option("--op", options.op, "op family")->required();
+  eval->add_option("--shape", options.shape, "the shape as a JSON object, e.g. {\"m\":1024,\"n\":1024,\"k\":1024}")
+      ->required();
+  eval->add_option("--config", options.configs, "a configuration (NAME=V,...) or 'default'; repeatable");
+  eval->add_option("--configs-file", options.configs_file, "a file with one configuration per line");
+  eval->add_flag("--baseline", options.baseline, "also time the same-process baseline (CLBlast for GEMM)");
+  eval->add_option("--sample", options.sample, "also evaluate N random configurations of the space (see --seed)")
+      ->check(CLI::NonNegativeNumber);
+  eval->add_option("--fix", options.fix, "restrict --sample to configurations with these values, e.g. SA=1,SB=1");
+  eval->add_option("--out", options.out, "write the results as JSON to this file");
+  ReportOptions report_options;
+  CLI::App* report = add_report_command(app, report_options);
   CLI::App* db = add_db_command(app);
   app.require_subcommand(0, 1);
 
@@ -57,6 +72,8 @@ int cli_main(int argc, char** argv) {
   try {
     if (devices->parsed()) return run_devices(options);
     if (show->parsed()) return run_show(options);
+    if (eval->parsed()) return run_eval(options);
+    if (report->parsed()) return run_report(options, report_options);
     if (db->parsed()) return run_db(options);
     (void)tune;
     return run_tune(options);

@@ -82,7 +82,24 @@ cl::Program ProgramCache::build(const ProgramSource& source) {
   try {
     // -w: driver-side warnings (e.g. "loop not unrolled") would interleave with our output; errors
     // still reach the build log, and OCLTUNE_DUMP_SOURCES reproduces a build with warnings.
-    program.build({device_}, ("-w " + source.options).c_str());
+    // OCLTUNE_BUILD_OPTIONS adds driver options to every build (e.g. -cl-nv-verbose, whose register
+    // report OCLTUNE_BUILD_LOG=1 prints); they are not part of the cache key.
+    const char* extra = std::getenv("OCLTUNE_BUILD_OPTIONS");
+    program.build({device_}, ("-w " + source.options + " " + (extra ? extra : "")).c_str());
+    // With OCLTUNE_DUMP_SOURCES the driver's binary goes next to the source (PTX on NVIDIA: read
+    // it, or assemble it with ptxas/nvdisasm, to see what the compiler made of a kernel).
+    if (const char* dir = std::getenv("OCLTUNE_DUMP_SOURCES"); dir && *dir) {
+      const auto binaries = program.getInfo<CL_PROGRAM_BINARIES>();
+      if (!binaries.empty()) {
+        std::ofstream(fmt::format("{}/{}.bin", dir, source.key()), std::ios::binary)
+            .write(reinterpret_cast<const char*>(binaries[0].data()), static_cast<std::streamsize>(binaries[0].size()));
+      }
+    }
+    if (const char* show = std::getenv("OCLTUNE_BUILD_LOG"); show && *show == '1') {
+      for (const auto& [dev, log] : program.getBuildInfo<CL_PROGRAM_BUILD_LOG>()) {
+        if (!log.empty()) fmt::print(stderr, "build log {}:\n{}\n", source.key(), log);
+      }
+    }
   } catch (const cl::BuildError& e) {
     std::string log;
     for (const auto& [dev, device_log] : e.getBuildLog()) log += device_log;

@@ -48,6 +48,10 @@
 #ifndef DB
 #define DB 0  // 1: two local buffers; the next tile is loaded into registers during compute
 #endif
+#ifndef WTN
+#define WTN 0  // work-items along N inside each warp of 32 (0: plain order of local ids); 2-D warp
+               // blocks make more of a warp's local-memory reads coincide
+#endif
 
 // ---- Derived ----
 #define MDIMC (MWG / WPTM)  // work-items along M
@@ -63,9 +67,11 @@
 #if VWL == 1
 #define floatL float
 #define STORE_PRIV_L(v, p) (*(p) = (v))
+#define LOAD_PRIV_L(p) (*(p))
 #else
 #define floatL CAT(float, VWL)
 #define STORE_PRIV_L(v, p) CAT(vstore, VWL)((v), 0, (p))
+#define LOAD_PRIV_L(p) CAT(vload, VWL)(0, (p))
 #endif
 #if VWM == 1
 #define floatM float
@@ -143,14 +149,13 @@ static inline void store_a(local float* As, const float* ra, const int tid) {
     const int v = tid + r * NTHREADS;
     const int c = (v % (A_CONTIG / VWL)) * VWL;
     const int s = v / (A_CONTIG / VWL);
-#pragma unroll
-    for (int e = 0; e < VWL; ++e) {
 #if TRANS_A
-      As[s * MWG + c + e] = ra[r * VWL + e];
+    // Contiguous in m on both sides: one aligned vector store (c and MWG are multiples of VWL).
+    *(local floatL*)(As + s * MWG + c) = LOAD_PRIV_L(ra + r * VWL);
 #else
-      As[(c + e) * MWG + s] = ra[r * VWL + e];
+#pragma unroll
+    for (int e = 0; e < VWL; ++e) As[(c + e) * MWG + s] = ra[r * VWL + e];
 #endif
-    }
   }
 }
 #endif  // SA
@@ -197,14 +202,12 @@ static inline void store_b(local float* Bs, const float* rb, const int tid) {
     const int v = tid + r * NTHREADS;
     const int c = (v % (B_CONTIG / VWL)) * VWL;
     const int s = v / (B_CONTIG / VWL);
-#pragma unroll
-    for (int e = 0; e < VWL; ++e) {
 #if TRANS_B
-      Bs[(c + e) * NWG + s] = rb[r * VWL + e];
+#pragma unroll
+    for (int e = 0; e < VWL; ++e) Bs[(c + e) * NWG + s] = rb[r * VWL + e];
 #else
-      Bs[s * NWG + c + e] = rb[r * VWL + e];
+    *(local floatL*)(Bs + s * NWG + c) = LOAD_PRIV_L(rb + r * VWL);
 #endif
-    }
   }
 }
 #endif  // SB
@@ -227,8 +230,17 @@ static inline void store_b(local float* Bs, const float* rb, const int tid) {
     STORE_PRIV_M(*(local const floatM*)(As + (kk) * MWG + iv * (MDIMC * VWM) + tm * VWM), a + iv * VWM); \
   }
 #else
-#define K_STEP_LOAD_A(kk) \
-  _Pragma("unroll") for (int i = 0; i < WPTM; ++i) a[i] = Ab[A_INDEX(min(m0 + ROW_OF(i, tm), M - 1), k0 + (kk), lda)];
+// Straight from global memory. Where A is contiguous along m (TRANS_A) and this tile is interior
+// and aligned, runs of VWM rows are one vector load; elsewhere rows are clamped one by one.
+#define K_STEP_LOAD_A(kk)                                                                                  \
+  if (a_direct_vector) {                                                                                   \
+    _Pragma("unroll") for (int iv = 0; iv < WPTM / VWM; ++iv) {                                            \
+      STORE_PRIV_M(*(const global floatM*)(Ab + A_INDEX(m0 + iv * (MDIMC * VWM) + tm * VWM, k0 + (kk), lda)), \
+                   a + iv * VWM);                                                                          \
+    }                                                                                                      \
+  } else {                                                                                                 \
+    _Pragma("unroll") for (int i = 0; i < WPTM; ++i) a[i] = Ab[A_INDEX(min(m0 + ROW_OF(i, tm), M - 1), k0 + (kk), lda)]; \
+  }
 #endif
 #if SB
 #define K_STEP_LOAD_B(kk)                                                                       \
@@ -236,8 +248,17 @@ static inline void store_b(local float* Bs, const float* rb, const int tid) {
     STORE_PRIV_N(*(local const floatN*)(Bs + (kk) * NWG + jv * (NDIMC * VWN) + tn * VWN), b + jv * VWN); \
   }
 #else
-#define K_STEP_LOAD_B(kk) \
-  _Pragma("unroll") for (int j = 0; j < WPTN; ++j) b[j] = Bb[B_INDEX(k0 + (kk), min(n0 + COL_OF(j, tn), N - 1), ldb)];
+// Straight from global memory; vector loads of VWN columns where B is contiguous along n (no
+// transpose) and the tile is interior and aligned (on CPUs this is what vectorises the FMAs).
+#define K_STEP_LOAD_B(kk)                                                                                  \
+  if (b_direct_vector) {                                                                                   \
+    _Pragma("unroll") for (int jv = 0; jv < WPTN / VWN; ++jv) {                                            \
+      STORE_PRIV_N(*(const global floatN*)(Bb + B_INDEX(k0 + (kk), n0 + jv * (NDIMC * VWN) + tn * VWN, ldb)), \
+                   b + jv * VWN);                                                                          \
+    }                                                                                                      \
+  } else {                                                                                                 \
+    _Pragma("unroll") for (int j = 0; j < WPTN; ++j) b[j] = Bb[B_INDEX(k0 + (kk), min(n0 + COL_OF(j, tn), N - 1), ldb)]; \
+  }
 #endif
 
 // Multiplies a whole KWG tile (constant trip count, unrolled by KWI) ...
@@ -254,9 +275,16 @@ kernel void gemm(const int M, const int N, const int K, const float alpha, const
                  const global float* restrict A, const long a_offset, const int lda, const long stride_a,
                  const global float* restrict B, const long b_offset, const int ldb, const long stride_b,
                  global float* C, const long c_offset, const int ldc, const long stride_c) {
+  const int tid = get_local_id(1) * NDIMC + get_local_id(0);  // linear id: staging loads
+#if WTN == 0
   const int tn = get_local_id(0);
   const int tm = get_local_id(1);
-  const int tid = tm * NDIMC + tn;
+#else
+  // Warp w covers a WTN x (32/WTN) block of the work-item grid instead of a row of it.
+  const int lane = tid % 32, warp = tid / 32;
+  const int tn = (warp % (NDIMC / WTN)) * WTN + lane % WTN;
+  const int tm = (warp / (NDIMC / WTN)) * (32 / WTN) + lane / WTN;
+#endif
   const int n0 = get_group_id(0) * NWG;
   const int m0 = get_group_id(1) * MWG;
   const long batch = get_group_id(2);
@@ -268,13 +296,23 @@ kernel void gemm(const int M, const int N, const int K, const float alpha, const
 #pragma unroll
   for (int i = 0; i < WPTM * WPTN; ++i) acc[i] = 0.0f;
 
+#if !SA
+  const bool a_direct_vector = TRANS_A && VWM > 1 && (m0 + MWG <= M) && (lda % VWM == 0) && (a_offset % VWM == 0) &&
+                               (stride_a % VWM == 0);
+#endif
+#if !SB
+  const bool b_direct_vector = !TRANS_B && VWN > 1 && (n0 + NWG <= N) && (ldb % VWN == 0) && (b_offset % VWN == 0) &&
+                               (stride_b % VWN == 0);
+#endif
 #if SA
-  local float As_all[NBUF * KWG * MWG];
+  // 64-byte aligned: the inner loop reads these as vectors of up to 16 floats (a misaligned vector
+  // access faults on GPUs).
+  local float As_all[NBUF * KWG * MWG] __attribute__((aligned(64)));
   float ra[LA];
   const bool a_vector_ok = (lda % VWL == 0) && (a_offset % VWL == 0) && (stride_a % VWL == 0);
 #endif
 #if SB
-  local float Bs_all[NBUF * KWG * NWG];
+  local float Bs_all[NBUF * KWG * NWG] __attribute__((aligned(64)));
   float rb[LB];
   const bool b_vector_ok = (ldb % VWL == 0) && (b_offset % VWL == 0) && (stride_b % VWL == 0);
 #endif

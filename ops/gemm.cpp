@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/capability.h"
 #include "harness/error.h"
 #include "ops/shape_fields.h"
 
@@ -30,11 +31,12 @@ nlohmann::json GemmShape::to_json() const {
                       {"trans_a", trans_a}, {"trans_b", trans_b}};
   if (alpha != 1.0f) j["alpha"] = alpha;
   if (beta != 0.0f) j["beta"] = beta;
+  if (math != "exact") j["math"] = math;
   return j;
 }
 
 GemmShape GemmShape::from_json(const nlohmann::json& j) {
-  check_known_fields(j, {"m", "n", "k", "batch", "trans_a", "trans_b", "alpha", "beta"});
+  check_known_fields(j, {"m", "n", "k", "batch", "trans_a", "trans_b", "alpha", "beta", "math"});
   GemmShape s;
   s.m = int_field(j, "m", 1, kMaxDimension);
   s.n = int_field(j, "n", 1, kMaxDimension);
@@ -44,6 +46,8 @@ GemmShape GemmShape::from_json(const nlohmann::json& j) {
   s.trans_b = bool_field(j, "trans_b", false);
   s.alpha = float_field(j, "alpha", 1.0f);
   s.beta = float_field(j, "beta", 0.0f);
+  s.math = string_field(j, "math", "exact");
+  if (s.math != "exact" && s.math != "tf32") throw Error("shape field 'math' must be \"exact\" or \"tf32\"");
   return s;
 }
 
@@ -83,20 +87,23 @@ void check_operands(const GemmShape& s, const GemmOperands& o) {
   }
 }
 
-SearchSpace gemm_space(const GemmShape& shape, const DeviceInfo& device) {
-  SearchSpace space("gemm");
+namespace {
+
+SearchSpace fma_space(const GemmShape& shape, const DeviceInfo& device) {
+  SearchSpace space("fma");
   space.add("MWG", {16, 32, 64, 128, 256}, "rows of C per work-group tile")
       .add("NWG", {16, 32, 64, 128, 256}, "columns of C per work-group tile")
       .add("KWG", {8, 16, 32}, "depth of the K tile loaded per step")
       .add("WPTM", {1, 2, 4, 8, 16}, "rows of C per work-item")
-      .add("WPTN", {1, 2, 4, 8, 16}, "columns of C per work-item")
-      .add("VWM", {1, 2, 4}, "runs of adjacent rows per work-item (vector reads of A)")
-      .add("VWN", {1, 2, 4}, "runs of adjacent columns per work-item (vector reads of B, stores of C)")
+      .add("WPTN", {1, 2, 4, 8, 16, 32}, "columns of C per work-item")
+      .add("VWM", {1, 2, 4, 8}, "runs of adjacent rows per work-item (vector reads of A)")
+      .add("VWN", {1, 2, 4, 8, 16}, "runs of adjacent columns per work-item (vector reads of B, stores of C)")
       .add("SA", {0, 1}, "stage A through local memory")
       .add("SB", {0, 1}, "stage B through local memory")
-      .add("VWL", {1, 2, 4}, "vector width of global loads into local memory")
+      .add("VWL", {1, 4}, "vector width of global loads into local memory")
       .add("DB", {0, 1}, "double-buffer local memory, prefetching the next tile into registers")
-      .add("KWI", {1, 2, 4, 8}, "unroll factor of the inner k loop");
+      .add("KWI", {2, 8}, "unroll factor of the inner k loop")
+      .add("WTN", {0, 4, 8, 16}, "work-items along N per warp of 32 (0: plain order)");
 
   // Tiles larger than the problem only waste work-items: allow up to the next power of two.
   const std::int64_t max_mwg = std::max<std::int64_t>(16, next_pow2(shape.m));
@@ -105,18 +112,32 @@ SearchSpace gemm_space(const GemmShape& shape, const DeviceInfo& device) {
   space.constrain("NWG <= next_pow2(N)", {"NWG"}, [=](const Config& c) { return at(c, "NWG") <= max_nwg; });
   space.constrain("MWG % WPTM == 0", {"MWG", "WPTM"}, [](const Config& c) { return at(c, "MWG") % at(c, "WPTM") == 0; });
   space.constrain("NWG % WPTN == 0", {"NWG", "WPTN"}, [](const Config& c) { return at(c, "NWG") % at(c, "WPTN") == 0; });
-  space.constrain("WPTM * WPTN <= 128 (accumulator registers)", {"WPTM", "WPTN"},
-                  [](const Config& c) { return at(c, "WPTM") * at(c, "WPTN") <= 128; });
-  const auto max_wg = static_cast<std::int64_t>(device.max_work_group_size);
+  space.constrain("4 <= WPTM * WPTN <= 128 (accumulator registers; fewer than 4 never amortise the loads)",
+                  {"WPTM", "WPTN"}, [](const Config& c) {
+                    const std::int64_t acc = at(c, "WPTM") * at(c, "WPTN");
+                    return acc >= 4 && acc <= 128;
+                  });
+  // Work-group sizes: within the device's limits, and in the range that pays off on the device type
+  // (a GPU wants whole warps/wavefronts and no more than 1024; a CPU runs a work-group as a loop on
+  // one core, where a few dozen work-items already amortise the loop).
+  const bool gpu = device.type == "GPU";
+  const auto max_wg = std::min<std::int64_t>(static_cast<std::int64_t>(device.max_work_group_size), gpu ? 1024 : 256);
+  const std::int64_t min_wg = gpu ? 64 : 4;
   const auto max_x = static_cast<std::int64_t>(device.max_work_item_sizes.size() > 0 ? device.max_work_item_sizes[0] : max_wg);
   const auto max_y = static_cast<std::int64_t>(device.max_work_item_sizes.size() > 1 ? device.max_work_item_sizes[1] : max_wg);
-  space.constrain("work-group size within device limits", {"MWG", "NWG", "WPTM", "WPTN"}, [=](const Config& c) {
-    const std::int64_t mdimc = at(c, "MWG") / at(c, "WPTM");
-    const std::int64_t ndimc = at(c, "NWG") / at(c, "WPTN");
-    return mdimc * ndimc <= max_wg && ndimc <= max_x && mdimc <= max_y && mdimc * ndimc >= 4;
-  });
+  space.constrain("work-group size within device limits and useful for its type", {"MWG", "NWG", "WPTM", "WPTN"},
+                  [=](const Config& c) {
+                    const std::int64_t mdimc = at(c, "MWG") / at(c, "WPTM");
+                    const std::int64_t ndimc = at(c, "NWG") / at(c, "WPTN");
+                    const std::int64_t threads = mdimc * ndimc;
+                    return threads <= max_wg && threads >= min_wg && ndimc <= max_x && mdimc <= max_y;
+                  });
   space.constrain("WPTM % VWM == 0", {"WPTM", "VWM"}, [](const Config& c) { return at(c, "WPTM") % at(c, "VWM") == 0; });
   space.constrain("WPTN % VWN == 0", {"WPTN", "VWN"}, [](const Config& c) { return at(c, "WPTN") % at(c, "VWN") == 0; });
+  // Vectors of 8 and 16 serve the unstaged path (direct vector loads that CPUs turn into wide
+  // FMAs); from local memory 4 floats are the widest useful read.
+  space.constrain("VWM <= 4 when A is staged", {"SA", "VWM"}, [](const Config& c) { return !at(c, "SA") || at(c, "VWM") <= 4; });
+  space.constrain("VWN <= 4 when B is staged", {"SB", "VWN"}, [](const Config& c) { return !at(c, "SB") || at(c, "VWN") <= 4; });
   // Each work-item loads a whole number of VWL-vectors of every staged tile.
   space.constrain("staged tiles split evenly into VWL-vectors per work-item",
                   {"MWG", "NWG", "KWG", "WPTM", "WPTN", "SA", "SB", "VWL"}, [](const Config& c) {
@@ -136,16 +157,103 @@ SearchSpace gemm_space(const GemmShape& shape, const DeviceInfo& device) {
     return floats * 4 <= local_bytes;
   });
   space.constrain("KWG % KWI == 0", {"KWG", "KWI"}, [](const Config& c) { return at(c, "KWG") % at(c, "KWI") == 0; });
+  // Warp blocks only where warps exist (GPUs, whole warps, a grid the blocks tile exactly) and
+  // where they matter: the reads of staged tiles from local memory.
+  space.constrain("WTN > 0 only on GPUs with both operands staged, tiling the work-item grid in warps of 32",
+                  {"MWG", "NWG", "WPTM", "WPTN", "SA", "SB", "WTN"}, [=](const Config& c) {
+                    const std::int64_t wtn = at(c, "WTN");
+                    if (wtn == 0) return true;
+                    if (!at(c, "SA") || !at(c, "SB")) return false;
+                    const std::int64_t mdimc = at(c, "MWG") / at(c, "WPTM"), ndimc = at(c, "NWG") / at(c, "WPTN");
+                    return gpu && (mdimc * ndimc) % 32 == 0 && ndimc % wtn == 0 && mdimc % (32 / wtn) == 0;
+                  });
   return space;
+}
+
+SearchSpace mma_space(const GemmShape& shape, const DeviceInfo& device) {
+  SearchSpace space("mma_tf32");
+  space.add("MMA", {1}, "tensor-core kernel (kernels/gemm_mma.cl)")
+      .add("BM", {32, 64, 128, 256}, "rows of C per work-group")
+      .add("BN", {32, 64, 128, 256}, "columns of C per work-group")
+      .add("BK", {8, 16, 32}, "depth of the K tile staged per step")
+      .add("WM", {1, 2, 4, 8}, "warps along M")
+      .add("WN", {1, 2, 4, 8}, "warps along N")
+      .add("DBUF", {0, 1}, "double-buffer local memory, prefetching the next tile into registers")
+      .add("LDSM", {0, 1}, "load A fragments with ldmatrix.x4");
+  const std::int64_t max_bm = std::max<std::int64_t>(32, next_pow2(shape.m));
+  const std::int64_t max_bn = std::max<std::int64_t>(32, next_pow2(shape.n));
+  space.constrain("BM <= next_pow2(M), BN <= next_pow2(N)", {"BM", "BN"},
+                  [=](const Config& c) { return at(c, "BM") <= max_bm && at(c, "BN") <= max_bn; });
+  space.constrain("warp tiles are whole m16n8 fragments", {"BM", "BN", "WM", "WN"}, [](const Config& c) {
+    return at(c, "BM") % (16 * at(c, "WM")) == 0 && at(c, "BN") % (8 * at(c, "WN")) == 0;
+  });
+  space.constrain("at most 128 accumulators per thread", {"BM", "BN", "WM", "WN"}, [](const Config& c) {
+    return (at(c, "BM") / at(c, "WM")) * (at(c, "BN") / at(c, "WN")) / 32 <= 128;
+  });
+  const auto max_wg = static_cast<std::int64_t>(device.max_work_group_size);
+  space.constrain("work-group size within device limits", {"WM", "WN"},
+                  [=](const Config& c) { return 32 * at(c, "WM") * at(c, "WN") <= max_wg; });
+  space.constrain("staged tiles split evenly into float4s per thread", {"BM", "BN", "BK", "WM", "WN"}, [](const Config& c) {
+    const std::int64_t unit = 4 * 32 * at(c, "WM") * at(c, "WN");
+    return (at(c, "BM") * at(c, "BK")) % unit == 0 && (at(c, "BN") * at(c, "BK")) % unit == 0;
+  });
+  const auto local_bytes = static_cast<std::int64_t>(device.local_mem_bytes);
+  space.constrain("local memory fits the device", {"BM", "BN", "BK", "DBUF"}, [=](const Config& c) {
+    const std::int64_t words = (at(c, "BM") * (at(c, "BK") + 4) + at(c, "BK") * (at(c, "BN") + 8)) * (1 + at(c, "DBUF"));
+    return words * 4 <= local_bytes;
+  });
+  return space;
+}
+
+}  // namespace
+
+SearchSpace gemm_space(const GemmShape& shape, const DeviceInfo& device) {
+  SearchSpace fma = fma_space(shape, device);
+  if (shape.math != "tf32" || !satisfies(device, nvidia_mma_tf32())) return fma;
+  return SearchSpace::unite({std::move(fma), mma_space(shape, device)});
+}
+
+bool is_mma_config(const Config& config) { return config.count("MMA") != 0; }
+
+Config gemm_mma_default_config() {
+  return {{"MMA", 1}, {"BM", 64}, {"BN", 64}, {"BK", 16}, {"WM", 2}, {"WN", 2}, {"DBUF", 1}, {"LDSM", 0}};
 }
 
 Config gemm_default_config() {
   return {{"MWG", 32}, {"NWG", 32}, {"KWG", 16}, {"WPTM", 4}, {"WPTN", 4}, {"VWM", 1},
-          {"VWN", 1},  {"SA", 1},   {"SB", 1},   {"VWL", 1},  {"DB", 0},   {"KWI", 1}};
+          {"VWN", 1},  {"SA", 1},   {"SB", 1},   {"VWL", 1},  {"DB", 0},   {"KWI", 2}, {"WTN", 0}};
 }
+
+namespace {
+
+std::vector<KernelArg> gemm_args(const GemmShape& s, const GemmOperands& o) {
+  return {static_cast<cl_int>(s.m),     static_cast<cl_int>(s.n),     static_cast<cl_int>(s.k),
+          static_cast<cl_float>(s.alpha), static_cast<cl_float>(s.beta),
+          o.a, static_cast<cl_long>(o.a_offset), static_cast<cl_int>(o.lda), static_cast<cl_long>(o.stride_a),
+          o.b, static_cast<cl_long>(o.b_offset), static_cast<cl_int>(o.ldb), static_cast<cl_long>(o.stride_b),
+          o.c, static_cast<cl_long>(o.c_offset), static_cast<cl_int>(o.ldc), static_cast<cl_long>(o.stride_c)};
+}
+
+LaunchPlan mma_plan(const GemmShape& s, const GemmOperands& o, const Config& config) {
+  KernelLaunch launch;
+  launch.program.files = {"gemm_mma.cl"};
+  launch.program.defines = {{"TRANS_A", s.trans_a ? "1" : "0"}, {"TRANS_B", s.trans_b ? "1" : "0"}};
+  for (const auto& [name, value] : config) launch.program.defines.emplace_back(name, std::to_string(value));
+  launch.kernel = "gemm_mma";
+  const std::int64_t bm = at(config, "BM"), bn = at(config, "BN"), wm = at(config, "WM"), wn = at(config, "WN");
+  const std::int64_t groups_m = (s.m + bm - 1) / bm, groups_n = (s.n + bn - 1) / bn;
+  launch.global = cl::NDRange(static_cast<std::size_t>(groups_n * 32 * wn), static_cast<std::size_t>(groups_m * wm),
+                              static_cast<std::size_t>(s.batch));
+  launch.local = cl::NDRange(static_cast<std::size_t>(32 * wn), static_cast<std::size_t>(wm), 1);
+  launch.args = gemm_args(s, o);
+  return {{std::move(launch)}};
+}
+
+}  // namespace
 
 LaunchPlan gemm_plan(const GemmShape& s, const GemmOperands& o, const Config& config) {
   check_operands(s, o);
+  if (is_mma_config(config)) return mma_plan(s, o, config);
   KernelLaunch launch;
   launch.program.files = {"gemm.cl"};
   launch.program.defines = {{"TRANS_A", s.trans_a ? "1" : "0"}, {"TRANS_B", s.trans_b ? "1" : "0"}};
@@ -157,11 +265,7 @@ LaunchPlan gemm_plan(const GemmShape& s, const GemmOperands& o, const Config& co
   launch.global = cl::NDRange(static_cast<std::size_t>(groups_n * ndimc), static_cast<std::size_t>(groups_m * mdimc),
                               static_cast<std::size_t>(s.batch));
   launch.local = cl::NDRange(static_cast<std::size_t>(ndimc), static_cast<std::size_t>(mdimc), 1);
-  launch.args = {static_cast<cl_int>(s.m),     static_cast<cl_int>(s.n),     static_cast<cl_int>(s.k),
-                 static_cast<cl_float>(s.alpha), static_cast<cl_float>(s.beta),
-                 o.a, static_cast<cl_long>(o.a_offset), static_cast<cl_int>(o.lda), static_cast<cl_long>(o.stride_a),
-                 o.b, static_cast<cl_long>(o.b_offset), static_cast<cl_int>(o.ldb), static_cast<cl_long>(o.stride_b),
-                 o.c, static_cast<cl_long>(o.c_offset), static_cast<cl_int>(o.ldc), static_cast<cl_long>(o.stride_c)};
+  launch.args = gemm_args(s, o);
   return {{std::move(launch)}};
 }
 

@@ -23,6 +23,9 @@ struct GemmShape {
   bool trans_b = false;  // B stored N x K
   float alpha = 1.0f;
   float beta = 0.0f;
+  // "exact" (fp32 FMA) or "tf32" (matrix units allowed, like PyTorch's allow_tf32). Part of the
+  // database key through Problem::math(), not of the shape key.
+  std::string math = "exact";
 
   // Tight leading dimensions (row lengths of A, B, C as stored).
   std::int64_t packed_lda() const { return trans_a ? m : k; }
@@ -55,10 +58,15 @@ GemmOperands packed_operands(const GemmShape& shape, cl::Buffer a, cl::Buffer b,
 // Throws ocltune::Error when a leading dimension is too small or an index would exceed 32 bits.
 void check_operands(const GemmShape& shape, const GemmOperands& operands);
 
-// Tunables of kernels/gemm.cl, with constraints from divisibility and from the device.
+// Tunables of kernels/gemm.cl (variant "fma"), with constraints from divisibility and from the
+// device; in tf32 mode on NVIDIA GPUs of compute capability >= 8.0 also those of
+// kernels/gemm_mma.cl (variant "mma_tf32", parameter MMA=1).
 SearchSpace gemm_space(const GemmShape& shape, const DeviceInfo& device);
 // A configuration valid on every OpenCL 1.2 device (64 work-items, 4 KiB of local memory).
 Config gemm_default_config();
+// The untuned tensor-core configuration (only meaningful where the mma_tf32 variant exists).
+Config gemm_mma_default_config();
+bool is_mma_config(const Config& config);
 
 // The launch of kernels/gemm.cl for `config`.
 LaunchPlan gemm_plan(const GemmShape& shape, const GemmOperands& operands, const Config& config);

@@ -22,13 +22,15 @@ class GemmProblem : public Problem {
 
   const GemmShape& shape() const { return shape_; }
   std::string op() const override { return "gemm"; }
+  std::string math() const override { return shape_.math; }
   std::string shape_key() const override { return shape_.key(); }
   nlohmann::json shape_json() const override { return shape_.to_json(); }
   SearchSpace space(const DeviceInfo& device) const override { return gemm_space(shape_, device); }
   Config default_config(const DeviceInfo&) const override { return gemm_default_config(); }
+  std::vector<Config> default_configs(const DeviceInfo& device) const override;
   double flops() const override { return shape_.flops(); }
   double bytes() const override { return shape_.bytes(); }
-  std::vector<std::string> kernel_files() const override { return {"gemm.cl"}; }
+  std::vector<std::string> kernel_files() const override;
   std::unique_ptr<Evaluation> instantiate(Session& session) const override;
 
  private:

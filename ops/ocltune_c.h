@@ -74,9 +74,11 @@ typedef struct ocltune_gemm_args {
   int64_t a_offset, b_offset, c_offset;
   int64_t lda, ldb, ldc;
   int64_t stride_a, stride_b, stride_c;
+  int allow_tf32; /* matrix units with TF32 inputs where the device has them ("tf32" math mode) */
 } ocltune_gemm_args;
 
-/* Sets the sizes, alpha = 1, beta = 0, the buffers with offset 0, packed leading dimensions and strides. */
+/* Sets the sizes, alpha = 1, beta = 0, the buffers with offset 0, packed leading dimensions and strides,
+ * allow_tf32 = 0. */
 void ocltune_gemm_args_init(ocltune_gemm_args* args, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                             int64_t batch, cl_mem a, cl_mem b, cl_mem c);
 

@@ -62,7 +62,7 @@ GemmCall& GemmCall::packed() {
 
 GemmShape gemm_shape(const GemmCall& c) {
   return {.m = c.m, .n = c.n, .k = c.k, .batch = c.batch, .trans_a = c.trans_a, .trans_b = c.trans_b,
-          .alpha = c.alpha, .beta = c.beta};
+          .alpha = c.alpha, .beta = c.beta, .math = c.tf32 ? "tf32" : "exact"};
 }
 
 void check_gemm_call(const GemmCall& c) {
@@ -87,6 +87,7 @@ ShapeCode gemm_shape_code(const DispatchAdapter& adapter, const GemmCall& c) {
   code.push(c.n);
   code.push(c.k);
   code.push(c.batch);
+  code.push(c.tf32);
   return code;
 }
 

@@ -19,6 +19,9 @@ struct GemmCall {
   std::int64_t a_offset = 0, b_offset = 0, c_offset = 0;
   std::int64_t lda = 0, ldb = 0, ldc = 0;
   std::int64_t stride_a = 0, stride_b = 0, stride_c = 0;  // elements between batch entries
+  // Matrix units with TF32 inputs may be used where the device has them (PyTorch's allow_tf32):
+  // the "tf32" math mode, tuned and looked up separately from "exact".
+  bool tf32 = false;
 
   // Leading dimensions and batch strides of tightly packed matrices.
   GemmCall& packed();

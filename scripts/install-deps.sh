@@ -7,6 +7,7 @@ packages=(
   ocl-icd-opencl-dev opencl-headers opencl-clhpp-headers pocl-opencl-icd clinfo
   libclblast-dev libsqlite3-dev sqlite3 libcli11-dev nlohmann-json3-dev
   libbenchmark-dev libgtest-dev libfmt-dev
+  python3-matplotlib chromium  # ocltune report: charts; its rendering test
 )
 # --fuzz: the compiler of the optional libFuzzer build (docs/FUZZING.md). Clang 16, because 14
 # cannot capture structured bindings in lambdas, which the sources use.

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/capability.h"
 #include "ops/families.h"
 #include "ops/gemm_problem.h"
 #include "tests/test_session.h"
@@ -60,12 +61,13 @@ TEST(GemmSpace, HoldsThousandsOfConfigurationsBeforeConstraints) {
 
 TEST(GemmSpace, CoveringSampleUsesEveryValue) {
   const SearchSpace space = gemm_space({.m = 256, .n = 256, .k = 256}, testing::test_session().device());
+  const std::vector<Config> all = space.enumerate();
   for (const Parameter& p : space.parameters()) {
     for (std::int64_t v : p.values) {
       bool used = false;
       for (const Config& c : sample_configs()) used = used || c.at(p.name) == v;
       bool reachable = false;
-      for (const Config& c : space.enumerate()) reachable = reachable || c.at(p.name) == v;
+      for (const Config& c : all) reachable = reachable || c.at(p.name) == v;
       EXPECT_EQ(used, reachable) << p.name << "=" << v;
     }
   }
@@ -96,6 +98,56 @@ TEST(GemmVerification, DetectsWritesOutsideTheOutput) {
   enqueue(session.queue(), prepare(session, plan));
   session.queue().finish();
   EXPECT_FALSE(evaluation->verify().ok);
+}
+
+}  // namespace
+}  // namespace ocltune
+
+namespace ocltune {
+namespace {
+
+// TF32 mode: the tensor-core variant exists only on NVIDIA devices of compute capability >= 8.0;
+// elsewhere (PoCL in CI) the space is exactly the exact-mode space and results stay exact.
+TEST(GemmTf32, TensorCoreVariantIsAbsentWithoutTheCapability) {
+  const DeviceInfo& device = testing::test_session().device();
+  GemmShape shape{.m = 256, .n = 256, .k = 256};
+  const SearchSpace exact = gemm_space(shape, device);
+  shape.math = "tf32";
+  const SearchSpace tf32 = gemm_space(shape, device);
+  if (satisfies(device, nvidia_mma_tf32())) {
+    EXPECT_EQ(tf32.variants().size(), 2u);
+    EXPECT_TRUE(tf32.contains(gemm_mma_default_config())) << tf32.check(gemm_mma_default_config());
+  } else {
+    EXPECT_EQ(tf32.variants().size(), 1u);
+    EXPECT_EQ(tf32.enumerate().size(), exact.enumerate().size());
+    EXPECT_FALSE(tf32.contains(gemm_mma_default_config()));
+    EXPECT_EQ(GemmProblem(shape).default_configs(device).size(), 1u);
+  }
+  EXPECT_FALSE(exact.contains(gemm_mma_default_config()));
+}
+
+// Every tensor-core configuration of a covering sample on the odd-size table (NVIDIA only).
+TEST(GemmTf32, TensorCoreConfigurationsMatchTheReference) {
+  Session& session = testing::test_session();
+  if (!satisfies(session.device(), nvidia_mma_tf32())) GTEST_SKIP() << "needs " << nvidia_mma_tf32().describe();
+  GemmShape big{.m = 256, .n = 256, .k = 256, .math = "tf32"};
+  const SearchSpace space = gemm_space(big, session.device());
+  std::vector<Config> sample;
+  for (const Config& c : covering_sample(space, 9, gemm_mma_default_config())) {
+    if (is_mma_config(c)) sample.push_back(c);
+  }
+  ASSERT_FALSE(sample.empty());
+  const TimingPolicy no_timing{.warmup = 0, .min_runs = 1, .max_runs = 1};
+  for (GemmTestCase c : gemm_test_cases()) {
+    c.shape.math = "tf32";
+    const GemmProblem problem(c.shape, c.layout);
+    auto evaluation = problem.instantiate(session);
+    Evaluator evaluator(session, *evaluation);
+    for (const Config& config : sample) {
+      const EvalOutcome outcome = evaluator.evaluate(config, no_timing);
+      EXPECT_EQ(outcome.status, "ok") << problem.shape_key() << " " << to_string(config) << ": " << outcome.error;
+    }
+  }
 }
 
 }  // namespace

@@ -42,7 +42,7 @@ std::vector<Hostile> hostile_rows() {
       "is not one of");
   add("unknown parameter", [&](BestRow& r, Config& c) { c["EVIL"] = 1; params(r, c); }, "unknown parameter EVIL");
   add("missing parameter", [&](BestRow& r, Config& c) { c.erase("KWI"); params(r, c); }, "missing parameter KWI");
-  add("constraint broken", [&](BestRow& r, Config& c) { c["VWL"] = 2; params(r, c); }, "constraint");
+  add("constraint broken", [&](BestRow& r, Config& c) { c["VWL"] = 4; params(r, c); }, "constraint");
   add("float value", [](BestRow& r, Config&) { r.params_json = R"({"MWG":16.5})"; }, "not an integer");
   add("string value", [](BestRow& r, Config&) { r.params_json = R"({"MWG":"16"})"; }, "not an integer");
   add("params injection", [](BestRow& r, Config&) { r.params_json = R"({"MWG":16}); DROP TABLE best; --)"; },

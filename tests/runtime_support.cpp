@@ -101,13 +101,13 @@ RuntimeOptions isolated(const std::string& user_db, const std::string& system_db
 }
 
 Config small_tile_config() {
-  return {{"MWG", 16}, {"NWG", 16}, {"KWG", 8}, {"WPTM", 2}, {"WPTN", 2}, {"VWM", 1},
-          {"VWN", 1},  {"SA", 0},   {"SB", 0},  {"VWL", 1},  {"DB", 0},   {"KWI", 1}};
+  return {{"MWG", 16}, {"NWG", 16}, {"KWG", 8}, {"WPTM", 2}, {"WPTN", 2}, {"VWM", 1}, {"VWN", 1},
+          {"SA", 0},   {"SB", 0},   {"VWL", 1}, {"DB", 0},   {"KWI", 2},  {"WTN", 0}};
 }
 
 Config staged_tile_config() {
-  return {{"MWG", 16}, {"NWG", 16}, {"KWG", 16}, {"WPTM", 4}, {"WPTN", 1}, {"VWM", 1},
-          {"VWN", 1},  {"SA", 1},   {"SB", 1},   {"VWL", 1},  {"DB", 0},   {"KWI", 2}};
+  return {{"MWG", 16}, {"NWG", 16}, {"KWG", 16}, {"WPTM", 4}, {"WPTN", 1}, {"VWM", 1}, {"VWN", 1},
+          {"SA", 1},   {"SB", 1},   {"VWL", 1},  {"DB", 0},   {"KWI", 8},  {"WTN", 0}};
 }
 
 HostGemm::HostGemm(const cl::Context& context, const GemmShape& shape, const GemmLayout& layout, std::uint64_t seed)
@@ -121,6 +121,7 @@ HostGemm::HostGemm(const cl::Context& context, const GemmShape& shape, const Gem
   c.batch = shape.batch;
   c.alpha = shape.alpha;
   c.beta = shape.beta;
+  c.tf32 = shape.math == "tf32";
   c.lda = shape.packed_lda() + layout.lda_pad;
   c.ldb = shape.packed_ldb() + layout.ldb_pad;
   c.ldc = shape.packed_ldc() + layout.ldc_pad;

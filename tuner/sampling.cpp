@@ -20,13 +20,20 @@ std::vector<Config> covering_sample(const SearchSpace& space, std::uint64_t seed
     sample.push_back(first);
     covered.insert(first.begin(), first.end());
   }
+  auto uncovered = [&] {
+    std::size_t n = 0;
+    for (const Pair& p : reachable) n += covered.count(p) ? 0 : 1;
+    return n;
+  };
+  std::size_t missing = uncovered();
   for (const Config& c : all) {
-    if (covered.size() >= reachable.size()) break;
+    if (missing == 0) break;
     bool adds = false;
     for (const auto& pair : c) adds = adds || !covered.count(pair);
     if (!adds) continue;
     sample.push_back(c);
     covered.insert(c.begin(), c.end());
+    missing = uncovered();
   }
   return sample;
 }

@@ -1,0 +1,118 @@
+// CLBlast as the GEMM baseline: clblast::Gemm, or GemmStridedBatched for batched shapes.
+#include "bench/clblast_gemm.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "bench/operation_timer.h"
+#include "harness/error.h"
+#include "harness/session.h"
+#include "harness/verify.h"
+#include "ops/gemm_clblast.h"
+
+namespace ocltune::bench {
+namespace {
+
+class ClblastGemm : public Timed {
+ public:
+  ClblastGemm(Session& session, const GemmShape& shape);
+  std::string label() const override {
+    return fmt::format("clblast::{}{}", shape_.batch > 1 ? "GemmStridedBatched" : "Gemm",
+                       host_clock_ ? " (host clock: markers carry no timestamps)" : "");
+  }
+  std::string verify() override;
+  double run_ns() override {
+    const OperationTime t = time_operation(session_.queue(), [&](cl::Event& e) { call(e); });
+    host_clock_ = t.host_clock;
+    return t.span_ns;
+  }
+
+ private:
+  void call(cl::Event& event);
+  std::vector<Expected> reference() const;
+
+  Session& session_;
+  GemmShape shape_;
+  GemmOperands o_;
+  std::vector<float> a_, b_, c_;
+  bool host_clock_ = false;
+};
+
+ClblastGemm::ClblastGemm(Session& session, const GemmShape& shape) : session_(session), shape_(shape) {
+  const std::int64_t batch = shape.batch;
+  a_.resize(static_cast<std::size_t>(batch * shape.rows_a() * shape.packed_lda()));
+  b_.resize(static_cast<std::size_t>(batch * shape.rows_b() * shape.packed_ldb()));
+  c_.resize(static_cast<std::size_t>(batch * shape.m * shape.packed_ldc()));
+  fill_uniform(a_, 21);
+  fill_uniform(b_, 22);
+  fill_uniform(c_, 23);  // finite: beta = 0 must not read C, but 0 * NaN is not ours to test here
+  try {
+    const cl::Context& ctx = session.context();
+    o_ = packed_operands(shape, cl::Buffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, a_.size() * 4, a_.data()),
+                         cl::Buffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, b_.size() * 4, b_.data()),
+                         cl::Buffer(ctx, CL_MEM_READ_WRITE, c_.size() * 4));
+  } catch (const cl::Error& e) {
+    throw ClError(e);
+  }
+}
+
+void ClblastGemm::call(cl::Event& event) { clblast_gemm(session_.queue(), shape_, o_, &event); }
+
+// Four shifted diagonals of every batch (every row and column of C), as GEMM's own verification.
+std::vector<Expected> ClblastGemm::reference() const {
+  const GemmShape& s = shape_;
+  std::vector<Expected> expected;
+  const auto at = [](const std::vector<float>& v, std::int64_t i) {
+    return static_cast<double>(v[static_cast<std::size_t>(i)]);
+  };
+  for (std::int64_t bt = 0; bt < s.batch; ++bt) {
+    for (std::int64_t d = 0; d < 4; ++d) {
+      for (std::int64_t r = 0; r < std::max(s.m, s.n); ++r) {
+        const std::int64_t m = r % s.m, n = (r + d * (s.n / 4 + 1)) % s.n;
+        double dot = 0, magnitude = 0;
+        for (std::int64_t k = 0; k < s.k; ++k) {
+          const double a = at(a_, bt * o_.stride_a + (s.trans_a ? k * o_.lda + m : m * o_.lda + k));
+          const double b = at(b_, bt * o_.stride_b + (s.trans_b ? n * o_.ldb + k : k * o_.ldb + n));
+          dot += a * b;
+          magnitude += std::abs(a * b);
+        }
+        const std::int64_t i = bt * o_.stride_c + m * o_.ldc + n;
+        const double c = at(c_, i);
+        expected.push_back({static_cast<std::size_t>(i), s.alpha * dot + s.beta * c,
+                            std::abs(s.alpha) * magnitude + std::abs(s.beta * c)});
+      }
+    }
+  }
+  return expected;
+}
+
+std::string ClblastGemm::verify() {
+  std::vector<float> after(c_.size());
+  try {
+    session_.queue().enqueueWriteBuffer(o_.c, CL_TRUE, 0, c_.size() * 4, c_.data());
+    cl::Event e;
+    call(e);
+    session_.queue().enqueueReadBuffer(o_.c, CL_TRUE, 0, after.size() * 4, after.data());
+  } catch (const cl::Error& e) {
+    throw ClError(e);
+  }
+  const double tolerance = (8.0 * std::sqrt(static_cast<double>(shape_.k)) + 4.0) * 0x1.0p-24;
+  std::vector<std::uint8_t> written(c_.size(), 1);  // packed C: every element is written
+  const VerifyResult r = verify_output(after, c_, reference(), tolerance, written);
+  return r.ok ? "" : "wrong result: " + r.message;
+}
+
+}  // namespace
+
+std::unique_ptr<Timed> make_clblast_gemm(Session& session, const GemmShape& shape) {
+  return std::make_unique<ClblastGemm>(session, shape);
+}
+
+std::vector<BaselineSpec> clblast_gemm_baselines(const Problem& problem) {
+  const GemmShape shape = GemmShape::from_json(problem.shape_json());
+  return {{"clblast", [shape](Session& session) { return make_clblast_gemm(session, shape); }}};
+}
+
+}  // namespace ocltune::bench

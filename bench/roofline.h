@@ -1,0 +1,19 @@
+// The roofline model: the fastest time a problem can take given the device's measured ceilings.
+#pragma once
+
+namespace ocltune::bench {
+
+struct Ceilings {
+  double peak_gflops = 0;  // fp32 FMA microbenchmark
+  double copy_gbs = 0;     // clEnqueueCopyBuffer, read + write bytes
+};
+
+// max(flops / peak, bytes / bandwidth): compute time at the FMA peak or traffic time at copy
+// bandwidth, whichever is longer. GFLOP/s = FLOP/ns, so the result is in nanoseconds; zero when a
+// ceiling is unknown.
+double roofline_bound_ns(const Ceilings& ceilings, double flops, double bytes);
+
+// Fraction of the roofline bound that `measured_ns` reaches (1 = on the roof).
+double roofline_fraction(const Ceilings& ceilings, double flops, double bytes, double measured_ns);
+
+}  // namespace ocltune::bench

@@ -1,0 +1,35 @@
+// What a kernel variant needs from a device.
+#include "harness/capability.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>
+
+namespace ocltune {
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+}  // namespace
+
+std::string Capability::describe() const {
+  std::string out = vendor.empty() ? "any vendor" : vendor;
+  if (!extension.empty()) out += ", " + extension;
+  if (min_nv_compute_capability > 0) {
+    out += fmt::format(", compute capability >= {}.{}", min_nv_compute_capability / 10, min_nv_compute_capability % 10);
+  }
+  return out;
+}
+
+bool satisfies(const DeviceInfo& device, const Capability& needs) {
+  if (!needs.vendor.empty() && lower(device.vendor).find(lower(needs.vendor)) == std::string::npos) return false;
+  if (!needs.extension.empty() && !device.has_extension(needs.extension)) return false;
+  if (needs.min_nv_compute_capability > 0 && device.nv_compute_capability < needs.min_nv_compute_capability) return false;
+  return true;
+}
+
+}  // namespace ocltune

@@ -1,0 +1,23 @@
+// What a kernel variant needs from a device. A search space offers a variant only where the device
+// has what it needs, so an unsupported variant is absent, never a failure (see docs/VARIANTS.md).
+#pragma once
+
+#include <string>
+
+#include "harness/device.h"
+
+namespace ocltune {
+
+struct Capability {
+  std::string vendor;                  // case-insensitive substring of the device vendor; "" = any
+  std::string extension;               // an OpenCL extension the device must report; "" = none
+  int min_nv_compute_capability = 0;   // through cl_nv_device_attribute_query, e.g. 80; 0 = none
+  std::string describe() const;        // "NVIDIA, compute capability >= 8.0"
+};
+
+bool satisfies(const DeviceInfo& device, const Capability& needs);
+
+// NVIDIA tensor cores through inline PTX mma.sync (tf32 m16n8k8 needs sm_80 or newer).
+inline Capability nvidia_mma_tf32() { return {.vendor = "nvidia", .extension = "", .min_nv_compute_capability = 80}; }
+
+}  // namespace ocltune

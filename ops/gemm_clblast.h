@@ -1,0 +1,17 @@
+// GEMM through CLBlast: the same-process baseline for benchmarks and a fallback for the runtime.
+#pragma once
+
+#include "harness/cl.h"
+#include "ops/gemm.h"
+
+namespace ocltune {
+
+// Enqueues C = alpha * op(A) * op(B) + beta * C with CLBlast (row-major; batched shapes through
+// GemmStridedBatched). CLBlast may launch several kernels (pad, transpose, gemm) and its event
+// covers only the last, so time a whole call (markers around it, or queue.finish() and a host
+// clock). `event`, when given, receives CLBlast's event. Throws ocltune::Error naming CLBlast's
+// status code on failure.
+void clblast_gemm(cl::CommandQueue& queue, const GemmShape& shape, const GemmOperands& operands,
+                  cl::Event* event = nullptr);
+
+}  // namespace ocltune

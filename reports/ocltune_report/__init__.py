@@ -1,0 +1,1 @@
+"""ocltune report generator: benchmark results + tuning database + history -> HTML with plots."""
