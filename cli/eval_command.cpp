@@ -34,20 +34,15 @@ std::vector<Config> requested_configs(const CliOptions& options, const Problem& 
   if (texts.empty() && options.sample == 0) configs.push_back(problem.default_config(device));
   const SearchSpace space = problem.space(device);
   if (options.sample > 0) {
-    // A seeded random sample of the space, optionally restricted to configurations with --fix values.
-    Config fixed;
+    // A seeded random sample of the space, or of the --restrict sub-space.
+    Restriction restriction;
     try {
-      fixed = parse_config(options.fix);
+      restriction = parse_restriction(options.restrict);
     } catch (const Error& e) {
-      throw UsageError(fmt::format("--fix: {}", e.what()));
+      throw UsageError(fmt::format("--restrict: {}", e.what()));
     }
     std::vector<Config> all = space.enumerate();
-    std::erase_if(all, [&](const Config& c) {
-      for (const auto& [name, value] : fixed) {
-        if (!c.count(name) || c.at(name) != value) return true;
-      }
-      return false;
-    });
+    std::erase_if(all, [&](const Config& c) { return !allowed(c, restriction); });
     deterministic_shuffle(all, options.seed);
     if (all.size() > static_cast<std::size_t>(options.sample)) all.resize(static_cast<std::size_t>(options.sample));
     configs.insert(configs.end(), all.begin(), all.end());

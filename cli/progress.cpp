@@ -54,6 +54,11 @@ void ConsoleProgress::problem_finished(const Problem& problem, const ProblemRepo
   if (report.reused) line += fmt::format(", {} reused from earlier runs", report.reused);
   for (const auto& [status, n] : report.by_status) line += fmt::format(", {} {}", n, status);
   if (report.best) line += fmt::format("; best {}", format_throughput(problem, report.best->stats->median_ns));
+  if (report.confidence) {
+    line += fmt::format(" ({:.1f}% ahead of the runner-up after re-timing {} interleaved)", 100 * *report.confidence,
+                        report.final_candidates);
+  }
+  if (!report.stop_reason.empty()) line += fmt::format("; search stopped: {}", report.stop_reason);
   fmt::print(out_, "{}\n", line);
   std::fflush(out_);
 }

@@ -1,11 +1,19 @@
-// Program sources (a #define prelude + kernel files) and the in-memory cache of built programs.
+// Program sources (a #define prelude + kernel files), the in-memory cache of built programs and the
+// on-disk cache of program binaries.
 #include "harness/program.h"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "harness/error.h"
 #include "harness/hash.h"
@@ -36,12 +44,28 @@ std::string ProgramSource::files_hash() const {
   return hash_hex(all);
 }
 
-ProgramCache::ProgramCache(cl::Context context, cl::Device device)
-    : context_(std::move(context)), device_(std::move(device)) {}
+std::string default_binary_cache_dir() {
+  if (const char* env = std::getenv("OCLTUNE_BINARY_CACHE")) {
+    const std::string dir = env;
+    return dir == "off" ? "" : dir;
+  }
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/ocltune/binaries";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/ocltune/binaries";
+  return "";
+}
+
+ProgramCache::ProgramCache(cl::Context context, cl::Device device, DiskCache disk)
+    : context_(std::move(context)), device_(std::move(device)), disk_(std::move(disk)) {}
 
 bool ProgramCache::contains(const ProgramSource& source) const {
   std::lock_guard lock(mutex_);
   return programs_.count(source.key()) != 0;
+}
+
+double ProgramCache::build_ms(const ProgramSource& source) const {
+  std::lock_guard lock(mutex_);
+  auto it = build_ms_.find(source.key());
+  return it == build_ms_.end() ? 0.0 : it->second;
 }
 
 cl::Program ProgramCache::get(const ProgramSource& source) {
@@ -62,22 +86,36 @@ cl::Program ProgramCache::get(const ProgramSource& source) {
   }
   // The first requester builds outside the lock, so different programs build concurrently.
   if (owner) {
+    const auto start = std::chrono::steady_clock::now();
     try {
       promise.set_value(build(source));
     } catch (...) {
       promise.set_exception(std::current_exception());
     }
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    std::lock_guard lock(mutex_);
+    build_ms_[key] = ms;
   }
   return future.get();
 }
 
 cl::Program ProgramCache::build(const ProgramSource& source) {
-  const auto start = std::chrono::steady_clock::now();
   const std::string text = source.text();
   // OCLTUNE_DUMP_SOURCES=DIR writes the exact text of every build, to reproduce it by hand.
   if (const char* dir = std::getenv("OCLTUNE_DUMP_SOURCES"); dir && *dir) {
     std::ofstream(fmt::format("{}/{}.cl", dir, source.key())) << "// options: " << source.options << "\n" << text;
   }
+  if (std::optional<cl::Program> loaded = load_binary(source)) {
+    ++binary_loads_;
+    return *loaded;
+  }
+  cl::Program program = compile(source, text);
+  store_binary(source, program);
+  return program;
+}
+
+cl::Program ProgramCache::compile(const ProgramSource& source, const std::string& text) {
+  const auto start = std::chrono::steady_clock::now();
   cl::Program program(context_, text);
   try {
     // -w: driver-side warnings (e.g. "loop not unrolled") would interleave with our output; errors
@@ -111,6 +149,87 @@ cl::Program ProgramCache::build(const ProgramSource& source) {
   compile_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
   ++builds_;
   return program;
+}
+
+// ---- On-disk binaries ----
+// File: "OCLTBIN1\n", one JSON header line (device key, driver, program key, options, payload
+// size and hash), then the payload as clGetProgramInfo(CL_PROGRAM_BINARIES) returned it.
+
+namespace {
+
+constexpr std::string_view kMagic = "OCLTBIN1\n";
+
+}  // namespace
+
+std::string ProgramCache::binary_path(const ProgramSource& source) const {
+  const std::string name = hash_hex(disk_.driver_version + '\x1f' + source.key() + '\x1f' + source.options);
+  return fmt::format("{}/{}/{}.bin", disk_.dir, disk_.device_key.empty() ? "unknown" : disk_.device_key, name);
+}
+
+std::optional<cl::Program> ProgramCache::load_binary(const ProgramSource& source) {
+  if (disk_.dir.empty()) return std::nullopt;
+  std::ifstream in(binary_path(source), std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string magic(kMagic.size(), '\0');
+  std::string header_line;
+  if (!in.read(magic.data(), static_cast<std::streamsize>(magic.size())) || magic != kMagic ||
+      !std::getline(in, header_line)) {
+    return std::nullopt;
+  }
+  const nlohmann::json header = nlohmann::json::parse(header_line, nullptr, false);
+  if (!header.is_object() || header.value("device_key", "") != disk_.device_key ||
+      header.value("driver", "") != disk_.driver_version || header.value("key", "") != source.key() ||
+      header.value("options", "") != source.options || !header.contains("size") || !header["size"].is_number_unsigned()) {
+    return std::nullopt;  // another device, driver or program under a colliding name: rebuild
+  }
+  const auto size = header["size"].get<std::size_t>();
+  if (size == 0 || size > (std::size_t{1} << 30)) return std::nullopt;
+  std::vector<unsigned char> payload(size);
+  if (!in.read(reinterpret_cast<char*>(payload.data()), static_cast<std::streamsize>(size)) || in.peek() != EOF) {
+    return std::nullopt;  // truncated or trailing bytes
+  }
+  const std::string_view bytes(reinterpret_cast<const char*>(payload.data()), payload.size());
+  if (header.value("hash", "") != hash_hex(bytes)) return std::nullopt;
+  try {
+    cl::Program program(context_, {device_}, cl::Program::Binaries{payload});
+    program.build({device_}, ("-w " + source.options).c_str());
+    return program;
+  } catch (const cl::Error&) {
+    return std::nullopt;  // a binary the driver no longer accepts: compile from source
+  }
+}
+
+void ProgramCache::store_binary(const ProgramSource& source, const cl::Program& program) {
+  if (disk_.dir.empty()) return;
+  std::vector<std::vector<unsigned char>> binaries;
+  try {
+    binaries = program.getInfo<CL_PROGRAM_BINARIES>();
+  } catch (const cl::Error&) {
+    return;  // a driver that offers no binaries: nothing to keep
+  }
+  if (binaries.size() != 1 || binaries[0].empty()) return;
+  const std::string path = binary_path(source);
+  const std::string_view bytes(reinterpret_cast<const char*>(binaries[0].data()), binaries[0].size());
+  const nlohmann::json header = {{"device_key", disk_.device_key}, {"driver", disk_.driver_version},
+                                 {"key", source.key()},            {"options", source.options},
+                                 {"size", binaries[0].size()},     {"hash", hash_hex(bytes)}};
+  // A unique temporary name per process and thread; rename() is atomic, so a concurrent reader
+  // sees either the old entry or the complete new one.
+  static std::atomic<unsigned> counter{0};
+  const std::string temp = fmt::format("{}.tmp.{}.{}", path, getpid(), counter++);
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  {
+    std::ofstream out(temp, std::ios::binary);
+    out << kMagic << header.dump() << '\n';
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out) {
+      std::filesystem::remove(temp, ec);
+      return;  // a full or read-only disk costs the cache, never the build
+    }
+  }
+  std::filesystem::rename(temp, path, ec);
+  if (ec) std::filesystem::remove(temp, ec);
 }
 
 }  // namespace ocltune

@@ -1,10 +1,12 @@
-// Program sources (a #define prelude + kernel files) and the in-memory cache of built programs.
+// Program sources (a #define prelude + kernel files), the in-memory cache of built programs and the
+// on-disk cache of program binaries.
 #pragma once
 
 #include <atomic>
 #include <future>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,28 +29,55 @@ struct ProgramSource {
   std::string files_hash() const;
 };
 
+// Where program binaries are kept unless told otherwise: $OCLTUNE_BINARY_CACHE ("off" or empty:
+// nowhere), else $XDG_CACHE_HOME/ocltune/binaries, else ~/.cache/ocltune/binaries.
+std::string default_binary_cache_dir();
+
 // Built programs of one context, keyed by ProgramSource::key(). Thread-safe; concurrent requests
 // for the same program wait for one build; a failed build is remembered and rethrown.
+//
+// With a binary directory, a built program's binary is written to
+// DIR/<device key>/<hash of driver version, source and options>.bin (temporary file + rename, so a
+// reader never sees half a file), and a later build of the same program on the same device and
+// driver loads it instead of compiling. An entry that is truncated, corrupt, or written for
+// another device, driver or source is ignored and replaced.
 class ProgramCache {
  public:
-  ProgramCache(cl::Context context, cl::Device device);
+  struct DiskCache {
+    std::string dir;  // empty: no on-disk cache
+    std::string device_key;
+    std::string driver_version;
+  };
+
+  ProgramCache(cl::Context context, cl::Device device, DiskCache disk = {});
 
   // The built program; throws BuildError with the build log when it does not compile.
   cl::Program get(const ProgramSource& source);
   bool contains(const ProgramSource& source) const;
+  // Milliseconds the build of this program took (compiling or loading its binary); 0 when it is
+  // not built yet.
+  double build_ms(const ProgramSource& source) const;
 
   double compile_seconds() const { return compile_ns_.load() * 1e-9; }
-  int builds() const { return builds_.load(); }
+  int builds() const { return builds_.load(); }            // compiled from source
+  int binary_loads() const { return binary_loads_.load(); }  // loaded from the on-disk cache
 
  private:
   cl::Program build(const ProgramSource& source);
+  cl::Program compile(const ProgramSource& source, const std::string& text);
+  std::string binary_path(const ProgramSource& source) const;
+  std::optional<cl::Program> load_binary(const ProgramSource& source);
+  void store_binary(const ProgramSource& source, const cl::Program& program);
 
   cl::Context context_;
   cl::Device device_;
+  DiskCache disk_;
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_future<cl::Program>> programs_;
+  std::map<std::string, double> build_ms_;
   std::atomic<long long> compile_ns_{0};
   std::atomic<int> builds_{0};
+  std::atomic<int> binary_loads_{0};
 };
 
 }  // namespace ocltune

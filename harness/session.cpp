@@ -5,23 +5,26 @@
 
 namespace ocltune {
 
-Session::Session(DeviceInfo device) : device_(std::move(device)) {
+Session::Session(DeviceInfo device, const std::string& binary_cache_dir) : device_(std::move(device)) {
   try {
     context_ = cl::Context(device_.device);
     queue_ = cl::CommandQueue(context_, device_.device, CL_QUEUE_PROFILING_ENABLE);
   } catch (const cl::Error& e) {
     throw ClError(e);
   }
-  programs_ = std::make_unique<ProgramCache>(context_, device_.device);
+  programs_ = std::make_unique<ProgramCache>(
+      context_, device_.device, ProgramCache::DiskCache{binary_cache_dir, device_.key(), device_.driver_version});
 }
 
-Session::Session(DeviceInfo device, cl::Context context) : device_(std::move(device)), context_(std::move(context)) {
+Session::Session(DeviceInfo device, cl::Context context, const std::string& binary_cache_dir)
+    : device_(std::move(device)), context_(std::move(context)) {
   try {
     queue_ = cl::CommandQueue(context_, device_.device, CL_QUEUE_PROFILING_ENABLE);
   } catch (const cl::Error& e) {
     throw ClError(e);
   }
-  programs_ = std::make_unique<ProgramCache>(context_, device_.device);
+  programs_ = std::make_unique<ProgramCache>(
+      context_, device_.device, ProgramCache::DiskCache{binary_cache_dir, device_.key(), device_.driver_version});
 }
 
 }  // namespace ocltune

@@ -18,7 +18,7 @@
 static inline float bf16_load(const ushort b) { return as_float((uint)b << 16); }
 static inline ushort bf16_round(const float f) {
   const uint x = as_uint(f);
-  if (isnan(f)) return (ushort)((x >> 16) | 0x40u);
+  if (f != f) return (ushort)((x >> 16) | 0x40u);  // not isnan(f): 10x slower on PoCL
   return (ushort)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
 

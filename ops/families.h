@@ -4,11 +4,20 @@
 #include <vector>
 
 #include "ops/family.h"
+#include "ops/elementwise_problem.h"
 #include "ops/gemm_problem.h"
+#include "ops/norm_problem.h"
+#include "ops/reduce_problem.h"
+#include "ops/pool_problem.h"
+#include "ops/softmax_problem.h"
 
 namespace ocltune {
 
 const OpFamily& gemm_family();
+const OpFamily& pool_family();
+const OpFamily& elementwise_family();
+
+const OpFamily& conv2d_family();  // test table: conv2d_test_cases() in ops/conv2d_problem.h
 
 // The GEMM correctness table (shared by tests, the "test" preset and benchmarks).
 struct GemmTestCase {
@@ -16,5 +25,49 @@ struct GemmTestCase {
   GemmLayout layout;
 };
 std::vector<GemmTestCase> gemm_test_cases();
+
+const OpFamily& reduce_family();
+
+// The reduction correctness table (odd shapes, offsets, NaN/Inf inputs).
+struct ReduceTestCase {
+  ReduceShape shape;
+  ReduceInstance instance;
+  bool thorough = false;  // correctness tests run it under every sampled configuration
+};
+std::vector<ReduceTestCase> reduce_test_cases();
+
+const OpFamily& softmax_family();
+
+// The softmax correctness table (odd shapes, offsets, NaN/Inf inputs).
+struct SoftmaxTestCase {
+  SoftmaxShape shape;
+  SoftmaxInstance instance;
+  bool thorough = false;  // correctness tests run it under every sampled configuration
+};
+std::vector<SoftmaxTestCase> softmax_test_cases();
+
+const OpFamily& norm_family();
+
+// The normalisation correctness table (odd shapes, offsets, NaN/Inf inputs).
+struct NormTestCase {
+  NormShape shape;
+  NormInstance instance;
+  bool thorough = false;  // correctness tests run it under every sampled configuration
+};
+std::vector<NormTestCase> norm_test_cases();
+
+// The elementwise correctness table: every op, dtype and addressing mode at odd shapes.
+struct ElementwiseTestCase {
+  ElementwiseShape shape;
+  ElementwiseLayout layout;
+};
+std::vector<ElementwiseTestCase> elementwise_test_cases();
+
+// The pooling correctness table: every kind and direction at odd shapes and windows.
+struct PoolTestCase {
+  PoolShape shape;
+  PoolLayout layout;
+};
+std::vector<PoolTestCase> pool_test_cases();
 
 }  // namespace ocltune

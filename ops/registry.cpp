@@ -10,7 +10,10 @@
 namespace ocltune {
 
 const std::vector<const OpFamily*>& op_families() {
-  static const std::vector<const OpFamily*> families = {&gemm_family()};
+  static const std::vector<const OpFamily*> families = {
+      &gemm_family(), &conv2d_family(), &reduce_family(), &softmax_family(), &norm_family(), &pool_family(),
+      &elementwise_family(),
+  };
   return families;
 }
 

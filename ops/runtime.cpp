@@ -152,7 +152,7 @@ void Runtime::block(const std::string& key, BlockedConfig blocked) {
 RuntimeStats Runtime::stats() const {
   RuntimeStats s;
   s.resolutions = resolutions_.load();
-  s.programs_built = session_.programs().builds();
+  s.programs_built = session_.programs().builds() + session_.programs().binary_loads();
   return s;
 }
 

@@ -56,7 +56,7 @@ struct BlockedConfig {
 
 struct RuntimeStats {
   std::uint64_t resolutions = 0;  // decision-cache misses
-  int programs_built = 0;
+  int programs_built = 0;  // compiled, or loaded from the on-disk binary cache
 };
 
 // Default system database: the installed <datadir>/ocltune/system.db if present, else the build tree's.

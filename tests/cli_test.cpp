@@ -80,7 +80,7 @@ TEST(Cli, TunesAShapesFileIntoTheDatabase) {
   const std::string shapes = testing::temp_path("shapes.json");
   std::ofstream(shapes) << R"([{"op": "gemm", "m": 19, "n": 7, "k": 5}, {"op": "gemm", "m": 8, "n": 8, "k": 8, "trans_b": true}])";
   const std::string db_path = testing::temp_path("cli.db");
-  const Result r = run("--device 0 --ops gemm --max-evals 3 --shapes " + shapes + " --db " + db_path);
+  const Result r = run("--device 0 --ops gemm --max-evals 3 --final 0 --shapes " + shapes + " --db " + db_path);
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("speedup"), std::string::npos) << r.output;
   Database db = Database::open_read_only(db_path);
@@ -89,6 +89,44 @@ TEST(Cli, TunesAShapesFileIntoTheDatabase) {
   const Result show = run("show --json --db " + db_path);
   ASSERT_EQ(show.code, 0) << show.output;
   EXPECT_EQ(nlohmann::json::parse(show.output).size(), 2u);
+}
+
+TEST(Cli, BadBudgetsAndRestrictionsExit2BeforeMeasuringAnything) {
+  const std::string db = testing::temp_path("cli-budget.db");
+  EXPECT_EQ(run("--ops gemm --time-budget 10x --db " + db).code, 2);
+  EXPECT_EQ(run("--ops gemm --fraction 1.5 --db " + db).code, 2);
+  EXPECT_EQ(run("--ops gemm --restrict MWG --db " + db).code, 2);
+  EXPECT_EQ(run("--ops gemm --isolate --eval-timeout soon --db " + db).code, 2);
+  EXPECT_EQ(run("simulate --space /nonexistent.jsonl").code, 1);
+  EXPECT_EQ(run("simulate --strategy hill-climbing --space x").code, 2);
+}
+
+TEST(Cli, RecordThenSimulateReplaysAnExhaustiveRun) {
+  const std::string shapes = testing::temp_path("sim-shapes.json");
+  std::ofstream(shapes) << R"([{"op": "selftest", "n": 700}])";
+  const std::string db = testing::temp_path("sim.db");
+  const Result tuned = run("--ops selftest --restrict MODE=0 --strategy exhaustive --max-evals 0 --final 0 --cut 0 --quiet "
+                           "--shapes " + shapes + " --db " + db);
+  ASSERT_EQ(tuned.code, 0) << tuned.output;
+  const std::string space = testing::temp_path("sim.jsonl");
+  const Result recorded = run("record --from-db " + db + " --op selftest --shape n=700 --out " + space);
+  ASSERT_EQ(recorded.code, 0) << recorded.output;
+  EXPECT_NE(recorded.output.find("16 configurations"), std::string::npos) << recorded.output;
+  const Result simulated = run("simulate --seeds 3 --json --space " + space);
+  ASSERT_EQ(simulated.code, 0) << simulated.output;
+  const auto j = nlohmann::json::parse(simulated.output, nullptr, false);
+  ASSERT_TRUE(j.is_array()) << simulated.output;
+  ASSERT_EQ(j[0]["strategies"].size(), 5u);
+  for (const auto& s : j[0]["strategies"]) {
+    // Every point verified (no cuts): the first evaluation already finds something; none beats the optimum.
+    for (double f : s["fraction_of_optimum"]) {
+      EXPECT_GT(f, 0.0) << s.dump();
+      EXPECT_LE(f, 1.0) << s.dump();
+    }
+  }
+  const Result from_db = run("simulate --seeds 2 --strategy model,random --from-db " + db + " --op selftest --shape n=700");
+  ASSERT_EQ(from_db.code, 0) << from_db.output;
+  EXPECT_NE(from_db.output.find("| model |"), std::string::npos) << from_db.output;
 }
 
 TEST(Cli, MalformedShapesFileExits2WithTheReason) {

@@ -1,17 +1,22 @@
 // The tuning loop end to end on PoCL: every evaluation recorded with its status, best kept.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "db/database.h"
 #include "ops/gemm_problem.h"
+#include "ops/selftest.h"
 #include "tests/test_session.h"
+#include "tuner/prior.h"
 #include "tuner/tuner.h"
 
 namespace ocltune {
 namespace {
 
 // GEMM whose plan is sabotaged for some configurations, to check that each failure kind is
-// recorded and never stops the run: KWI=8 does not compile, KWI=4 computes with K-1 (wrong
-// result), KWI=2 launches with a work-group size the kernel does not accept.
+// recorded and never stops the run: KWG=8 does not compile, KWG=32 computes with K-1 (wrong
+// result), KWG=16 with KWI=8 launches with a work-group size the kernel does not accept.
 class SabotagedGemm : public GemmProblem {
  public:
   using GemmProblem::GemmProblem;
@@ -22,12 +27,9 @@ class SabotagedGemm : public GemmProblem {
       LaunchPlan plan(const Config& config) override {
         LaunchPlan plan = inner_->plan(config);
         KernelLaunch& k = plan.kernels[0];
-        switch (config.at("KWI")) {
-          case 8: k.program.defines.emplace_back("OCLTUNE_BROKEN", "1\n#error sabotaged build"); break;
-          case 4: std::get<cl_int>(k.args[2]) -= 1; break;
-          case 2: k.local = cl::NDRange(1, 1, 1); break;
-          default: break;
-        }
+        if (config.at("KWG") == 8) k.program.defines.emplace_back("OCLTUNE_BROKEN", "1\n#error sabotaged build");
+        if (config.at("KWG") == 32) std::get<cl_int>(k.args[2]) -= 1;
+        if (config.at("KWG") == 16 && config.at("KWI") == 8) k.local = cl::NDRange(1, 1, 1);
         return plan;
       }
       void reset() override { inner_->reset(); }
@@ -64,11 +66,23 @@ TEST(Tuner, RecordsEveryEvaluationAndTheBest) {
   Tuner tuner(session, db, start_run(db, session), quick_options(10), nullptr);
   const ProblemReport report = tuner.tune(problem);
   EXPECT_EQ(report.evaluated, 11);  // the default + 10
-  EXPECT_EQ(db.count_measurements(), 11);
+  // Plus the three fastest, re-timed interleaved (role final); the winner is the fastest of those.
+  EXPECT_EQ(report.final_candidates, 3);
+  EXPECT_EQ(db.count_measurements(), 11 + 3);
+  std::vector<double> finals;
+  for (const MeasurementRow& m : db.measurements(session.device().key(), "gemm", "fp32", "exact", problem.shape_key())) {
+    if (m.role == "final") finals.push_back(*m.median_ns);
+  }
+  ASSERT_EQ(finals.size(), 3u);
+  std::sort(finals.begin(), finals.end());
   ASSERT_TRUE(report.best.has_value());
+  EXPECT_DOUBLE_EQ(report.best->stats->median_ns, finals[0]);
+  ASSERT_TRUE(report.confidence.has_value());
+  EXPECT_NEAR(*report.confidence, finals[1] / finals[0] - 1, 1e-12);
   const auto best = db.best(session.device().key(), "gemm", "fp32", "exact", problem.shape_key());
   ASSERT_TRUE(best.has_value());
   EXPECT_DOUBLE_EQ(best->median_ns, report.best->stats->median_ns);
+  EXPECT_NEAR(*best->confidence, *report.confidence, 1e-12);
   EXPECT_TRUE(best->default_median_ns.has_value());
 }
 
@@ -84,24 +98,23 @@ TEST(Tuner, FailuresAreRecordedWithTheirStatusAndNeverStopTheRun) {
   EXPECT_GT(report.by_status.count("ok"), 0u);
   for (const MeasurementRow& m : db.measurements(session.device().key(), "gemm", "fp32", "exact", problem.shape_key())) {
     const Config c = parse_config(m.params);
-    const std::int64_t kwi = c.at("KWI");
-    if (kwi == 8) {
+    const std::int64_t kwg = c.at("KWG"), kwi = c.at("KWI");
+    if (kwg == 8) {
       EXPECT_EQ(m.status, "compile_error") << m.params;
       EXPECT_NE(m.error.find("sabotaged build"), std::string::npos) << m.error;
-    }
-    if (kwi == 4) {
+    } else if (kwg == 32) {
       EXPECT_EQ(m.status, "wrong_result") << m.params;
-    }
-    if (kwi == 2) {
+    } else if (kwi == 8) {
       EXPECT_EQ(m.status, "launch_error") << m.params;
-    }
-    if (kwi == 1) {
-      EXPECT_EQ(m.status, "ok") << m.params << ": " << m.error;
+    } else {
+      // Verified; timed in full, or cut short when far slower than the best.
+      EXPECT_TRUE(m.status == "ok" || m.status == "cut") << m.params << ": " << m.status << " " << m.error;
     }
   }
   // The winner is a configuration that verified.
   ASSERT_TRUE(report.best.has_value());
-  EXPECT_EQ(report.best->config.at("KWI"), 1);
+  EXPECT_EQ(report.best->config.at("KWG"), 16);
+  EXPECT_EQ(report.best->config.at("KWI"), 2);
 }
 
 TEST(Tuner, ASecondRunResumesAndKeepsTheFasterBest) {
@@ -120,6 +133,86 @@ TEST(Tuner, ASecondRunResumesAndKeepsTheFasterBest) {
   EXPECT_EQ(second.evaluated, 1 + 4);  // the default again, then only the configurations not yet measured
   EXPECT_EQ(db.runs().size(), 2u);
   EXPECT_LE(db.best(session.device().key(), "gemm", "fp32", "exact", problem.shape_key())->median_ns, first_best);
+}
+
+TEST(Tuner, TheWarmStartScoresOtherShapesRelativeToTheirOwnMedian) {
+  Session& session = testing::test_session();
+  Database db = Database::open(testing::temp_path("prior.db"));
+  const std::int64_t run = start_run(db, session);
+  auto add = [&](const std::string& shape_key, const std::string& params, double median, const char* status = "ok") {
+    MeasurementRow row;
+    row.run_id = run;
+    row.device_key = session.device().key();
+    row.op = "gemm";
+    row.dtype = "fp32";
+    row.shape_key = shape_key;
+    row.shape_json = "{}";
+    row.source_hash = "x";
+    row.params = params;
+    row.status = status;
+    row.median_ns = median;
+    db.add_measurement(row);
+  };
+  const GemmProblem problem({.m = 8, .n = 8, .k = 8});
+  for (int i = 1; i <= 9; ++i) add("other", "MWG=" + std::to_string(16 * i), 1000.0 * i);  // median 5000
+  add("other", "MWG=999", 1.0, "wrong_result");                                             // not a success
+  for (int i = 1; i <= 9; ++i) add(problem.shape_key(), "MWG=" + std::to_string(16 * i), 5.0);  // the problem itself
+  for (int i = 1; i <= 3; ++i) add("tiny", "MWG=" + std::to_string(16 * i), 7.0);                // too few to scale
+  const std::vector<PriorPoint> prior = load_prior(db, problem, session.device().key());
+  ASSERT_EQ(prior.size(), 9u);
+  for (const PriorPoint& p : prior) {
+    const double i = static_cast<double>(p.config.at("MWG")) / 16;
+    EXPECT_NEAR(p.score, std::log(1000.0 * i) - std::log(5000.0), 1e-9) << to_string(p.config);
+  }
+}
+
+// The selftest op's kernels are tiny: these budget tests cost builds of milliseconds, not seconds.
+std::unique_ptr<Problem> selftest(int n) { return selftest_family().from_json({{"n", n}}); }
+
+TEST(Tuner, AFractionOfTheRestrictedSpaceStopsTheSearchAndSaysWhy) {
+  Session& session = testing::test_session();
+  Database db = Database::open(testing::temp_path("fraction.db"));
+  const auto problem = selftest(500);
+  TuneOptions options = quick_options(0);
+  options.strategy = "model";
+  options.fraction = 0.25;
+  options.final_candidates = 0;
+  options.restriction = parse_restriction("MODE=0");
+  Tuner tuner(session, db, start_run(db, session), options, nullptr);
+  const ProblemReport report = tuner.tune(*problem);
+  ASSERT_EQ(report.space_size, 16u);
+  EXPECT_EQ(report.evaluated, 1 + 4);
+  EXPECT_NE(report.stop_reason.find("--fraction"), std::string::npos) << report.stop_reason;
+  for (const MeasurementRow& m : db.measurements(session.device().key(), "selftest", "fp32", "exact", problem->shape_key())) {
+    EXPECT_EQ(parse_config(m.params).at("MODE"), 0) << m.params;
+  }
+}
+
+TEST(Tuner, CandidatesSlowerThanTheCutAreTimedOnlyForTheFirstBatch) {
+  Session& session = testing::test_session();
+  for (const double cut : {0.0, 1e-6}) {
+    Database db = Database::open(testing::temp_path("cut.db"));
+    const auto problem = selftest(600);
+    TuneOptions options = quick_options(6);
+    options.final_candidates = 0;
+    options.cut_factor = cut;  // 1e-6: every candidate is "far slower" than the best; 0: none is cut
+    options.timing = {.warmup = 1, .min_runs = 3, .max_runs = 8, .target_spread = 0.0};
+    options.restriction = parse_restriction("MODE=0");
+    Tuner tuner(session, db, start_run(db, session), options, nullptr);
+    const ProblemReport report = tuner.tune(*problem);
+    for (const MeasurementRow& m : db.measurements(session.device().key(), "selftest", "fp32", "exact", problem->shape_key())) {
+      if (m.role != "search") continue;
+      EXPECT_EQ(m.status, cut > 0 ? "cut" : "ok") << m.params;
+      if (cut > 0) {
+        EXPECT_EQ(*m.samples, 3) << m.params;  // the first batch only
+      }
+    }
+    EXPECT_EQ(report.by_status.count("cut"), cut > 0 ? 1u : 0u);
+    ASSERT_TRUE(report.best.has_value());
+    if (cut > 0) {
+      EXPECT_EQ(to_string(report.best->config), to_string(report.default_result->config));  // a cut never wins
+    }
+  }
 }
 
 }  // namespace

@@ -75,4 +75,35 @@ std::int64_t value_or(const Config& config, const std::string& name, std::int64_
   return it == config.end() ? fallback : it->second;
 }
 
+Restriction parse_restriction(std::string_view text) {
+  Restriction restriction;
+  // Reuses parse_config on each alternative: "MWG=32|64" -> MWG=32 and MWG=64.
+  while (!text.empty()) {
+    const std::size_t comma = text.find(',');
+    const std::string_view item = text.substr(0, comma);
+    const std::size_t eq = item.find('=');
+    if (eq == std::string_view::npos) throw Error(fmt::format("restriction '{}' is not NAME=V1|V2|...", item));
+    const std::string name(item.substr(0, eq));
+    std::string_view values = item.substr(eq + 1);
+    while (true) {
+      const std::size_t bar = values.find('|');
+      const Config one = parse_config(fmt::format("{}={}", name, values.substr(0, bar)));
+      restriction[name].insert(one.begin()->second);
+      if (bar == std::string_view::npos) break;
+      values.remove_prefix(bar + 1);
+    }
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  return restriction;
+}
+
+bool allowed(const Config& config, const Restriction& restriction) {
+  for (const auto& [name, values] : restriction) {
+    auto it = config.find(name);
+    if (it != config.end() && !values.count(it->second)) return false;
+  }
+  return true;
+}
+
 }  // namespace ocltune

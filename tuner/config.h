@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -25,5 +26,12 @@ Config config_from_json(const nlohmann::json& json);
 
 // Value of a parameter, or `fallback` when the configuration does not have it.
 std::int64_t value_or(const Config& config, const std::string& name, std::int64_t fallback);
+
+// A sub-space: allowed values per parameter, e.g. parsed from "MWG=32|64,KWI=2". A configuration
+// passes when each restricted parameter it has takes an allowed value (a parameter of another
+// variant restricts nothing). parse_restriction throws ocltune::Error on bad text.
+using Restriction = std::map<std::string, std::set<std::int64_t>>;
+Restriction parse_restriction(std::string_view text);
+bool allowed(const Config& config, const Restriction& restriction);
 
 }  // namespace ocltune

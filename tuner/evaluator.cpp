@@ -23,20 +23,30 @@ std::string log_head(const std::string& log) {
 
 }  // namespace
 
-EvalOutcome Evaluator::evaluate(const Config& config, const TimingPolicy& timing) {
+EvalOutcome Evaluator::evaluate(const Config& config, const TimingPolicy& timing, const Hooks& hooks) {
   EvalOutcome out;
   out.config = config;
   PreparedPlan prepared;
+  LaunchPlan plan;
   auto start = std::chrono::steady_clock::now();
+  // Build time of the plan's programs, wherever they were built (ahead on the pool, or now).
+  auto build_ms = [&] {
+    double ms = 0;
+    for (const KernelLaunch& k : plan.kernels) ms += session_.programs().build_ms(k.program);
+    return ms;
+  };
   try {
-    prepared = prepare(session_, evaluation_.plan(config));
+    plan = evaluation_.plan(config);
+    prepared = prepare(session_, plan);
   } catch (const BuildError& e) {
-    out.compile_ms = ms_since(start);
+    out.compile_wait_ms = ms_since(start);
+    out.compile_ms = build_ms();
     out.status = status::kCompileError;
     out.error = fmt::format("{}\n{}", e.what(), log_head(e.log()));
     return out;
   } catch (const ClError& e) {
-    out.compile_ms = ms_since(start);
+    out.compile_wait_ms = ms_since(start);
+    out.compile_ms = build_ms();
     out.status = status::kLaunchError;
     out.error = e.what();
     return out;
@@ -45,7 +55,8 @@ EvalOutcome Evaluator::evaluate(const Config& config, const TimingPolicy& timing
     out.error = e.what();
     return out;
   }
-  out.compile_ms = ms_since(start);
+  out.compile_wait_ms = ms_since(start);
+  out.compile_ms = build_ms();
 
   start = std::chrono::steady_clock::now();
   try {
@@ -73,6 +84,7 @@ EvalOutcome Evaluator::evaluate(const Config& config, const TimingPolicy& timing
   }
 
   start = std::chrono::steady_clock::now();
+  if (hooks.before_timing) hooks.before_timing();
   try {
     out.stats = time_plan(session_.queue(), prepared, timing);
     out.status = out.stats->cut_short ? status::kCut : status::kOk;
@@ -80,6 +92,7 @@ EvalOutcome Evaluator::evaluate(const Config& config, const TimingPolicy& timing
     out.status = status::kLaunchError;
     out.error = e.what();
   }
+  if (hooks.after_timing) hooks.after_timing();
   out.timing_ms = ms_since(start);
   return out;
 }

@@ -1,6 +1,7 @@
 // Evaluation of one configuration: build, verify against the reference, then time.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -30,8 +31,9 @@ struct EvalOutcome {
   std::string error;  // empty when ok; a compile error carries the head of the build log
   std::optional<TimingStats> stats;
   std::optional<double> max_error;
-  double compile_ms = 0;
-  double verify_ms = 0;
+  double compile_ms = 0;       // building its programs (on the compile pool or here; 0 when cached)
+  double compile_wait_ms = 0;  // of which the evaluation waited for (what builds ahead saves)
+  double verify_ms = 0;        // first launch (code generation on some drivers) and the check
   double timing_ms = 0;
 };
 
@@ -39,8 +41,15 @@ struct EvalOutcome {
 // configuration: the failure becomes the outcome's status.
 class Evaluator {
  public:
+  // Called around the timing runs (e.g. to pause builds that would compete for a CPU device).
+  struct Hooks {
+    std::function<void()> before_timing;
+    std::function<void()> after_timing;
+  };
+
   Evaluator(Session& session, Evaluation& evaluation) : session_(session), evaluation_(evaluation) {}
-  EvalOutcome evaluate(const Config& config, const TimingPolicy& timing);
+  EvalOutcome evaluate(const Config& config, const TimingPolicy& timing, const Hooks& hooks);
+  EvalOutcome evaluate(const Config& config, const TimingPolicy& timing) { return evaluate(config, timing, Hooks{}); }
 
  private:
   Session& session_;

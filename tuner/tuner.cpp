@@ -1,17 +1,24 @@
 // The tuning loop for one problem: strategy proposals -> evaluations -> database rows -> best.
 #include "tuner/tuner.h"
 
+#include <algorithm>
+#include <deque>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "db/database.h"
-#include "harness/hash.h"
+#include "db/space_records.h"
 #include "harness/session.h"
+#include "tuner/budget.h"
+#include "tuner/compile_pool.h"
+#include "tuner/prior.h"
 #include "tuner/stop.h"
+#include "tuner/search_state.h"
 #include "tuner/strategy.h"
 
 namespace ocltune {
+
 namespace {
 
 std::string files_hash(const Problem& problem) {
@@ -20,8 +27,26 @@ std::string files_hash(const Problem& problem) {
   return source.files_hash();
 }
 
-bool faster(const EvalOutcome& a, const std::optional<EvalOutcome>& b) {
-  return !b || a.stats->median_ns < b->stats->median_ns;
+EvalOutcome outcome_of(const MeasuredPoint& m) {
+  EvalOutcome o;
+  o.config = parse_config(m.params);
+  o.status = m.status;
+  if (m.median_ns) {
+    o.stats = TimingStats{.median_ns = *m.median_ns, .min_ns = *m.median_ns, .max_ns = *m.median_ns,
+                          .mean_ns = *m.median_ns, .spread = 0, .samples = 0};
+  }
+  return o;
+}
+
+// What a strategy learns from an outcome: a cut candidate's partial median is still a (high)
+// estimate of its time.
+std::optional<double> observed_time(const EvalOutcome& o) {
+  if ((o.status == status::kOk || o.status == status::kCut) && o.stats) return o.stats->median_ns;
+  return std::nullopt;
+}
+
+std::optional<double> ok_time(const EvalOutcome& o) {
+  return o.status == status::kOk && o.stats ? std::optional(o.stats->median_ns) : std::nullopt;
 }
 
 }  // namespace
@@ -32,10 +57,21 @@ double throughput(const Problem& problem, double median_ns) {
 }
 
 Tuner::Tuner(Session& session, Database& db, std::int64_t run_id, TuneOptions options, ProgressListener* progress)
-    : session_(session), db_(db), run_id_(run_id), options_(std::move(options)), progress_(progress) {}
+    : session_(session), db_(db), run_id_(run_id), options_(std::move(options)), progress_(progress) {
+  if (!options_.isolate && options_.compile_threads > 0) {
+    pool_ = std::make_unique<CompilePool>(session_.programs(), options_.compile_threads);
+  }
+  if (options_.time_budget_s > 0) {
+    run_deadline_ = std::chrono::steady_clock::now() +
+                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                        std::chrono::duration<double>(options_.time_budget_s));
+  }
+}
 
-void Tuner::record(const Problem& problem, const std::string& source_hash, const EvalOutcome& o,
-                   const std::string& role) {
+Tuner::~Tuner() = default;
+
+std::int64_t Tuner::record(const Problem& problem, const std::string& source_hash, const EvalOutcome& o,
+                           const std::string& role) {
   MeasurementRow row;
   row.run_id = run_id_;
   row.device_key = session_.device().key();
@@ -65,7 +101,7 @@ void Tuner::record(const Problem& problem, const std::string& source_hash, const
   }
   row.max_error = o.max_error;
   row.compile_ms = o.compile_ms;
-  db_.add_measurement(std::move(row));
+  return db_.add_measurement(std::move(row));
 }
 
 ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
@@ -75,111 +111,125 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
   const DeviceInfo& device = session_.device();
   const SearchSpace space = problem.space(device);
   std::vector<Config> configs = space.enumerate();
+  if (!options_.restriction.empty()) {
+    std::erase_if(configs, [&](const Config& c) { return !allowed(c, options_.restriction); });
+  }
   report.space_size = configs.size();
   report.raw_size = space.raw_size();
-  const std::string source_hash = files_hash(problem);
+
+  Search search;
+  search.source_hash = files_hash(problem);
+  std::optional<SearchBudget::Clock::time_point> deadline;
+  if (run_deadline_) deadline = SearchBudget::Clock::now() + (*run_deadline_ - SearchBudget::Clock::now()) / std::max(1, count - index);
+  SearchBudget budget(static_cast<std::int64_t>(configs.size()), options_.max_evals, options_.fraction, deadline,
+                      options_.patience);
 
   // Measurements of earlier runs with the same kernel source are reused, not repeated.
-  std::set<std::string> measured;
-  std::optional<EvalOutcome> best;
-  std::optional<EvalOutcome> runner_up;
-  auto consider = [&](const EvalOutcome& o) {
-    if (o.status != status::kOk || !o.stats) return;
-    if (faster(o, best)) {
-      runner_up = best;
-      best = o;
-    } else if (faster(o, runner_up)) {
-      runner_up = o;
+  std::vector<EvalOutcome> earlier;
+  auto take_row = [&](const MeasuredPoint& m) {
+    search.last_seen_id = std::max(search.last_seen_id, m.measurement_id);
+    if (m.role != "search" || !search.measured.insert(m.params).second) return false;
+    EvalOutcome o;
+    try {
+      o = outcome_of(m);
+    } catch (const Error&) {
+      return false;  // a malformed row of an untrusted database
     }
-  };
-  for (const MeasurementRow& m : db_.measurements(device.key(), problem.op(), problem.dtype(), problem.math(),
-                                                  problem.shape_key(), source_hash)) {
-    if (m.role == "default" || !measured.insert(m.params).second) continue;
     ++report.reused;
-    if (m.status == status::kOk && m.median_ns) {
-      EvalOutcome o;
-      o.config = parse_config(m.params);
-      o.status = m.status;
-      o.stats = TimingStats{.median_ns = *m.median_ns,
-                            .min_ns = m.min_ns.value_or(*m.median_ns),
-                            .max_ns = m.max_ns.value_or(*m.median_ns),
-                            .mean_ns = *m.median_ns,
-                            .spread = m.spread.value_or(0),
-                            .samples = static_cast<int>(m.samples.value_or(0))};
-      consider(o);
-    }
+    budget.count(ok_time(o));
+    search.consider(o);
+    earlier.push_back(std::move(o));
+    return true;
+  };
+  for (const MeasuredPoint& m : measurements_after(db_, device.key(), problem.op(), problem.dtype(), problem.math(),
+                                                   problem.shape_key(), search.source_hash, 0)) {
+    take_row(m);
   }
 
-  const std::int64_t budget = options_.max_evals > 0 ? std::min<std::int64_t>(options_.max_evals, static_cast<std::int64_t>(configs.size()))
-                                                     : static_cast<std::int64_t>(configs.size());
-  const std::int64_t planned = std::max<std::int64_t>(0, budget - report.reused) +
-                              static_cast<std::int64_t>(problem.default_configs(device).size());
+  const std::vector<Config> defaults = problem.default_configs(device);
+  const std::int64_t planned = std::max<std::int64_t>(0, budget.limit() - report.reused) +
+                               static_cast<std::int64_t>(defaults.size());
   if (progress_) progress_->problem_started(problem, index, count, planned);
 
-  std::unique_ptr<Evaluation> evaluation = problem.instantiate(session_);
-  Evaluator evaluator(session_, *evaluation);
+  std::unique_ptr<Executor> executor = options_.isolate ? make_isolated_executor(*options_.isolate, problem)
+                                                        : make_local_executor(session_, problem, pool_.get());
   std::int64_t done = 0;
   auto run_one = [&](const Config& config, const std::string& role) {
-    EvalOutcome o = evaluator.evaluate(config, options_.timing);
+    TimingPolicy timing = options_.timing;
+    // Defaults are baselines and always timed in full.
+    if (role == "search" && options_.cut_factor > 0 && search.best) {
+      timing.abandon_above_ns = options_.cut_factor * search.best->stats->median_ns;
+    }
+    EvalOutcome o = executor->evaluate(config, timing);
     compile_ms_ += o.compile_ms;
+    compile_wait_ms_ += o.compile_wait_ms;
     verify_ms_ += o.verify_ms;
     timing_ms_ += o.timing_ms;
-    record(problem, source_hash, o, role);
+    search.last_seen_id = std::max(search.last_seen_id, record(problem, search.source_hash, o, role));
     ++report.evaluated;
     ++report.by_status[o.status];
     ++done;
-    if (progress_) progress_->evaluated(problem, o, best, done, planned);
+    if (progress_) progress_->evaluated(problem, o, search.best, done, planned);
     return o;
   };
 
   // The untuned defaults first: the baselines every tuned result is reported against. The first
   // is "the" default of the summary; the others (e.g. one per algorithm) are kept as rows.
-  const std::vector<Config> defaults = problem.default_configs(device);
-  EvalOutcome default_outcome;
+  executor->prefetch(defaults);
   for (std::size_t i = 0; i < defaults.size(); ++i) {
     EvalOutcome o = run_one(defaults[i], "default");
-    if (i == 0) default_outcome = o;
-    consider(o);
-  }
-  report.default_result = default_outcome;
-
-  std::unique_ptr<Strategy> strategy = make_strategy(options_.strategy, std::move(configs), options_.seed);
-  for (const std::string& params : measured) strategy->observe(parse_config(params), std::nullopt);
-  std::int64_t searched = report.reused;
-  while (searched < budget && !stop_requested()) {
-    std::optional<Config> config = strategy->next();
-    if (!config) break;
-    if (measured.count(to_string(*config))) continue;
-    measured.insert(to_string(*config));
-    EvalOutcome o = run_one(*config, "search");
-    ++searched;
-    strategy->observe(*config, o.status == status::kOk ? std::optional<double>(o.stats->median_ns) : std::nullopt);
-    consider(o);
+    if (i == 0) report.default_result = o;
+    search.consider(o);
   }
 
-  report.best = best;
-  if (best) {
-    BestRow row;
-    row.device_key = device.key();
-    row.op = problem.op();
-    row.dtype = problem.dtype();
-    row.math = problem.math();
-    row.shape_key = problem.shape_key();
-    row.shape_json = problem.shape_json().dump();
-    row.params_json = to_json(best->config).dump();
-    row.median_ns = best->stats->median_ns;
-    row.min_ns = best->stats->min_ns;
-    row.max_ns = best->stats->max_ns;
-    row.spread = best->stats->spread;
-    const double rate = throughput(problem, best->stats->median_ns);
-    if (problem.memory_bound()) row.gbs = rate; else row.gflops = rate;
-    if (default_outcome.stats && default_outcome.status == status::kOk) row.default_median_ns = default_outcome.stats->median_ns;
-    if (runner_up) row.confidence = runner_up->stats->median_ns / best->stats->median_ns - 1.0;
-    row.source_hash = source_hash;
-    row.run_id = run_id_;
-    row.provenance = nlohmann::json{{"device", device.name}, {"driver", device.driver_version}}.dump();
-    report.best_written = db_.update_best_if_faster(std::move(row));
+  std::vector<PriorPoint> prior;
+  if (options_.strategy == "model" && options_.warm_start) prior = load_prior(db_, problem, device.key());
+  std::unique_ptr<Strategy> strategy = make_strategy(options_.strategy, std::move(configs), options_.seed, std::move(prior));
+  for (const EvalOutcome& o : earlier) strategy->observe(o.config, observed_time(o));
+
+  // Proposals drawn ahead of the device, so their programs build while it times the current one.
+  std::deque<Config> ahead;
+  const std::size_t lookahead = pool_ || options_.isolate ? static_cast<std::size_t>(std::max(1, options_.compile_threads)) : 0;
+  while (true) {
+    if (stop_requested()) {
+      report.stop_reason = "interrupted";
+      break;
+    }
+    if (auto reason = budget.exhausted()) {
+      report.stop_reason = *reason;
+      break;
+    }
+    // Rows another tuner wrote into the same database meanwhile: measured, not to be repeated.
+    for (const MeasuredPoint& m : measurements_after(db_, device.key(), problem.op(), problem.dtype(), problem.math(),
+                                                     problem.shape_key(), search.source_hash, search.last_seen_id)) {
+      if (take_row(m)) strategy->observe(earlier.back().config, observed_time(earlier.back()));
+    }
+    std::vector<Config> fresh;
+    while (ahead.size() < lookahead + 1) {
+      std::optional<Config> next = strategy->next();
+      if (!next) break;
+      ahead.push_back(*next);
+      fresh.push_back(*next);
+    }
+    if (fresh.size() > 1 || (!fresh.empty() && ahead.size() > 1)) executor->prefetch(fresh);
+    if (ahead.empty()) {
+      report.stop_reason = "space exhausted";
+      break;
+    }
+    const Config config = ahead.front();
+    ahead.pop_front();
+    if (!search.measured.insert(to_string(config)).second) continue;
+    EvalOutcome o = run_one(config, "search");
+    strategy->observe(config, observed_time(o));
+    budget.count(ok_time(o));
+    search.consider(o);
   }
+
+  if (!stop_requested()) remeasure_finalists(problem, *executor, search);
+  report.best = search.best;
+  report.confidence = search.confidence;
+  report.final_candidates = search.finalists;
+  write_best(problem, search, report);
   if (progress_) progress_->problem_finished(problem, report);
   return report;
 }

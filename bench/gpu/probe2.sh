@@ -21,5 +21,5 @@ HAND="--config MWG=128,NWG=128,KWG=8,WPTM=8,WPTN=8,$C,DB=1,KWI=8
  --config MWG=128,NWG=128,KWG=16,WPTM=8,WPTN=8,VWM=1,VWN=1,VWL=4,SA=1,SB=1,DB=1,KWI=8"
 timeout 150 $OCLTUNE eval --device $OCLTUNE_GPU --op gemm --shape "$S" $HAND --baseline --out $OUT/hand4096.json > $OUT/hand4096.txt 2>&1
 cat $OUT/hand4096.txt | cut -c1-150
-timeout 180 $OCLTUNE eval --device $OCLTUNE_GPU --op gemm --shape "$S" --sample 80 --seed 5 --fix SA=1,SB=1,VWL=4 --out $OUT/sample4096.json > $OUT/sample4096.txt 2>&1
+timeout 180 $OCLTUNE eval --device $OCLTUNE_GPU --op gemm --shape "$S" --sample 80 --seed 5 --restrict SA=1,SB=1,VWL=4 --out $OUT/sample4096.json > $OUT/sample4096.txt 2>&1
 grep -c "^ok" $OUT/sample4096.txt; grep -v "^ok" $OUT/sample4096.txt | grep -E "^[a-z_]+ " | cut -c1-60 | sort | uniq -c | head; tail -9 $OUT/sample4096.txt

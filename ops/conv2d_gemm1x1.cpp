@@ -1,0 +1,99 @@
+// The 1x1 algorithm of conv2d: a 1x1, stride-1, unpadded convolution is a GEMM per image on the
+// NCHW planes, run by gemm.cl with the GEMM family's own space; bias and activation follow as an
+// elementwise epilogue (gemm.cl is not changed for them).
+#include "ops/conv2d_algorithms.h"
+#include "ops/gemm.h"
+
+namespace ocltune::conv2d_detail {
+namespace {
+
+// One GEMM per image (batched):
+//   fwd:        y[n] (K x HW)  = w (K x C)    * x[n] (C x HW)
+//   bwd_data:   dx[n] (C x HW) = w^T (C x K)  * dy[n] (K x HW)
+//   bwd_weight: dw (K x C)    += dy[n] (K x HW) * x[n]^T (HW x C), one launch per image
+GemmShape plane_gemm(const Conv2dShape& s) {
+  const std::int64_t hw = s.h * s.w;
+  switch (s.dir) {
+    case ConvDirection::kForward: return {.m = s.k, .n = hw, .k = s.c, .batch = s.n};
+    case ConvDirection::kBackwardData: return {.m = s.c, .n = hw, .k = s.k, .batch = s.n, .trans_a = true};
+    default: return {.m = s.k, .n = s.c, .k = hw, .trans_b = true};
+  }
+}
+
+}  // namespace
+
+SearchSpace gemm1x1_space(const Conv2dShape& s, const DeviceInfo& device) {
+  // gemm.cl's own space with fewer values, so that this variant does not crowd the other
+  // algorithms out of a random search.
+  SearchSpace gemm = restrict_values(gemm_space(plane_gemm(s), device), {{"MWG", {16, 32, 64, 128}},
+                                                                         {"NWG", {16, 32, 64, 128}},
+                                                                         {"KWG", {16, 32}},
+                                                                         {"WPTM", {2, 4, 8}},
+                                                                         {"WPTN", {2, 4, 8}},
+                                                                         {"VWM", {1, 2}},
+                                                                         {"VWN", {1, 2}},
+                                                                         {"VWL", {1, 4}},
+                                                                         {"KWI", {1}}});
+  SearchSpace space("gemm1x1");
+  space.add("ALGO", {kAlgoGemm1x1}, "convolution algorithm");
+  for (const Parameter& p : gemm.parameters()) space.add(p.name, p.values, p.meaning);
+  for (const Constraint& c : gemm.variants().front().constraints) space.constrain(c.description, c.params, c.holds);
+  return space;
+}
+
+Config gemm1x1_default(const Conv2dShape& s) {
+  const GemmShape g = plane_gemm(s);
+  Config c = gemm_default_config();
+  c["MWG"] = g.m <= 16 ? 16 : 32;
+  c["NWG"] = g.n <= 16 ? 16 : 32;
+  c["ALGO"] = kAlgoGemm1x1;
+  return c;
+}
+
+void gemm1x1_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, LaunchPlan& plan) {
+  // Every parameter but ALGO is gemm.cl's, whatever gemm_space declares now.
+  Config gemm_config = gemm_default_config();
+  for (const auto& [name, value] : c) {
+    if (name != "ALGO") gemm_config[name] = value;
+  }
+  GemmShape g = plane_gemm(s);
+  const std::int64_t hw = s.h * s.w;
+  const auto append = [&](const GemmOperands& operands) {
+    for (KernelLaunch& launch : gemm_plan(g, operands, gemm_config).kernels) plan.kernels.push_back(std::move(launch));
+  };
+  GemmOperands ops;
+  if (s.dir == ConvDirection::kForward || s.dir == ConvDirection::kBackwardData) {
+    const bool forward = s.dir == ConvDirection::kForward;
+    ops.a = o.weight;
+    ops.a_offset = o.weight_offset;
+    ops.lda = s.c;  // w is K x C in both directions; bwd_data reads it transposed
+    ops.stride_a = 0;
+    ops.b = forward ? o.input : o.output;
+    ops.b_offset = forward ? o.input_offset : o.output_offset;
+    ops.ldb = hw;
+    ops.stride_b = g.k * hw;
+    ops.c = forward ? o.output : o.input;
+    ops.c_offset = forward ? o.output_offset : o.input_offset;
+    ops.ldc = hw;
+    ops.stride_c = g.m * hw;
+    append(ops);
+    if (forward) add_bias_act(s, o, plan);
+    return;
+  }
+  ops.a = o.output;
+  ops.lda = hw;
+  ops.b = o.input;
+  ops.ldb = hw;
+  ops.c = o.weight;
+  ops.c_offset = o.weight_offset;
+  ops.ldc = s.c;
+  for (std::int64_t n = 0; n < s.n; ++n) {
+    g.beta = n == 0 ? 0.0f : 1.0f;  // the first image overwrites dw, the others accumulate
+    ops.a_offset = o.output_offset + n * s.k * hw;
+    ops.b_offset = o.input_offset + n * s.c * hw;
+    append(ops);
+  }
+  add_bias_grad(s, o, plan);
+}
+
+}  // namespace ocltune::conv2d_detail

@@ -1,0 +1,359 @@
+// conv2d correctness: the test table x every applicable algorithm, and a covering sample of each
+// algorithm's space per direction, against the float64 reference; spaces, shapes and detection of
+// wrong kernels.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "db/database.h"
+#include "harness/error.h"
+#include "ops/conv2d_problem.h"
+#include "ops/conv2d_reference.h"
+#include "ops/families.h"
+#include "tests/test_session.h"
+#include "tuner/evaluator.h"
+#include "tuner/sampling.h"
+#include "tuner/strategy.h"
+#include "tuner/tuner.h"
+
+namespace ocltune {
+
+namespace {
+
+const TimingPolicy kNoTiming{.warmup = 0, .min_runs = 1, .max_runs = 1};
+
+// The variant of `space` named `name`, as a space of its own.
+SearchSpace variant(const SearchSpace& space, const std::string& name) {
+  for (const SearchSpace::Variant& v : space.variants()) {
+    if (v.name != name) continue;
+    SearchSpace out(v.name);
+    for (const Parameter& p : v.parameters) out.add(p.name, p.values, p.meaning);
+    for (const Constraint& c : v.constraints) out.constrain(c.description, c.params, c.holds);
+    return out;
+  }
+  return {};
+}
+
+void expect_all_ok(const Conv2dProblem& problem, const std::vector<Config>& configs) {
+  Session& session = testing::test_session();
+  auto evaluation = problem.instantiate(session);
+  Evaluator evaluator(session, *evaluation);
+  for (const Config& config : configs) {
+    const EvalOutcome outcome = evaluator.evaluate(config, kNoTiming);
+    EXPECT_EQ(outcome.status, "ok") << problem.shape_key() << " " << to_string(config) << ": " << outcome.error;
+  }
+}
+
+// ---- The table: every case, every direction, the untuned default of every applicable algorithm.
+// One test per direction, so that the cases share the programs they build.
+
+class Conv2dTable : public ::testing::TestWithParam<ConvDirection> {};
+
+TEST_P(Conv2dTable, EveryAlgorithmMatchesTheReference) {
+  int cases = 0;
+  for (const Conv2dTestCase& c : conv2d_test_cases()) {
+    if (c.shape.dir != GetParam()) continue;
+    ++cases;
+    const Conv2dProblem problem(c.shape, c.layout);
+    const std::vector<Config> defaults = problem.default_configs(testing::test_session().device());
+    ASSERT_EQ(defaults.size(), applicable_algorithms(c.shape).size());
+    expect_all_ok(problem, defaults);
+  }
+  EXPECT_GE(cases, 16);
+}
+
+INSTANTIATE_TEST_SUITE_P(Directions, Conv2dTable,
+                         ::testing::Values(ConvDirection::kForward, ConvDirection::kBackwardData,
+                                           ConvDirection::kBackwardWeight),
+                         [](const ::testing::TestParamInfo<ConvDirection>& p) { return direction_name(p.param); });
+
+// ---- Each algorithm's space per direction: a covering sample (every value of every parameter
+// compiled and verified) on a shape with odd sizes where every value is reachable.
+
+struct SampledCase {
+  std::int64_t algo;
+  Conv2dShape shape;
+};
+void PrintTo(const SampledCase& c, std::ostream* os) { *os << algorithm_name(c.algo) << " " << c.shape.key(); }
+
+std::vector<SampledCase> sampled_cases() {
+  const Conv2dShape general{.n = 2, .c = 9, .h = 19, .w = 18, .k = 10, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1,
+                            .bias = true, .act = Activation::kRelu};
+  // Tiles up to 128 along every GEMM dimension (of the implicit, Winograd and 1x1 GEMMs).
+  const Conv2dShape wide{.n = 1, .c = 70, .h = 17, .w = 15, .k = 66, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1, .bias = true};
+  const Conv2dShape pointwise{.n = 2, .c = 67, .h = 9, .w = 15, .k = 69, .r = 1, .s = 1, .bias = true};
+  const Conv2dShape depthwise{.n = 2, .c = 6, .h = 37, .w = 35, .k = 12, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1,
+                              .groups = 6, .bias = true, .act = Activation::kRelu6};
+  std::vector<SampledCase> cases;
+  for (const ConvDirection dir : {ConvDirection::kForward, ConvDirection::kBackwardData, ConvDirection::kBackwardWeight}) {
+    const auto in_dir = [&](Conv2dShape s) {
+      s.dir = dir;
+      if (dir != ConvDirection::kForward) s.act = Activation::kNone;
+      return s;
+    };
+    cases.push_back({kAlgoDirect, in_dir(general)});
+    cases.push_back({kAlgoImplicitGemm, in_dir(wide)});
+    if (dir != ConvDirection::kBackwardWeight) cases.push_back({kAlgoWinograd, in_dir(wide)});
+    cases.push_back({kAlgoGemm1x1, in_dir(pointwise)});
+    cases.push_back({kAlgoDepthwise, in_dir(depthwise)});
+  }
+  return cases;
+}
+
+class Conv2dSampled : public ::testing::TestWithParam<SampledCase> {};
+
+// `space` with the parameters not in `keep` fixed at their value in `base`.
+SearchSpace fix_others(const SearchSpace& space, const Config& base, const std::set<std::string>& keep) {
+  SearchSpace out(space.variants().front().name);
+  for (const Parameter& p : space.parameters()) {
+    out.add(p.name, keep.count(p.name) ? p.values : std::vector<std::int64_t>{base.at(p.name)}, p.meaning);
+  }
+  for (const Constraint& c : space.variants().front().constraints) out.constrain(c.description, c.params, c.holds);
+  return out;
+}
+
+// The smallest covering sample over a few seeds: every value still compiled, fewer builds.
+std::vector<Config> small_covering_sample(const SearchSpace& space, const Config& first) {
+  std::vector<Config> best;
+  for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+    std::vector<Config> sample = covering_sample(space, seed, first);
+    if (best.empty() || sample.size() < best.size()) best = std::move(sample);
+  }
+  return best;
+}
+
+TEST_P(Conv2dSampled, EveryParameterValueMatchesTheReference) {
+  const SampledCase& c = GetParam();
+  const Conv2dProblem problem(c.shape);
+  const SearchSpace space = variant(problem.space(testing::test_session().device()), algorithm_name(c.algo));
+  ASSERT_FALSE(space.variants().empty());
+  const Config first = conv2d_default_config(c.shape, c.algo);
+  // The 1x1 and Winograd algorithms run gemm.cl, whose every parameter value gemm_test checks in
+  // all four layouts: here their own parameters are covered, plus two random full configurations
+  // for the GEMM's strides, transposes and accumulation over images as this op sets them.
+  std::set<std::string> own;
+  for (const Parameter& p : space.parameters()) {
+    if (c.algo != kAlgoGemm1x1 && c.algo != kAlgoWinograd) own.insert(p.name);
+    if (c.algo == kAlgoWinograd && p.name.rfind("WINO_", 0) == 0) own.insert(p.name);
+  }
+  const SearchSpace covered = fix_others(space, first, own);
+  std::vector<Config> sample = small_covering_sample(covered, first);
+  for (const Parameter& p : covered.parameters()) {
+    for (const std::int64_t v : p.values) {
+      bool used = false;
+      for (const Config& config : sample) used = used || config.at(p.name) == v;
+      EXPECT_TRUE(used) << p.name << "=" << v << " not reachable on " << c.shape.key();
+    }
+  }
+  if (own.size() < space.parameters().size()) {
+    std::vector<Config> all = space.enumerate();
+    deterministic_shuffle(all, 5);
+    sample.insert(sample.end(), all.begin(), all.begin() + std::min<std::size_t>(2, all.size()));
+  }
+  expect_all_ok(problem, sample);
+}
+
+std::string sampled_name(const ::testing::TestParamInfo<SampledCase>& info) {
+  return fmt::format("{}_{}", algorithm_name(info.param.algo), direction_name(info.param.shape.dir));
+}
+
+INSTANTIATE_TEST_SUITE_P(Algorithms, Conv2dSampled, ::testing::ValuesIn(sampled_cases()), sampled_name);
+
+// ---- Spaces: inapplicable algorithms are absent, one default per applicable algorithm.
+
+std::set<std::int64_t> algorithms_in(const SearchSpace& space) {
+  std::set<std::int64_t> algos;
+  for (const SearchSpace::Variant& v : space.variants()) {
+    for (const Parameter& p : v.parameters) {
+      if (p.name == "ALGO") algos.insert(p.values.begin(), p.values.end());
+    }
+  }
+  return algos;
+}
+
+TEST(Conv2dSpace, HoldsExactlyTheApplicableAlgorithmsWithTheirDefaults) {
+  const DeviceInfo& device = testing::test_session().device();
+  for (const Conv2dTestCase& c : conv2d_test_cases()) {
+    const SearchSpace space = conv2d_space(c.shape, device);
+    const std::vector<std::int64_t> algos = applicable_algorithms(c.shape);
+    EXPECT_EQ(algorithms_in(space), std::set<std::int64_t>(algos.begin(), algos.end())) << c.shape.key();
+    const std::vector<Config> defaults = conv2d_default_configs(c.shape);
+    ASSERT_EQ(defaults.size(), algos.size());
+    for (std::size_t i = 0; i < defaults.size(); ++i) {
+      EXPECT_EQ(defaults[i].at("ALGO"), algos[i]);
+      EXPECT_TRUE(space.contains(defaults[i])) << c.shape.key() << ": " << space.check(defaults[i]);
+    }
+    for (const SearchSpace::Variant& v : space.variants()) EXPECT_FALSE(variant(space, v.name).enumerate(1).empty()) << v.name;
+  }
+}
+
+TEST(Conv2dSpace, ApplicabilityFollowsTheShape) {
+  const Conv2dShape s3{.n = 1, .c = 64, .h = 56, .w = 56, .k = 64, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1};
+  EXPECT_EQ(applicable_algorithms(s3), (std::vector<std::int64_t>{kAlgoDirect, kAlgoImplicitGemm, kAlgoWinograd}));
+  Conv2dShape strided = s3;
+  strided.stride_h = strided.stride_w = 2;
+  EXPECT_FALSE(algorithm_applies(strided, kAlgoWinograd));
+  Conv2dShape wgrad = s3;
+  wgrad.dir = ConvDirection::kBackwardWeight;
+  EXPECT_FALSE(algorithm_applies(wgrad, kAlgoWinograd));
+  const Conv2dShape pointwise{.n = 1, .c = 64, .h = 56, .w = 56, .k = 256, .r = 1, .s = 1};
+  EXPECT_TRUE(algorithm_applies(pointwise, kAlgoGemm1x1));
+  Conv2dShape padded = pointwise;
+  padded.pad_h = 1;
+  EXPECT_FALSE(algorithm_applies(padded, kAlgoGemm1x1));
+  const Conv2dShape dw{.n = 1, .c = 32, .h = 56, .w = 56, .k = 32, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1, .groups = 32};
+  EXPECT_EQ(applicable_algorithms(dw), (std::vector<std::int64_t>{kAlgoDirect, kAlgoDepthwise}));
+}
+
+TEST(Conv2dSpace, NoAlgorithmCrowdsOutTheOthers) {
+  // A random search draws from the union in proportion to variant sizes: keep them within 8x.
+  const DeviceInfo& device = testing::test_session().device();
+  const Conv2dShape s3{.n = 1, .c = 128, .h = 28, .w = 28, .k = 128, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1};
+  const SearchSpace space = conv2d_space(s3, device);
+  std::vector<std::size_t> sizes;
+  for (const SearchSpace::Variant& v : space.variants()) sizes.push_back(variant(space, v.name).enumerate().size());
+  ASSERT_EQ(sizes.size(), 3u);
+  const auto [lo, hi] = std::minmax_element(sizes.begin(), sizes.end());
+  EXPECT_GE(*lo, 100u);
+  EXPECT_LE(*hi, 8 * *lo) << fmt::format("{}", fmt::join(sizes, " "));
+}
+
+// ---- Tuning: every applicable algorithm's default measured, the winner's ALGO in `best`.
+
+TEST(Conv2dTuning, MeasuresEachAlgorithmsDefaultAndRecordsTheWinner) {
+  Session& session = testing::test_session();
+  Database db = Database::open(testing::temp_path("conv2d-tune.db"));
+  db.upsert_device(session.device());
+  RunRow run;
+  run.device_key = session.device().key();
+  run.tool_version = "test";
+  TuneOptions options;
+  options.max_evals = 3;
+  options.timing = {.warmup = 1, .min_runs = 2, .max_runs = 3};
+  Tuner tuner(session, db, db.begin_run(run), options, nullptr);
+  const Conv2dProblem problem({.n = 1, .c = 8, .h = 10, .w = 10, .k = 8, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1,
+                               .bias = true, .act = Activation::kRelu});
+  const ProblemReport report = tuner.tune(problem);
+  EXPECT_EQ(report.evaluated, 3 + 3);
+
+  ProgramSource source;
+  source.files = problem.kernel_files();
+  std::set<std::int64_t> defaults, tried;
+  for (const MeasurementRow& m : db.measurements(session.device().key(), "conv2d", "fp32", "exact", problem.shape_key(),
+                                                 source.files_hash())) {
+    EXPECT_EQ(m.status, "ok") << m.params << ": " << m.error;
+    const std::int64_t algo = parse_config(m.params).at("ALGO");
+    tried.insert(algo);
+    if (m.role == "default") defaults.insert(algo);
+  }
+  EXPECT_EQ(defaults, (std::set<std::int64_t>{kAlgoDirect, kAlgoImplicitGemm, kAlgoWinograd}));
+  EXPECT_FALSE(tried.count(kAlgoGemm1x1) || tried.count(kAlgoDepthwise));  // they do not apply: never tried
+  const auto best = db.best(session.device().key(), "conv2d", "fp32", "exact", problem.shape_key());
+  ASSERT_TRUE(best.has_value());
+  const Config winner = config_from_json(nlohmann::json::parse(best->params_json));
+  EXPECT_TRUE(defaults.count(winner.at("ALGO")));
+}
+
+// ---- Shapes.
+
+TEST(Conv2dShape, JsonRoundTripAndValidation) {
+  const Conv2dShape s{.dir = ConvDirection::kBackwardData, .n = 2, .c = 8, .h = 9, .w = 7, .k = 4, .r = 3, .s = 1,
+                      .stride_h = 2, .pad_h = 1, .dil_w = 2, .groups = 2, .bias = true};
+  EXPECT_EQ(Conv2dShape::from_json(s.to_json()).key(), s.key());
+  EXPECT_EQ(s.p(), 5);
+  EXPECT_EQ(s.q(), 7);
+  const auto parse = [](const char* text) { return Conv2dShape::from_json(nlohmann::json::parse(text)); };
+  EXPECT_EQ(parse(R"({"c": 3, "h": 5, "w": 5, "k": 2, "r": 3, "s": 3, "stride": 2, "pad": 1})").key(),
+            "dir=fwd,n=1,c=3,hw=5x5,k=2,rs=3x3,stride=2x2,pad=1x1,dil=1x1,groups=1,bias=0,act=none");
+  EXPECT_THROW(parse(R"({"c": 3, "h": 5, "w": 5, "k": 2, "r": 3, "s": 3, "groups": 2})"), Error);
+  EXPECT_THROW(parse(R"({"c": 4, "h": 2, "w": 2, "k": 2, "r": 3, "s": 3})"), Error);
+  EXPECT_THROW(parse(R"({"dir": "bwd_data", "c": 4, "h": 5, "w": 5, "k": 2, "r": 3, "s": 3, "act": "relu"})"), Error);
+  EXPECT_THROW(parse(R"({"dir": "sideways", "c": 4, "h": 5, "w": 5, "k": 2, "r": 3, "s": 3})"), Error);
+  EXPECT_THROW(parse(R"({"c": 4, "h": 5, "w": 5, "k": 2, "r": 3, "s": 3, "padding": 1})"), Error);
+}
+
+TEST(Conv2dShape, FlopsAreTwicePerMultiplyAddInEveryDirection) {
+  Conv2dShape s{.n = 2, .c = 8, .h = 10, .w = 10, .k = 6, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1, .groups = 2};
+  const double macs = 2.0 * 6 * 10 * 10 * (8 / 2) * 3 * 3;
+  EXPECT_DOUBLE_EQ(s.flops(), 2 * macs);
+  s.dir = ConvDirection::kBackwardData;
+  EXPECT_DOUBLE_EQ(s.flops(), 2 * macs);
+  s.dir = ConvDirection::kBackwardWeight;
+  s.bias = true;
+  EXPECT_DOUBLE_EQ(s.flops(), 2 * macs + 2.0 * 6 * 10 * 10);
+}
+
+TEST(Conv2dFamily, PresetsHoldEveryDirectionOfEveryLayer) {
+  const OpFamily& family = conv2d_family();
+  for (const char* preset : {"quick", "default"}) {
+    const ProblemList problems = family.preset(preset);
+    std::set<std::string> keys;
+    int per_dir[3] = {0, 0, 0};
+    for (const auto& p : problems) {
+      keys.insert(p->shape_key());
+      ++per_dir[static_cast<int>(static_cast<const Conv2dProblem&>(*p).shape().dir)];
+    }
+    EXPECT_EQ(keys.size(), problems.size()) << preset << ": duplicate shapes";
+    EXPECT_EQ(per_dir[0], per_dir[1]);
+    EXPECT_EQ(per_dir[0], per_dir[2]);
+  }
+  EXPECT_EQ(family.preset("quick").size(), 18u);
+  EXPECT_EQ(family.preset("default").size(), 3u * (2 * 23 + 30 + 6));
+}
+
+// ---- Verification catches wrong kernels.
+
+VerifyResult run_sabotaged(const Conv2dProblem& problem, const Config& config, std::size_t kernel, std::size_t arg,
+                           cl_int delta) {
+  Session& session = testing::test_session();
+  auto evaluation = problem.instantiate(session);
+  LaunchPlan plan = evaluation->plan(config);
+  std::get<cl_int>(plan.kernels.at(kernel).args.at(arg)) += delta;
+  evaluation->reset();
+  enqueue(session.queue(), prepare(session, plan));
+  session.queue().finish();
+  return evaluation->verify();
+}
+
+TEST(Conv2dVerification, DetectsADroppedTermInEveryDirection) {
+  // The direct kernels with one filter row (forward, backward-data) or one image (backward-weight)
+  // fewer: each element misses some of its terms.
+  Conv2dShape s{.n = 2, .c = 16, .h = 9, .w = 9, .k = 8, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1};
+  EXPECT_FALSE(run_sabotaged(Conv2dProblem(s), conv2d_default_config(s, kAlgoDirect), 0, 7, -1).ok);  // R
+  s.dir = ConvDirection::kBackwardData;
+  EXPECT_FALSE(run_sabotaged(Conv2dProblem(s), conv2d_default_config(s, kAlgoDirect), 0, 7, -1).ok);
+  s.dir = ConvDirection::kBackwardWeight;
+  EXPECT_FALSE(run_sabotaged(Conv2dProblem(s), conv2d_default_config(s, kAlgoDirect), 0, 0, -1).ok);  // N
+  s.bias = true;
+  const Conv2dProblem with_bias(s);
+  const VerifyResult bias = run_sabotaged(with_bias, conv2d_default_config(s, kAlgoDirect), 1, 0, -1);  // bias gradient over N-1 images
+  EXPECT_FALSE(bias.ok);
+  EXPECT_NE(bias.message.find("bias"), std::string::npos) << bias.message;
+}
+
+TEST(Conv2dVerification, WinogradToleranceStillCatchesAMissingChannel) {
+  // F(4x4,3x3) has the widest tolerance; a GEMM over one input channel fewer must still fail.
+  const Conv2dShape s{.n = 1, .c = 64, .h = 12, .w = 12, .k = 8, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1};
+  Config config = conv2d_default_config(s, kAlgoWinograd);
+  config["WINO_M"] = 4;
+  EXPECT_FALSE(run_sabotaged(Conv2dProblem(s), config, 2, 2, -1).ok);  // gemm's K
+  EXPECT_TRUE(run_sabotaged(Conv2dProblem(s), config, 2, 2, 0).ok);
+}
+
+TEST(Conv2dVerification, DetectsWritesOutsideTheOutput) {
+  // One output row too many runs past the tensor into the canaries (and the next planes).
+  const Conv2dShape s{.n = 1, .c = 3, .h = 6, .w = 6, .k = 2, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1};
+  const Conv2dProblem problem(s, {.output_offset = 2});
+  EXPECT_FALSE(run_sabotaged(problem, conv2d_default_config(s, kAlgoDirect), 0, 5, 1).ok);  // P
+}
+
+TEST(Conv2dReference, WinogradFactorsComeFromTheTransforms) {
+  EXPECT_NEAR(winograd_magnitude_factor(2), 64.0 / 9.0, 1e-12);
+  EXPECT_NEAR(winograd_magnitude_factor(4), 256.0, 1e-9);
+}
+
+}  // namespace
+}  // namespace ocltune

@@ -1,0 +1,158 @@
+// layer_norm / batch_norm correctness, forward and backward: the odd-shape table x a covering sample
+// of each kind's tuning space, against float64; shape validation; wrong kernels are caught.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "harness/error.h"
+#include "ops/families.h"
+#include "ops/norm_problem.h"
+#include "tests/covering.h"
+#include "tests/test_session.h"
+#include "tuner/evaluator.h"
+
+namespace ocltune {
+namespace {
+
+// A shape per kind whose space reaches every value of every parameter.
+NormShape big(NormKind kind) {
+  if (is_batch_norm(kind)) return {.kind = kind, .dims = {64, 64, 64, 64}, .axis = 1};
+  return {.kind = kind, .dims = {64, 1 << 16}, .axis = 1};
+}
+
+const std::vector<Config>& sample_configs(NormKind kind) {
+  static const std::vector<std::vector<Config>> samples = [] {
+    const DeviceInfo& d = testing::test_session().device();
+    std::vector<std::vector<Config>> all;
+    for (NormKind k : {NormKind::kLayer, NormKind::kLayerBackward, NormKind::kBatch, NormKind::kBatchBackward}) {
+      all.push_back(testing::small_covering_sample(norm_space(big(k), d), norm_default_config(big(k), d)));
+    }
+    return all;
+  }();
+  return samples[static_cast<std::size_t>(kind)];
+}
+
+const std::vector<NormTestCase>& cases() {
+  static const std::vector<NormTestCase> table = norm_test_cases();
+  return table;
+}
+
+// Parameterised by the index into the table, which also picks a thin case's configurations.
+class NormCorrectness : public ::testing::TestWithParam<std::size_t> {};
+
+TEST_P(NormCorrectness, SampledConfigurationsMatchTheReference) {
+  const NormTestCase& c = cases()[GetParam()];
+  Session& session = testing::test_session();
+  const NormProblem problem(c.shape, c.instance);
+  auto evaluation = problem.instantiate(session);
+  Evaluator evaluator(session, *evaluation);
+  const TimingPolicy no_timing{.warmup = 0, .min_runs = 1, .max_runs = 1};
+  std::vector<Config> configs = testing::configs_for_case(sample_configs(c.shape.kind), GetParam(), c.thorough);
+  const Config own_default = problem.default_config(session.device());
+  if (std::find(configs.begin(), configs.end(), own_default) == configs.end()) configs.push_back(own_default);
+  for (const Config& config : configs) {
+    const EvalOutcome outcome = evaluator.evaluate(config, no_timing);
+    EXPECT_EQ(outcome.status, "ok") << problem.shape_key() << " " << c.shape.dtype << " " << to_string(config) << ": "
+                                    << outcome.error;
+  }
+}
+
+std::string case_name(const ::testing::TestParamInfo<std::size_t>& info) {
+  const NormTestCase& c = cases()[info.param];
+  return fmt::format("{}_{}_{}_d{}_a{}{}", info.index, norm_kind_name(c.shape.kind), c.shape.dtype,
+                     dims_text(c.shape.dims), c.shape.axis, c.instance.specials ? "_nan" : "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, NormCorrectness, ::testing::Range<std::size_t>(0, cases().size()), case_name);
+
+TEST(NormShape, JsonRoundTripsAndRejectsBadFields) {
+  const NormShape s{.kind = NormKind::kLayerBackward, .dims = {8, 512, 768}, .axis = 2, .dtype = "bf16"};
+  EXPECT_EQ(NormShape::from_json(s.to_json()).key(), s.key());
+  EXPECT_EQ(NormShape::from_json({{"kind", "layer_norm"}, {"dims", {4, 5, 6}}}).axis, 2);  // default: the last dim
+  EXPECT_EQ(NormShape::from_json({{"kind", "batch_norm"}, {"dims", {4, 5, 6}}}).plane(), 6);
+  EXPECT_THROW(NormShape::from_json({{"kind", "group_norm"}, {"dims", {4, 5}}}), Error);
+  EXPECT_THROW(NormShape::from_json({{"kind", "batch_norm"}, {"dims", {1, 5}}}), Error);  // one value per channel
+  EXPECT_THROW(NormShape::from_json({{"kind", "batch_norm"}, {"dims", {4}}}), Error);
+  EXPECT_THROW(NormShape::from_json({{"kind", "layer_norm"}, {"dims", {4, 0}}}), Error);
+  EXPECT_THROW(NormShape::from_json({{"kind", "layer_norm"}, {"dims", {4, 5}}, {"eps", 0}}), Error);
+  // Compulsory bytes: layer_norm forward fp16 reads x, gamma, beta, writes y, mean, rstd.
+  const NormShape ln{.dims = {4096, 768}, .axis = 1, .dtype = "fp16"};
+  EXPECT_DOUBLE_EQ(ln.bytes(), 2.0 * 2 * 4096 * 768 + 2.0 * 2 * 768 + 4.0 * 2 * 4096);
+}
+
+TEST(NormSpace, CoveringSamplesUseEveryReachableValueAndHoldTheDefault) {
+  const DeviceInfo& d = testing::test_session().device();
+  for (NormKind k : {NormKind::kLayer, NormKind::kLayerBackward, NormKind::kBatch, NormKind::kBatchBackward}) {
+    const SearchSpace space = norm_space(big(k), d);
+    const std::vector<Config> all = space.enumerate();
+    for (const Parameter& p : space.parameters()) {
+      for (std::int64_t v : p.values) {
+        bool used = false;
+        for (const Config& c : sample_configs(k)) used = used || c.at(p.name) == v;
+        bool reachable = false;
+        for (const Config& c : all) reachable = reachable || c.at(p.name) == v;
+        EXPECT_EQ(used, reachable) << norm_kind_name(k) << " " << p.name << "=" << v;
+      }
+    }
+  }
+  for (const NormTestCase& c : cases()) {
+    EXPECT_TRUE(norm_space(c.shape, d).contains(norm_default_config(c.shape, d))) << c.shape.key();
+  }
+}
+
+VerifyResult run_modified(const NormProblem& problem, const Config& config,
+                          const std::function<void(LaunchPlan&)>& modify) {
+  Session& session = testing::test_session();
+  auto evaluation = problem.instantiate(session);
+  LaunchPlan plan = evaluation->plan(config);
+  modify(plan);
+  evaluation->reset();
+  enqueue(session.queue(), prepare(session, plan));
+  session.queue().finish();
+  return evaluation->verify();
+}
+
+TEST(NormVerification, DetectsWrongStatistics) {
+  Session& session = testing::test_session();
+  // layer_norm with eps 100x too large: every rstd and every y is off.
+  const NormProblem ln({.dims = {6, 300}, .axis = 1});
+  const VerifyResult r = run_modified(ln, ln.default_config(session.device()),
+                                      [](LaunchPlan& p) { std::get<cl_float>(p.kernels[0].args[2]) *= 100.0f; });
+  EXPECT_FALSE(r.ok);
+  // batch_norm reading one plane fewer per channel: statistics and running statistics are off.
+  const NormProblem bn({.kind = NormKind::kBatch, .dims = {4, 3, 50}, .axis = 1});
+  EXPECT_FALSE(run_modified(bn, bn.default_config(session.device()), [](LaunchPlan& p) {
+                 std::get<cl_int>(p.kernels[0].args[0]) -= 1;
+               }).ok);
+}
+
+TEST(NormVerification, DetectsMissingParameterGradients) {
+  // layer_norm_backward without the kernel that sums dgamma/dbeta: they keep their initial contents.
+  Session& session = testing::test_session();
+  const NormProblem problem({.kind = NormKind::kLayerBackward, .dims = {8, 100}, .axis = 1});
+  const VerifyResult r =
+      run_modified(problem, problem.default_config(session.device()), [](LaunchPlan& p) { p.kernels.pop_back(); });
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.message.find("dgamma"), std::string::npos) << r.message;
+}
+
+TEST(NormFamily, PresetsAreMemoryBoundAndRoundTripThroughJson) {
+  const OpFamily* family = find_family("norm");
+  ASSERT_NE(family, nullptr);
+  const DeviceInfo& d = testing::test_session().device();
+  for (const std::string& preset : preset_names()) {
+    for (const auto& p : family->preset(preset)) {
+      EXPECT_TRUE(p->memory_bound());
+      EXPECT_TRUE(preset == "test" || p->bytes() > 0) << p->shape_key();
+      const auto back = family->from_json(p->shape_json());
+      EXPECT_EQ(back->shape_key(), p->shape_key());
+      EXPECT_EQ(back->dtype(), p->dtype());
+      EXPECT_TRUE(p->space(d).contains(p->default_config(d))) << p->shape_key();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ocltune

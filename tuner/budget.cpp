@@ -1,0 +1,69 @@
+// When the search of one problem stops.
+#include "tuner/budget.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "harness/error.h"
+
+namespace ocltune {
+
+SearchBudget::SearchBudget(std::int64_t space_size, std::int64_t max_evals, double fraction,
+                           std::optional<Clock::time_point> deadline, std::int64_t patience)
+    : limit_(space_size), limit_reason_("space exhausted"), deadline_(deadline), patience_(patience) {
+  if (max_evals > 0 && max_evals < limit_) {
+    limit_ = max_evals;
+    limit_reason_ = fmt::format("--max-evals {} reached", max_evals);
+  }
+  if (fraction > 0) {
+    const auto share = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(fraction * static_cast<double>(space_size))));
+    if (share < limit_) {
+      limit_ = share;
+      limit_reason_ = fmt::format("--fraction {:g} reached ({} evaluations)", fraction, share);
+    }
+  }
+}
+
+void SearchBudget::count(std::optional<double> median_ns) {
+  ++done_;
+  ++since_improvement_;
+  if (median_ns && (!best_ || *median_ns < *best_ * (1 - kRealImprovement))) since_improvement_ = 0;
+  if (median_ns && (!best_ || *median_ns < *best_)) best_ = median_ns;
+}
+
+std::optional<std::string> SearchBudget::exhausted() const {
+  if (done_ >= limit_) return limit_reason_;
+  if (deadline_ && Clock::now() >= *deadline_) return std::string("time budget spent");
+  if (patience_ > 0 && best_ && since_improvement_ >= patience_) {
+    return fmt::format("no 1% improvement in the last {} evaluations (--patience)", patience_);
+  }
+  return std::nullopt;
+}
+
+double parse_duration(const std::string& text) {
+  double total = 0;
+  std::size_t i = 0;
+  bool any = false;
+  while (i < text.size()) {
+    std::size_t j = i;
+    while (j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.')) ++j;
+    if (j == i) throw Error(fmt::format("bad duration '{}' (e.g. 90s, 10m, 1h30m)", text));
+    const double value = std::stod(text.substr(i, j - i));
+    double unit = 1;
+    if (j < text.size()) {
+      const char u = text[j++];
+      if (u == 'h') unit = 3600; else if (u == 'm') unit = 60; else if (u == 's') unit = 1;
+      else throw Error(fmt::format("bad duration '{}' (units: h, m, s)", text));
+    }
+    total += value * unit;
+    any = true;
+    i = j;
+  }
+  if (!any || total <= 0) throw Error(fmt::format("bad duration '{}' (e.g. 90s, 10m, 1h30m)", text));
+  return total;
+}
+
+}  // namespace ocltune

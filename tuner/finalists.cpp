@@ -1,0 +1,86 @@
+// The end of a problem's search: the fastest few re-timed interleaved, the winner and how far ahead
+// of the runner-up it is, and the best row.
+#include <algorithm>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "db/database.h"
+#include "harness/session.h"
+#include "tuner/search_state.h"
+
+namespace ocltune {
+
+// Search timings of different candidates were taken minutes apart, under different machine load;
+// re-timing the contenders in alternation (A, B, C, A, B, C, ...) exposes them to the same
+// conditions, so noise decides the winner far less often.
+void Tuner::remeasure_finalists(const Problem& problem, Executor& executor, Search& search) {
+  if (options_.final_candidates < 2) return;
+  std::vector<EvalOutcome> ranked = search.verified;
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const EvalOutcome& a, const EvalOutcome& b) { return a.stats->median_ns < b.stats->median_ns; });
+  std::vector<EvalOutcome> finalists;
+  std::set<std::string> seen;
+  for (const EvalOutcome& o : ranked) {
+    if (static_cast<int>(finalists.size()) >= options_.final_candidates) break;
+    if (seen.insert(to_string(o.config)).second) finalists.push_back(o);
+  }
+  if (finalists.size() < 2) return;
+  std::vector<Config> configs;
+  for (const EvalOutcome& o : finalists) configs.push_back(o.config);
+  std::vector<std::vector<double>> samples;
+  try {
+    samples = executor.interleave(configs, options_.final_rounds, options_.final_runs);
+  } catch (const Error&) {
+    return;  // keep the search's verdict
+  }
+  std::vector<EvalOutcome> timed;
+  for (std::size_t i = 0; i < finalists.size() && i < samples.size(); ++i) {
+    if (samples[i].empty()) continue;
+    EvalOutcome o = finalists[i];
+    o.stats = summarize(samples[i]);
+    o.status = status::kOk;
+    o.error.clear();
+    o.compile_ms = o.compile_wait_ms = o.verify_ms = o.timing_ms = 0;
+    record(problem, search.source_hash, o, "final");
+    timed.push_back(std::move(o));
+  }
+  if (timed.size() < 2) return;
+  std::stable_sort(timed.begin(), timed.end(),
+                   [](const EvalOutcome& a, const EvalOutcome& b) { return a.stats->median_ns < b.stats->median_ns; });
+  search.best = timed[0];
+  search.runner_up = timed[1];
+  search.finalists = static_cast<int>(timed.size());
+}
+
+void Tuner::write_best(const Problem& problem, Search& search, ProblemReport& report) {
+  if (!search.best) return;
+  const EvalOutcome& best = *search.best;
+  if (search.runner_up) search.confidence = search.runner_up->stats->median_ns / best.stats->median_ns - 1.0;
+  report.confidence = search.confidence;
+  const DeviceInfo& device = session_.device();
+  BestRow row;
+  row.device_key = device.key();
+  row.op = problem.op();
+  row.dtype = problem.dtype();
+  row.math = problem.math();
+  row.shape_key = problem.shape_key();
+  row.shape_json = problem.shape_json().dump();
+  row.params_json = to_json(best.config).dump();
+  row.median_ns = best.stats->median_ns;
+  row.min_ns = best.stats->min_ns;
+  row.max_ns = best.stats->max_ns;
+  row.spread = best.stats->spread;
+  const double rate = throughput(problem, best.stats->median_ns);
+  if (problem.memory_bound()) row.gbs = rate; else row.gflops = rate;
+  const auto& d = report.default_result;
+  if (d && d->stats && d->status == status::kOk) row.default_median_ns = d->stats->median_ns;
+  row.confidence = search.confidence;
+  row.source_hash = search.source_hash;
+  row.run_id = run_id_;
+  row.provenance = nlohmann::json{{"device", device.name}, {"driver", device.driver_version},
+                                  {"final_candidates", search.finalists}}.dump();
+  report.best_written = db_.update_best_if_faster(std::move(row));
+}
+
+}  // namespace ocltune

@@ -1,0 +1,35 @@
+// What the search of one problem knows so far (shared by tuner.cpp and finalists.cpp).
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tuner/tuner.h"
+
+namespace ocltune {
+
+// What the search of one problem knows so far.
+struct Tuner::Search {
+  std::string source_hash;
+  std::set<std::string> measured;     // params measured in the search (this run, earlier, concurrent)
+  std::vector<EvalOutcome> verified;  // every ok outcome, defaults and reused included
+  std::int64_t last_seen_id = 0;      // newest measurement row read back from the database
+  std::optional<EvalOutcome> best, runner_up;
+  std::optional<double> confidence;
+  int finalists = 0;
+
+  void consider(const EvalOutcome& o) {
+    if (o.status != status::kOk || !o.stats) return;
+    verified.push_back(o);
+    if (!best || o.stats->median_ns < best->stats->median_ns) {
+      runner_up = best;
+      best = o;
+    } else if (!runner_up || o.stats->median_ns < runner_up->stats->median_ns) {
+      runner_up = o;
+    }
+  }
+};
+
+}  // namespace ocltune
