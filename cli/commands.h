@@ -5,6 +5,10 @@
 #include <string>
 #include <vector>
 
+namespace CLI {
+class App;
+}
+
 namespace ocltune {
 
 struct CliOptions {
@@ -51,5 +55,8 @@ int run_show(const CliOptions& options);
 int run_eval(const CliOptions& options);
 int run_simulate(const CliOptions& options);
 int run_record(const CliOptions& options);
+// `ocltune db ...` (cli/db_command.cpp): registers its subcommands on `app`; run_db runs the parsed one.
+CLI::App* add_db_command(CLI::App& app);
+int run_db(const CliOptions& options);
 
 }  // namespace ocltune

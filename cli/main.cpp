@@ -111,6 +111,7 @@ int cli_main(int argc, char** argv) {
   record->add_option("--out", options.out, "output file (.jsonl)")->required();
   // Hidden: the evaluation process of --isolate.
   CLI::App* worker = app.add_subcommand("worker", "")->group("")->fallthrough();
+  CLI::App* db = add_db_command(app);
   app.require_subcommand(0, 1);
 
   try {
@@ -128,6 +129,7 @@ int cli_main(int argc, char** argv) {
     if (simulate->parsed()) return run_simulate(options);
     if (record->parsed()) return run_record(options);
     if (worker->parsed()) return run_worker(options.device, options.compile_threads < 0 ? 1 : options.compile_threads);
+    if (db->parsed()) return run_db(options);
     (void)tune;
     return run_tune(options);
   } catch (const UsageError& e) {

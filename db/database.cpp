@@ -1,6 +1,7 @@
 // The tuning database: opening (with refusal of foreign, corrupt or newer files), devices, runs.
 #include "db/database.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -47,6 +48,16 @@ int inspect(sql::Connection& db) {
                                     "upgrade ocltune. The file was not modified", db.path(), v, kSchemaVersion));
   }
   if (v < 1) throw DatabaseError(fmt::format("{} has an invalid schema version {}", db.path(), v));
+  // A file that claims a version must have that version's tables: queries on a half-made or
+  // crafted file would otherwise fail later with less clear messages.
+  std::vector<std::string> required = {"best", "devices", "measurements", "runs"};
+  if (v >= 2) required.push_back("imports");
+  for (const std::string& table : required) {
+    if (std::find(names.begin(), names.end(), table) == names.end()) {
+      throw DatabaseError(fmt::format("{} claims schema version {} but has no '{}' table; it was not modified",
+                                      db.path(), v, table));
+    }
+  }
   return static_cast<int>(v);
 }
 
@@ -85,6 +96,12 @@ Database Database::open(const std::string& path) {
   std::error_code ec;
   if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
   if (ec) throw DatabaseError(fmt::format("cannot create the directory of {}: {}", path, ec.message()));
+  // An existing file is inspected through a read-only connection first: closing a writable
+  // connection may checkpoint or roll back a journal, which would modify a file we refuse.
+  if (fs::exists(p, ec) && fs::file_size(p, ec) > 0) {
+    sql::Connection probe(path, true);
+    inspect(probe);
+  }
   auto db = std::make_unique<sql::Connection>(path, false);
   const int version = inspect(*db);
   if (version == 0) {
@@ -97,12 +114,12 @@ Database Database::open(const std::string& path) {
   return Database(std::move(db));
 }
 
-Database Database::open_read_only(const std::string& path) {
+Database Database::open_read_only(const std::string& path, bool accept_older) {
   if (!fs::exists(path)) throw DatabaseError(fmt::format("database {} does not exist", path));
   auto db = std::make_unique<sql::Connection>(path, true);
   const int version = inspect(*db);
   if (version == 0) throw DatabaseError(fmt::format("{} is an empty SQLite file, not an ocltune database", path));
-  if (version < kSchemaVersion) {
+  if (version < kSchemaVersion && !accept_older) {
     throw DatabaseError(fmt::format("{} has the older schema version {}; open it writable once to migrate it", path, version));
   }
   return Database(std::move(db));

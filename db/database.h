@@ -17,7 +17,24 @@ class Connection;
 }
 
 // Version of db/schema.sql; a file with a newer one is refused, an older one migrated.
-inline constexpr int kSchemaVersion = 1;
+// Version 2 added the `imports` table and complete provenance on `best` rows.
+inline constexpr int kSchemaVersion = 2;
+
+// One row of `devices`: what a device key stands for (enough to rebuild the DeviceInfo limits a
+// configuration is validated against, and the device class).
+struct DeviceRow {
+  std::string device_key, platform_name, platform_version, device_name, vendor, driver_version, device_type;
+  std::int64_t compute_units = 0, clock_mhz = 0, global_mem_bytes = 0, local_mem_bytes = 0, max_work_group_size = 0;
+  std::optional<double> copy_bandwidth_gbs, peak_gflops;
+  std::string first_seen, last_seen;
+};
+
+// One database merged into this one by `ocltune db import`.
+struct ImportRow {
+  std::int64_t import_id = 0;
+  std::string source, content_hash, imported_at, tool_version;
+  std::int64_t rows_added = 0, rows_replaced = 0, rows_rejected = 0;
+};
 
 struct RunRow {
   std::int64_t run_id = 0;
@@ -69,8 +86,9 @@ class Database {
   // Opens or creates `path` (creating parent directories). A file that is not an ocltune database,
   // is corrupt, or has a newer schema is refused with a DatabaseError and left untouched.
   static Database open(const std::string& path);
-  // Opens an existing database without ever writing to it.
-  static Database open_read_only(const std::string& path);
+  // Opens an existing database without ever writing to it. An older schema is refused unless
+  // `accept_older` (readers of the tables every version has, such as the runtime library).
+  static Database open_read_only(const std::string& path, bool accept_older = false);
 
   Database(Database&&) noexcept;
   Database& operator=(Database&&) noexcept;
@@ -80,6 +98,11 @@ class Database {
   int schema_version() const;
 
   void upsert_device(const DeviceInfo& device);
+  // Copies a device row from another database; an existing row keeps its description and widens
+  // its first/last seen dates. Ceilings are taken when this one has none.
+  void merge_device(const DeviceRow& row);
+  std::vector<DeviceRow> devices() const;
+  std::optional<DeviceRow> device(const std::string& device_key) const;
   // Measured ceilings of a device (see harness/ceilings.h); nullopt until measured.
   void set_device_bandwidth(const std::string& device_key, double copy_bandwidth_gbs);
   std::optional<double> device_bandwidth(const std::string& device_key) const;
@@ -99,12 +122,17 @@ class Database {
   std::int64_t count_measurements() const;
 
   // Replaces the best row of the same key only when `row` is faster (or there is none).
-  // Returns whether it was written.
+  // Returns whether it was written. Provenance fields the row lacks (host, date, tool_version,
+  // driver, device) are filled in from its run and device rows.
   bool update_best_if_faster(BestRow row);
   std::optional<BestRow> best(const std::string& device_key, const std::string& op, const std::string& dtype,
                               const std::string& math, const std::string& shape_key) const;
   // All best rows, optionally of one device, ordered by device, op, shape.
   std::vector<BestRow> all_best(const std::string& device_key = "") const;
+
+  // Imports recorded by `ocltune db import`, oldest first.
+  void record_import(const ImportRow& row);
+  std::vector<ImportRow> imports() const;
 
   sql::Connection& connection();
 

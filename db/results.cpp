@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "db/database.h"
+#include "db/provenance.h"
 #include "db/sqlite.h"
 
 namespace ocltune {
@@ -120,6 +121,11 @@ bool Database::update_best_if_faster(BestRow r) {
   s.bind(12, r.gflops).bind(13, r.gbs).bind(14, r.default_median_ns).bind(15, r.confidence).bind(16, r.source_hash);
   s.bind(17, r.run_id).bind(18, r.measurement_id).bind(19, r.provenance).bind(20, r.updated_at).run();
   const bool written = db_->changes() > 0;
+  if (written) {
+    sql::Statement p(*db_, fmt::format("UPDATE best SET provenance = {} WHERE device_key = ? AND op = ? AND dtype = ? "
+                                       "AND math = ? AND shape_key = ?", complete_provenance_sql()));
+    p.bind(1, r.device_key).bind(2, r.op).bind(3, r.dtype).bind(4, r.math).bind(5, r.shape_key).run();
+  }
   tx.commit();
   return written;
 }

@@ -1,6 +1,9 @@
 -- ocltune database schema: the single source of the schema. Bump the version with every change
 -- (kSchemaVersion in db/database.h) and add a migration step in db/migrate.cpp. Rows are appended or
 -- upserted; nothing is deleted.
+--
+-- Version history: 1 = first release; 2 = `imports` table (the shipped databases merged into a
+-- system database) and complete provenance JSON on every `best` row.
 
 CREATE TABLE IF NOT EXISTS schema_version (
   version INTEGER NOT NULL,
@@ -85,7 +88,21 @@ CREATE TABLE IF NOT EXISTS best (
   source_hash TEXT NOT NULL,
   run_id INTEGER,
   measurement_id INTEGER,
-  provenance TEXT NOT NULL DEFAULT '',  -- JSON: host, date, tool version, driver
+  -- JSON object of strings: host, date (of the measurement), tool_version, driver, device, and
+  -- source (the shipped or merged file a row came from; empty when measured into this file).
+  provenance TEXT NOT NULL DEFAULT '',
   updated_at TEXT NOT NULL,
   PRIMARY KEY (device_key, op, dtype, math, shape_key)
+);
+
+-- Every database merged in by `ocltune db import` (the system layer keeps what it was built from).
+CREATE TABLE IF NOT EXISTS imports (
+  import_id INTEGER PRIMARY KEY AUTOINCREMENT,
+  source TEXT NOT NULL,          -- file name as given
+  content_hash TEXT NOT NULL,    -- FNV-1a of the file's bytes: importing the same file twice is a no-op
+  imported_at TEXT NOT NULL,
+  tool_version TEXT NOT NULL,
+  rows_added INTEGER NOT NULL,
+  rows_replaced INTEGER NOT NULL,
+  rows_rejected INTEGER NOT NULL
 );

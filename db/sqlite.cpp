@@ -99,12 +99,14 @@ std::int64_t Connection::last_insert_rowid() const { return sqlite3_last_insert_
 int Connection::changes() const { return sqlite3_changes(db_); }
 std::string Connection::message() const { return sqlite3_errmsg(db_); }
 
-Transaction::Transaction(Connection& db) : db_(db) { db_.exec("BEGIN IMMEDIATE"); }
+Transaction::Transaction(Connection& db) : db_(db), nested_(sqlite3_get_autocommit(db.handle()) == 0) {
+  db_.exec(nested_ ? "SAVEPOINT ocltune_nested" : "BEGIN IMMEDIATE");
+}
 
 Transaction::~Transaction() {
   if (!done_) {
     try {
-      db_.exec("ROLLBACK");
+      db_.exec(nested_ ? "ROLLBACK TO ocltune_nested; RELEASE ocltune_nested" : "ROLLBACK");
     } catch (...) {
       // Destructors never throw; a failed rollback leaves SQLite to roll back on close.
     }
@@ -112,7 +114,7 @@ Transaction::~Transaction() {
 }
 
 void Transaction::commit() {
-  db_.exec("COMMIT");
+  db_.exec(nested_ ? "RELEASE ocltune_nested" : "COMMIT");
   done_ = true;
 }
 

@@ -71,7 +71,9 @@ class Connection {
   std::string path_;
 };
 
-// BEGIN IMMEDIATE ... COMMIT, rolled back if not committed before destruction.
+// BEGIN IMMEDIATE ... COMMIT, rolled back if not committed before destruction. Inside another
+// transaction it is a savepoint, so functions that commit their own work compose into one
+// transaction (an import of many rows commits all of them or none).
 class Transaction {
  public:
   explicit Transaction(Connection& db);
@@ -80,6 +82,7 @@ class Transaction {
 
  private:
   Connection& db_;
+  bool nested_ = false;
   bool done_ = false;
 };
 

@@ -28,4 +28,15 @@ bool Session::alive() {
   }
 }
 
+Session::Session(DeviceInfo device, cl::Context context, const std::string& binary_cache_dir)
+    : device_(std::move(device)), context_(std::move(context)) {
+  try {
+    queue_ = cl::CommandQueue(context_, device_.device, CL_QUEUE_PROFILING_ENABLE);
+  } catch (const cl::Error& e) {
+    throw ClError(e);
+  }
+  programs_ = std::make_unique<ProgramCache>(
+      context_, device_.device, ProgramCache::DiskCache{binary_cache_dir, device_.key(), device_.driver_version});
+}
+
 }  // namespace ocltune

@@ -14,6 +14,8 @@ class Session {
   // Programs are cached on disk in `binary_cache_dir` (default_binary_cache_dir(); empty: not).
   explicit Session(DeviceInfo device) : Session(std::move(device), default_binary_cache_dir()) {}
   Session(DeviceInfo device, const std::string& binary_cache_dir);
+  // On a context the caller already has (the runtime library, on a framework's context).
+  Session(DeviceInfo device, cl::Context context, const std::string& binary_cache_dir = default_binary_cache_dir());
 
   const DeviceInfo& device() const { return device_; }
   const cl::Context& context() const { return context_; }

@@ -44,8 +44,8 @@ GemmShape GemmShape::from_json(const nlohmann::json& j) {
   s.batch = int_field(j, "batch", 1, 65535, 1);
   s.trans_a = bool_field(j, "trans_a", false);
   s.trans_b = bool_field(j, "trans_b", false);
-  s.alpha = static_cast<float>(number_field(j, "alpha", 1.0));
-  s.beta = static_cast<float>(number_field(j, "beta", 0.0));
+  s.alpha = float_field(j, "alpha", 1.0f);
+  s.beta = float_field(j, "beta", 0.0f);
   s.math = string_field(j, "math", "exact");
   if (s.math != "exact" && s.math != "tf32") throw Error("shape field 'math' must be \"exact\" or \"tf32\"");
   return s;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -42,6 +43,14 @@ double number_field(const nlohmann::json& shape, const char* name, double fallba
   const nlohmann::json& v = shape.at(name);
   if (!v.is_number() || !std::isfinite(v.get<double>())) throw Error(fmt::format("shape field '{}' must be a finite number", name));
   return v.get<double>();
+}
+
+float float_field(const nlohmann::json& shape, const char* name, float fallback) {
+  const double v = number_field(shape, name, fallback);
+  if (std::abs(v) > static_cast<double>(std::numeric_limits<float>::max())) {
+    throw Error(fmt::format("shape field '{}' = {} is beyond the range of a float", name, v));
+  }
+  return static_cast<float>(v);
 }
 
 std::string string_field(const nlohmann::json& shape, const char* name, const std::string& fallback) {

@@ -18,6 +18,9 @@ std::int64_t int_field(const nlohmann::json& shape, const char* name, std::int64
                        std::int64_t fallback);
 bool bool_field(const nlohmann::json& shape, const char* name, bool fallback);
 double number_field(const nlohmann::json& shape, const char* name, double fallback);
+// A number that fits a float (what kernels take): a larger one would become infinite and could not
+// be written back to JSON.
+float float_field(const nlohmann::json& shape, const char* name, float fallback);
 std::string string_field(const nlohmann::json& shape, const char* name, const std::string& fallback);
 
 // Throws unless `shape` is an object whose keys are all in `known` ("op" is always allowed).

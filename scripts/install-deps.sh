@@ -9,6 +9,11 @@ packages=(
   libbenchmark-dev libgtest-dev libfmt-dev
   python3-matplotlib chromium  # ocltune report: charts; its rendering test
 )
+# --fuzz: the compiler of the optional libFuzzer build (docs/FUZZING.md). Clang 16, because 14
+# cannot capture structured bindings in lambdas, which the sources use.
+if [ "${1:-}" = "--fuzz" ]; then
+  packages+=(clang-16 libclang-rt-16-dev)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,212 @@
+// Dispatch overhead of the runtime on a decision-cache hit, against a bare clEnqueueNDRangeKernel of
+// the same kernel with the same arguments, both timed in this process; prints medians and ratios.
+//   build/bench/dispatch_bench [--benchmark_repetitions=N]   (device: $OCLTUNE_BENCH_DEVICE, default 0)
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "harness/session.h"
+#include "ops/runtime.h"
+#include "ops/runtime_gemm.h"
+
+namespace ocltune {
+namespace {
+
+// Commands are held back by a user event and released between batches, so that the device's worker
+// threads (on a CPU device, the same cores) do not run kernels while enqueue calls are timed.
+constexpr int kBatch = 256;
+
+struct Setup {
+  std::unique_ptr<Runtime> runtime;
+  std::unique_ptr<Session> session;  // same context: builds the bare kernel
+  cl::CommandQueue queue;
+  cl::Buffer a, b, c;
+  GemmCall call;
+  PreparedPlan bare;  // the runtime's configuration, arguments already set
+};
+
+Setup& setup() {
+  static Setup s = [] {
+    Setup x;
+    const char* env = std::getenv("OCLTUNE_BENCH_DEVICE");
+    RuntimeOptions options;
+    options.use_system_db = options.use_user_db = false;
+    x.runtime = Runtime::for_device_index(env ? std::atoi(env) : 0, options);
+    const cl::Context& context = x.runtime->context();
+    x.session = std::make_unique<Session>(x.runtime->device(), context);
+    x.queue = cl::CommandQueue(context, x.runtime->device().device);
+    const GemmShape shape{.m = 16, .n = 16, .k = 16};
+    x.a = cl::Buffer(context, CL_MEM_READ_WRITE, 16 * 16 * 4);
+    x.b = cl::Buffer(context, CL_MEM_READ_WRITE, 16 * 16 * 4);
+    x.c = cl::Buffer(context, CL_MEM_READ_WRITE, 16 * 16 * 4);
+    x.call = {.m = 16, .n = 16, .k = 16};
+    x.call.packed();
+    x.call.a = x.a();
+    x.call.b = x.b();
+    x.call.c = x.c();
+    const Decision d = ops::gemm_decision(*x.runtime, x.call);
+    x.bare = prepare(*x.session, gemm_plan(shape, packed_operands(shape, x.a, x.b, x.c), d.config));
+    ops::gemm(*x.runtime, x.queue(), x.call);  // warm: the entry and one kernel set exist
+    x.queue.finish();
+    return x;
+  }();
+  return s;
+}
+
+// Times `enqueue(wait_list)` per iteration; the gate and the drain are outside the timing.
+template <typename Enqueue>
+void run_gated(benchmark::State& state, Enqueue&& enqueue) {
+  Setup& s = setup();
+  cl::UserEvent gate(s.runtime->context());
+  cl_event wait[] = {gate()};
+  int n = 0;
+  for (auto _ : state) {
+    enqueue(wait);
+    if (++n == kBatch) {
+      state.PauseTiming();
+      gate.setStatus(CL_COMPLETE);
+      s.queue.finish();
+      gate = cl::UserEvent(s.runtime->context());
+      wait[0] = gate();
+      n = 0;
+      state.ResumeTiming();
+    }
+  }
+  gate.setStatus(CL_COMPLETE);
+  s.queue.finish();
+}
+
+void BM_BareEnqueue(benchmark::State& state) {
+  Setup& s = setup();
+  const auto& step = s.bare.steps[0];
+  run_gated(state, [&](cl_event* wait) {
+    cl_event event;
+    clEnqueueNDRangeKernel(s.queue(), step.kernel(), step.global.dimensions(), nullptr, step.global.get(),
+                           step.local.get(), 1, wait, &event);
+    clReleaseEvent(event);
+  });
+}
+
+// What a hand-written dispatcher does at least: set the buffer arguments, then enqueue.
+void BM_BareSetBuffersAndEnqueue(benchmark::State& state) {
+  Setup& s = setup();
+  const auto& step = s.bare.steps[0];
+  cl_mem a = s.a(), b = s.b(), c = s.c();
+  run_gated(state, [&](cl_event* wait) {
+    clSetKernelArg(step.kernel(), 5, sizeof(cl_mem), &a);
+    clSetKernelArg(step.kernel(), 9, sizeof(cl_mem), &b);
+    clSetKernelArg(step.kernel(), 13, sizeof(cl_mem), &c);
+    cl_event event;
+    clEnqueueNDRangeKernel(s.queue(), step.kernel(), step.global.dimensions(), nullptr, step.global.get(),
+                           step.local.get(), 1, wait, &event);
+    clReleaseEvent(event);
+  });
+}
+
+void BM_RuntimeGemm(benchmark::State& state) {
+  Setup& s = setup();
+  run_gated(state, [&](cl_event* wait) {
+    DispatchOptions options;
+    options.wait = std::span<const cl_event>(wait, 1);
+    benchmark::DoNotOptimize(ops::gemm(*s.runtime, s.queue(), s.call, options));
+  });
+}
+
+// Both calls in every iteration, in alternating order, each timed on its own: the difference is
+// paired, so the load of a shared machine (which moves both) cancels better than between runs.
+void BM_PairedDifference(benchmark::State& state) {
+  Setup& s = setup();
+  const auto& step = s.bare.steps[0];
+  double bare_ns = 0, runtime_ns = 0;
+  bool runtime_first = false;
+  run_gated(state, [&](cl_event* wait) {
+    const auto bare = [&] {
+      const auto t0 = std::chrono::steady_clock::now();
+      cl_event event;
+      clEnqueueNDRangeKernel(s.queue(), step.kernel(), step.global.dimensions(), nullptr, step.global.get(),
+                             step.local.get(), 1, wait, &event);
+      clReleaseEvent(event);
+      bare_ns += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    };
+    const auto runtime = [&] {
+      const auto t0 = std::chrono::steady_clock::now();
+      DispatchOptions options;
+      options.wait = std::span<const cl_event>(wait, 1);
+      benchmark::DoNotOptimize(ops::gemm(*s.runtime, s.queue(), s.call, options));
+      runtime_ns += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    };
+    runtime_first = !runtime_first;
+    if (runtime_first) {
+      runtime();
+      bare();
+    } else {
+      bare();
+      runtime();
+    }
+  });
+  const double n = static_cast<double>(state.iterations());
+  state.counters["bare_ns"] = bare_ns / n;
+  state.counters["gemm_ns"] = runtime_ns / n;
+  state.counters["extra_ns"] = (runtime_ns - bare_ns) / n;
+}
+
+BENCHMARK(BM_BareEnqueue)->Unit(benchmark::kNanosecond);
+BENCHMARK(BM_BareSetBuffersAndEnqueue)->Unit(benchmark::kNanosecond);
+BENCHMARK(BM_RuntimeGemm)->Unit(benchmark::kNanosecond);
+BENCHMARK(BM_PairedDifference)->Unit(benchmark::kNanosecond);
+
+// Collects the median of each benchmark's repetitions for the summary.
+class MedianReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs) {
+      if (r.run_type != Run::RT_Aggregate || r.aggregate_name != "median") continue;
+      medians_[r.run_name.function_name] = r.GetAdjustedRealTime();
+      for (const auto& [name, counter] : r.counters) medians_[r.run_name.function_name + "." + name] = counter.value;
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  const std::map<std::string, double>& medians() const { return medians_; }
+
+ private:
+  std::map<std::string, double> medians_;
+};
+
+}  // namespace
+}  // namespace ocltune
+
+int main(int argc, char** argv) {
+  std::vector<char*> args(argv, argv + argc);
+  std::string repetitions = "--benchmark_repetitions=10";
+  bool has_repetitions = false;
+  for (int i = 1; i < argc; ++i) has_repetitions |= std::string(argv[i]).rfind("--benchmark_repetitions", 0) == 0;
+  if (!has_repetitions) args.push_back(repetitions.data());
+  int n = static_cast<int>(args.size());
+  benchmark::Initialize(&n, args.data());
+  ocltune::MedianReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  const auto& m = reporter.medians();
+  const auto get = [&](const char* name) { auto it = m.find(name); return it == m.end() ? 0.0 : it->second; };
+  const double bare = get("BM_BareEnqueue"), bare_args = get("BM_BareSetBuffersAndEnqueue"), rt = get("BM_RuntimeGemm");
+  if (bare > 0 && rt > 0) {
+    fmt::print("\ndevice: {}\n", ocltune::setup().runtime->device().name);
+    fmt::print("median ns per call: bare enqueue {:.0f}, set 3 buffers + enqueue {:.0f}, ops::gemm {:.0f}\n", bare,
+               bare_args, rt);
+    fmt::print("ops::gemm vs bare enqueue: {:+.2f} us extra per call ({:.2f}x)\n", (rt - bare) * 1e-3, rt / bare);
+    if (bare_args > 0) {
+      fmt::print("ops::gemm vs set buffers + enqueue: {:+.2f} us extra per call ({:.2f}x)\n", (rt - bare_args) * 1e-3,
+                 rt / bare_args);
+    }
+    const double paired_bare = get("BM_PairedDifference.bare_ns"), paired_rt = get("BM_PairedDifference.gemm_ns");
+    if (paired_bare > 0) {
+      fmt::print("paired in one loop: bare {:.0f} ns, ops::gemm {:.0f} ns: {:+.2f} us extra per call ({:.2f}x)\n",
+                 paired_bare, paired_rt, get("BM_PairedDifference.extra_ns") * 1e-3, paired_rt / paired_bare);
+    }
+  }
+  benchmark::Shutdown();
+  return 0;
+}

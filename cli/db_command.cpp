@@ -1,0 +1,216 @@
+// `ocltune db export|merge|verify|import`: shipping tuned databases between machines.
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "cli/usage_error.h"
+#include "db/sqlite.h"
+#include "db/transfer.h"
+#include "harness/hash.h"
+#include "ops/db_verify.h"
+#include "ops/runtime.h"
+
+namespace ocltune {
+namespace {
+
+namespace fs = std::filesystem;
+
+// What the db subcommands were given; filled in by CLI11 while parsing.
+struct DbOptions {
+  CLI::App* exporter = nullptr;
+  CLI::App* merger = nullptr;
+  CLI::App* verifier = nullptr;
+  CLI::App* importer = nullptr;
+  std::string device_key;
+  bool best_only = false;
+  bool force = false;
+  bool skip_invalid = false;
+  std::string output;
+  std::vector<std::string> inputs;
+  std::string file;
+  std::string system_db;
+};
+
+DbOptions& db_options() {
+  static DbOptions options;
+  return options;
+}
+
+void print_rejected(const std::vector<std::string>& rejected) {
+  for (const std::string& r : rejected) fmt::print(stderr, "ocltune: rejected {}\n", r);
+}
+
+// All rows of the database at `source` (opened only for reading) for one device key, copied raw.
+void export_everything(const std::string& source, const std::string& device_key, const std::string& output) {
+  { Database::open_read_only(source, /*accept_older=*/true); }  // refuses what is not a healthy database
+  const std::string temp = output + ".tmp-export";
+  fs::remove(temp);
+  fs::remove(output);  // --force
+  {
+    Database out = Database::open(temp);
+    sql::Connection& c = out.connection();
+    sql::Statement(c, "ATTACH DATABASE ? AS src").bind(1, source).run();  // only read from
+    sql::Transaction tx(c);
+    for (const char* table : {"devices", "runs", "measurements", "best"}) {
+      sql::Statement(c, fmt::format("INSERT INTO main.{0} SELECT * FROM src.{0} WHERE ?1 = '' OR device_key = ?1", table))
+          .bind(1, device_key)
+          .run();
+    }
+    tx.commit();
+    c.exec("DETACH DATABASE src; PRAGMA journal_mode = DELETE");
+  }
+  fs::rename(temp, output);
+}
+
+int run_export(const CliOptions& options) {
+  const DbOptions& o = db_options();
+  const std::string source = options.db.empty() ? default_database_path() : options.db;
+  if (fs::exists(o.output) && !o.force) throw UsageError(fmt::format("{} exists; pass --force to replace it", o.output));
+  if (!o.best_only) {
+    if (o.output.ends_with(".jsonl")) throw UsageError("a .jsonl export holds best configurations only: add --best-only");
+    export_everything(source, o.device_key, o.output);
+    fmt::print("{}: every row of {} copied to {}\n", source, o.device_key.empty() ? "every device" : o.device_key, o.output);
+    return kExitOk;
+  }
+  Database db = Database::open_read_only(source, /*accept_older=*/true);
+  TunedRows rows = export_rows(db, o.device_key);
+  if (rows.best.empty()) throw Error(fmt::format("{} has no best rows{}", source, o.device_key.empty() ? "" : " for device key " + o.device_key));
+  // A shipped file holds only rows that validate: a stale or damaged row stays behind, reported.
+  const RowCheck check = row_check_by_device();
+  std::map<std::string, const DeviceRow*> devices;
+  for (const DeviceRow& d : rows.devices) devices[d.device_key] = &d;
+  std::vector<BestRow> valid;
+  std::vector<std::string> rejected;
+  for (BestRow& r : rows.best) {
+    auto it = devices.find(r.device_key);
+    const std::string problem = check(r, it == devices.end() ? nullptr : it->second);
+    if (problem.empty()) {
+      valid.push_back(std::move(r));
+    } else {
+      rejected.push_back(fmt::format("best row {}: {}", describe_row(r), problem));
+    }
+  }
+  rows.best = std::move(valid);
+  print_rejected(rejected);
+  write_tuned_rows(o.output, rows, o.force);
+  fmt::print("{}: {} best configuration(s) of {} device(s) written to {}{}\n", source, rows.best.size(),
+             rows.devices.size(), o.output, rejected.empty() ? "" : fmt::format(" ({} rejected)", rejected.size()));
+  return rejected.empty() ? kExitOk : kExitFailure;
+}
+
+int run_merge() {
+  const DbOptions& o = db_options();
+  if (fs::exists(o.output) && !o.force) throw UsageError(fmt::format("{} exists; pass --force to replace it", o.output));
+  Database merged = Database::open(":memory:");
+  std::size_t rejected = 0;
+  for (const std::string& input : o.inputs) {
+    const MergeStats s = merge_rows(merged, load_tuned_rows(input), row_check_by_device(), fs::path(input).filename().string());
+    print_rejected(s.rejected);
+    rejected += s.rejected.size();
+    fmt::print("{}: {} added, {} faster than before, {} slower than a row already merged, {} rejected\n", input, s.added,
+               s.replaced, s.kept, s.rejected.size());
+  }
+  if (rejected > 0 && !o.skip_invalid) {
+    fmt::print(stderr, "ocltune: {} row(s) rejected; nothing written (--skip-invalid writes the rest)\n", rejected);
+    return kExitFailure;
+  }
+  const TunedRows rows = export_rows(merged, "");
+  write_tuned_rows(o.output, rows, o.force);
+  fmt::print("{}: {} best configuration(s) of {} device(s)\n", o.output, rows.best.size(), rows.devices.size());
+  return kExitOk;
+}
+
+int run_verify() {
+  const std::string& file = db_options().file;
+  const DatabaseReport r = verify_database(file);
+  for (const std::string& p : r.problems) fmt::print(stderr, "ocltune: {}: {}\n", file, p);
+  fmt::print("{}: schema version {}, {} device(s), {} run(s), {} measurement(s), {} best row(s): {}\n", file,
+             r.schema_version, r.devices, r.runs, r.measurements, r.best,
+             r.problems.empty() ? "valid" : fmt::format("{} problem(s)", r.problems.size()));
+  return r.problems.empty() ? kExitOk : kExitFailure;
+}
+
+int run_import() {
+  const DbOptions& o = db_options();
+  std::string target = o.system_db;
+  if (target.empty()) {
+    const char* env = std::getenv("OCLTUNE_SYSTEM_DB");
+    target = env && *env ? env : default_system_database_path();
+  }
+  std::ifstream in(o.file, std::ios::binary);
+  if (!in) throw Error(fmt::format("cannot read {}", o.file));
+  const std::string hash = hash_hex(std::string(std::istreambuf_iterator<char>(in), {}));
+  const TunedRows rows = load_tuned_rows(o.file);
+  Database system = Database::open(target);
+  // The system layer is read by every process, often without write access: no WAL side files.
+  system.connection().exec("PRAGMA journal_mode = DELETE");
+  for (const ImportRow& done : system.imports()) {
+    if (done.content_hash == hash) {
+      fmt::print("{}: already imported into {} on {}; nothing to do\n", o.file, target, done.imported_at);
+      return kExitOk;
+    }
+  }
+  // Checked first, so that a file with a bad row is imported whole or not at all.
+  Database scratch = Database::open(":memory:");
+  const MergeStats dry = merge_rows(scratch, rows, row_check_by_device(), "");
+  print_rejected(dry.rejected);
+  if (!dry.rejected.empty() && !o.skip_invalid) {
+    fmt::print(stderr, "ocltune: {} row(s) of {} rejected; nothing imported (--skip-invalid imports the rest)\n",
+               dry.rejected.size(), o.file);
+    return kExitFailure;
+  }
+  sql::Transaction tx(system.connection());
+  const MergeStats s = merge_rows(system, rows, row_check_by_device(), fs::path(o.file).filename().string());
+  ImportRow record;
+  record.source = o.file;
+  record.content_hash = hash;
+  record.tool_version = OCLTUNE_VERSION;
+  record.rows_added = s.added;
+  record.rows_replaced = s.replaced;
+  record.rows_rejected = static_cast<std::int64_t>(s.rejected.size());
+  system.record_import(record);
+  tx.commit();
+  fmt::print("{} imported into {}: {} added, {} faster than before, {} kept, {} rejected\n", o.file, target, s.added,
+             s.replaced, s.kept, s.rejected.size());
+  return kExitOk;
+}
+
+}  // namespace
+
+CLI::App* add_db_command(CLI::App& app) {
+  DbOptions& o = db_options();
+  CLI::App* db = app.add_subcommand("db", "export, merge, verify and import tuned databases")->fallthrough();
+  db->require_subcommand(1);
+  o.exporter = db->add_subcommand("export", "write the best configurations of a device (source: --db) to a file");
+  o.exporter->add_option("--device-key", o.device_key, "device key to export (default: every device)");
+  o.exporter->add_flag("--best-only", o.best_only, "only the best configuration per problem (what is shipped)");
+  o.exporter->add_option("-o,--output", o.output, "output file: .db, or .jsonl for reviewable text")->required();
+  o.exporter->add_flag("--force", o.force, "replace the output file");
+  o.exporter->fallthrough();
+  o.merger = db->add_subcommand("merge", "merge databases, keeping the faster verified row per problem");
+  o.merger->add_option("inputs", o.inputs, "input files (.db or .jsonl)")->required()->check(CLI::ExistingFile);
+  o.merger->add_option("-o,--output", o.output, "output file: .db or .jsonl")->required();
+  o.merger->add_flag("--force", o.force, "replace the output file");
+  o.merger->add_flag("--skip-invalid", o.skip_invalid, "write the valid rows even when some are rejected");
+  o.verifier = db->add_subcommand("verify", "check a database's integrity and validate every row");
+  o.verifier->add_option("file", o.file, "database file (.db or .jsonl)")->required()->check(CLI::ExistingFile);
+  o.importer = db->add_subcommand("import", "add a shipped database to the system layer");
+  o.importer->add_option("file", o.file, "shipped database (.db or .jsonl)")->required()->check(CLI::ExistingFile);
+  o.importer->add_option("--system-db", o.system_db, "system database (default: $OCLTUNE_SYSTEM_DB, else installed)");
+  o.importer->add_flag("--skip-invalid", o.skip_invalid, "import the valid rows even when some are rejected");
+  return db;
+}
+
+int run_db(const CliOptions& options) {
+  const DbOptions& o = db_options();
+  if (o.exporter->parsed()) return run_export(options);
+  if (o.merger->parsed()) return run_merge();
+  if (o.verifier->parsed()) return run_verify();
+  return run_import();
+}
+
+}  // namespace ocltune

@@ -1,0 +1,232 @@
+// The C API over the runtime: opaque handles, status codes, a last-error message per thread, and
+// no exception ever crossing the boundary.
+#include "harness/cl.h"
+
+#include "ops/ocltune_c.h"
+
+#include <new>
+#include <string>
+
+#include "db/database_error.h"
+#include "harness/device_errors.h"
+#include "ops/runtime.h"
+#include "ops/runtime_gemm.h"
+
+struct ocltune_runtime_t {
+  std::unique_ptr<ocltune::Runtime> runtime;
+};
+
+namespace {
+
+thread_local std::string last_error;
+
+ocltune_status fail(ocltune_status status, const std::string& message) {
+  last_error = message;
+  return status;
+}
+
+// Runs `body`, turning every exception into a status and a message.
+template <typename Body>
+ocltune_status guarded(Body&& body) {
+  try {
+    last_error.clear();
+    body();
+    return OCLTUNE_SUCCESS;
+  } catch (const ocltune::NoPlatformError& e) {
+    return fail(OCLTUNE_DEVICE_NOT_FOUND, e.what());
+  } catch (const ocltune::DeviceIndexError& e) {
+    return fail(OCLTUNE_DEVICE_NOT_FOUND, e.what());
+  } catch (const ocltune::DatabaseError& e) {
+    return fail(OCLTUNE_DATABASE_ERROR, e.what());
+  } catch (const ocltune::BuildError& e) {
+    return fail(OCLTUNE_BUILD_ERROR, std::string(e.what()) + "\n" + e.log());
+  } catch (const ocltune::ClError& e) {
+    return fail(OCLTUNE_OPENCL_ERROR, e.what());
+  } catch (const cl::Error& e) {
+    return fail(OCLTUNE_OPENCL_ERROR, ocltune::ClError(e).what());
+  } catch (const std::bad_alloc&) {
+    return fail(OCLTUNE_OUT_OF_MEMORY, "out of host memory");
+  } catch (const std::exception& e) {
+    return fail(OCLTUNE_INTERNAL_ERROR, e.what());
+  } catch (...) {
+    return fail(OCLTUNE_INTERNAL_ERROR, "unknown exception");
+  }
+}
+
+ocltune::RuntimeOptions to_options(const ocltune_options* o) {
+  ocltune::RuntimeOptions r;
+  if (!o) return r;
+  if (o->system_db) r.system_db = o->system_db;
+  if (o->user_db) r.user_db = o->user_db;
+  r.use_system_db = o->use_system_db != 0;
+  r.use_user_db = o->use_user_db != 0;
+  if (o->gemm_fallback) r.gemm_fallback = o->gemm_fallback;
+  r.max_nearest_distance = o->max_nearest_distance;
+  r.verify_first_dispatch = o->verify_first_dispatch != 0;
+  r.strict_databases = o->strict_databases != 0;
+  if (o->log) {
+    auto log = o->log;
+    void* user = o->log_user;
+    r.log = [log, user](const std::string& message) { log(user, message.c_str()); };
+  }
+  return r;
+}
+
+ocltune::GemmCall to_call(const ocltune_gemm_args& a) {
+  ocltune::GemmCall c;
+  c.trans_a = a.trans_a != 0;
+  c.trans_b = a.trans_b != 0;
+  c.m = a.m;
+  c.n = a.n;
+  c.k = a.k;
+  c.batch = a.batch;
+  c.alpha = a.alpha;
+  c.beta = a.beta;
+  c.a = a.a;
+  c.b = a.b;
+  c.c = a.c;
+  c.a_offset = a.a_offset;
+  c.b_offset = a.b_offset;
+  c.c_offset = a.c_offset;
+  c.lda = a.lda;
+  c.ldb = a.ldb;
+  c.ldc = a.ldc;
+  c.stride_a = a.stride_a;
+  c.stride_b = a.stride_b;
+  c.stride_c = a.stride_c;
+  c.tf32 = a.allow_tf32 != 0;
+  return c;
+}
+
+// Options the runtime would refuse, as an argument error rather than a failure of the runtime.
+bool valid_options(const ocltune_options* o) {
+  if (o && o->gemm_fallback && std::string(o->gemm_fallback) != "builtin" && std::string(o->gemm_fallback) != "clblast") {
+    fail(OCLTUNE_INVALID_ARGUMENT, "gemm_fallback must be \"builtin\" or \"clblast\"");
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+extern "C" {
+
+void ocltune_options_init(ocltune_options* o) {
+  if (!o) return;
+  const ocltune::RuntimeOptions d;
+  *o = ocltune_options{};
+  o->use_system_db = d.use_system_db;
+  o->use_user_db = d.use_user_db;
+  o->max_nearest_distance = d.max_nearest_distance;
+  o->verify_first_dispatch = d.verify_first_dispatch;
+  o->strict_databases = d.strict_databases;
+}
+
+ocltune_status ocltune_runtime_create(cl_context context, cl_device_id device, const ocltune_options* options,
+                                      ocltune_runtime* runtime) {
+  if (!runtime) return fail(OCLTUNE_INVALID_ARGUMENT, "ocltune_runtime_create: runtime is NULL");
+  *runtime = nullptr;
+  if (!context || !device) return fail(OCLTUNE_INVALID_ARGUMENT, "ocltune_runtime_create: context or device is NULL");
+  if (!valid_options(options)) return OCLTUNE_INVALID_ARGUMENT;
+  return guarded([&] {
+    auto handle = std::make_unique<ocltune_runtime_t>();
+    handle->runtime = std::make_unique<ocltune::Runtime>(cl::Context(context, true), cl::Device(device, true),
+                                                         to_options(options));
+    *runtime = handle.release();
+  });
+}
+
+ocltune_status ocltune_runtime_create_for_index(int index, const ocltune_options* options, ocltune_runtime* runtime) {
+  if (!runtime) return fail(OCLTUNE_INVALID_ARGUMENT, "ocltune_runtime_create_for_index: runtime is NULL");
+  *runtime = nullptr;
+  if (!valid_options(options)) return OCLTUNE_INVALID_ARGUMENT;
+  return guarded([&] {
+    auto handle = std::make_unique<ocltune_runtime_t>();
+    handle->runtime = ocltune::Runtime::for_device_index(index, to_options(options));
+    *runtime = handle.release();
+  });
+}
+
+void ocltune_runtime_destroy(ocltune_runtime runtime) {
+  try {
+    delete runtime;
+  } catch (...) {
+    // Destruction releases OpenCL objects; nothing may escape into C.
+  }
+}
+
+cl_context ocltune_runtime_context(ocltune_runtime runtime) { return runtime ? runtime->runtime->context()() : nullptr; }
+
+cl_device_id ocltune_runtime_device(ocltune_runtime runtime) {
+  return runtime ? runtime->runtime->device().device() : nullptr;
+}
+
+cl_command_queue ocltune_runtime_queue(ocltune_runtime runtime) { return runtime ? runtime->runtime->queue()() : nullptr; }
+
+ocltune_status ocltune_runtime_reload(ocltune_runtime runtime) {
+  if (!runtime) return fail(OCLTUNE_INVALID_ARGUMENT, "ocltune_runtime_reload: runtime is NULL");
+  return guarded([&] { runtime->runtime->reload(); });
+}
+
+void ocltune_gemm_args_init(ocltune_gemm_args* args, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                            int64_t batch, cl_mem a, cl_mem b, cl_mem c) {
+  if (!args) return;
+  ocltune::GemmCall call;
+  call.trans_a = trans_a != 0;
+  call.trans_b = trans_b != 0;
+  call.m = m;
+  call.n = n;
+  call.k = k;
+  call.batch = batch;
+  call.packed();
+  *args = ocltune_gemm_args{trans_a != 0, trans_b != 0, m, n, k, batch, 1.0f, 0.0f, a, b, c, 0, 0, 0,
+                            call.lda, call.ldb, call.ldc, call.stride_a, call.stride_b, call.stride_c, 0};
+}
+
+ocltune_status ocltune_gemm(ocltune_runtime runtime, cl_command_queue queue, const ocltune_gemm_args* args,
+                            cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level) {
+  if (event) *event = nullptr;
+  if (!runtime || !queue || !args) return fail(OCLTUNE_INVALID_ARGUMENT, "ocltune_gemm: runtime, queue or args is NULL");
+  if (num_wait > 0 && !wait) return fail(OCLTUNE_INVALID_ARGUMENT, "ocltune_gemm: num_wait > 0 but wait is NULL");
+  const ocltune::GemmCall call = to_call(*args);
+  try {
+    ocltune::check_gemm_call(call);
+  } catch (const std::exception& e) {
+    return fail(OCLTUNE_INVALID_ARGUMENT, e.what());
+  }
+  return guarded([&] {
+    ocltune::DispatchOptions options;
+    options.wait = std::span<const cl_event>(wait, num_wait);
+    options.events = event != nullptr;
+    ocltune::Dispatch d = ocltune::ops::gemm(*runtime->runtime, queue, call, options);
+    if (level) *level = static_cast<ocltune_level>(d.level);
+    if (event && d.count > 0) {
+      cl_event last = d.events[d.count - 1]();
+      clRetainEvent(last);
+      *event = last;
+    }
+  });
+}
+
+const char* ocltune_last_error(void) { return last_error.c_str(); }
+
+const char* ocltune_status_name(ocltune_status status) {
+  switch (status) {
+    case OCLTUNE_SUCCESS: return "OCLTUNE_SUCCESS";
+    case OCLTUNE_INVALID_ARGUMENT: return "OCLTUNE_INVALID_ARGUMENT";
+    case OCLTUNE_DEVICE_NOT_FOUND: return "OCLTUNE_DEVICE_NOT_FOUND";
+    case OCLTUNE_DATABASE_ERROR: return "OCLTUNE_DATABASE_ERROR";
+    case OCLTUNE_OPENCL_ERROR: return "OCLTUNE_OPENCL_ERROR";
+    case OCLTUNE_BUILD_ERROR: return "OCLTUNE_BUILD_ERROR";
+    case OCLTUNE_OUT_OF_MEMORY: return "OCLTUNE_OUT_OF_MEMORY";
+    case OCLTUNE_INTERNAL_ERROR: return "OCLTUNE_INTERNAL_ERROR";
+  }
+  return "unknown status";
+}
+
+const char* ocltune_level_name(ocltune_level level) {
+  if (level < OCLTUNE_LEVEL_EXACT || level > OCLTUNE_LEVEL_LIBRARY) return "unknown level";
+  return ocltune::level_name(static_cast<ocltune::Level>(level));
+}
+
+}  // extern "C"

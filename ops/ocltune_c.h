@@ -1,0 +1,99 @@
+/* ocltune C API: the runtime dispatch library behind opaque handles and status codes (docs/RUNTIME.md). */
+#ifndef OCLTUNE_C_H_
+#define OCLTUNE_C_H_
+
+#include <stdint.h>
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ocltune_runtime_t* ocltune_runtime;
+
+/* Every function returns a status; on failure ocltune_last_error() holds a message (per thread). */
+typedef enum ocltune_status {
+  OCLTUNE_SUCCESS = 0,
+  OCLTUNE_INVALID_ARGUMENT = 1, /* a null handle or pointer, or a call no kernel can serve */
+  OCLTUNE_DEVICE_NOT_FOUND = 2, /* device index out of range, or no OpenCL platform */
+  OCLTUNE_DATABASE_ERROR = 3,   /* a refused database (with strict_databases) */
+  OCLTUNE_OPENCL_ERROR = 4,     /* an OpenCL call failed (the message names it and the CL error) */
+  OCLTUNE_BUILD_ERROR = 5,      /* a kernel did not compile */
+  OCLTUNE_OUT_OF_MEMORY = 6,
+  OCLTUNE_INTERNAL_ERROR = 7
+} ocltune_status;
+
+/* Which level of the lookup chain chose the configuration. */
+typedef enum ocltune_level {
+  OCLTUNE_LEVEL_EXACT = 0,   /* tuned for this device and shape */
+  OCLTUNE_LEVEL_NEAREST = 1, /* tuned for the nearest shape on this device (verified on first use) */
+  OCLTUNE_LEVEL_CLASS = 2,   /* tuned on a device of the same vendor and type (verified on first use) */
+  OCLTUNE_LEVEL_BUILTIN = 3, /* the built-in configuration, valid everywhere */
+  OCLTUNE_LEVEL_LIBRARY = 4  /* a vendor library (CLBlast for GEMM), when configured */
+} ocltune_level;
+
+typedef struct ocltune_options {
+  const char* system_db;        /* NULL: $OCLTUNE_SYSTEM_DB, else the installed system database */
+  const char* user_db;          /* NULL: $OCLTUNE_DB, else ~/.cache/ocltune/tuned.db */
+  int use_system_db;            /* 0 disables the layer */
+  int use_user_db;
+  const char* gemm_fallback;    /* "builtin" or "clblast"; NULL: $OCLTUNE_GEMM_FALLBACK, else builtin */
+  double max_nearest_distance;  /* log2 units; see docs/RUNTIME.md */
+  int verify_first_dispatch;
+  int strict_databases;         /* a refused database file fails creation instead of being skipped */
+  void (*log)(void* user, const char* message); /* NULL: warnings go to stderr */
+  void* log_user;
+} ocltune_options;
+
+/* Fills `options` with the defaults. */
+void ocltune_options_init(ocltune_options* options);
+
+/* A runtime on the caller's context and device. `options` may be NULL (defaults). */
+ocltune_status ocltune_runtime_create(cl_context context, cl_device_id device, const ocltune_options* options,
+                                      ocltune_runtime* runtime);
+/* A runtime with its own context on device `index`, counted as `ocltune devices` lists them. */
+ocltune_status ocltune_runtime_create_for_index(int index, const ocltune_options* options, ocltune_runtime* runtime);
+void ocltune_runtime_destroy(ocltune_runtime runtime);
+/* The runtime's context, device, and an in-order queue of its own (not retained: valid while it lives). */
+cl_context ocltune_runtime_context(ocltune_runtime runtime);
+cl_device_id ocltune_runtime_device(ocltune_runtime runtime);
+cl_command_queue ocltune_runtime_queue(ocltune_runtime runtime);
+/* Reads the databases again and forgets cached decisions. */
+ocltune_status ocltune_runtime_reload(ocltune_runtime runtime);
+
+/* C = alpha * op(A) * op(B) + beta * C, fp32, row-major, strided batches (as ocltune::GemmCall). */
+typedef struct ocltune_gemm_args {
+  int trans_a, trans_b;
+  int64_t m, n, k, batch;
+  float alpha, beta;
+  cl_mem a, b, c;
+  int64_t a_offset, b_offset, c_offset;
+  int64_t lda, ldb, ldc;
+  int64_t stride_a, stride_b, stride_c;
+  int allow_tf32; /* matrix units with TF32 inputs where the device has them ("tf32" math mode) */
+} ocltune_gemm_args;
+
+/* Sets the sizes, alpha = 1, beta = 0, the buffers with offset 0, packed leading dimensions and strides,
+ * allow_tf32 = 0. */
+void ocltune_gemm_args_init(ocltune_gemm_args* args, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                            int64_t batch, cl_mem a, cl_mem b, cl_mem c);
+
+/* Enqueues the GEMM on `queue` after the `num_wait` events of `wait`. `event` (may be NULL) receives
+ * an event that completes with the op (the caller releases it); `level` (may be NULL) the lookup level. */
+ocltune_status ocltune_gemm(ocltune_runtime runtime, cl_command_queue queue, const ocltune_gemm_args* args,
+                            cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level);
+
+/* The message of the last failure on this thread ("" if none). Valid until the next call on this thread. */
+const char* ocltune_last_error(void);
+const char* ocltune_status_name(ocltune_status status);
+const char* ocltune_level_name(ocltune_level level);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OCLTUNE_C_H_ */

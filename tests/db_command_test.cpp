@@ -1,0 +1,202 @@
+// `ocltune db export|merge|verify|import` end to end, and the shipped system database.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "db/sqlite.h"
+#include "db/transfer.h"
+#include "tests/runtime_support.h"
+#include "tests/test_session.h"
+
+namespace ocltune {
+namespace {
+
+struct Result {
+  int code;
+  std::string output;
+};
+
+Result ocltune(const std::string& args) {
+  const std::string command = std::string(OCLTUNE_BINARY) + " " + args + " 2>&1";
+  std::FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return {-1, "popen failed"};
+  std::string output;
+  std::array<char, 4096> buf{};
+  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) output.append(buf.data(), n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+const DeviceInfo& device() { return testing::test_session().device(); }
+const GemmShape kX{.m = 40, .n = 24, .k = 31};
+const GemmShape kY{.m = 8, .n = 8, .k = 8};
+
+// A tuner's database: a run, a measurement, and best rows for X (slow) and Y.
+std::string tuned_database(const std::string& name, double x_ns, const Config& x_config) {
+  const std::string path = testing::temp_path(name);
+  Database db = Database::open(path);
+  db.upsert_device(device());
+  RunRow run;
+  run.device_key = device().key();
+  run.tool_version = "test";
+  run.host = "tuning-host";
+  const std::int64_t id = db.begin_run(run);
+  MeasurementRow m;
+  m.run_id = id;
+  m.device_key = device().key();
+  m.op = "gemm";
+  m.dtype = "fp32";
+  m.shape_key = kX.key();
+  m.shape_json = kX.to_json().dump();
+  m.source_hash = "h";
+  m.params = to_string(x_config);
+  m.status = "ok";
+  db.add_measurement(m);
+  BestRow x = testing::gemm_row(device().key(), kX, x_config, x_ns);
+  x.run_id = id;
+  db.update_best_if_faster(x);
+  db.update_best_if_faster(testing::gemm_row(device().key(), kY, testing::small_tile_config(), 50));
+  return path;
+}
+
+TEST(DbCommand, ExportWritesOnlyBestRowsAsTextOrDatabaseAndBothVerify) {
+  const std::string src = tuned_database("export-src.db", 500, testing::staged_tile_config());
+  const std::string text = testing::temp_path("export.jsonl");
+  const std::string db = testing::temp_path("export.db");
+  Result r = ocltune("db export --db " + src + " --device-key " + device().key() + " --best-only -o " + text);
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = ocltune("db export --db " + src + " --device-key " + device().key() + " --best-only -o " + db);
+  ASSERT_EQ(r.code, 0) << r.output;
+  for (const std::string& file : {text, db}) {
+    r = ocltune("db verify " + file);
+    EXPECT_EQ(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find("2 best row(s): valid"), std::string::npos) << r.output;
+  }
+  Database exported = Database::open_read_only(db);
+  EXPECT_EQ(exported.count_measurements(), 0);
+  EXPECT_EQ(nlohmann::json::parse(exported.all_best()[0].provenance)["host"], "tuning-host");
+
+  EXPECT_EQ(ocltune("db export --db " + src + " --best-only -o " + text).code, 2) << "an existing output needs --force";
+  EXPECT_EQ(ocltune("db export --db " + src + " -o " + testing::temp_path("all.jsonl")).code, 2);
+  const std::string everything = testing::temp_path("everything.db");
+  r = ocltune("db export --db " + src + " -o " + everything);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(Database::open_read_only(everything).count_measurements(), 1);
+  EXPECT_EQ(ocltune("db export --db " + src + " --device-key nosuchdevice --best-only -o " +
+                    testing::temp_path("none.db")).code, 1);
+}
+
+TEST(DbCommand, VerifyNamesBadRowsAndRefusesBrokenFiles) {
+  const std::string src = tuned_database("verify-bad.db", 500, testing::staged_tile_config());
+  {
+    Database db = Database::open(src);
+    db.connection().exec(R"(UPDATE best SET params_json = '{"MWG":7}' WHERE shape_key LIKE '%m=40,%';
+                            UPDATE measurements SET params = 'MWG=;DROP';)");
+  }
+  Result r = ocltune("db verify " + src);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("table best row (device_key=" + device().key() + ", op=gemm, dtype=fp32, math=exact, "
+                          "shape_key=" + kX.key() + ")"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("table measurements row 1"), std::string::npos) << r.output;
+  const std::string garbage = testing::temp_path("verify-garbage.db");
+  std::ofstream(garbage) << "not a database at all, but long enough to look like a file of some kind.....";
+  r = ocltune("db verify " + garbage);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("not a usable SQLite database"), std::string::npos) << r.output;
+}
+
+TEST(DbCommand, MergeKeepsTheFasterVerifiedRowWithItsProvenance) {
+  const std::string slow = tuned_database("merge-slow.db", 900, testing::staged_tile_config());
+  const std::string fast = tuned_database("merge-fast.db", 300, gemm_default_config());
+  const std::string out = testing::temp_path("merged.jsonl");
+  Result r = ocltune("db merge " + slow + " " + fast + " -o " + out);
+  ASSERT_EQ(r.code, 0) << r.output;
+  const TunedRows rows = load_tuned_rows(out);
+  ASSERT_EQ(rows.best.size(), 2u);
+  for (const BestRow& b : rows.best) {
+    const nlohmann::json p = nlohmann::json::parse(b.provenance);
+    if (b.shape_key == kX.key()) {
+      EXPECT_EQ(b.params_json, to_json(gemm_default_config()).dump());
+      EXPECT_EQ(p["source"], "merge-fast.db");
+    } else {
+      EXPECT_EQ(p["source"], "merge-slow.db") << "ties keep the first input";
+    }
+    for (const char* field : {"host", "date", "tool_version", "driver"}) EXPECT_TRUE(p.contains(field)) << field;
+  }
+
+  // A bad row fails the merge unless --skip-invalid.
+  {
+    Database db = Database::open(fast);
+    db.connection().exec(R"(UPDATE best SET params_json = '{"EVIL":1}' WHERE shape_key LIKE '%m=8,%')");
+  }
+  const std::string out2 = testing::temp_path("merged2.db");
+  r = ocltune("db merge " + slow + " " + fast + " -o " + out2);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(out2));
+  r = ocltune("db merge " + slow + " " + fast + " -o " + out2 + " --skip-invalid");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(Database::open_read_only(out2).all_best().size(), 2u);
+}
+
+TEST(DbCommand, ImportAddsAShippedFileToTheSystemLayerOnce) {
+  const std::string src = tuned_database("import-src.db", 500, testing::staged_tile_config());
+  const std::string shipped = testing::temp_path("shipped.jsonl");
+  ASSERT_EQ(ocltune("db export --db " + src + " --best-only -o " + shipped).code, 0);
+  const std::string system = testing::temp_path("system.db");
+  Result r = ocltune("db import " + shipped + " --system-db " + system);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("2 added"), std::string::npos) << r.output;
+  r = ocltune("db import " + shipped + " --system-db " + system);
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("already imported"), std::string::npos) << r.output;
+  {
+    Database db = Database::open_read_only(system);
+    ASSERT_EQ(db.imports().size(), 1u);
+    EXPECT_EQ(db.imports()[0].rows_added, 2);
+  }
+  EXPECT_FALSE(std::filesystem::exists(system + "-wal")) << "the system layer has no WAL side files";
+
+  // The runtime serves the imported rows from the system layer.
+  auto sink = std::make_shared<testing::LogSink>();
+  Runtime rt(testing::test_session().context(), device().device, testing::isolated("", system, sink));
+  testing::HostGemm g(testing::test_session().context(), kX);
+  EXPECT_EQ(ops::gemm_decision(rt, g.call()).level, Level::kExact) << sink->all();
+
+  // A file with a bad row is imported whole or not at all.
+  std::string text = testing::file_bytes(shipped);
+  text.replace(text.find("\"MWG\":16"), 8, "\"MWG\":17");
+  const std::string bad = testing::temp_path("bad-shipped.jsonl");
+  std::ofstream(bad) << text;
+  r = ocltune("db import " + bad + " --system-db " + system);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_EQ(Database::open_read_only(system).imports().size(), 1u);
+}
+
+TEST(ShippedDatabases, TheBuiltSystemDatabaseVerifiesAndLoads) {
+  const std::string system = OCLTUNE_BUILT_SYSTEM_DB;
+  const Result r = ocltune("db verify " + system);
+  ASSERT_EQ(r.code, 0) << r.output;
+  auto sink = std::make_shared<testing::LogSink>();
+  Runtime rt(testing::test_session().context(), device().device, testing::isolated("", system, sink));
+  EXPECT_EQ(rt.layer_paths(), std::vector<std::string>{system});
+  EXPECT_TRUE(rt.messages().empty()) << sink->all();
+  // Tuned on this machine's PoCL: where the device key is the same, the quick shapes are exact hits.
+  Database db = Database::open_read_only(system);
+  testing::HostGemm g(testing::test_session().context(), {.m = 256, .n = 256, .k = 256});
+  const Level level = ops::gemm_decision(rt, g.call()).level;
+  if (db.device(device().key())) {
+    EXPECT_EQ(level, Level::kExact);
+  } else {
+    EXPECT_NE(level, Level::kExact);
+  }
+}
+
+}  // namespace
+}  // namespace ocltune

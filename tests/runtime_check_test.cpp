@@ -1,0 +1,150 @@
+// The first-dispatch check: a borrowed configuration that computes a wrong result is blocked for
+// that shape, logged, and the next level answers.
+#include <gtest/gtest.h>
+
+#include "tests/runtime_support.h"
+#include "tests/test_session.h"
+
+namespace ocltune {
+namespace {
+
+using testing::HostGemm;
+using testing::LogSink;
+
+Session& session() { return testing::test_session(); }
+
+// A driver that miscompiles one configuration: with small_tile_config() the last row of work-groups
+// is never launched, so the bottom rows of C are left unwritten. Every other configuration is right.
+LaunchPlan sabotage(LaunchPlan plan, const Config& config) {
+  if (config != testing::small_tile_config()) return plan;
+  KernelLaunch& k = plan.kernels.at(0);
+  const std::size_t rows = k.global.get()[1] - k.local.get()[1];
+  k.global = cl::NDRange(k.global.get()[0], rows, k.global.get()[2]);
+  return plan;
+}
+
+class SabotagedEvaluation : public Evaluation {
+ public:
+  explicit SabotagedEvaluation(std::unique_ptr<Evaluation> inner) : inner_(std::move(inner)) {}
+  LaunchPlan plan(const Config& config) override { return sabotage(inner_->plan(config), config); }
+  void reset() override { inner_->reset(); }
+  VerifyResult verify() override { return inner_->verify(); }
+
+ private:
+  std::unique_ptr<Evaluation> inner_;
+};
+
+class SabotagedProblem : public GemmProblem {
+ public:
+  using GemmProblem::GemmProblem;
+  std::unique_ptr<Evaluation> instantiate(Session& s) const override {
+    return std::make_unique<SabotagedEvaluation>(GemmProblem::instantiate(s));
+  }
+};
+
+class SabotagedAdapter : public GemmAdapter {
+ public:
+  std::unique_ptr<Problem> problem_of(const GemmCall& call) const override {
+    return std::make_unique<SabotagedProblem>(gemm_shape(call));
+  }
+  LaunchPlan plan_of(const GemmCall& call, const Config& config, Workspace& workspace) const override {
+    return sabotage(GemmAdapter::plan_of(call, config, workspace), config);
+  }
+};
+
+TEST(FirstDispatchCheck, BlocksAWrongNearestConfigurationAndTheNextLevelAnswers) {
+  const SabotagedAdapter adapter;
+  const std::string key = session().device().key();
+  const DeviceInfo sibling = testing::sibling_device(session().device());
+  // Nearest shape on this device: the sabotaged configuration; same class: a correct one.
+  const std::string user = testing::write_database(
+      testing::temp_path("check.db"), {session().device(), sibling},
+      {testing::gemm_row(key, {.m = 64, .n = 32, .k = 32}, testing::small_tile_config()),
+       testing::gemm_row(sibling.key(), {.m = 48, .n = 24, .k = 32}, testing::staged_tile_config())});
+  auto sink = std::make_shared<LogSink>();
+  Runtime rt(session().context(), session().device().device, testing::isolated(user, "", sink));
+
+  HostGemm g(session().context(), {.m = 40, .n = 24, .k = 31});
+  const Dispatch d = rt.dispatch(adapter, gemm_shape_code(adapter, g.call()), &g.call(), session().queue()());
+  EXPECT_EQ(d.level, Level::kClass);
+  EXPECT_EQ(g.check(session().queue()), "") << "the answering configuration must compute the right result";
+
+  const std::vector<BlockedConfig> blocked = rt.blocked();
+  ASSERT_EQ(blocked.size(), 1u);
+  EXPECT_EQ(blocked[0].config, to_string(testing::small_tile_config()));
+  EXPECT_EQ(blocked[0].shape_key, gemm_shape(g.call()).key());
+  EXPECT_NE(blocked[0].reason.find("first-dispatch check failed"), std::string::npos) << blocked[0].reason;
+  EXPECT_NE(blocked[0].reason.find("nearest"), std::string::npos) << blocked[0].reason;
+  EXPECT_TRUE(sink->contains("blocked for this shape")) << sink->all();
+
+  // The decision is cached: asking again neither re-checks nor unblocks.
+  const Decision again = rt.decide(adapter, gemm_shape_code(adapter, g.call()), &g.call());
+  EXPECT_EQ(again.level, Level::kClass);
+  EXPECT_EQ(again.config, testing::staged_tile_config());
+  EXPECT_TRUE(again.verified);
+  EXPECT_EQ(rt.stats().resolutions, 1u);
+}
+
+TEST(FirstDispatchCheck, FallsBackToTheBuiltinWhenNothingElseIsLeft) {
+  const SabotagedAdapter adapter;
+  const std::string user = testing::write_database(
+      testing::temp_path("check-builtin.db"), {session().device()},
+      {testing::gemm_row(session().device().key(), {.m = 64, .n = 32, .k = 32}, testing::small_tile_config())});
+  auto sink = std::make_shared<LogSink>();
+  Runtime rt(session().context(), session().device().device, testing::isolated(user, "", sink));
+  HostGemm g(session().context(), {.m = 40, .n = 24, .k = 31});
+  const Dispatch d = rt.dispatch(adapter, gemm_shape_code(adapter, g.call()), &g.call(), session().queue()());
+  EXPECT_EQ(d.level, Level::kBuiltin);
+  EXPECT_EQ(g.check(session().queue()), "");
+  EXPECT_EQ(rt.blocked().size(), 1u);
+
+  // The same wrong configuration with the check switched off is used, and is wrong: the check is
+  // what stands between a bad borrowed configuration and the caller.
+  RuntimeOptions unchecked = testing::isolated(user, "", sink);
+  unchecked.verify_first_dispatch = false;
+  Runtime trusting(session().context(), session().device().device, unchecked);
+  HostGemm h(session().context(), {.m = 40, .n = 24, .k = 31});
+  const Dispatch e = trusting.dispatch(adapter, gemm_shape_code(adapter, h.call()), &h.call(), session().queue()());
+  EXPECT_EQ(e.level, Level::kNearest);
+  EXPECT_NE(h.check(session().queue()), "");
+}
+
+// A family without a fast binder: the plan runs on every call.
+class PlanEveryCallAdapter : public GemmAdapter {
+ public:
+  bool fast_args_of(const GemmCall&, std::span<RawArgs>) const override { return false; }
+};
+
+// A fast binder that disagrees with the plan (alpha and beta swapped): caught on the first call.
+class WrongFastArgsAdapter : public GemmAdapter {
+ public:
+  bool fast_args_of(const GemmCall& call, std::span<RawArgs> steps) const override {
+    GemmAdapter::fast_args_of(call, steps);
+    std::swap(steps[0].args[3], steps[0].args[4]);
+    return true;
+  }
+};
+
+TEST(AdapterSafety, WithoutFastArgumentsThePlanRunsOnEveryCall) {
+  const PlanEveryCallAdapter adapter;
+  auto sink = std::make_shared<LogSink>();
+  Runtime rt(session().context(), session().device().device, testing::isolated("", "", sink));
+  for (float beta : {0.0f, 0.5f}) {
+    HostGemm g(session().context(), {.m = 21, .n = 13, .k = 9, .alpha = 2.0f, .beta = beta});
+    rt.dispatch(adapter, gemm_shape_code(adapter, g.call()), &g.call(), session().queue()());
+    EXPECT_EQ(g.check(session().queue()), "");
+  }
+}
+
+TEST(AdapterSafety, FastArgumentsThatDifferFromThePlanAreNotUsed) {
+  const WrongFastArgsAdapter adapter;
+  auto sink = std::make_shared<LogSink>();
+  Runtime rt(session().context(), session().device().device, testing::isolated("", "", sink));
+  HostGemm g(session().context(), {.m = 21, .n = 13, .k = 9, .alpha = 2.0f, .beta = 0.5f});
+  rt.dispatch(adapter, gemm_shape_code(adapter, g.call()), &g.call(), session().queue()());
+  EXPECT_EQ(g.check(session().queue()), "");
+  EXPECT_TRUE(sink->contains("fast arguments differ")) << sink->all();
+}
+
+}  // namespace
+}  // namespace ocltune

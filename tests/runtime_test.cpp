@@ -1,0 +1,261 @@
+// The runtime library: every level of the lookup chain, layering, GEMM calls of every layout, threads.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <thread>
+
+#include "ops/families.h"
+#include "tests/runtime_support.h"
+#include "tests/test_session.h"
+
+namespace ocltune {
+namespace {
+
+using testing::HostGemm;
+using testing::LogSink;
+
+Session& session() { return testing::test_session(); }
+const std::string& my_key() {
+  static const std::string key = session().device().key();
+  return key;
+}
+
+std::unique_ptr<Runtime> make_runtime(const std::string& user_db, const std::string& system_db,
+                                      std::shared_ptr<LogSink> sink = std::make_shared<LogSink>()) {
+  return std::make_unique<Runtime>(session().context(), session().device().device,
+                                   testing::isolated(user_db, system_db, sink));
+}
+
+// Runs `shape` through ops::gemm and checks the result on the host; returns the decision's level.
+Level run_checked(Runtime& rt, const GemmShape& shape, const GemmLayout& layout = {}) {
+  HostGemm g(session().context(), shape, layout);
+  const Dispatch d = ops::gemm(rt, session().queue()(), g.call());
+  EXPECT_EQ(d.count, 1u);
+  EXPECT_EQ(g.check(session().queue()), "") << shape.key();
+  return d.level;
+}
+
+TEST(RuntimeLookup, BuiltinLevelWhenNoDatabaseHasAnything) {
+  auto rt = make_runtime("", "");
+  const GemmShape shape{.m = 37, .n = 29, .k = 19};
+  EXPECT_EQ(run_checked(*rt, shape), Level::kBuiltin);
+  HostGemm g(session().context(), shape);
+  const Decision d = ops::gemm_decision(*rt, g.call());
+  EXPECT_EQ(d.config, gemm_default_config());
+  EXPECT_EQ(rt->stats().resolutions, 1u) << "the second call must hit the cache";
+}
+
+TEST(RuntimeLookup, ExactLevelUsesTheRowOfThisDeviceAndShape) {
+  const GemmShape shape{.m = 40, .n = 24, .k = 31};
+  const std::string user = testing::write_database(testing::temp_path("exact.db"), {session().device()},
+                                                   {testing::gemm_row(my_key(), shape, testing::small_tile_config())});
+  auto rt = make_runtime(user, "");
+  EXPECT_EQ(run_checked(*rt, shape), Level::kExact);
+  HostGemm g(session().context(), shape);
+  const Decision d = ops::gemm_decision(*rt, g.call());
+  EXPECT_EQ(d.config, testing::small_tile_config());
+  EXPECT_NE(d.source.find("user database"), std::string::npos) << d.source;
+}
+
+TEST(RuntimeLookup, NearestLevelTakesTheClosestShapeOfTheSameLayoutAndVerifiesIt) {
+  const GemmShape near{.m = 64, .n = 64, .k = 64};
+  const GemmShape far{.m = 512, .n = 512, .k = 512};
+  const GemmShape other_layout{.m = 60, .n = 70, .k = 64, .trans_b = true};
+  const std::string user = testing::write_database(
+      testing::temp_path("nearest.db"), {session().device()},
+      {testing::gemm_row(my_key(), near, testing::small_tile_config()),
+       testing::gemm_row(my_key(), far, testing::staged_tile_config()),
+       testing::gemm_row(my_key(), other_layout, testing::staged_tile_config())});
+  auto rt = make_runtime(user, "");
+  const GemmShape call{.m = 60, .n = 70, .k = 64};
+  EXPECT_EQ(run_checked(*rt, call), Level::kNearest);
+  HostGemm g(session().context(), call);
+  const Decision d = ops::gemm_decision(*rt, g.call());
+  EXPECT_EQ(d.config, testing::small_tile_config());
+  EXPECT_TRUE(d.verified);
+  EXPECT_NEAR(d.distance, std::hypot(std::log2(60.0 / 64), std::log2(70.0 / 64)), 1e-9);
+  EXPECT_NE(d.source.find(near.key()), std::string::npos) << d.source;
+}
+
+TEST(RuntimeLookup, NearestLevelRespectsTheDistanceLimit) {
+  const std::string user = testing::write_database(
+      testing::temp_path("far.db"), {session().device()},
+      {testing::gemm_row(my_key(), {.m = 4096, .n = 4096, .k = 4096}, testing::small_tile_config())});
+  auto sink = std::make_shared<LogSink>();
+  RuntimeOptions options = testing::isolated(user, "", sink);
+  options.max_nearest_distance = 2.0;  // 4096 is 9+ doublings away from 8 in each dimension
+  Runtime rt(session().context(), session().device().device, options);
+  HostGemm g(session().context(), {.m = 8, .n = 8, .k = 8});
+  EXPECT_EQ(ops::gemm_decision(rt, g.call()).level, Level::kBuiltin);
+}
+
+TEST(RuntimeLookup, ClassLevelUsesAnotherDeviceOfTheSameVendorAndType) {
+  const DeviceInfo sibling = testing::sibling_device(session().device());
+  ASSERT_NE(sibling.key(), my_key());
+  ASSERT_EQ(sibling.device_class(), session().device().device_class());
+  const GemmShape shape{.m = 33, .n = 17, .k = 9};
+  const std::string system = testing::write_database(testing::temp_path("class.db"), {sibling},
+                                                     {testing::gemm_row(sibling.key(), shape, testing::small_tile_config())});
+  auto rt = make_runtime("", system);
+  EXPECT_EQ(run_checked(*rt, shape), Level::kClass);
+  HostGemm g(session().context(), shape);
+  const Decision d = ops::gemm_decision(*rt, g.call());
+  EXPECT_EQ(d.config, testing::small_tile_config());
+  EXPECT_TRUE(d.verified);
+  EXPECT_NE(d.source.find("system database"), std::string::npos) << d.source;
+}
+
+TEST(RuntimeLookup, UserLayerWinsOverTheSystemLayer) {
+  const GemmShape shape{.m = 40, .n = 24, .k = 31};
+  const std::string system = testing::write_database(testing::temp_path("layer-sys.db"), {session().device()},
+                                                     {testing::gemm_row(my_key(), shape, testing::staged_tile_config(), 10)});
+  const std::string user = testing::write_database(testing::temp_path("layer-user.db"), {session().device()},
+                                                   {testing::gemm_row(my_key(), shape, testing::small_tile_config(), 900)});
+  auto rt = make_runtime(user, system);
+  HostGemm g(session().context(), shape);
+  const Decision d = ops::gemm_decision(*rt, g.call());
+  EXPECT_EQ(d.level, Level::kExact);
+  EXPECT_EQ(d.config, testing::small_tile_config()) << "the user's row wins even when the system's is faster";
+  EXPECT_EQ(rt->layer_paths(), (std::vector<std::string>{system, user}));
+}
+
+TEST(RuntimeLookup, EnvironmentVariablesNameTheLayers) {
+  const GemmShape shape{.m = 40, .n = 24, .k = 31};
+  const std::string user = testing::write_database(testing::temp_path("env-user.db"), {session().device()},
+                                                   {testing::gemm_row(my_key(), shape, testing::small_tile_config())});
+  const std::string system = testing::write_database(testing::temp_path("env-sys.db"), {}, {});
+  setenv("OCLTUNE_DB", user.c_str(), 1);
+  setenv("OCLTUNE_SYSTEM_DB", system.c_str(), 1);
+  RuntimeOptions options;
+  options.log = [](const std::string&) {};
+  Runtime rt(session().context(), session().device().device, options);
+  unsetenv("OCLTUNE_DB");
+  unsetenv("OCLTUNE_SYSTEM_DB");
+  EXPECT_EQ(rt.layer_paths(), (std::vector<std::string>{system, user}));
+  HostGemm g(session().context(), shape);
+  EXPECT_EQ(ops::gemm_decision(rt, g.call()).level, Level::kExact);
+}
+
+TEST(RuntimeLookup, ReloadPicksUpANewTuningResult) {
+  const GemmShape shape{.m = 40, .n = 24, .k = 31};
+  const std::string user = testing::temp_path("reload.db");
+  auto rt = make_runtime(user, "");
+  EXPECT_EQ(run_checked(*rt, shape), Level::kBuiltin);
+  testing::write_database(user, {session().device()}, {testing::gemm_row(my_key(), shape, testing::small_tile_config())});
+  EXPECT_EQ(run_checked(*rt, shape), Level::kBuiltin) << "decisions are cached until reload()";
+  rt->reload();
+  EXPECT_EQ(run_checked(*rt, shape), Level::kExact);
+}
+
+TEST(RuntimeLookup, ClblastIsTheConfigurableGemmFallback) {
+  auto sink = std::make_shared<LogSink>();
+  RuntimeOptions options = testing::isolated("", "", sink);
+  options.gemm_fallback = "clblast";
+  Runtime rt(session().context(), session().device().device, options);
+  EXPECT_EQ(run_checked(rt, {.m = 33, .n = 17, .k = 9, .alpha = 1.5f, .beta = 0.5f}), Level::kLibrary);
+  EXPECT_EQ(run_checked(rt, {.m = 19, .n = 23, .k = 29, .batch = 3, .trans_b = true}, {.lda_pad = 4, .c_offset = 8}),
+            Level::kLibrary);
+  options.gemm_fallback = "mkl";
+  EXPECT_THROW(Runtime(session().context(), session().device().device, options), Error);
+
+  options.gemm_fallback.clear();  // then $OCLTUNE_GEMM_FALLBACK decides
+  setenv("OCLTUNE_GEMM_FALLBACK", "clblast", 1);
+  Runtime from_env(session().context(), session().device().device, options);
+  unsetenv("OCLTUNE_GEMM_FALLBACK");
+  HostGemm g(session().context(), {.m = 5, .n = 6, .k = 7});
+  EXPECT_EQ(ops::gemm_decision(from_env, g.call()).level, Level::kLibrary);
+}
+
+TEST(RuntimeGemm, EveryLayoutWithOffsetsPaddingBatchesAndScalars) {
+  auto rt = make_runtime("", "");
+  for (const GemmTestCase& c : gemm_test_cases()) {
+    // Layouts, sizes of 1 and primes, and the scalar/offset/batch cases; the rest repeat shapes.
+    if (c.shape.m * c.shape.n * c.shape.k > 50000 && c.layout.c_offset == 0) continue;
+    EXPECT_EQ(run_checked(*rt, c.shape, c.layout), Level::kBuiltin) << c.shape.key();
+  }
+}
+
+TEST(RuntimeGemm, ScalarsOffsetsAndBuffersMayChangeBetweenCallsOfOneShape) {
+  auto rt = make_runtime("", "");
+  const GemmShape shape{.m = 29, .n = 31, .k = 7};
+  HostGemm first(session().context(), shape, {}, 1);
+  HostGemm second(session().context(), {.m = 29, .n = 31, .k = 7, .alpha = -0.5f, .beta = 2.0f},
+                  {.lda_pad = 2, .a_offset = 3, .c_offset = 5}, 2);
+  for (HostGemm* g : {&first, &second, &first, &second}) {
+    g->reset(session().queue());
+    ops::gemm(*rt, session().queue()(), g->call());
+    EXPECT_EQ(g->check(session().queue()), "");
+  }
+  EXPECT_EQ(rt->stats().resolutions, 1u);
+}
+
+TEST(RuntimeGemm, EmptyCallsEnqueueAMarkerAndBadCallsAreRefused) {
+  auto rt = make_runtime("", "");
+  HostGemm g(session().context(), {.m = 4, .n = 4, .k = 4});
+  GemmCall empty = g.call();
+  empty.m = 0;
+  const Dispatch d = ops::gemm(*rt, session().queue()(), empty);
+  ASSERT_EQ(d.count, 1u);
+  d.last()->wait();
+  GemmCall bad = g.call();
+  bad.lda = 1;
+  EXPECT_THROW(ops::gemm(*rt, session().queue()(), bad), Error);
+  bad = g.call();
+  bad.b = nullptr;
+  EXPECT_THROW(ops::gemm(*rt, session().queue()(), bad), Error);
+  bad = g.call();
+  bad.k = 0;
+  EXPECT_THROW(ops::gemm(*rt, session().queue()(), bad), Error);
+  EXPECT_EQ(rt->stats().resolutions, 0u);
+}
+
+TEST(RuntimeGemm, WaitListAndEventsOrderTheCall) {
+  auto rt = make_runtime("", "");
+  HostGemm g(session().context(), {.m = 31, .n = 37, .k = 41});
+  cl::UserEvent gate(session().context());
+  cl::CommandQueue queue(session().context(), session().device().device, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+  DispatchOptions options;
+  const cl_event wait[] = {gate()};
+  options.wait = wait;
+  const Dispatch d = ops::gemm(*rt, queue(), g.call(), options);
+  ASSERT_EQ(d.count, 1u);
+  EXPECT_NE(d.last()->getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>(), CL_COMPLETE) << "ran before its wait list";
+  gate.setStatus(CL_COMPLETE);
+  d.last()->wait();
+  EXPECT_EQ(g.check(queue), "");
+}
+
+TEST(RuntimeThreads, TwoThreadsDispatchAtOnce) {
+  auto rt = make_runtime("", "");
+  const GemmShape shared{.m = 23, .n = 19, .k = 17};
+  std::string failures[2];
+  auto worker = [&](int id) {
+    try {
+      cl::CommandQueue queue(session().context(), session().device().device);
+      HostGemm same(session().context(), shared, {}, 10 + id);
+      HostGemm own(session().context(), {.m = 9 + id, .n = 21, .k = 13}, {}, 20 + id);
+      for (int i = 0; i < 40; ++i) {
+        HostGemm& g = i % 2 ? same : own;
+        g.reset(queue);
+        ops::gemm(*rt, queue(), g.call(), {.wait = {}, .events = false});
+        const std::string problem = g.check(queue);
+        if (!problem.empty()) {
+          failures[id] = problem;
+          return;
+        }
+      }
+    } catch (const std::exception& e) {
+      failures[id] = e.what();
+    }
+  };
+  std::thread t0(worker, 0), t1(worker, 1);
+  t0.join();
+  t1.join();
+  EXPECT_EQ(failures[0], "");
+  EXPECT_EQ(failures[1], "");
+  EXPECT_EQ(rt->stats().resolutions, 3u) << "one resolution per distinct shape, however many threads ask";
+}
+
+}  // namespace
+}  // namespace ocltune
