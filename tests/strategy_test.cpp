@@ -208,8 +208,9 @@ TEST(Restriction, ParsesAndFilters) {
 
 // The spaces recorded on PoCL (tests/data/spaces, see docs/STRATEGIES.md): the model-based
 // strategy keeps reaching 95% of the exhaustive optimum within 10% of each space.
-TEST(RecordedSpace, TheModelReachesTheOptimumOfTheRecordedGemmSpaces) {
-  for (const char* name : {"gemm-m128-n128-k128-NN-pocl.jsonl", "gemm-m32-n256-k128-NT-pocl.jsonl"}) {
+TEST(RecordedSpace, TheModelReachesTheOptimumOfTheRecordedGemmAndConvSpaces) {
+  for (const char* name : {"gemm-m128-n128-k128-NN-pocl.jsonl", "gemm-m32-n256-k128-NT-pocl.jsonl",
+                           "conv2d-c32-k32-14x14-r3-direct-pocl.jsonl"}) {
     const RecordedSpace space = load_recorded_space(std::string(OCLTUNE_SOURCE_DIR) + "/tests/data/spaces/" + name);
     ASSERT_GT(space.points.size(), 300u) << name;
     const auto scores = score_strategies(space, {"random", "model"}, 7, {0.10});
