@@ -6,7 +6,7 @@ set -u
 OCLTUNE_TEST_DEVICE=$OCLTUNE_GPU timeout 60 build-gpu/tests/gemm_test --gtest_brief=1 --gtest_filter='GemmTf32*' > $OUT/gemm_tf32_test.txt 2>&1
 grep -E "FAILED|PASSED|Failure" $OUT/gemm_tf32_test.txt | head -5
 export OCLTUNE_PYTHON=$(command -v python3)
-timeout 380 scripts/nightly.sh --device $OCLTUNE_GPU --bin build-gpu --out $OUT/n --shapes bench/gpu/targets.json \
+timeout 400 scripts/nightly.sh --device $OCLTUNE_GPU --bin build-gpu --out $OUT/n --shapes bench/gpu/targets.json \
   --tune-budget 150s --repetitions 3 --min-time 0.3 > $OUT/nightly.txt 2>&1
 echo "nightly rc=$?"; tail -5 $OUT/nightly.txt
 L=$OUT/n/latest

@@ -10,7 +10,7 @@ echo "tune rc=$? wall=$(( $(date +%s) - start )) s"
 tail -60 $OUT/tune_all.txt | cut -c1-220
 build-gpu/ocltune db export --db $OUT/h200.db --best-only -o $OUT/h200.jsonl && wc -l $OUT/h200.jsonl
 
-OCLTUNE_BENCH_DEVICE=$OCLTUNE_GPU timeout 60 build-gpu/bench/dispatch_bench --benchmark_repetitions=10 \
+OCLTUNE_BENCH_DEVICE=$OCLTUNE_GPU timeout 60 build-gpu/bench/dispatch_bench --benchmark_repetitions=5 --benchmark_min_time=0.2 \
   --benchmark_report_aggregates_only=true > $OUT/dispatch.txt 2>&1; echo "dispatch rc=$?"
 grep -E "median|Ratio|ratio|extra" $OUT/dispatch.txt | head -20
 rm -rf $OUT/bincache
