@@ -27,6 +27,7 @@ std::string Capability::describe() const {
 
 bool satisfies(const DeviceInfo& device, const Capability& needs) {
   if (!needs.vendor.empty() && lower(device.vendor).find(lower(needs.vendor)) == std::string::npos) return false;
+  if (!device.capabilities_known) return true;
   if (!needs.extension.empty() && !device.has_extension(needs.extension)) return false;
   if (needs.min_nv_compute_capability > 0 && device.nv_compute_capability < needs.min_nv_compute_capability) return false;
   return true;

@@ -31,6 +31,9 @@ struct DeviceInfo {
   std::vector<std::size_t> max_work_item_sizes;
   bool local_mem_is_global = false;  // CL_GLOBAL local memory (CPUs): staging buys nothing
   int nv_compute_capability = 0;     // 90 for sm_90 through cl_nv_device_attribute_query, else 0
+  // False for a device described by a database row (no extensions or compute capability stored):
+  // offline checks then take the vendor's variants as possible; on the device itself all is known.
+  bool capabilities_known = true;
   cl::Platform platform;
   cl::Device device;
 

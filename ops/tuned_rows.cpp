@@ -76,6 +76,7 @@ DeviceInfo device_from_row(const DeviceRow& row) {
   d.local_mem_bytes = clamp(row.local_mem_bytes);
   d.max_work_group_size = static_cast<std::size_t>(clamp(row.max_work_group_size));
   d.max_work_item_sizes = {d.max_work_group_size, d.max_work_group_size, d.max_work_group_size};
+  d.capabilities_known = false;
   return d;
 }
 

@@ -33,7 +33,9 @@ std::string row_problem(const BestRow& row, const DeviceInfo& device);
 
 // The limits of the device a devices row describes (no OpenCL handles): what the rows of another
 // device are validated against by `ocltune db verify`. Work-item sizes per dimension are taken as
-// the work-group size, which the devices table does not record.
+// the work-group size, which the devices table does not record; extensions and compute capability
+// are not recorded either, so a variant of the device's vendor counts as possible (the runtime checks
+// again on the device itself).
 DeviceInfo device_from_row(const DeviceRow& row);
 
 // A shape as the nearest-shape lookup sees it. `match` holds every field that is not an integer

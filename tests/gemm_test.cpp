@@ -124,6 +124,28 @@ TEST(GemmTf32, TensorCoreVariantIsAbsentWithoutTheCapability) {
   EXPECT_FALSE(exact.contains(gemm_mma_default_config()));
 }
 
+// The capability rule on described devices: an H200 as OpenCL reports it, the same GPU with the
+// capability unknown (a database row: the vendor decides, the runtime checks again on the device),
+// an older NVIDIA GPU, and a CPU whose row cannot claim NVIDIA's variants.
+TEST(GemmTf32, CapabilityRuleOnDescribedDevices) {
+  DeviceInfo h200;
+  h200.vendor = "NVIDIA Corporation";
+  h200.type = "GPU";
+  h200.nv_compute_capability = 90;
+  EXPECT_TRUE(satisfies(h200, nvidia_mma_tf32()));
+  DeviceInfo turing = h200;
+  turing.nv_compute_capability = 75;
+  EXPECT_FALSE(satisfies(turing, nvidia_mma_tf32()));
+  DeviceInfo from_row = h200;
+  from_row.nv_compute_capability = 0;
+  from_row.capabilities_known = false;
+  EXPECT_TRUE(satisfies(from_row, nvidia_mma_tf32()));
+  DeviceInfo cpu_row = from_row;
+  cpu_row.vendor = "AuthenticAMD";
+  cpu_row.type = "CPU";
+  EXPECT_FALSE(satisfies(cpu_row, nvidia_mma_tf32()));
+}
+
 // Every tensor-core configuration of a covering sample on the odd-size table (NVIDIA only).
 TEST(GemmTf32, TensorCoreConfigurationsMatchTheReference) {
   Session& session = testing::test_session();
