@@ -245,10 +245,10 @@ kernel void conv2d_igemm(CONV_SHAPE_PARAMS, const global float* restrict A, cons
 #pragma unroll
   for (int i = 0; i < WPTM * WPTN; ++i) acc[i] = 0.0f;
 #if SA
-  local float As[KWG * MWG];
+  local float As[KWG * MWG] __attribute__((aligned(64)));  // read as floatM vectors
 #endif
 #if SB
-  local float Bs[KWG * NWG];
+  local float Bs[KWG * NWG] __attribute__((aligned(64)));  // read as floatN vectors
 #if !B_K_FAST && NTHREADS % NWG == 0
   // Every B element this work-item loads is in column tid % NWG: decompose it once.
   const Part col = b_column(&d, min(n0 + tid % NWG, d.GN - 1));
