@@ -10,7 +10,9 @@
 #include "db/database_error.h"
 #include "harness/device_errors.h"
 #include "ops/runtime.h"
+#include "ops/runtime_conv2d.h"
 #include "ops/runtime_gemm.h"
+#include "ops/runtime_pool.h"
 
 struct ocltune_runtime_t {
   std::unique_ptr<ocltune::Runtime> runtime;
@@ -207,6 +209,170 @@ ocltune_status ocltune_gemm(ocltune_runtime runtime, cl_command_queue queue, con
     }
   });
 }
+
+// ---- conv2d and pooling ------------------------------------------------------------------------
+
+}  // extern "C"
+
+namespace {
+
+ocltune::Conv2dCall to_call(const ocltune_conv2d_args& a) {
+  ocltune::Conv2dCall c;
+  ocltune::Conv2dShape& s = c.shape;
+  s.dir = static_cast<ocltune::ConvDirection>(a.direction);
+  s.n = a.n;
+  s.c = a.c;
+  s.h = a.h;
+  s.w = a.w;
+  s.k = a.k;
+  s.r = a.r;
+  s.s = a.s;
+  s.stride_h = a.stride_h;
+  s.stride_w = a.stride_w;
+  s.pad_h = a.pad_h;
+  s.pad_w = a.pad_w;
+  s.dil_h = a.dil_h;
+  s.dil_w = a.dil_w;
+  s.groups = a.groups;
+  s.bias = a.has_bias != 0;
+  s.act = static_cast<ocltune::Activation>(a.activation);
+  c.input = a.input;
+  c.weight = a.weight;
+  c.output = a.output;
+  c.bias = a.bias;
+  c.input_offset = a.input_offset;
+  c.weight_offset = a.weight_offset;
+  c.output_offset = a.output_offset;
+  c.bias_offset = a.bias_offset;
+  return c;
+}
+
+ocltune::PoolCall to_call(const ocltune_pool_args& a) {
+  ocltune::PoolCall c;
+  ocltune::PoolShape& s = c.shape;
+  s.kind = static_cast<ocltune::PoolKind>(a.kind);
+  s.backward = a.backward != 0;
+  s.n = a.n;
+  s.c = a.c;
+  s.h = a.h;
+  s.w = a.w;
+  s.kh = a.kernel_h;
+  s.kw = a.kernel_w;
+  s.sh = a.stride_h;
+  s.sw = a.stride_w;
+  s.ph = a.pad_h;
+  s.pw = a.pad_w;
+  s.ceil_mode = a.ceil_mode != 0;
+  s.count_include_pad = a.count_include_pad != 0;
+  s.indices = a.return_indices != 0;
+  s.dtype = static_cast<ocltune::DType>(a.dtype);
+  c.in = a.in;
+  c.out = a.out;
+  c.indices = a.indices;
+  c.in_offset = a.in_offset;
+  c.out_offset = a.out_offset;
+  c.indices_offset = a.indices_offset;
+  return c;
+}
+
+// The common part of ocltune_conv2d and ocltune_pool (as ocltune_gemm): argument checks as
+// OCLTUNE_INVALID_ARGUMENT, then the dispatch, its last event retained for the caller.
+template <typename Args, typename Check, typename Run>
+ocltune_status conv_pool_dispatch(const char* name, ocltune_runtime runtime, cl_command_queue queue, const Args* args,
+                                  cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level,
+                                  Check check, Run run) {
+  if (event) *event = nullptr;
+  if (!runtime || !queue || !args) {
+    return fail(OCLTUNE_INVALID_ARGUMENT, std::string(name) + ": runtime, queue or args is NULL");
+  }
+  if (num_wait > 0 && !wait) {
+    return fail(OCLTUNE_INVALID_ARGUMENT, std::string(name) + ": num_wait > 0 but wait is NULL");
+  }
+  const auto call = to_call(*args);
+  try {
+    check(call);
+  } catch (const std::exception& e) {
+    return fail(OCLTUNE_INVALID_ARGUMENT, e.what());
+  }
+  return guarded([&] {
+    ocltune::DispatchOptions options;
+    options.wait = std::span<const cl_event>(wait, num_wait);
+    options.events = event != nullptr;
+    ocltune::Dispatch d = run(*runtime->runtime, queue, call, options);
+    if (level) *level = static_cast<ocltune_level>(d.level);
+    if (event && d.count > 0) {
+      cl_event last = d.events[d.count - 1]();
+      clRetainEvent(last);
+      *event = last;
+    }
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+void ocltune_conv2d_args_init(ocltune_conv2d_args* args, int direction, int64_t n, int64_t c, int64_t h, int64_t w,
+                              int64_t k, int64_t r, int64_t s, cl_mem input, cl_mem weight, cl_mem output) {
+  if (!args) return;
+  *args = ocltune_conv2d_args{};
+  args->direction = direction;
+  args->n = n;
+  args->c = c;
+  args->h = h;
+  args->w = w;
+  args->k = k;
+  args->r = r;
+  args->s = s;
+  args->stride_h = args->stride_w = 1;
+  args->dil_h = args->dil_w = 1;
+  args->groups = 1;
+  args->activation = OCLTUNE_ACTIVATION_NONE;
+  args->input = input;
+  args->weight = weight;
+  args->output = output;
+}
+
+ocltune_status ocltune_conv2d(ocltune_runtime runtime, cl_command_queue queue, const ocltune_conv2d_args* args,
+                              cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level) {
+  return conv_pool_dispatch(
+      "ocltune_conv2d", runtime, queue, args, num_wait, wait, event, level,
+      [](const ocltune::Conv2dCall& c) { ocltune::check_conv2d_call(c); },
+      [](ocltune::Runtime& rt, cl_command_queue q, const ocltune::Conv2dCall& c, const ocltune::DispatchOptions& o) {
+        return ocltune::ops::conv2d(rt, q, c, o);
+      });
+}
+
+void ocltune_pool_args_init(ocltune_pool_args* args, int kind, int backward, int64_t n, int64_t c, int64_t h,
+                            int64_t w, int64_t kernel_h, int64_t kernel_w, cl_mem in, cl_mem out, cl_mem indices) {
+  if (!args) return;
+  *args = ocltune_pool_args{};
+  args->kind = kind;
+  args->backward = backward != 0;
+  args->n = n;
+  args->c = c;
+  args->h = h;
+  args->w = w;
+  args->kernel_h = args->stride_h = kernel_h;
+  args->kernel_w = args->stride_w = kernel_w;
+  args->count_include_pad = 1;
+  args->return_indices = kind == OCLTUNE_POOL_MAX;
+  args->in = in;
+  args->out = out;
+  args->indices = indices;
+}
+
+ocltune_status ocltune_pool(ocltune_runtime runtime, cl_command_queue queue, const ocltune_pool_args* args,
+                            cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level) {
+  return conv_pool_dispatch(
+      "ocltune_pool", runtime, queue, args, num_wait, wait, event, level,
+      [](const ocltune::PoolCall& c) { ocltune::check_pool_call(c); },
+      [](ocltune::Runtime& rt, cl_command_queue q, const ocltune::PoolCall& c, const ocltune::DispatchOptions& o) {
+        return ocltune::ops::pool(rt, q, c, o);
+      });
+}
+
+// ---- end conv2d and pooling --------------------------------------------------------------------
 
 const char* ocltune_last_error(void) { return last_error.c_str(); }
 

@@ -87,6 +87,79 @@ void ocltune_gemm_args_init(ocltune_gemm_args* args, int trans_a, int trans_b, i
 ocltune_status ocltune_gemm(ocltune_runtime runtime, cl_command_queue queue, const ocltune_gemm_args* args,
                             cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level);
 
+/* ---- conv2d and pooling (ocltune::Conv2dCall, ocltune::PoolCall) ---------------------------------- */
+
+/* What a conv2d call computes; the same four tensors take part in every direction. */
+typedef enum ocltune_conv_direction {
+  OCLTUNE_CONV_FORWARD = 0,        /* output = act(conv(input, weight) + bias) */
+  OCLTUNE_CONV_BACKWARD_DATA = 1,  /* input = gradient of the input, from output (dy) and weight */
+  OCLTUNE_CONV_BACKWARD_WEIGHT = 2 /* weight = gradient of the weight, from input (x) and output (dy);
+                                      bias = its gradient (sum of dy over n, p, q) when has_bias */
+} ocltune_conv_direction;
+
+/* Fused after the bias, forward only. */
+typedef enum ocltune_activation {
+  OCLTUNE_ACTIVATION_NONE = 0,
+  OCLTUNE_ACTIVATION_RELU = 1,
+  OCLTUNE_ACTIVATION_RELU6 = 2,
+  OCLTUNE_ACTIVATION_GELU = 3,
+  OCLTUNE_ACTIVATION_SIGMOID = 4
+} ocltune_activation;
+
+/* 2-D convolution, fp32, PyTorch semantics: dense NCHW input and output, KCRS weight, element offsets. */
+typedef struct ocltune_conv2d_args {
+  int direction;  /* ocltune_conv_direction */
+  int64_t n, c, h, w; /* input N x C x H x W */
+  int64_t k, r, s;    /* weight K x C/groups x R x S */
+  int64_t stride_h, stride_w, pad_h, pad_w, dil_h, dil_w, groups;
+  int has_bias;   /* forward adds bias; backward-weight writes its gradient */
+  int activation; /* ocltune_activation */
+  cl_mem input, weight, output, bias; /* bias may be NULL without has_bias */
+  int64_t input_offset, weight_offset, output_offset, bias_offset;
+} ocltune_conv2d_args;
+
+/* Sets the direction and sizes, the buffers with offset 0, stride 1, no padding, dilation 1, groups 1,
+ * no bias, no activation. */
+void ocltune_conv2d_args_init(ocltune_conv2d_args* args, int direction, int64_t n, int64_t c, int64_t h, int64_t w,
+                              int64_t k, int64_t r, int64_t s, cl_mem input, cl_mem weight, cl_mem output);
+
+/* Enqueues the convolution; `wait`, `event` and `level` as for ocltune_gemm. */
+ocltune_status ocltune_conv2d(ocltune_runtime runtime, cl_command_queue queue, const ocltune_conv2d_args* args,
+                              cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level);
+
+typedef enum ocltune_pool_kind {
+  OCLTUNE_POOL_MAX = 0,         /* max_pool2d; indices are PyTorch's flat h*W+w, int64 */
+  OCLTUNE_POOL_AVG = 1,         /* avg_pool2d */
+  OCLTUNE_POOL_ADAPTIVE_AVG = 2 /* adaptive_avg_pool2d to 1x1 (window fields unused) */
+} ocltune_pool_kind;
+
+/* Pooling over contiguous NCHW; in = x (forward) or the output gradient (backward), out = y or the
+ * input gradient; n, c, h, w are the input's sizes in both directions. */
+typedef struct ocltune_pool_args {
+  int kind;     /* ocltune_pool_kind */
+  int backward;
+  int64_t n, c, h, w;
+  int64_t kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w;
+  int ceil_mode;
+  int count_include_pad; /* avg */
+  int return_indices;    /* max forward writes indices; max backward always reads them */
+  int dtype;             /* storage type of in and out: 0 fp32, 1 fp16, 2 bf16 */
+  cl_mem in, out, indices; /* indices may be NULL when not written or read */
+  int64_t in_offset, out_offset, indices_offset; /* elements of each buffer's type */
+} ocltune_pool_args;
+
+/* Sets kind, direction, sizes and window, the buffers with offset 0, stride = window (PyTorch's default),
+ * no padding, floor mode, count_include_pad 1, return_indices 1 for max, fp32. */
+void ocltune_pool_args_init(ocltune_pool_args* args, int kind, int backward, int64_t n, int64_t c, int64_t h,
+                            int64_t w, int64_t kernel_h, int64_t kernel_w, cl_mem in, cl_mem out, cl_mem indices);
+
+/* Enqueues the pooling; `wait`, `event` and `level` as for ocltune_gemm. N or C of 0 enqueues a marker
+ * (level OCLTUNE_LEVEL_BUILTIN). */
+ocltune_status ocltune_pool(ocltune_runtime runtime, cl_command_queue queue, const ocltune_pool_args* args,
+                            cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level);
+
+/* ---- end conv2d and pooling ----------------------------------------------------------------------- */
+
 /* The message of the last failure on this thread ("" if none). Valid until the next call on this thread. */
 const char* ocltune_last_error(void);
 const char* ocltune_status_name(ocltune_status status);

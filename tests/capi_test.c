@@ -1,4 +1,4 @@
-/* The C API from C: runtimes by index and on a caller's context, GEMMs checked in double, error paths. */
+/* The C API from C: runtimes by index and on a caller's context, GEMMs, a conv2d and a pooling checked, error paths. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,6 +100,130 @@ static void gemm_case(ocltune_runtime rt, int trans_a, int trans_b, int64_t m, i
   free(out);
 }
 
+/* One forward conv2d (odd sizes, stride 2, padding, bias) through ocltune_conv2d, checked in double. */
+static void conv2d_case(ocltune_runtime rt) {
+  cl_context context = ocltune_runtime_context(rt);
+  cl_command_queue queue = ocltune_runtime_queue(rt);
+  ocltune_conv2d_args args;
+  ocltune_conv2d_args_init(&args, OCLTUNE_CONV_FORWARD, 2, 3, 11, 13, 5, 3, 3, NULL, NULL, NULL);
+  args.stride_h = args.stride_w = 2;
+  args.pad_h = args.pad_w = 1;
+  args.has_bias = 1;
+  const int64_t p = (11 + 2 - 3) / 2 + 1, q = (13 + 2 - 3) / 2 + 1;
+  const size_t nx = 2 * 3 * 11 * 13, nw = 5 * 3 * 3 * 3, nb = 5, ny = (size_t)(2 * 5 * p * q);
+  float* x = malloc(nx * sizeof(float));
+  float* wt = malloc(nw * sizeof(float));
+  float* bias = malloc(nb * sizeof(float));
+  float* y = malloc(ny * sizeof(float));
+  unsigned state = 777u;
+  for (size_t i = 0; i < nx; ++i) x[i] = next_value(&state);
+  for (size_t i = 0; i < nw; ++i) wt[i] = next_value(&state);
+  for (size_t i = 0; i < nb; ++i) bias[i] = next_value(&state);
+  cl_int err = CL_SUCCESS;
+  args.input = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, nx * sizeof(float), x, &err);
+  args.weight = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, nw * sizeof(float), wt, &err);
+  args.bias = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, nb * sizeof(float), bias, &err);
+  args.output = clCreateBuffer(context, CL_MEM_READ_WRITE, ny * sizeof(float), NULL, &err);
+  CHECK(err == CL_SUCCESS, "clCreateBuffer: %d", err);
+
+  cl_event event = NULL;
+  ocltune_level level = OCLTUNE_LEVEL_EXACT;
+  ocltune_status status = ocltune_conv2d(rt, queue, &args, 0, NULL, &event, &level);
+  CHECK(status == OCLTUNE_SUCCESS, "%s: %s", ocltune_status_name(status), ocltune_last_error());
+  CHECK(level == OCLTUNE_LEVEL_BUILTIN, "level %s", ocltune_level_name(level));
+  CHECK(event != NULL, "no event");
+  if (event) {
+    clWaitForEvents(1, &event);
+    clReleaseEvent(event);
+  }
+  clEnqueueReadBuffer(queue, args.output, CL_TRUE, 0, ny * sizeof(float), y, 0, NULL, NULL);
+  int wrong = 0;
+  for (int64_t n = 0; n < 2; ++n) {
+    for (int64_t k = 0; k < 5; ++k) {
+      for (int64_t i = 0; i < p; ++i) {
+        for (int64_t j = 0; j < q; ++j) {
+          double sum = bias[k], scale = fabs(bias[k]);
+          for (int64_t c = 0; c < 3; ++c) {
+            for (int64_t r = 0; r < 3; ++r) {
+              for (int64_t s = 0; s < 3; ++s) {
+                const int64_t h = i * 2 - 1 + r, w = j * 2 - 1 + s;
+                if (h < 0 || h >= 11 || w < 0 || w >= 13) continue;
+                const double term = (double)x[((n * 3 + c) * 11 + h) * 13 + w] * wt[((k * 3 + c) * 3 + r) * 3 + s];
+                sum += term;
+                scale += fabs(term);
+              }
+            }
+          }
+          const double got = y[((n * 5 + k) * p + i) * q + j];
+          if (!(fabs(got - sum) <= (8.0 * sqrt(28.0) + 4.0) * 0x1.0p-24 * (scale + 1e-30))) ++wrong;
+        }
+      }
+    }
+  }
+  CHECK(wrong == 0, "conv2d: %d wrong elements", wrong);
+
+  /* A call no kernel can serve is an argument error. */
+  args.groups = 2;
+  status = ocltune_conv2d(rt, queue, &args, 0, NULL, NULL, NULL);
+  CHECK(status == OCLTUNE_INVALID_ARGUMENT, "conv2d groups: %s", ocltune_status_name(status));
+  CHECK(strstr(ocltune_last_error(), "groups") != NULL, "message: %s", ocltune_last_error());
+  clReleaseMemObject(args.input);
+  clReleaseMemObject(args.weight);
+  clReleaseMemObject(args.bias);
+  clReleaseMemObject(args.output);
+  free(x);
+  free(wt);
+  free(bias);
+  free(y);
+}
+
+/* One max pooling with indices through ocltune_pool (window 2x3, stride = window), checked exactly. */
+static void pool_case(ocltune_runtime rt) {
+  cl_context context = ocltune_runtime_context(rt);
+  cl_command_queue queue = ocltune_runtime_queue(rt);
+  enum { N = 2, C = 3, H = 11, W = 13, KH = 2, KW = 3, OH = H / KH, OW = W / KW };
+  float x[N * C * H * W], y[N * C * OH * OW];
+  int64_t idx[N * C * OH * OW];
+  unsigned state = 99u;
+  for (int i = 0; i < N * C * H * W; ++i) x[i] = next_value(&state);
+  cl_int err = CL_SUCCESS;
+  cl_mem in = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof x, x, &err);
+  cl_mem out = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof y, NULL, &err);
+  cl_mem indices = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof idx, NULL, &err);
+  CHECK(err == CL_SUCCESS, "clCreateBuffer: %d", err);
+  ocltune_pool_args args;
+  ocltune_pool_args_init(&args, OCLTUNE_POOL_MAX, 0, N, C, H, W, KH, KW, in, out, indices);
+  ocltune_level level = OCLTUNE_LEVEL_EXACT;
+  ocltune_status status = ocltune_pool(rt, queue, &args, 0, NULL, NULL, &level);
+  CHECK(status == OCLTUNE_SUCCESS, "%s: %s", ocltune_status_name(status), ocltune_last_error());
+  CHECK(level == OCLTUNE_LEVEL_BUILTIN, "level %s", ocltune_level_name(level));
+  clEnqueueReadBuffer(queue, out, CL_TRUE, 0, sizeof y, y, 0, NULL, NULL);
+  clEnqueueReadBuffer(queue, indices, CL_TRUE, 0, sizeof idx, idx, 0, NULL, NULL);
+  int wrong = 0;
+  for (int plane = 0; plane < N * C; ++plane) {
+    for (int i = 0; i < OH; ++i) {
+      for (int j = 0; j < OW; ++j) {
+        int best = (i * KH) * W + j * KW;
+        for (int r = 0; r < KH; ++r) {
+          for (int s = 0; s < KW; ++s) {
+            const int at = (i * KH + r) * W + j * KW + s;
+            if (x[plane * H * W + at] > x[plane * H * W + best]) best = at;
+          }
+        }
+        const int o = (plane * OH + i) * OW + j;
+        if (y[o] != x[plane * H * W + best] || idx[o] != best) ++wrong;
+      }
+    }
+  }
+  CHECK(wrong == 0, "pool: %d wrong elements", wrong);
+  args.indices = NULL;
+  status = ocltune_pool(rt, queue, &args, 0, NULL, NULL, NULL);
+  CHECK(status == OCLTUNE_INVALID_ARGUMENT, "pool without indices buffer: %s", ocltune_status_name(status));
+  clReleaseMemObject(in);
+  clReleaseMemObject(out);
+  clReleaseMemObject(indices);
+}
+
 int main(void) {
   const char* index_text = getenv("OCLTUNE_TEST_DEVICE");
   const int index = index_text ? atoi(index_text) : 0;
@@ -117,6 +241,8 @@ int main(void) {
   CHECK(strcmp(ocltune_last_error(), "") == 0, "success leaves no error: %s", ocltune_last_error());
   gemm_case(rt, 0, 0, 37, 29, 19, 1, 0, 0, 1.0f, 0.0f, OCLTUNE_LEVEL_BUILTIN);
   gemm_case(rt, 1, 1, 19, 23, 29, 3, 3, 5, -1.5f, 0.5f, OCLTUNE_LEVEL_BUILTIN);
+  conv2d_case(rt);
+  pool_case(rt);
 
   /* A second runtime on the first one's context and device. */
   ocltune_runtime shared = NULL;

@@ -1,0 +1,288 @@
+// ops::conv2d through the runtime: every direction of odd, depthwise and 1x1 shapes against the
+// float64 reference at the built-in level; exact and nearest database rows; refused calls.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "harness/verify.h"
+#include "ops/conv2d_problem.h"
+#include "ops/conv2d_reference.h"
+#include "ops/runtime_conv2d.h"
+#include "tests/runtime_support.h"
+#include "tests/test_session.h"
+
+namespace ocltune {
+namespace {
+
+using testing::LogSink;
+
+Session& session() { return testing::test_session(); }
+
+std::unique_ptr<Runtime> make_runtime(const std::string& user_db) {
+  return std::make_unique<Runtime>(session().context(), session().device().device,
+                                   testing::isolated(user_db, "", std::make_shared<LogSink>()));
+}
+
+BestRow conv2d_row(const Conv2dShape& shape, const Config& config) {
+  BestRow r;
+  r.device_key = session().device().key();
+  r.op = "conv2d";
+  r.dtype = "fp32";
+  r.shape_key = shape.key();
+  r.shape_json = shape.to_json().dump();
+  r.params_json = to_json(config).dump();
+  r.median_ns = r.min_ns = r.max_ns = 1000;
+  r.source_hash = "test";
+  return r;
+}
+
+// One tensor in its own buffer at an offset, followed by canary words.
+struct Tensor {
+  std::int64_t offset = 0, elements = 0;
+  bool written = false;
+  std::vector<float> before;
+  std::vector<std::uint8_t> mask;
+  cl::Buffer buffer;
+
+  void init(std::int64_t off, std::int64_t count, bool out, std::uint64_t seed) {
+    offset = off;
+    elements = count;
+    written = out;
+    before.assign(static_cast<std::size_t>(off + count) + kCanaryWords, canary_value());
+    if (!out) {
+      fill_uniform(before, seed);
+    } else {
+      mask.assign(before.size(), 0);
+      for (std::int64_t i = off; i < off + count; ++i) {
+        before[static_cast<std::size_t>(i)] = std::nanf("");  // a skipped element fails
+        mask[static_cast<std::size_t>(i)] = 1;
+      }
+    }
+    buffer = cl::Buffer(session().context(), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, before.size() * sizeof(float),
+                        before.data());
+  }
+  std::span<const float> data() const {
+    if (before.empty()) return {};
+    return std::span<const float>(before).subspan(static_cast<std::size_t>(offset), static_cast<std::size_t>(elements));
+  }
+};
+
+// A convolution with random operands at odd offsets, and its check against Conv2dReference with the
+// family's tolerance.
+class HostConv {
+ public:
+  explicit HostConv(const Conv2dShape& shape) : shape_(shape) {
+    const ConvDirection dir = shape.dir;
+    input_.init(3, shape.input_elements(), dir == ConvDirection::kBackwardData, 1);
+    weight_.init(5, shape.weight_elements(), dir == ConvDirection::kBackwardWeight, 2);
+    output_.init(7, shape.output_elements(), dir == ConvDirection::kForward, 3);
+    if (shape.bias) bias_.init(2, shape.k, dir == ConvDirection::kBackwardWeight, 4);
+    call_.shape = shape;
+    call_.input = input_.buffer();
+    call_.weight = weight_.buffer();
+    call_.output = output_.buffer();
+    call_.bias = shape.bias ? bias_.buffer() : nullptr;
+    call_.input_offset = input_.offset;
+    call_.weight_offset = weight_.offset;
+    call_.output_offset = output_.offset;
+    call_.bias_offset = bias_.offset;
+  }
+  const Conv2dCall& call() const { return call_; }
+
+  // The first mismatch after the op ran with `config` ("" if the result is right and nothing else changed).
+  std::string check(const Config& config) {
+    const Conv2dShape& s = shape_;
+    const Conv2dReference ref(s, input_.data(), weight_.data(), output_.data(), bias_.data());
+    std::vector<Expected> out, bias;
+    const auto add = [](std::vector<Expected>& e, const Tensor& t, std::int64_t i, ReferenceValue v) {
+      e.push_back({static_cast<std::size_t>(t.offset + i), v.value, v.scale});
+    };
+    Tensor* written = nullptr;
+    if (s.dir == ConvDirection::kForward) {
+      written = &output_;
+      for (std::int64_t i = 0; i < s.output_elements(); ++i) {
+        const std::int64_t q = i % s.q(), p = i / s.q() % s.p();
+        const std::int64_t k = i / (s.p() * s.q()) % s.k, n = i / (s.k * s.p() * s.q());
+        add(out, output_, i, ref.forward(n, k, p, q));
+      }
+    } else if (s.dir == ConvDirection::kBackwardData) {
+      written = &input_;
+      for (std::int64_t i = 0; i < s.input_elements(); ++i) {
+        const std::int64_t w = i % s.w, h = i / s.w % s.h, c = i / (s.h * s.w) % s.c, n = i / (s.c * s.h * s.w);
+        add(out, input_, i, ref.backward_data(n, c, h, w));
+      }
+    } else {
+      written = &weight_;
+      const std::int64_t cg = s.c_per_group();
+      for (std::int64_t i = 0; i < s.weight_elements(); ++i) {
+        const std::int64_t x = i % s.s, y = i / s.s % s.r, c = i / (s.r * s.s) % cg, k = i / (cg * s.r * s.s);
+        add(out, weight_, i, ref.backward_weight(k, c, y, x));
+      }
+      for (std::int64_t k = 0; s.bias && k < s.k; ++k) add(bias, bias_, k, ref.bias_gradient(k));
+    }
+    double tol = (8.0 * std::sqrt(static_cast<double>(accumulation_length(s))) + 4.0) * 0x1.0p-24;
+    if (config.at("ALGO") == kAlgoWinograd) {
+      tol *= winograd_magnitude_factor(static_cast<int>(value_or(config, "WINO_M", 2)));
+    }
+    std::string failures;
+    for (Tensor* t : {&input_, &weight_, &output_, &bias_}) {
+      if (t->before.empty()) continue;
+      std::vector<float> after(t->before.size());
+      session().queue().enqueueReadBuffer(t->buffer, CL_TRUE, 0, after.size() * sizeof(float), after.data());
+      // Read-only tensors must come back bit-identical; written ones match the reference.
+      const std::vector<Expected> none;
+      const std::vector<Expected>& e = t == written ? out : (t == &bias_ && t->written ? bias : none);
+      const std::vector<std::uint8_t> mask = t->written ? t->mask : std::vector<std::uint8_t>{};
+      const VerifyResult r = verify_output(after, t->before, e, tol, mask);
+      if (!r.ok) failures += r.message + "; ";
+    }
+    return failures;
+  }
+
+ private:
+  Conv2dShape shape_;
+  Tensor input_, weight_, output_, bias_;
+  Conv2dCall call_;
+};
+
+// N=2, C=3, 11x13, K=5, 3x3 stride 2 pad 1 (bias and ReLU forward, bias gradient backward-weight);
+// a depthwise 3x3 with channel multiplier 2; a 1x1.
+std::vector<Conv2dShape> odd_shapes(ConvDirection dir) {
+  const bool bias = dir != ConvDirection::kBackwardData;
+  Conv2dShape regular{.dir = dir, .n = 2, .c = 3, .h = 11, .w = 13, .k = 5, .r = 3, .s = 3, .stride_h = 2,
+                      .stride_w = 2, .pad_h = 1, .pad_w = 1, .bias = bias};
+  if (dir == ConvDirection::kForward) regular.act = Activation::kRelu;
+  const Conv2dShape depthwise{.dir = dir, .n = 2, .c = 6, .h = 11, .w = 13, .k = 12, .r = 3, .s = 3, .pad_h = 1,
+                              .pad_w = 1, .groups = 6, .bias = bias};
+  const Conv2dShape pointwise{.dir = dir, .n = 2, .c = 7, .h = 11, .w = 13, .k = 5, .r = 1, .s = 1, .bias = bias};
+  return {regular, depthwise, pointwise};
+}
+
+constexpr ConvDirection kDirections[] = {ConvDirection::kForward, ConvDirection::kBackwardData,
+                                         ConvDirection::kBackwardWeight};
+
+TEST(RuntimeConv2d, BuiltinLevelMatchesTheReferenceInEveryDirection) {
+  auto rt = make_runtime("");
+  for (const ConvDirection dir : kDirections) {
+    for (const Conv2dShape& shape : odd_shapes(dir)) {
+      ASSERT_TRUE(shape.depthwise() == (shape.groups > 1));
+      HostConv conv(shape);
+      const Dispatch d = ops::conv2d(*rt, session().queue()(), conv.call());
+      EXPECT_EQ(d.level, Level::kBuiltin) << shape.key();
+      ASSERT_NE(d.last(), nullptr);
+      d.last()->wait();
+      const Decision decision = ops::conv2d_decision(*rt, conv.call());
+      EXPECT_EQ(decision.config, conv2d_default_configs(shape).front()) << shape.key();
+      EXPECT_EQ(conv.check(decision.config), "") << shape.key();
+    }
+  }
+  EXPECT_EQ(rt->stats().resolutions, 9u) << "one decision per shape, found again by the shape code";
+}
+
+TEST(RuntimeConv2d, ExactRowsChooseTheirAlgorithm) {
+  // Winograd (transforms and a batched GEMM, workspace) for a 3x3 stride-1 forward; implicit GEMM for
+  // the strided backward-data; the 1x1 GEMM for a backward-weight with bias gradient.
+  Conv2dShape wino{.n = 2, .c = 3, .h = 11, .w = 13, .k = 5, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1, .bias = true};
+  const Conv2dShape strided = odd_shapes(ConvDirection::kBackwardData)[0];
+  const Conv2dShape pointwise = odd_shapes(ConvDirection::kBackwardWeight)[2];
+  const std::vector<std::pair<Conv2dShape, Config>> cases = {
+      {wino, conv2d_default_config(wino, kAlgoWinograd)},
+      {strided, conv2d_default_config(strided, kAlgoImplicitGemm)},
+      {pointwise, conv2d_default_config(pointwise, kAlgoGemm1x1)}};
+  std::vector<BestRow> rows;
+  for (const auto& [shape, config] : cases) {
+    ASSERT_NE(config, conv2d_default_configs(shape).front()) << "the row must differ from the built-in";
+    rows.push_back(conv2d_row(shape, config));
+  }
+  auto rt = make_runtime(testing::write_database(testing::temp_path("conv2d_exact.db"), {session().device()}, rows));
+  EXPECT_TRUE(rt->messages().empty()) << (rt->messages().empty() ? "" : rt->messages().front());
+  for (const auto& [shape, config] : cases) {
+    HostConv conv(shape);
+    const Dispatch d = ops::conv2d(*rt, session().queue()(), conv.call());
+    EXPECT_EQ(d.level, Level::kExact) << shape.key();
+    ASSERT_NE(d.last(), nullptr);
+    d.last()->wait();
+    if (config.at("ALGO") == kAlgoWinograd) {
+      EXPECT_GT(d.count, 1u) << "Winograd runs its transforms";
+    }
+    const Decision decision = ops::conv2d_decision(*rt, conv.call());
+    EXPECT_EQ(decision.config, config) << shape.key();
+    EXPECT_EQ(conv.check(config), "") << shape.key();
+    // A second call on other buffers hits the cached decision and plans on the new buffers.
+    HostConv again(shape);
+    ops::conv2d(*rt, session().queue()(), again.call()).last()->wait();
+    EXPECT_EQ(again.check(config), "") << shape.key();
+  }
+  EXPECT_EQ(rt->stats().resolutions, cases.size());
+}
+
+TEST(RuntimeConv2d, NearestRowIsVerifiedOnFirstUse) {
+  const Conv2dShape call_shape = odd_shapes(ConvDirection::kForward)[0];
+  Conv2dShape tuned = call_shape;
+  tuned.h = 12;
+  tuned.w = 12;
+  const Config config = conv2d_default_config(tuned, kAlgoImplicitGemm);
+  auto rt = make_runtime(testing::write_database(testing::temp_path("conv2d_nearest.db"), {session().device()},
+                                                 {conv2d_row(tuned, config)}));
+  HostConv conv(call_shape);
+  const Dispatch d = ops::conv2d(*rt, session().queue()(), conv.call());
+  EXPECT_EQ(d.level, Level::kNearest);
+  d.last()->wait();
+  const Decision decision = ops::conv2d_decision(*rt, conv.call());
+  EXPECT_EQ(decision.config, config);
+  EXPECT_TRUE(decision.verified);
+  EXPECT_NEAR(decision.distance, std::hypot(std::log2(11.0 / 12), std::log2(13.0 / 12)), 1e-9);
+  EXPECT_EQ(conv.check(config), "");
+}
+
+TEST(RuntimeConv2d, CallsNoKernelCanServeThrowBeforeEnqueueing) {
+  HostConv conv(odd_shapes(ConvDirection::kForward)[0]);
+  const auto refused = [&](auto change) {
+    Conv2dCall c = conv.call();
+    change(c);
+    return [c] { check_conv2d_call(c); };
+  };
+  EXPECT_NO_THROW(check_conv2d_call(conv.call()));
+  EXPECT_THROW(refused([](Conv2dCall& c) { c.weight = nullptr; })(), Error);
+  EXPECT_THROW(refused([](Conv2dCall& c) { c.bias = nullptr; })(), Error);
+  EXPECT_THROW(refused([](Conv2dCall& c) { c.shape.groups = 2; })(), Error);
+  EXPECT_THROW(refused([](Conv2dCall& c) { c.shape.dir = ConvDirection::kBackwardData; })(), Error);  // ReLU
+  EXPECT_THROW(refused([](Conv2dCall& c) { c.shape.n = 0; })(), Error);
+  EXPECT_THROW(refused([](Conv2dCall& c) { c.shape.pad_w = 65; })(), Error);
+  EXPECT_THROW(refused([](Conv2dCall& c) { c.shape.r = 40; })(), Error);  // larger than the padded input
+  EXPECT_THROW(refused([](Conv2dCall& c) { c.output_offset = -1; })(), Error);
+  auto rt = make_runtime("");
+  Conv2dCall bad = conv.call();
+  bad.input = nullptr;
+  EXPECT_THROW(ops::conv2d(*rt, session().queue()(), bad), Error);
+  EXPECT_EQ(rt->stats().resolutions, 0u);
+}
+
+TEST(RuntimeConv2d, ShapeCodeTellsApartEveryPackedField) {
+  Conv2dCall a = HostConv(odd_shapes(ConvDirection::kForward)[0]).call();
+  const ShapeCode base = conv2d_shape_code(conv2d_adapter(), a);
+  EXPECT_LE(base.size, ShapeCode::kMaxDims);
+  const auto differs = [&](auto change) {
+    Conv2dCall c = a;
+    change(c.shape);
+    return !(conv2d_shape_code(conv2d_adapter(), c) == base);
+  };
+  EXPECT_TRUE(differs([](Conv2dShape& s) { s.r = 1; }));
+  EXPECT_TRUE(differs([](Conv2dShape& s) { s.s = 1; }));
+  EXPECT_TRUE(differs([](Conv2dShape& s) { s.stride_h = 1; }));
+  EXPECT_TRUE(differs([](Conv2dShape& s) { s.stride_w = 1; }));
+  EXPECT_TRUE(differs([](Conv2dShape& s) { s.pad_h = 0; }));
+  EXPECT_TRUE(differs([](Conv2dShape& s) { s.pad_w = 0; }));
+  EXPECT_TRUE(differs([](Conv2dShape& s) { s.dil_w = 2; }));
+  EXPECT_TRUE(differs([](Conv2dShape& s) { s.bias = false; }));
+  EXPECT_TRUE(differs([](Conv2dShape& s) { s.act = Activation::kGelu; }));
+  EXPECT_TRUE(differs([](Conv2dShape& s) { s.dir = ConvDirection::kBackwardWeight; }));
+  // Buffers and offsets are not part of the problem.
+  Conv2dCall moved = a;
+  moved.input_offset = 11;
+  moved.output = nullptr;
+  EXPECT_TRUE(conv2d_shape_code(conv2d_adapter(), moved) == base);
+}
+
+}  // namespace
+}  // namespace ocltune
