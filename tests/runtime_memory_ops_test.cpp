@@ -300,6 +300,56 @@ TEST(RuntimeNorm, LayerAndBatchNormAtTheBuiltinLevelWithOffsets) {
   EXPECT_EQ(run_norm(*rt, {.kind = NormKind::kBatch, .dims = {4, 3, 5, 7}, .axis = 1}, 2), Level::kBuiltin);
 }
 
+// Runs a backward `shape` (the saved statistics of x computed on the host, as a forward pass writes
+// them) with every tensor `off` elements into its buffer and checks dx, dgamma and dbeta.
+Level run_norm_backward(Runtime& rt, const NormShape& shape, std::int64_t off) {
+  const bool batch = is_batch_norm(shape.kind);
+  const std::int64_t params = batch ? shape.channels() : shape.n();
+  const std::int64_t stats = batch ? shape.channels() : shape.rows();
+  NormTensors t;
+  t.x = input_tensor(shape.elements(), off, 31, -1, 3);
+  t.dy = input_tensor(shape.elements(), off, 32);
+  t.gamma = input_tensor(params, off, 33, 0.5f, 1.5f);
+  t.mean = StoredTensor("fp32", stats, off);
+  t.rstd = StoredTensor("fp32", stats, off);
+  fill_saved_statistics(shape, t);
+  for (StoredTensor* s : {&t.mean, &t.rstd}) {
+    s->buffer(session().context());
+    s->upload(session().queue());
+  }
+  t.dx = output_tensor("fp32", shape.elements(), off);
+  t.dgamma = output_tensor("fp32", params, off);
+  t.dbeta = output_tensor("fp32", params, off);
+  const NormReference reference = norm_reference(shape, t);
+  const cl::Context& ctx = session().context();
+  auto ref = [&](StoredTensor& s) { return NormBuffer{s.buffer(ctx)(), off}; };
+  NormCall call{.shape = shape};
+  call.x = ref(t.x);
+  call.dy = ref(t.dy);
+  call.gamma = ref(t.gamma);
+  call.mean = ref(t.mean);
+  call.rstd = ref(t.rstd);
+  call.dx = ref(t.dx);
+  call.dgamma = ref(t.dgamma);
+  call.dbeta = ref(t.dbeta);
+  const Dispatch d = ops::norm(rt, queue(), call);
+  for (const auto& [name, tensor] :
+       {std::pair<std::string, StoredTensor*>{"dx", &t.dx}, {"dgamma", &t.dgamma}, {"dbeta", &t.dbeta}}) {
+    const OutputReference& out = reference.outputs.at(name);
+    const VerifyResult v = verify_output(tensor->read_values(session().queue()), tensor->values(), out.expected,
+                                         reference.tolerance, out.written);
+    EXPECT_TRUE(v.ok) << shape.key() << " " << name << ": " << v.message;
+  }
+  return d.level;
+}
+
+TEST(RuntimeNorm, BackwardKindsAtTheBuiltinLevelWithOffsets) {
+  auto rt = make_runtime();
+  EXPECT_EQ(run_norm_backward(*rt, {.kind = NormKind::kLayerBackward, .dims = {5, 77}, .axis = 1}, 3), Level::kBuiltin);
+  EXPECT_EQ(run_norm_backward(*rt, {.kind = NormKind::kBatchBackward, .dims = {4, 3, 5, 7}, .axis = 1}, 2),
+            Level::kBuiltin);
+}
+
 TEST(RuntimeNorm, ExactRowIsUsed) {
   const NormShape shape{.kind = NormKind::kLayer, .dims = {5, 77}, .axis = 1};
   const Config config = other_config(NormProblem(shape));
