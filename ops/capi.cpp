@@ -13,6 +13,11 @@
 #include "ops/runtime_conv2d.h"
 #include "ops/runtime_gemm.h"
 #include "ops/runtime_pool.h"
+// Memory-bound families (reduce, softmax, norm, elementwise).
+#include "ops/runtime_elementwise.h"
+#include "ops/runtime_norm.h"
+#include "ops/runtime_reduce.h"
+#include "ops/runtime_softmax.h"
 
 struct ocltune_runtime_t {
   std::unique_ptr<ocltune::Runtime> runtime;
@@ -110,6 +115,148 @@ bool valid_options(const ocltune_options* o) {
 }
 
 }  // namespace
+
+// ---- Memory-bound families: reduce, softmax, norm, elementwise (helpers) ----
+namespace {
+
+std::string dtype_of(const char* dtype) { return dtype ? dtype : "fp32"; }
+
+std::vector<std::int64_t> dims_of(int ndims, const int64_t* dims, int min_rank) {
+  if (ndims < min_rank || ndims > OCLTUNE_MAX_DIMS) {
+    throw ocltune::Error("ndims must be in " + std::to_string(min_rank) + ".." + std::to_string(OCLTUNE_MAX_DIMS));
+  }
+  return std::vector<std::int64_t>(dims, dims + ndims);
+}
+
+ocltune::ReduceCall to_call(const ocltune_reduce_args& a) {
+  ocltune::ReduceCall c;
+  if (!a.kind) throw ocltune::Error("reduce: kind is NULL");
+  c.shape.kind = ocltune::parse_reduce_kind(a.kind);
+  c.shape.dtype = dtype_of(a.dtype);
+  c.shape.dims = dims_of(a.ndims, a.dims, 1);
+  if (a.num_axes < 0 || a.num_axes > OCLTUNE_MAX_DIMS) throw ocltune::Error("reduce: num_axes must be in 0..4");
+  c.shape.axes.assign(a.axes, a.axes + a.num_axes);
+  c.shape.keepdim = a.keepdim != 0;
+  c.input = a.input.buffer;
+  c.input_offset = a.input.offset;
+  c.output = a.output.buffer;
+  c.output_offset = a.output.offset;
+  ocltune::check_reduce_call(c);
+  return c;
+}
+
+ocltune::SoftmaxCall to_call(const ocltune_softmax_args& a) {
+  ocltune::SoftmaxCall c;
+  c.shape.dtype = dtype_of(a.dtype);
+  c.shape.dims = dims_of(a.ndims, a.dims, 1);
+  c.shape.axis = a.axis;
+  c.shape.log = a.log != 0;
+  c.input = a.input.buffer;
+  c.input_offset = a.input.offset;
+  c.output = a.output.buffer;
+  c.output_offset = a.output.offset;
+  ocltune::check_softmax_call(c);
+  return c;
+}
+
+ocltune::NormBuffer norm_buffer(const ocltune_tensor& t) { return {t.buffer, t.offset}; }
+
+ocltune::NormCall to_call(const ocltune_norm_args& a) {
+  ocltune::NormCall c;
+  if (!a.kind) throw ocltune::Error("norm: kind is NULL");
+  c.shape.kind = ocltune::parse_norm_kind(a.kind);
+  c.shape.dtype = dtype_of(a.dtype);
+  c.shape.dims = dims_of(a.ndims, a.dims, 1);
+  c.shape.axis = a.axis;
+  c.shape.eps = a.eps;
+  c.shape.momentum = a.momentum;
+  c.x = norm_buffer(a.x);
+  c.dy = norm_buffer(a.dy);
+  c.gamma = norm_buffer(a.gamma);
+  c.beta = norm_buffer(a.beta);
+  c.mean = norm_buffer(a.mean);
+  c.rstd = norm_buffer(a.rstd);
+  c.running_mean = norm_buffer(a.running_mean);
+  c.running_var = norm_buffer(a.running_var);
+  c.y = norm_buffer(a.y);
+  c.dx = norm_buffer(a.dx);
+  c.dgamma = norm_buffer(a.dgamma);
+  c.dbeta = norm_buffer(a.dbeta);
+  ocltune::check_norm_call(c);
+  return c;
+}
+
+ocltune::TensorOperand operand_of(const ocltune_operand& o) {
+  ocltune::TensorOperand t;
+  t.dims = dims_of(o.ndims, o.dims, 0);
+  if (o.strided) t.strides.assign(o.strides, o.strides + o.ndims);
+  return t;
+}
+
+ocltune::ElementwiseCall to_call(const ocltune_elementwise_args& a) {
+  ocltune::ElementwiseCall c;
+  c.shape.dtype = ocltune::parse_dtype(dtype_of(a.dtype));
+  c.shape.input = operand_of(a.a);
+  c.inputs[0] = a.a.tensor.buffer;
+  c.input_offsets[0] = a.a.tensor.offset;
+  if (a.op && std::string(a.op) != "copy") {
+    const std::optional<ocltune::ElementwiseOp> op = ocltune::parse_elementwise_op(a.op);
+    if (!op) throw ocltune::Error("elementwise: unknown op '" + std::string(a.op).substr(0, 32) + "'");
+    ocltune::ElementwiseStep step{.op = *op};
+    if (ocltune::is_binary(*op)) {
+      step.reversed = a.reversed != 0;
+      if (a.b.tensor.buffer) {
+        step.tensor = operand_of(a.b);
+        c.inputs[1] = a.b.tensor.buffer;
+        c.input_offsets[1] = a.b.tensor.offset;
+      } else {
+        step.scalar = a.scalar;
+      }
+    }
+    c.shape.steps.push_back(step);
+  }
+  c.output = a.out.buffer;
+  c.output_offset = a.out.offset;
+  ocltune::check_elementwise_call(c);
+  return c;
+}
+
+// The common body of the memory-bound entry points: arguments checked first (an invalid call is
+// OCLTUNE_INVALID_ARGUMENT), then the dispatch under guarded(), the last event handed to the caller.
+template <typename Args, typename Run>
+ocltune_status run_memory_op(const char* name, ocltune_runtime runtime, cl_command_queue queue, const Args* args,
+                             cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level, Run run) {
+  if (event) *event = nullptr;
+  if (!runtime || !queue || !args) return fail(OCLTUNE_INVALID_ARGUMENT, std::string(name) + ": runtime, queue or args is NULL");
+  if (num_wait > 0 && !wait) return fail(OCLTUNE_INVALID_ARGUMENT, std::string(name) + ": num_wait > 0 but wait is NULL");
+  decltype(to_call(*args)) call;
+  try {
+    call = to_call(*args);
+  } catch (const std::bad_alloc&) {
+    return fail(OCLTUNE_OUT_OF_MEMORY, "out of host memory");
+  } catch (const std::exception& e) {
+    return fail(OCLTUNE_INVALID_ARGUMENT, e.what());
+  }
+  return guarded([&] {
+    ocltune::DispatchOptions options;
+    options.wait = std::span<const cl_event>(wait, num_wait);
+    options.events = event != nullptr;
+    ocltune::Dispatch d = run(*runtime->runtime, queue, call, options);
+    if (level) *level = static_cast<ocltune_level>(d.level);
+    if (event && d.count > 0) {
+      cl_event last = d.events[d.count - 1]();
+      clRetainEvent(last);
+      *event = last;
+    }
+  });
+}
+
+void copy_dims(int ndims, const int64_t* dims, int64_t* out) {
+  for (int i = 0; dims && i < ndims && i < OCLTUNE_MAX_DIMS; ++i) out[i] = dims[i];
+}
+
+}  // namespace
+// ---- end of the memory-bound families (helpers) ----
 
 extern "C" {
 
@@ -373,6 +520,95 @@ ocltune_status ocltune_pool(ocltune_runtime runtime, cl_command_queue queue, con
 }
 
 // ---- end conv2d and pooling --------------------------------------------------------------------
+// ---- Memory-bound families: reduce, softmax, norm, elementwise ----
+
+void ocltune_reduce_args_init(ocltune_reduce_args* args, const char* kind, int ndims, const int64_t* dims,
+                              int num_axes, const int* axes, cl_mem input, cl_mem output) {
+  if (!args) return;
+  *args = ocltune_reduce_args{};
+  args->kind = kind;
+  args->ndims = ndims;
+  copy_dims(ndims, dims, args->dims);
+  args->num_axes = num_axes;
+  for (int i = 0; axes && i < num_axes && i < OCLTUNE_MAX_DIMS; ++i) args->axes[i] = axes[i];
+  args->input.buffer = input;
+  args->output.buffer = output;
+}
+
+ocltune_status ocltune_reduce(ocltune_runtime runtime, cl_command_queue queue, const ocltune_reduce_args* args,
+                              cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level) {
+  return run_memory_op("ocltune_reduce", runtime, queue, args, num_wait, wait, event, level,
+                       [](auto& rt, cl_command_queue q, const auto& call, const auto& options) {
+                         return ocltune::ops::reduce(rt, q, call, options);
+                       });
+}
+
+void ocltune_softmax_args_init(ocltune_softmax_args* args, int ndims, const int64_t* dims, int axis, cl_mem input,
+                               cl_mem output) {
+  if (!args) return;
+  *args = ocltune_softmax_args{};
+  args->ndims = ndims;
+  copy_dims(ndims, dims, args->dims);
+  args->axis = axis;
+  args->input.buffer = input;
+  args->output.buffer = output;
+}
+
+ocltune_status ocltune_softmax(ocltune_runtime runtime, cl_command_queue queue, const ocltune_softmax_args* args,
+                               cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level) {
+  return run_memory_op("ocltune_softmax", runtime, queue, args, num_wait, wait, event, level,
+                       [](auto& rt, cl_command_queue q, const auto& call, const auto& options) {
+                         return ocltune::ops::softmax(rt, q, call, options);
+                       });
+}
+
+void ocltune_norm_args_init(ocltune_norm_args* args, const char* kind, int ndims, const int64_t* dims) {
+  if (!args) return;
+  *args = ocltune_norm_args{};
+  const ocltune::NormShape defaults;
+  args->kind = kind;
+  args->ndims = ndims;
+  copy_dims(ndims, dims, args->dims);
+  args->axis = ndims - 1;
+  args->eps = defaults.eps;
+  args->momentum = defaults.momentum;
+}
+
+ocltune_status ocltune_norm(ocltune_runtime runtime, cl_command_queue queue, const ocltune_norm_args* args,
+                            cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level) {
+  return run_memory_op("ocltune_norm", runtime, queue, args, num_wait, wait, event, level,
+                       [](auto& rt, cl_command_queue q, const auto& call, const auto& options) {
+                         return ocltune::ops::norm(rt, q, call, options);
+                       });
+}
+
+void ocltune_operand_init(ocltune_operand* operand, int ndims, const int64_t* dims, cl_mem buffer) {
+  if (!operand) return;
+  *operand = ocltune_operand{};
+  operand->ndims = ndims;
+  copy_dims(ndims, dims, operand->dims);
+  operand->tensor.buffer = buffer;
+}
+
+void ocltune_elementwise_args_init(ocltune_elementwise_args* args, const char* op, int ndims, const int64_t* dims,
+                                   cl_mem a, cl_mem out) {
+  if (!args) return;
+  *args = ocltune_elementwise_args{};
+  args->op = op;
+  ocltune_operand_init(&args->a, ndims, dims, a);
+  args->out.buffer = out;
+}
+
+ocltune_status ocltune_elementwise(ocltune_runtime runtime, cl_command_queue queue,
+                                   const ocltune_elementwise_args* args, cl_uint num_wait, const cl_event* wait,
+                                   cl_event* event, ocltune_level* level) {
+  return run_memory_op("ocltune_elementwise", runtime, queue, args, num_wait, wait, event, level,
+                       [](auto& rt, cl_command_queue q, const auto& call, const auto& options) {
+                         return ocltune::ops::elementwise(rt, q, call, options);
+                       });
+}
+
+// ---- end of the memory-bound families ----
 
 const char* ocltune_last_error(void) { return last_error.c_str(); }
 

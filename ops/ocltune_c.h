@@ -159,6 +159,105 @@ ocltune_status ocltune_pool(ocltune_runtime runtime, cl_command_queue queue, con
                             cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level);
 
 /* ---- end conv2d and pooling ----------------------------------------------------------------------- */
+/* ---- Memory-bound families: reduce, softmax, norm, elementwise (as ocltune::ReduceCall, ...) ----
+ * Tensors are row-major with up to 4 dimensions; `dtype` is "fp32", "fp16" or "bf16" (NULL: "fp32")
+ * for every tensor of the op (argmax/argmin indices are int64; norm statistics fp32). Offsets are in
+ * elements. `event` and `level` work as in ocltune_gemm. */
+#define OCLTUNE_MAX_DIMS 4
+
+/* A buffer and the element offset of a tensor in it. */
+typedef struct ocltune_tensor {
+  cl_mem buffer;
+  int64_t offset;
+} ocltune_tensor;
+
+/* kind: "sum", "mean", "max", "min", "argmax", "argmin", "norm2" over the `num_axes` ascending axes
+ * (argmax/argmin: adjacent ones). Contiguous input and output. */
+typedef struct ocltune_reduce_args {
+  const char* kind;
+  const char* dtype;
+  int ndims;
+  int64_t dims[OCLTUNE_MAX_DIMS];
+  int num_axes;
+  int axes[OCLTUNE_MAX_DIMS];
+  int keepdim;
+  ocltune_tensor input, output;
+} ocltune_reduce_args;
+
+/* Sets kind, dims and axes, dtype fp32, keepdim 0, the buffers with offset 0. */
+void ocltune_reduce_args_init(ocltune_reduce_args* args, const char* kind, int ndims, const int64_t* dims,
+                              int num_axes, const int* axes, cl_mem input, cl_mem output);
+ocltune_status ocltune_reduce(ocltune_runtime runtime, cl_command_queue queue, const ocltune_reduce_args* args,
+                              cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level);
+
+/* softmax (log = 0) or log_softmax (log = 1) along `axis`; contiguous, non-overlapping input and output. */
+typedef struct ocltune_softmax_args {
+  const char* dtype;
+  int ndims;
+  int64_t dims[OCLTUNE_MAX_DIMS];
+  int axis;
+  int log;
+  ocltune_tensor input, output;
+} ocltune_softmax_args;
+
+/* Sets dims and axis, log 0, dtype fp32, the buffers with offset 0. */
+void ocltune_softmax_args_init(ocltune_softmax_args* args, int ndims, const int64_t* dims, int axis, cl_mem input,
+                               cl_mem output);
+ocltune_status ocltune_softmax(ocltune_runtime runtime, cl_command_queue queue, const ocltune_softmax_args* args,
+                               cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level);
+
+/* kind: "layer_norm" (normalised over dims[axis:]), "batch_norm" (dims [N, C, ...], training
+ * statistics per channel), "layer_norm_backward", "batch_norm_backward". A kind uses only its tensors:
+ *   forward:  x, gamma, beta -> y, mean, rstd (batch_norm: save_mean, save_invstd; running_mean and
+ *             running_var updated in place with `momentum`)
+ *   backward: dy, x, mean, rstd, gamma -> dx, dgamma, dbeta */
+typedef struct ocltune_norm_args {
+  const char* kind;
+  const char* dtype;
+  int ndims;
+  int64_t dims[OCLTUNE_MAX_DIMS];
+  int axis;
+  float eps, momentum;
+  ocltune_tensor x, dy, gamma, beta, mean, rstd, running_mean, running_var, y, dx, dgamma, dbeta;
+} ocltune_norm_args;
+
+/* Sets kind and dims, axis = ndims - 1, eps 1e-5, momentum 0.1, dtype fp32, every tensor NULL. */
+void ocltune_norm_args_init(ocltune_norm_args* args, const char* kind, int ndims, const int64_t* dims);
+ocltune_status ocltune_norm(ocltune_runtime runtime, cl_command_queue queue, const ocltune_norm_args* args,
+                            cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level);
+
+/* One tensor operand of an elementwise op: dims right-aligned against the output (NumPy broadcasting),
+ * strides in elements when `strided` (0 repeats an element), else contiguous. */
+typedef struct ocltune_operand {
+  int ndims;
+  int64_t dims[OCLTUNE_MAX_DIMS];
+  int strided;
+  int64_t strides[OCLTUNE_MAX_DIMS];
+  ocltune_tensor tensor;
+} ocltune_operand;
+
+/* One elementwise op (the C++ API fuses chains of up to four; the C API takes one op):
+ * out = op(a) for a unary op ("relu", "gelu", "exp", ...), op(a, b) for a binary one ("add", "sub",
+ * "mul", "div", "pow", "maximum", "minimum") with b a tensor when b.tensor.buffer is set, else the
+ * scalar; `reversed` computes op(b, a). op NULL or "copy": a strided copy of a to contiguous. */
+typedef struct ocltune_elementwise_args {
+  const char* op;
+  const char* dtype;
+  ocltune_operand a, b;
+  float scalar;
+  int reversed;
+  ocltune_tensor out;
+} ocltune_elementwise_args;
+
+/* Sets op, a contiguous `a` of dims, no b, scalar 0, dtype fp32, the buffers with offset 0. */
+void ocltune_elementwise_args_init(ocltune_elementwise_args* args, const char* op, int ndims, const int64_t* dims,
+                                   cl_mem a, cl_mem out);
+/* A contiguous operand of dims on `buffer` at offset 0. */
+void ocltune_operand_init(ocltune_operand* operand, int ndims, const int64_t* dims, cl_mem buffer);
+ocltune_status ocltune_elementwise(ocltune_runtime runtime, cl_command_queue queue,
+                                   const ocltune_elementwise_args* args, cl_uint num_wait, const cl_event* wait,
+                                   cl_event* event, ocltune_level* level);
+/* ---- end of the memory-bound families ---- */
 
 /* The message of the last failure on this thread ("" if none). Valid until the next call on this thread. */
 const char* ocltune_last_error(void);

@@ -82,7 +82,8 @@ struct RawArg {
 
 // The arguments of one kernel launch, in order.
 struct RawArgs {
-  static constexpr std::size_t kMax = 32;
+  // elementwise with five tensor operands takes 39 (9 + 6 per tensor).
+  static constexpr std::size_t kMax = 48;
   std::uint32_t count = 0;
   std::array<RawArg, kMax> args;
   void push(const RawArg& a) {
