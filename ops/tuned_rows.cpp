@@ -80,6 +80,15 @@ DeviceInfo device_from_row(const DeviceRow& row) {
   return d;
 }
 
+namespace {
+
+bool is_size_list(const std::string& name, const nlohmann::json& value) {
+  if ((name != "dims" && name != "x") || !value.is_array() || value.empty()) return false;
+  return std::all_of(value.begin(), value.end(), [](const nlohmann::json& v) { return v.is_number_integer(); });
+}
+
+}  // namespace
+
 ShapeInfo shape_info(const nlohmann::json& shape) {
   ShapeInfo info;
   if (!shape.is_object()) return info;
@@ -90,6 +99,11 @@ ShapeInfo shape_info(const nlohmann::json& shape) {
                                                   : static_cast<double>(value.get<std::int64_t>());
       info.log2_dims.push_back(std::log2(std::max(v, 1.0)));
       info.match += name + ";";
+    } else if (is_size_list(name, value)) {
+      // A tensor's sizes (reduce, softmax, norm: "dims"; elementwise: "x"): one dimension each, the
+      // rank must match. Other integer lists ("axes") name positions and must be equal.
+      info.match += fmt::format("{}[{}];", name, value.size());
+      for (const auto& v : value) info.log2_dims.push_back(std::log2(std::max(v.get<double>(), 1.0)));
     } else if (!value.is_number()) {
       info.match += name + "=" + value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + ";";
     }

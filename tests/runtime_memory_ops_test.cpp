@@ -169,8 +169,7 @@ TEST(RuntimeReduce, ExactRowIsUsed) {
 
 TEST(RuntimeReduce, ClassLevelRowPassesTheFirstDispatchCheck) {
   // The nearest and class levels borrow a configuration; it is checked on this shape through the
-  // adapter's Problem before first use. (Shapes of these families keep dims as a list, which the
-  // nearest-shape distance compares as a whole: only the same dims are "near".)
+  // adapter's Problem before first use.
   const ReduceShape shape{.dims = {6, 29}, .axes = {0, 1}, .kind = ReduceKind::kSum};
   const Config config = other_config(ReduceProblem(shape));
   const DeviceInfo sibling = testing::sibling_device(session().device());
@@ -179,6 +178,24 @@ TEST(RuntimeReduce, ClassLevelRowPassesTheFirstDispatchCheck) {
   EXPECT_EQ(run_reduce(*rt, shape, 0, 1, &d), Level::kClass);
   EXPECT_EQ(d.config, config);
   EXPECT_TRUE(d.verified);
+}
+
+TEST(RuntimeReduce, NearestLevelBorrowsFromOtherSizesOfTheSameRankAndAxes) {
+  // Each entry of `dims` is a dimension of the distance; `axes` must be equal.
+  const ReduceShape tuned{.dims = {3, 40, 5}, .axes = {1}, .kind = ReduceKind::kSum};
+  const ReduceShape call{.dims = {3, 37, 5}, .axes = {1}, .kind = ReduceKind::kSum};
+  const Config config = other_config(ReduceProblem(call));
+  ASSERT_EQ(ReduceProblem(tuned).space(session().device()).check(config), "");
+  auto rt = make_runtime(database_for("reduce-nearest.db", ReduceProblem(tuned), config));
+  Decision d;
+  EXPECT_EQ(run_reduce(*rt, call, 3, 0, &d), Level::kNearest);
+  EXPECT_EQ(d.config, config);
+  EXPECT_TRUE(d.verified);
+
+  const ReduceShape other_axes{.dims = {3, 37, 5}, .axes = {2}, .kind = ReduceKind::kSum};
+  EXPECT_EQ(run_reduce(*rt, other_axes, 0, 0), Level::kBuiltin) << "a row over other axes is not near";
+  const ReduceShape other_rank{.dims = {111, 5}, .axes = {1}, .kind = ReduceKind::kSum};
+  EXPECT_EQ(run_reduce(*rt, other_rank, 0, 0), Level::kBuiltin) << "a row of another rank is not near";
 }
 
 TEST(RuntimeReduce, BadCallsAreRefusedAndEmptyOutputsEnqueueAMarker) {
