@@ -119,11 +119,13 @@ SearchSpace fma_space(const GemmShape& shape, const DeviceInfo& device) {
     return acc >= min_acc && acc <= 128;
   });
   // Work-group sizes: within the device's limits, and in the range that pays off on the device type
-  // (a GPU wants whole warps/wavefronts and no more than 1024; a CPU runs a work-group as a loop on
-  // one core, where a few dozen work-items already amortise the loop).
+  // (a GPU wants no more than 1024; a CPU runs a work-group as a loop on one core, where a few dozen
+  // work-items already amortise the loop). The GPU floor is 16, not a warp: the defaults of small
+  // problems (conv2d's narrow layers through this GEMM: 16x16 tiles of 4x4) have 16 or 32 work-items,
+  // and a default outside the space could win a tuning run yet never be proposed or borrowed.
   const bool gpu = device.type == "GPU";
   const auto max_wg = std::min<std::int64_t>(static_cast<std::int64_t>(device.max_work_group_size), gpu ? 1024 : 256);
-  const std::int64_t min_wg = gpu ? 64 : 4;
+  const std::int64_t min_wg = gpu ? 16 : 4;
   const auto max_x = static_cast<std::int64_t>(device.max_work_item_sizes.size() > 0 ? device.max_work_item_sizes[0] : max_wg);
   const auto max_y = static_cast<std::int64_t>(device.max_work_item_sizes.size() > 1 ? device.max_work_item_sizes[1] : max_wg);
   space.constrain("work-group size within device limits and useful for its type", {"MWG", "NWG", "WPTM", "WPTN"},
@@ -223,6 +225,13 @@ Config gemm_mma_default_config() {
 Config gemm_default_config() {
   return {{"MWG", 32}, {"NWG", 32}, {"KWG", 16}, {"WPTM", 4}, {"WPTN", 4}, {"VWM", 1},
           {"VWN", 1},  {"SA", 1},   {"SB", 1},   {"VWL", 1},  {"DB", 0},   {"KWI", 2}, {"WTN", 0}};
+}
+
+Config gemm_default_config(const GemmShape& shape) {
+  Config c = gemm_default_config();
+  if (shape.m <= 16) c["MWG"] = 16;
+  if (shape.n <= 16) c["NWG"] = 16;
+  return c;
 }
 
 namespace {

@@ -64,6 +64,9 @@ void check_operands(const GemmShape& shape, const GemmOperands& operands);
 SearchSpace gemm_space(const GemmShape& shape, const DeviceInfo& device);
 // A configuration valid on every OpenCL 1.2 device (64 work-items, 4 KiB of local memory).
 Config gemm_default_config();
+// The same with its tiles shrunk to the shape (16-row or 16-column tiles where M or N is at most
+// 16), so that it is a point of gemm_space for every shape.
+Config gemm_default_config(const GemmShape& shape);
 // The untuned tensor-core configuration (only meaningful where the mma_tf32 variant exists).
 Config gemm_mma_default_config();
 bool is_mma_config(const Config& config);

@@ -159,7 +159,7 @@ VerifyResult GemmEvaluation::verify() {
 }  // namespace
 
 std::vector<Config> GemmProblem::default_configs(const DeviceInfo& device) const {
-  std::vector<Config> configs = {gemm_default_config()};
+  std::vector<Config> configs = {gemm_default_config(shape_)};
   const SearchSpace space = gemm_space(shape_, device);
   if (space.variants().size() > 1 && space.contains(gemm_mma_default_config())) configs.push_back(gemm_mma_default_config());
   return configs;

@@ -26,7 +26,7 @@ class GemmProblem : public Problem {
   std::string shape_key() const override { return shape_.key(); }
   nlohmann::json shape_json() const override { return shape_.to_json(); }
   SearchSpace space(const DeviceInfo& device) const override { return gemm_space(shape_, device); }
-  Config default_config(const DeviceInfo&) const override { return gemm_default_config(); }
+  Config default_config(const DeviceInfo&) const override { return gemm_default_config(shape_); }
   std::vector<Config> default_configs(const DeviceInfo& device) const override;
   std::vector<Config> seed_configs(const DeviceInfo& device) const override;  // ops/gemm_seeds.cpp
   double flops() const override { return shape_.flops(); }

@@ -40,11 +40,7 @@ CheckedRow check_row(const BestRow& row, const DeviceInfo& device) {
   } catch (const Error& e) {
     throw Error(fmt::format("params_json: {}", e.what()));
   }
-  // The family's default configurations are measured by every tuning run whether or not the space
-  // holds them (e.g. a 32-work-item default on a GPU, whose space starts at 64), so one can win.
-  const std::vector<Config> defaults = p.default_configs(device);
-  const bool is_default = std::find(defaults.begin(), defaults.end(), checked.config) != defaults.end();
-  const std::string reason = is_default ? "" : p.space(device).check(checked.config);
+  const std::string reason = p.space(device).check(checked.config);
   if (!reason.empty()) {
     throw Error(fmt::format("configuration {} is outside the {} space: {}", printable(to_string(checked.config), 200),
                             row.op, reason));

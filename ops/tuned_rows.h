@@ -24,8 +24,7 @@ struct CheckedRow {
 // Validates `row` for use on `device`: the op is a known family; dtype and math are the problem's;
 // the shape JSON is one the family accepts and its key is the row's shape key; the parameters are a
 // JSON object of integers that lies in the op's search space for that shape on `device` (known
-// names only, declared values, every constraint) or is one of the family's default configurations
-// for it (which every tuning run measures, in the space or not). Returns the problem and configuration, or throws
+// names only, declared values, every constraint). Returns the problem and configuration, or throws
 // ocltune::Error with the reason. Never compiles anything; never crashes on any input.
 CheckedRow check_row(const BestRow& row, const DeviceInfo& device);
 // The same as a message: empty when the row is valid.

@@ -175,7 +175,8 @@ std::set<std::int64_t> algorithms_in(const SearchSpace& space) {
 }
 
 TEST(Conv2dSpace, HoldsExactlyTheApplicableAlgorithmsWithTheirDefaults) {
-  const DeviceInfo& device = testing::test_session().device();
+  for (const DeviceInfo& device : {testing::test_session().device(), testing::described_h200()}) {
+  SCOPED_TRACE(device.type);
   for (const Conv2dTestCase& c : conv2d_test_cases()) {
     const SearchSpace space = conv2d_space(c.shape, device);
     const std::vector<std::int64_t> algos = applicable_algorithms(c.shape);
@@ -187,6 +188,7 @@ TEST(Conv2dSpace, HoldsExactlyTheApplicableAlgorithmsWithTheirDefaults) {
       EXPECT_TRUE(space.contains(defaults[i])) << c.shape.key() << ": " << space.check(defaults[i]);
     }
     for (const SearchSpace::Variant& v : space.variants()) EXPECT_FALSE(variant(space, v.name).enumerate(1).empty()) << v.name;
+  }
   }
 }
 

@@ -6,8 +6,6 @@
 #include <fstream>
 
 #include "db/sqlite.h"
-#include "ops/family.h"
-#include "ops/tuned_rows.h"
 #include "tests/runtime_support.h"
 #include "tests/test_session.h"
 
@@ -123,38 +121,6 @@ void expect_refused(const std::string& path, const std::string& reason) {
   strict.strict_databases = true;
   EXPECT_THROW(Runtime(session().context(), session().device().device, strict), DatabaseError);
   EXPECT_EQ(testing::file_bytes(path), before);
-}
-
-// A tuning run measures the family's default configurations even where the space excludes them
-// (on a GPU the conv2d 1x1 GEMM default of a narrow layer has 32 work-items, the space starts at
-// 64); when one wins, its row must be usable, while other configurations outside the space are not.
-TEST(HostileDatabase, AWinningDefaultOutsideTheSpaceIsAcceptedButNothingElseIs) {
-  DeviceInfo gpu = session().device();
-  gpu.type = "GPU";
-  const nlohmann::json shape = {{"op", "conv2d"}, {"dir", "bwd_data"}, {"n", 1}, {"c", 16}, {"h", 112}, {"w", 112},
-                                {"k", 96}, {"r", 1}, {"s", 1}};
-  const auto problem = find_family("conv2d")->from_json(shape);
-  BestRow row;
-  row.device_key = gpu.key();
-  row.op = "conv2d";
-  row.dtype = problem->dtype();
-  row.math = problem->math();
-  row.shape_key = problem->shape_key();
-  row.shape_json = shape.dump();
-  row.median_ns = row.min_ns = row.max_ns = 1000;
-  int outside = 0;
-  for (const Config& config : problem->default_configs(gpu)) {
-    const std::string reason = problem->space(gpu).check(config);
-    if (reason.empty()) continue;
-    ++outside;
-    row.params_json = to_json(config).dump();
-    EXPECT_EQ(row_problem(row, gpu), "") << to_string(config) << " (outside the space: " << reason << ")";
-    Config changed = config;
-    changed["KWI"] = changed["KWI"] == 2 ? 8 : 2;  // a neighbour of the default, just as far outside
-    row.params_json = to_json(changed).dump();
-    EXPECT_NE(row_problem(row, gpu), "") << to_string(changed);
-  }
-  EXPECT_GT(outside, 0) << "no default lies outside the GPU space any more: pick another shape";
 }
 
 TEST(HostileDatabase, ATruncatedFileIsRefusedAndUntouched) {

@@ -18,6 +18,10 @@ inline Session& test_session() {
   return *session;
 }
 
+// An H200 as NVIDIA's OpenCL driver describes it (no OpenCL handles): the GPU rules of the spaces
+// apply (work-group sizes a GPU uses well), which PoCL in CI never exercises.
+DeviceInfo described_h200();
+
 // A fresh path under the test's temporary directory (removed first if it exists).
 std::string temp_path(const std::string& name);
 

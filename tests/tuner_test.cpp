@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "db/database.h"
+#include "ops/family.h"
 #include "ops/gemm_problem.h"
 #include "ops/selftest.h"
 #include "tests/test_session.h"
@@ -211,6 +212,31 @@ TEST(Tuner, CandidatesSlowerThanTheCutAreTimedOnlyForTheFirstBatch) {
     ASSERT_TRUE(report.best.has_value());
     if (cut > 0) {
       EXPECT_EQ(to_string(report.best->config), to_string(report.default_result->config));  // a cut never wins
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ocltune
+
+namespace ocltune {
+namespace {
+
+// Every run measures each problem's default configurations; a default outside its space could win
+// and then be refused by `db export`, `db merge` and the runtime (on the H200 eight winning conv2d
+// defaults of 32 work-items were, while the GPU floor was 64). So every default of every preset
+// must be a point of its space, on this device and on a GPU.
+TEST(Defaults, EveryPresetDefaultIsInItsSpaceOnACpuAndAGpu) {
+  for (const DeviceInfo& device : {testing::test_session().device(), testing::described_h200()}) {
+    for (const OpFamily* family : op_families()) {
+      for (const char* preset : {"default", "quick"}) {
+        for (const auto& problem : family->preset(preset)) {
+          for (const Config& d : problem->default_configs(device)) {
+            EXPECT_EQ(problem->space(device).check(d), "")
+                << device.type << " " << family->name() << " " << problem->shape_key() << ": " << to_string(d);
+          }
+        }
+      }
     }
   }
 }
