@@ -221,17 +221,19 @@ ocltune::ElementwiseCall to_call(const ocltune_elementwise_args& a) {
   return c;
 }
 
-// The common body of the memory-bound entry points: arguments checked first (an invalid call is
-// OCLTUNE_INVALID_ARGUMENT), then the dispatch under guarded(), the last event handed to the caller.
-template <typename Args, typename Run>
-ocltune_status run_memory_op(const char* name, ocltune_runtime runtime, cl_command_queue queue, const Args* args,
-                             cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level, Run run) {
+// The common body of every op entry point: NULL arguments, then `convert` (the C arguments to the
+// family's call, checked; what it throws is OCLTUNE_INVALID_ARGUMENT), then the dispatch under
+// guarded(), its last event retained for the caller.
+template <typename Convert, typename Run>
+ocltune_status dispatch_call(const char* name, ocltune_runtime runtime, cl_command_queue queue, const void* args,
+                             cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level,
+                             Convert convert, Run run) {
   if (event) *event = nullptr;
   if (!runtime || !queue || !args) return fail(OCLTUNE_INVALID_ARGUMENT, std::string(name) + ": runtime, queue or args is NULL");
   if (num_wait > 0 && !wait) return fail(OCLTUNE_INVALID_ARGUMENT, std::string(name) + ": num_wait > 0 but wait is NULL");
-  decltype(to_call(*args)) call;
+  decltype(convert()) call;
   try {
-    call = to_call(*args);
+    call = convert();
   } catch (const std::bad_alloc&) {
     return fail(OCLTUNE_OUT_OF_MEMORY, "out of host memory");
   } catch (const std::exception& e) {
@@ -334,27 +336,16 @@ void ocltune_gemm_args_init(ocltune_gemm_args* args, int trans_a, int trans_b, i
 
 ocltune_status ocltune_gemm(ocltune_runtime runtime, cl_command_queue queue, const ocltune_gemm_args* args,
                             cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level) {
-  if (event) *event = nullptr;
-  if (!runtime || !queue || !args) return fail(OCLTUNE_INVALID_ARGUMENT, "ocltune_gemm: runtime, queue or args is NULL");
-  if (num_wait > 0 && !wait) return fail(OCLTUNE_INVALID_ARGUMENT, "ocltune_gemm: num_wait > 0 but wait is NULL");
-  const ocltune::GemmCall call = to_call(*args);
-  try {
-    ocltune::check_gemm_call(call);
-  } catch (const std::exception& e) {
-    return fail(OCLTUNE_INVALID_ARGUMENT, e.what());
-  }
-  return guarded([&] {
-    ocltune::DispatchOptions options;
-    options.wait = std::span<const cl_event>(wait, num_wait);
-    options.events = event != nullptr;
-    ocltune::Dispatch d = ocltune::ops::gemm(*runtime->runtime, queue, call, options);
-    if (level) *level = static_cast<ocltune_level>(d.level);
-    if (event && d.count > 0) {
-      cl_event last = d.events[d.count - 1]();
-      clRetainEvent(last);
-      *event = last;
-    }
-  });
+  return dispatch_call(
+      "ocltune_gemm", runtime, queue, args, num_wait, wait, event, level,
+      [&] {
+        const ocltune::GemmCall call = to_call(*args);
+        ocltune::check_gemm_call(call);
+        return call;
+      },
+      [](ocltune::Runtime& rt, cl_command_queue q, const ocltune::GemmCall& c, const ocltune::DispatchOptions& o) {
+        return ocltune::ops::gemm(rt, q, c, o);
+      });
 }
 
 // ---- conv2d and pooling ------------------------------------------------------------------------
@@ -422,39 +413,6 @@ ocltune::PoolCall to_call(const ocltune_pool_args& a) {
   return c;
 }
 
-// The common part of ocltune_conv2d and ocltune_pool (as ocltune_gemm): argument checks as
-// OCLTUNE_INVALID_ARGUMENT, then the dispatch, its last event retained for the caller.
-template <typename Args, typename Check, typename Run>
-ocltune_status conv_pool_dispatch(const char* name, ocltune_runtime runtime, cl_command_queue queue, const Args* args,
-                                  cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level,
-                                  Check check, Run run) {
-  if (event) *event = nullptr;
-  if (!runtime || !queue || !args) {
-    return fail(OCLTUNE_INVALID_ARGUMENT, std::string(name) + ": runtime, queue or args is NULL");
-  }
-  if (num_wait > 0 && !wait) {
-    return fail(OCLTUNE_INVALID_ARGUMENT, std::string(name) + ": num_wait > 0 but wait is NULL");
-  }
-  const auto call = to_call(*args);
-  try {
-    check(call);
-  } catch (const std::exception& e) {
-    return fail(OCLTUNE_INVALID_ARGUMENT, e.what());
-  }
-  return guarded([&] {
-    ocltune::DispatchOptions options;
-    options.wait = std::span<const cl_event>(wait, num_wait);
-    options.events = event != nullptr;
-    ocltune::Dispatch d = run(*runtime->runtime, queue, call, options);
-    if (level) *level = static_cast<ocltune_level>(d.level);
-    if (event && d.count > 0) {
-      cl_event last = d.events[d.count - 1]();
-      clRetainEvent(last);
-      *event = last;
-    }
-  });
-}
-
 }  // namespace
 
 extern "C" {
@@ -482,9 +440,13 @@ void ocltune_conv2d_args_init(ocltune_conv2d_args* args, int direction, int64_t 
 
 ocltune_status ocltune_conv2d(ocltune_runtime runtime, cl_command_queue queue, const ocltune_conv2d_args* args,
                               cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level) {
-  return conv_pool_dispatch(
+  return dispatch_call(
       "ocltune_conv2d", runtime, queue, args, num_wait, wait, event, level,
-      [](const ocltune::Conv2dCall& c) { ocltune::check_conv2d_call(c); },
+      [&] {
+        const ocltune::Conv2dCall call = to_call(*args);
+        ocltune::check_conv2d_call(call);
+        return call;
+      },
       [](ocltune::Runtime& rt, cl_command_queue q, const ocltune::Conv2dCall& c, const ocltune::DispatchOptions& o) {
         return ocltune::ops::conv2d(rt, q, c, o);
       });
@@ -511,9 +473,13 @@ void ocltune_pool_args_init(ocltune_pool_args* args, int kind, int backward, int
 
 ocltune_status ocltune_pool(ocltune_runtime runtime, cl_command_queue queue, const ocltune_pool_args* args,
                             cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level) {
-  return conv_pool_dispatch(
+  return dispatch_call(
       "ocltune_pool", runtime, queue, args, num_wait, wait, event, level,
-      [](const ocltune::PoolCall& c) { ocltune::check_pool_call(c); },
+      [&] {
+        const ocltune::PoolCall call = to_call(*args);
+        ocltune::check_pool_call(call);
+        return call;
+      },
       [](ocltune::Runtime& rt, cl_command_queue q, const ocltune::PoolCall& c, const ocltune::DispatchOptions& o) {
         return ocltune::ops::pool(rt, q, c, o);
       });
@@ -537,7 +503,8 @@ void ocltune_reduce_args_init(ocltune_reduce_args* args, const char* kind, int n
 
 ocltune_status ocltune_reduce(ocltune_runtime runtime, cl_command_queue queue, const ocltune_reduce_args* args,
                               cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level) {
-  return run_memory_op("ocltune_reduce", runtime, queue, args, num_wait, wait, event, level,
+  return dispatch_call("ocltune_reduce", runtime, queue, args, num_wait, wait, event, level,
+                       [&] { return to_call(*args); },
                        [](auto& rt, cl_command_queue q, const auto& call, const auto& options) {
                          return ocltune::ops::reduce(rt, q, call, options);
                        });
@@ -556,7 +523,8 @@ void ocltune_softmax_args_init(ocltune_softmax_args* args, int ndims, const int6
 
 ocltune_status ocltune_softmax(ocltune_runtime runtime, cl_command_queue queue, const ocltune_softmax_args* args,
                                cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level) {
-  return run_memory_op("ocltune_softmax", runtime, queue, args, num_wait, wait, event, level,
+  return dispatch_call("ocltune_softmax", runtime, queue, args, num_wait, wait, event, level,
+                       [&] { return to_call(*args); },
                        [](auto& rt, cl_command_queue q, const auto& call, const auto& options) {
                          return ocltune::ops::softmax(rt, q, call, options);
                        });
@@ -576,7 +544,8 @@ void ocltune_norm_args_init(ocltune_norm_args* args, const char* kind, int ndims
 
 ocltune_status ocltune_norm(ocltune_runtime runtime, cl_command_queue queue, const ocltune_norm_args* args,
                             cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level) {
-  return run_memory_op("ocltune_norm", runtime, queue, args, num_wait, wait, event, level,
+  return dispatch_call("ocltune_norm", runtime, queue, args, num_wait, wait, event, level,
+                       [&] { return to_call(*args); },
                        [](auto& rt, cl_command_queue q, const auto& call, const auto& options) {
                          return ocltune::ops::norm(rt, q, call, options);
                        });
@@ -602,7 +571,8 @@ void ocltune_elementwise_args_init(ocltune_elementwise_args* args, const char* o
 ocltune_status ocltune_elementwise(ocltune_runtime runtime, cl_command_queue queue,
                                    const ocltune_elementwise_args* args, cl_uint num_wait, const cl_event* wait,
                                    cl_event* event, ocltune_level* level) {
-  return run_memory_op("ocltune_elementwise", runtime, queue, args, num_wait, wait, event, level,
+  return dispatch_call("ocltune_elementwise", runtime, queue, args, num_wait, wait, event, level,
+                       [&] { return to_call(*args); },
                        [](auto& rt, cl_command_queue q, const auto& call, const auto& options) {
                          return ocltune::ops::elementwise(rt, q, call, options);
                        });

@@ -7,6 +7,7 @@
 
 #include "harness/error.h"
 #include "ops/gemm_problem.h"
+#include "ops/runtime_marker.h"
 #include "ops/shape_fields.h"
 
 namespace ocltune {
@@ -32,20 +33,6 @@ GemmOperands operands_of(const GemmCall& c, bool with_buffers) {
 }
 
 bool empty_call(const GemmCall& c) { return c.m == 0 || c.n == 0 || c.batch == 0; }
-
-Dispatch marker(cl_command_queue queue, const DispatchOptions& options) {
-  Dispatch d;
-  cl_event event = nullptr;
-  const cl_int err = clEnqueueMarkerWithWaitList(queue, static_cast<cl_uint>(options.wait.size()),
-                                                 options.wait.empty() ? nullptr : options.wait.data(),
-                                                 options.events ? &event : nullptr);
-  if (err != CL_SUCCESS) throw ClError("clEnqueueMarkerWithWaitList", err);
-  if (options.events) {
-    d.events[0] = cl::Event(event, false);
-    d.count = 1;
-  }
-  return d;
-}
 
 }  // namespace
 
@@ -166,7 +153,7 @@ namespace ops {
 
 Dispatch gemm(Runtime& runtime, cl_command_queue queue, const GemmCall& call, const DispatchOptions& options) {
   check_gemm_call(call);
-  if (empty_call(call)) return marker(queue, options);
+  if (empty_call(call)) return enqueue_marker(queue, options);
   return runtime.dispatch(gemm_adapter(), gemm_shape_code(gemm_adapter(), call), &call, queue, options);
 }
 

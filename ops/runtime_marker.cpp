@@ -1,4 +1,4 @@
-// Markers for empty calls and dtype codes, shared by the runtime families other than GEMM.
+// Markers for empty calls and dtype codes, shared by the runtime families.
 #include "ops/runtime_marker.h"
 
 #include <fmt/format.h>

@@ -3,6 +3,7 @@
 
 #include "harness/error.h"
 #include "ops/pool_problem.h"
+#include "ops/runtime_marker.h"
 
 namespace ocltune {
 namespace {
@@ -22,20 +23,6 @@ PoolOperands operands_of(const PoolCall& c) {
 bool empty_call(const PoolCall& c) { return c.shape.planes() == 0; }
 
 bool needs_indices(const PoolShape& s) { return s.writes_indices() || s.reads_indices(); }
-
-Dispatch marker(cl_command_queue queue, const DispatchOptions& options) {
-  Dispatch d;
-  cl_event event = nullptr;
-  const cl_int err = clEnqueueMarkerWithWaitList(queue, static_cast<cl_uint>(options.wait.size()),
-                                                 options.wait.empty() ? nullptr : options.wait.data(),
-                                                 options.events ? &event : nullptr);
-  if (err != CL_SUCCESS) throw ClError("clEnqueueMarkerWithWaitList", err);
-  if (options.events) {
-    d.events[0] = cl::Event(event, false);
-    d.count = 1;
-  }
-  return d;
-}
 
 }  // namespace
 
@@ -88,7 +75,7 @@ namespace ops {
 
 Dispatch pool(Runtime& runtime, cl_command_queue queue, const PoolCall& call, const DispatchOptions& options) {
   check_pool_call(call);
-  if (empty_call(call)) return marker(queue, options);
+  if (empty_call(call)) return enqueue_marker(queue, options);
   return runtime.dispatch(pool_adapter(), pool_shape_code(pool_adapter(), call), &call, queue, options);
 }
 
