@@ -38,7 +38,7 @@ int cli_main(int argc, char** argv) {
       ->check(CLI::IsMember(strategy_names()))
       ->capture_default_str();
   app.add_option("--max-evals", options.max_evals, "evaluations per shape besides the default configuration "
-                                                   "(default: 16 on CPUs; 48 on other devices, within a 6-minute --time-budget of the whole run; "
+                                                   "(default: 16 on CPUs, 48 on other devices, within a --time-budget of the whole run of 5 minutes on CPUs, 6 elsewhere; "
                                                    "0: whole space)")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
   app.add_option("--restrict", options.restrict, "search a sub-space: allowed values per parameter, "
