@@ -7,10 +7,11 @@
 
 #include "harness/capability.h"
 #include "harness/error.h"
+#include "ops/gemm_variants.h"
 #include "ops/shape_fields.h"
 
 namespace ocltune {
-namespace {
+namespace gemm_detail {
 
 std::int64_t next_pow2(std::int64_t x) {
   std::int64_t p = 1;
@@ -20,7 +21,18 @@ std::int64_t next_pow2(std::int64_t x) {
 
 std::int64_t at(const Config& c, const char* name) { return c.at(name); }
 
-}  // namespace
+std::vector<KernelArg> gemm_args(const GemmShape& s, const GemmOperands& o) {
+  return {static_cast<cl_int>(s.m),     static_cast<cl_int>(s.n),     static_cast<cl_int>(s.k),
+          static_cast<cl_float>(s.alpha), static_cast<cl_float>(s.beta),
+          o.a, static_cast<cl_long>(o.a_offset), static_cast<cl_int>(o.lda), static_cast<cl_long>(o.stride_a),
+          o.b, static_cast<cl_long>(o.b_offset), static_cast<cl_int>(o.ldb), static_cast<cl_long>(o.stride_b),
+          o.c, static_cast<cl_long>(o.c_offset), static_cast<cl_int>(o.ldc), static_cast<cl_long>(o.stride_c)};
+}
+
+}  // namespace gemm_detail
+
+using gemm_detail::at;
+using gemm_detail::next_pow2;
 
 std::string GemmShape::key() const {
   return fmt::format("batch={},k={},layout={}{},m={},n={}", batch, k, trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n);
@@ -173,53 +185,12 @@ SearchSpace fma_space(const GemmShape& shape, const DeviceInfo& device) {
   return space;
 }
 
-SearchSpace mma_space(const GemmShape& shape, const DeviceInfo& device) {
-  SearchSpace space("mma_tf32");
-  space.add("MMA", {1}, "tensor-core kernel (kernels/gemm_mma.cl)")
-      .add("BM", {32, 64, 128, 256}, "rows of C per work-group")
-      .add("BN", {32, 64, 128, 256}, "columns of C per work-group")
-      .add("BK", {8, 16, 32}, "depth of the K tile staged per step")
-      .add("WM", {1, 2, 4, 8}, "warps along M")
-      .add("WN", {1, 2, 4, 8}, "warps along N")
-      .add("DBUF", {0, 1}, "double-buffer local memory, prefetching the next tile into registers")
-      .add("LDSM", {0, 1}, "load A fragments with ldmatrix.x4");
-  const std::int64_t max_bm = std::max<std::int64_t>(32, next_pow2(shape.m));
-  const std::int64_t max_bn = std::max<std::int64_t>(32, next_pow2(shape.n));
-  space.constrain("BM <= next_pow2(M), BN <= next_pow2(N)", {"BM", "BN"},
-                  [=](const Config& c) { return at(c, "BM") <= max_bm && at(c, "BN") <= max_bn; });
-  space.constrain("warp tiles are whole m16n8 fragments", {"BM", "BN", "WM", "WN"}, [](const Config& c) {
-    return at(c, "BM") % (16 * at(c, "WM")) == 0 && at(c, "BN") % (8 * at(c, "WN")) == 0;
-  });
-  space.constrain("at most 128 accumulators per thread", {"BM", "BN", "WM", "WN"}, [](const Config& c) {
-    return (at(c, "BM") / at(c, "WM")) * (at(c, "BN") / at(c, "WN")) / 32 <= 128;
-  });
-  const auto max_wg = static_cast<std::int64_t>(device.max_work_group_size);
-  space.constrain("work-group size within device limits", {"WM", "WN"},
-                  [=](const Config& c) { return 32 * at(c, "WM") * at(c, "WN") <= max_wg; });
-  space.constrain("staged tiles split evenly into float4s per thread", {"BM", "BN", "BK", "WM", "WN"}, [](const Config& c) {
-    const std::int64_t unit = 4 * 32 * at(c, "WM") * at(c, "WN");
-    return (at(c, "BM") * at(c, "BK")) % unit == 0 && (at(c, "BN") * at(c, "BK")) % unit == 0;
-  });
-  const auto local_bytes = static_cast<std::int64_t>(device.local_mem_bytes);
-  space.constrain("local memory fits the device", {"BM", "BN", "BK", "DBUF"}, [=](const Config& c) {
-    const std::int64_t words = (at(c, "BM") * (at(c, "BK") + 4) + at(c, "BK") * (at(c, "BN") + 8)) * (1 + at(c, "DBUF"));
-    return words * 4 <= local_bytes;
-  });
-  return space;
-}
-
 }  // namespace
 
 SearchSpace gemm_space(const GemmShape& shape, const DeviceInfo& device) {
   SearchSpace fma = fma_space(shape, device);
   if (shape.math != "tf32" || !satisfies(device, nvidia_mma_tf32())) return fma;
-  return SearchSpace::unite({std::move(fma), mma_space(shape, device)});
-}
-
-bool is_mma_config(const Config& config) { return config.count("MMA") != 0; }
-
-Config gemm_mma_default_config() {
-  return {{"MMA", 1}, {"BM", 64}, {"BN", 64}, {"BK", 16}, {"WM", 2}, {"WN", 2}, {"DBUF", 1}, {"LDSM", 0}};
+  return SearchSpace::unite({std::move(fma), gemm_detail::mma_space(shape, device)});
 }
 
 Config gemm_default_config() {
@@ -234,36 +205,9 @@ Config gemm_default_config(const GemmShape& shape) {
   return c;
 }
 
-namespace {
-
-std::vector<KernelArg> gemm_args(const GemmShape& s, const GemmOperands& o) {
-  return {static_cast<cl_int>(s.m),     static_cast<cl_int>(s.n),     static_cast<cl_int>(s.k),
-          static_cast<cl_float>(s.alpha), static_cast<cl_float>(s.beta),
-          o.a, static_cast<cl_long>(o.a_offset), static_cast<cl_int>(o.lda), static_cast<cl_long>(o.stride_a),
-          o.b, static_cast<cl_long>(o.b_offset), static_cast<cl_int>(o.ldb), static_cast<cl_long>(o.stride_b),
-          o.c, static_cast<cl_long>(o.c_offset), static_cast<cl_int>(o.ldc), static_cast<cl_long>(o.stride_c)};
-}
-
-LaunchPlan mma_plan(const GemmShape& s, const GemmOperands& o, const Config& config) {
-  KernelLaunch launch;
-  launch.program.files = {"gemm_mma.cl"};
-  launch.program.defines = {{"TRANS_A", s.trans_a ? "1" : "0"}, {"TRANS_B", s.trans_b ? "1" : "0"}};
-  for (const auto& [name, value] : config) launch.program.defines.emplace_back(name, std::to_string(value));
-  launch.kernel = "gemm_mma";
-  const std::int64_t bm = at(config, "BM"), bn = at(config, "BN"), wm = at(config, "WM"), wn = at(config, "WN");
-  const std::int64_t groups_m = (s.m + bm - 1) / bm, groups_n = (s.n + bn - 1) / bn;
-  launch.global = cl::NDRange(static_cast<std::size_t>(groups_n * 32 * wn), static_cast<std::size_t>(groups_m * wm),
-                              static_cast<std::size_t>(s.batch));
-  launch.local = cl::NDRange(static_cast<std::size_t>(32 * wn), static_cast<std::size_t>(wm), 1);
-  launch.args = gemm_args(s, o);
-  return {{std::move(launch)}};
-}
-
-}  // namespace
-
 LaunchPlan gemm_plan(const GemmShape& s, const GemmOperands& o, const Config& config) {
   check_operands(s, o);
-  if (is_mma_config(config)) return mma_plan(s, o, config);
+  if (is_mma_config(config)) return gemm_detail::mma_plan(s, o, config);
   KernelLaunch launch;
   launch.program.files = {"gemm.cl"};
   launch.program.defines = {{"TRANS_A", s.trans_a ? "1" : "0"}, {"TRANS_B", s.trans_b ? "1" : "0"}};
@@ -275,7 +219,7 @@ LaunchPlan gemm_plan(const GemmShape& s, const GemmOperands& o, const Config& co
   launch.global = cl::NDRange(static_cast<std::size_t>(groups_n * ndimc), static_cast<std::size_t>(groups_m * mdimc),
                               static_cast<std::size_t>(s.batch));
   launch.local = cl::NDRange(static_cast<std::size_t>(ndimc), static_cast<std::size_t>(mdimc), 1);
-  launch.args = gemm_args(s, o);
+  launch.args = gemm_detail::gemm_args(s, o);
   return {{std::move(launch)}};
 }
 

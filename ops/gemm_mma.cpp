@@ -1,0 +1,68 @@
+// The tensor-core variant of GEMM ("mma_tf32", kernels/gemm_mma.cl): its space, offered only in
+// the tf32 math mode on NVIDIA devices of compute capability >= 8.0, its default and its launch.
+#include <algorithm>
+
+#include "ops/gemm_variants.h"
+
+namespace ocltune {
+
+Config gemm_mma_default_config() {
+  return {{"MMA", 1}, {"BM", 64}, {"BN", 64}, {"BK", 16}, {"WM", 2}, {"WN", 2}, {"DBUF", 1}, {"LDSM", 0}};
+}
+
+bool is_mma_config(const Config& config) { return config.count("MMA") != 0; }
+
+namespace gemm_detail {
+
+SearchSpace mma_space(const GemmShape& shape, const DeviceInfo& device) {
+  SearchSpace space("mma_tf32");
+  space.add("MMA", {1}, "tensor-core kernel (kernels/gemm_mma.cl)")
+      .add("BM", {32, 64, 128, 256}, "rows of C per work-group")
+      .add("BN", {32, 64, 128, 256}, "columns of C per work-group")
+      .add("BK", {8, 16, 32}, "depth of the K tile staged per step")
+      .add("WM", {1, 2, 4, 8}, "warps along M")
+      .add("WN", {1, 2, 4, 8}, "warps along N")
+      .add("DBUF", {0, 1}, "double-buffer local memory, prefetching the next tile into registers")
+      .add("LDSM", {0, 1}, "load A fragments with ldmatrix.x4");
+  const std::int64_t max_bm = std::max<std::int64_t>(32, next_pow2(shape.m));
+  const std::int64_t max_bn = std::max<std::int64_t>(32, next_pow2(shape.n));
+  space.constrain("BM <= next_pow2(M), BN <= next_pow2(N)", {"BM", "BN"},
+                  [=](const Config& c) { return at(c, "BM") <= max_bm && at(c, "BN") <= max_bn; });
+  space.constrain("warp tiles are whole m16n8 fragments", {"BM", "BN", "WM", "WN"}, [](const Config& c) {
+    return at(c, "BM") % (16 * at(c, "WM")) == 0 && at(c, "BN") % (8 * at(c, "WN")) == 0;
+  });
+  space.constrain("at most 128 accumulators per thread", {"BM", "BN", "WM", "WN"}, [](const Config& c) {
+    return (at(c, "BM") / at(c, "WM")) * (at(c, "BN") / at(c, "WN")) / 32 <= 128;
+  });
+  const auto max_wg = static_cast<std::int64_t>(device.max_work_group_size);
+  space.constrain("work-group size within device limits", {"WM", "WN"},
+                  [=](const Config& c) { return 32 * at(c, "WM") * at(c, "WN") <= max_wg; });
+  space.constrain("staged tiles split evenly into float4s per thread", {"BM", "BN", "BK", "WM", "WN"}, [](const Config& c) {
+    const std::int64_t unit = 4 * 32 * at(c, "WM") * at(c, "WN");
+    return (at(c, "BM") * at(c, "BK")) % unit == 0 && (at(c, "BN") * at(c, "BK")) % unit == 0;
+  });
+  const auto local_bytes = static_cast<std::int64_t>(device.local_mem_bytes);
+  space.constrain("local memory fits the device", {"BM", "BN", "BK", "DBUF"}, [=](const Config& c) {
+    const std::int64_t words = (at(c, "BM") * (at(c, "BK") + 4) + at(c, "BK") * (at(c, "BN") + 8)) * (1 + at(c, "DBUF"));
+    return words * 4 <= local_bytes;
+  });
+  return space;
+}
+
+LaunchPlan mma_plan(const GemmShape& s, const GemmOperands& o, const Config& config) {
+  KernelLaunch launch;
+  launch.program.files = {"gemm_mma.cl"};
+  launch.program.defines = {{"TRANS_A", s.trans_a ? "1" : "0"}, {"TRANS_B", s.trans_b ? "1" : "0"}};
+  for (const auto& [name, value] : config) launch.program.defines.emplace_back(name, std::to_string(value));
+  launch.kernel = "gemm_mma";
+  const std::int64_t bm = at(config, "BM"), bn = at(config, "BN"), wm = at(config, "WM"), wn = at(config, "WN");
+  const std::int64_t groups_m = (s.m + bm - 1) / bm, groups_n = (s.n + bn - 1) / bn;
+  launch.global = cl::NDRange(static_cast<std::size_t>(groups_n * 32 * wn), static_cast<std::size_t>(groups_m * wm),
+                              static_cast<std::size_t>(s.batch));
+  launch.local = cl::NDRange(static_cast<std::size_t>(32 * wn), static_cast<std::size_t>(wm), 1);
+  launch.args = gemm_args(s, o);
+  return {{std::move(launch)}};
+}
+
+}  // namespace gemm_detail
+}  // namespace ocltune

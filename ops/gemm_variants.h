@@ -1,0 +1,21 @@
+// Internal to the GEMM op: the kernel variants besides gemm.cl's FMA kernel (each with its space
+// and launch plan in its own file) and the helpers they share with ops/gemm.cpp.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ops/gemm.h"
+
+namespace ocltune::gemm_detail {
+
+std::int64_t at(const Config& config, const char* name);
+std::int64_t next_pow2(std::int64_t x);
+// The 17 arguments every GEMM kernel takes (sizes, scalars, then A, B, C with offset, ld, stride).
+std::vector<KernelArg> gemm_args(const GemmShape& shape, const GemmOperands& operands);
+
+// Tensor cores through inline PTX (ops/gemm_mma.cpp, kernels/gemm_mma.cl): variant "mma_tf32".
+SearchSpace mma_space(const GemmShape& shape, const DeviceInfo& device);
+LaunchPlan mma_plan(const GemmShape& shape, const GemmOperands& operands, const Config& config);
+
+}  // namespace ocltune::gemm_detail
