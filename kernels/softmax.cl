@@ -22,6 +22,83 @@
 #ifndef CACHE
 #define CACHE 0  // rows, ONLINE 0: 1 keeps exp(x - max) (log: x - max) of a row in local memory for the write
 #endif
+#ifndef EXP
+#define EXP 0  // 0: the built-in exp; 1: exp_nonpos below (range reduction + polynomial, all lanes at once)
+#endif
+#ifndef PREFETCH
+#define PREFETCH 0  // rows, ONLINE 0: > 0 prefetches the input row PREFETCH rows ahead and the output row during the exp sweep
+#endif
+
+// exp(d) for d <= 0 or NaN, which is all softmax needs (d = x - max). d = n ln2 + f with
+// |f| <= ln2/2 (n by the 1.5 * 2^23 rounding trick, ln2 in two parts so n ln2 is exact), e^f by a
+// degree-6 minimax polynomial (relative error 2e-9 before rounding; about 1 ulp in fp32), times 2^n
+// built in the exponent field. Why: PoCL inlines its exp vectorised already, but as a general
+// routine (overflow and wide-range handling, two scalings); this one costs about 13 vector
+// operations per VW elements. Below -87.34 (n < -126) the result is 0, as exp(-Inf) must be; a NaN
+// d stays NaN (the scale is a multiplication, not an exponent-field addition).
+#define EXP_NONPOS_BODY(T, AS_INT, AS_FLOAT)                                      \
+  const T t = fma(d, (T)(1.44269504088896341f), (T)(12582912.0f));                \
+  const T n = t - 12582912.0f;                                                   \
+  T f = fma(n, (T)(-0.693145751953125f), d);                                     \
+  f = fma(n, (T)(-1.428606765330187045e-06f), f);                                \
+  T p = fma((T)(0.0013836846f), f, (T)(0.0083748158f));                          \
+  p = fma(p, f, (T)(0.041668226f));                                              \
+  p = fma(p, f, (T)(0.16666420f));                                               \
+  p = fma(p, f, (T)(0.49999992f));                                               \
+  p = fma(p, f, (T)(1.0f));                                                      \
+  p = fma(p, f, (T)(1.0f));                                                      \
+  const T r = p * AS_FLOAT((AS_INT(t) << 23) + 0x3f800000);                      \
+  return d < -87.33654f ? (T)(0.0f) : r;
+static inline float exp_nonpos(const float d) { EXP_NONPOS_BODY(float, as_int, as_float) }
+#if VW > 1
+static inline floatV exp_nonposv(const floatV d) { EXP_NONPOS_BODY(floatV, CAT(as_int, VW), AS_FLOATV) }
+#else
+#define exp_nonposv exp_nonpos
+#endif
+#if EXP
+#define EXP_S(d) exp_nonpos(d)
+#define EXP_V(d) exp_nonposv(d)
+#else
+#define EXP_S(d) exp(d)
+#define EXP_V(d) exp(d)
+#endif
+
+// A hint that `p` is read (rw 0) or written (rw 1) soon. PoCL's prefetch() is empty, so Clang's
+// builtin where there is one (it becomes prefetcht0 / prefetchw on x86).
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_prefetch)
+#define PREFETCH_LINE(p, rw) __builtin_prefetch((const global void*)(p), (rw), 3)
+#endif
+#endif
+#ifndef PREFETCH_LINE
+#define PREFETCH_LINE(p, rw) prefetch((p), 1)
+#endif
+
+// The largest lane of v, NaN lanes aside (the sweeps record NaN in a mask): halving the vector
+// keeps it in registers; reduce_vec.cl's NaN-aware max_lanes goes through a private array, which
+// PoCL compiled to a call that cost 10% of a 2048-long row.
+static inline float max_lanes_fast(const floatV v) {
+#if VW == 16
+  const float8 v8 = MAX_FAST(v.lo, v.hi);
+#elif VW == 8
+  const float8 v8 = v;
+#endif
+#if VW >= 8
+  const float4 v4 = MAX_FAST(v8.lo, v8.hi);
+#elif VW == 4
+  const float4 v4 = v;
+#endif
+#if VW >= 4
+  const float2 v2 = MAX_FAST(v4.lo, v4.hi);
+#elif VW == 2
+  const float2 v2 = v;
+#endif
+#if VW >= 2
+  return MAX_FAST(v2.lo, v2.hi);
+#else
+  return v;
+#endif
+}
 
 // Online update of (max m, sum s of exp(x - m)) with x, lane-wise. An all -Inf prefix keeps s = 0
 // instead of exp(-Inf - -Inf) = NaN, so -Inf elements count as 0 as in the two-read form.
@@ -29,7 +106,7 @@
 #define ONLINE_ADD(m, s, bad, x)                                             \
   {                                                                          \
     const floatV mn_ = MAX_FAST(m, x);                                       \
-    s = (mn_ == -INFINITY) ? (floatV)(0.0f) : s * exp(m - mn_) + exp(x - mn_); \
+    s = (mn_ == -INFINITY) ? (floatV)(0.0f) : s * EXP_V(m - mn_) + EXP_V(x - mn_); \
     m = mn_;                                                                 \
     bad |= NAN_MASK(x);                                                      \
   }
@@ -37,7 +114,7 @@
 // Merge of two scalar (max, sum) pairs.
 static inline void merge_stats(float* m, float* s, const float m2, const float s2) {
   const float mn = MAX_NAN(*m, m2);
-  *s = mn == -INFINITY ? 0.0f : *s * exp(*m - mn) + s2 * exp(m2 - mn);
+  *s = mn == -INFINITY ? 0.0f : *s * EXP_S(*m - mn) + s2 * EXP_S(m2 - mn);
   *m = mn;
 }
 
@@ -45,7 +122,7 @@ static inline float softmax_of(const float x, const float m, const float log_s, 
 #if LOG
   return (x - m) - log_s;
 #else
-  return exp(x - m) * inv_s;
+  return EXP_S(x - m) * inv_s;
 #endif
 }
 #if VW > 1
@@ -53,7 +130,7 @@ static inline floatV softmax_ofv(const floatV x, const float m, const float log_
 #if LOG
   return (x - m) - log_s;
 #else
-  return exp(x - m) * inv_s;
+  return EXP_V(x - m) * inv_s;
 #endif
 }
 #else
@@ -118,20 +195,18 @@ kernel void softmax(const int outer, const int length, const int inner, const gl
     barrier(CLK_LOCAL_MEM_FENCE);  // lm/ls are rewritten for the next row
 #endif
 #else
-    // Read 1: the maximum.
+    // Read 1: the maximum, NaN aside: a NaN x makes exp(x - m) and so the sum NaN below, which
+    // makes the whole row NaN (log_softmax too: x - m - log(NaN)); no NaN mask in this sweep.
     floatV mv = (floatV)(-INFINITY);
-    intV bad = (intV)(0);
     float m = -INFINITY;
     for (int v = lid; v * VW < length; v += WGS) {
       if (v < nvec) {
-        const floatV x = LOADV(src, v * VW);
-        mv = MAX_FAST(mv, x);
-        bad |= NAN_MASK(x);
+        mv = MAX_FAST(mv, LOADV(src, v * VW));
       } else {
         for (int k = v * VW; k < length; ++k) m = MAX_NAN(m, LOAD(src, k));
       }
     }
-    m = MAX_NAN(m, ANY_LANE(bad) ? NAN : max_lanes(mv));
+    m = MAX_NAN(m, max_lanes_fast(mv));
 #if WGS > 1
     lm[lid] = m;
     for (int h = WGS / 2; h > 0; h >>= 1) {
@@ -147,8 +222,14 @@ kernel void softmax(const int outer, const int length, const int inner, const gl
     float s = 0.0f;
     for (int v = lid; v * VW < length; v += WGS) {
       if (v < nvec) {
+#if PREFETCH
+        // This sweep computes from cache while memory idles: bring in the row the next max sweep
+        // reads, and own the lines the write sweep stores to (no read-for-ownership stall there).
+        if (r + PREFETCH < rows) PREFETCH_LINE(src + (long)PREFETCH * length + v * VW, 0);
+        PREFETCH_LINE(dst + v * VW, 1);
+#endif
         const floatV d = LOADV(src, v * VW) - m;
-        const floatV e = exp(d);
+        const floatV e = EXP_V(d);
 #if CACHE
         STOREV_F32(LOG ? d : e, cache, v * VW);
 #endif
@@ -156,7 +237,7 @@ kernel void softmax(const int outer, const int length, const int inner, const gl
       } else {
         for (int k = v * VW; k < length; ++k) {
           const float d = LOAD(src, k) - m;
-          const float e = exp(d);
+          const float e = EXP_S(d);
 #if CACHE
           cache[k] = LOG ? d : e;
 #endif
@@ -229,7 +310,7 @@ kernel void softmax(const int outer, const int length, const int inner, const gl
         bad |= NAN_MASK(x);
       }
       m = bad ? (floatV)(NAN) : m;
-      for (int k = 0; k < length; ++k) s += exp(LOADV(src, (long)k * inner + c) - m);
+      for (int k = 0; k < length; ++k) s += EXP_V(LOADV(src, (long)k * inner + c) - m);
 #endif
 #if LOG
       const floatV log_s = log(s);
@@ -241,7 +322,7 @@ kernel void softmax(const int outer, const int length, const int inner, const gl
       const floatV inv_s = 1.0f / s;
       for (int k = 0; k < length; ++k) {
         const long e = (long)k * inner + c;
-        STOREV(exp(LOADV(src, e) - m) * inv_s, dst, e);
+        STOREV(EXP_V(LOADV(src, e) - m) * inv_s, dst, e);
       }
 #endif
     } else {
@@ -249,7 +330,7 @@ kernel void softmax(const int outer, const int length, const int inner, const gl
       for (int cc = c; cc < min(inner, c + VW); ++cc) {
         float m = -INFINITY, s = 0.0f;
         for (int k = 0; k < length; ++k) m = MAX_NAN(m, LOAD(src, (long)k * inner + cc));
-        for (int k = 0; k < length; ++k) s += exp(LOAD(src, (long)k * inner + cc) - m);
+        for (int k = 0; k < length; ++k) s += EXP_S(LOAD(src, (long)k * inner + cc) - m);
         const float log_s = log(s), inv_s = 1.0f / s;
         for (int k = 0; k < length; ++k) {
           const long e = (long)k * inner + cc;

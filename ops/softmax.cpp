@@ -2,6 +2,7 @@
 #include "ops/softmax.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -54,10 +55,13 @@ double SoftmaxShape::bytes() const {
   return 2.0 * static_cast<double>(layout().elements) * static_cast<double>(dtype_bytes(dtype));
 }
 
-SearchSpace softmax_space(const SoftmaxShape& shape, const DeviceInfo& device) {
+namespace {
+
+// One variant of the space: the original parameters, plus EXP and PREFETCH when `fast`.
+SearchSpace softmax_variant(const SoftmaxShape& shape, const DeviceInfo& device, bool fast) {
   const ReducePass p = main_pass(shape);
   const bool strided = p.inner > 1;
-  SearchSpace space(strided ? "columns" : "rows");
+  SearchSpace space(std::string(strided ? "columns" : "rows") + (fast ? " (polynomial exp / prefetch)" : ""));
   space
       .add("WGS", {1, 4, 16, 64, 256},
            strided ? "work-items per work-group (one VW-column each)" : "work-items sharing a row")
@@ -65,6 +69,13 @@ SearchSpace softmax_space(const SoftmaxShape& shape, const DeviceInfo& device) {
       .add("ROWS", {1, 4, 16, 64}, "outer rows per work-group, in turn")
       .add("ONLINE", {0, 1}, "max and sum in one read, rescaling the sum (1), or two reads (0)")
       .add("CACHE", {0, 1}, "keep a row's exp(x - max) in local memory: one exp and no third read (rows)");
+  if (fast) {
+    space.add("EXP", {0, 1}, "exp: the built-in (0) or softmax.cl's polynomial for x - max <= 0 (1)");
+    // Prefetch instructions exist only through Clang's builtin (PoCL's prefetch() is empty), so
+    // only a CPU gets the knob; elsewhere it would only duplicate configurations.
+    space.add("PREFETCH", device.type == "CPU" ? std::vector<std::int64_t>{0, 1, 2} : std::vector<std::int64_t>{0},
+              "rows, two reads: in the exp sweep prefetch the input PREFETCH rows ahead and the output row");
+  }
   const std::int64_t max_wgs = static_cast<std::int64_t>(device.max_work_group_size);
   const auto local_bytes = static_cast<std::int64_t>(device.local_mem_bytes);
   space.constrain("WGS within the device limit and local memory", {"WGS"},
@@ -80,20 +91,58 @@ SearchSpace softmax_space(const SoftmaxShape& shape, const DeviceInfo& device) {
                     if (at(c, "CACHE") == 0) return true;
                     return row_bytes >= 0 && at(c, "ONLINE") == 0 && row_bytes + at(c, "WGS") * 8 <= local_bytes;
                   });
+  if (fast) {
+    space.constrain("PREFETCH: rows with two-read statistics", {"PREFETCH", "ONLINE"}, [=](const Config& c) {
+      return at(c, "PREFETCH") == 0 || (!strided && at(c, "ONLINE") == 0);
+    });
+    // EXP = 0 with PREFETCH = 0 is the first variant's kernel (absent defines are 0).
+    space.constrain("EXP = 1 or PREFETCH > 0", {"EXP", "PREFETCH"},
+                    [](const Config& c) { return at(c, "EXP") == 1 || at(c, "PREFETCH") > 0; });
+  }
   return space;
+}
+
+}  // namespace
+
+// Two variants: the original parameters (so configurations tuned before EXP and PREFETCH existed
+// stay valid and mean the same kernel), and the same with the polynomial exp and prefetching.
+SearchSpace softmax_space(const SoftmaxShape& shape, const DeviceInfo& device) {
+  return SearchSpace::unite({softmax_variant(shape, device, false), softmax_variant(shape, device, true)});
 }
 
 Config softmax_default_config(const SoftmaxShape& shape, const DeviceInfo& device) {
   const ReducePass p = main_pass(shape);
   if (p.inner > 1)
-    return {
-        {"WGS", default_work_group(pow2_ceil(p.inner), device)}, {"VW", 1}, {"ROWS", 1}, {"ONLINE", 0}, {"CACHE", 0}};
+    return {{"WGS", default_work_group(pow2_ceil(p.inner), device)},
+            {"VW", 1},
+            {"ROWS", 1},
+            {"ONLINE", 0},
+            {"CACHE", 0}};
   const std::int64_t vw = std::min<std::int64_t>(4, pow2_ceil(p.length));
   return {{"WGS", default_work_group(pow2_ceil(p.length) / vw, device)},
           {"VW", vw},
           {"ROWS", 1},
           {"ONLINE", 0},
           {"CACHE", 0}};
+}
+
+std::vector<Config> softmax_seed_configs(const SoftmaxShape& shape, const DeviceInfo& device) {
+  if (device.type != "CPU" || main_pass(shape).inner > 1) return {};
+  // PoCL, 2048 x 2048 fp32 rows: one work-item per row, 16-wide vectors, the polynomial exp with
+  // the row's exp kept in local memory and the next row prefetched ran at 0.7-0.8 of the copy
+  // bandwidth (the built-in exp without prefetching: 0.4-0.5).
+  std::vector<Config> seeds;
+  for (const auto& [rows, cache, prefetch] : {std::tuple{16, 1, 1}, std::tuple{64, 1, 1}, std::tuple{16, 1, 2},
+                                              std::tuple{16, 0, 1}, std::tuple{4, 1, 1}}) {
+    seeds.push_back({{"WGS", 1},
+                     {"VW", 16},
+                     {"ROWS", rows},
+                     {"ONLINE", 0},
+                     {"CACHE", cache},
+                     {"EXP", 1},
+                     {"PREFETCH", prefetch}});
+  }
+  return seeds;
 }
 
 LaunchPlan softmax_plan(const SoftmaxShape& shape, const SoftmaxOperands& operands, const Config& config) {

@@ -45,6 +45,9 @@ struct SoftmaxOperands {
 
 SearchSpace softmax_space(const SoftmaxShape& shape, const DeviceInfo& device);
 Config softmax_default_config(const SoftmaxShape& shape, const DeviceInfo& device);
+// Where the tuner starts on a device class (docs/NOTES.md has the measurements); seeds outside the
+// shape's space are skipped by the tuner.
+std::vector<Config> softmax_seed_configs(const SoftmaxShape& shape, const DeviceInfo& device);
 
 // One launch of kernels/softmax.cl; an empty tensor gives an empty plan.
 LaunchPlan softmax_plan(const SoftmaxShape& shape, const SoftmaxOperands& operands, const Config& config);

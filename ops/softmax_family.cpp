@@ -49,6 +49,9 @@ std::vector<SoftmaxTestCase> softmax_test_cases() {
   add(sm({29, 37}, 1), {.specials = true}, true);
   add(sm({37, 29}, 0, "fp16", true), {.specials = true});
   add(sm({11, 61}, 1, "bf16", true), {.specials = true});
+  // exp over a wide range of x - max (down to -60), rows and columns.
+  add(sm({6, 523}, 1), {.spread = 30.0f}, true);
+  add(sm({23, 5, 3}, 1, "fp32", true), {.spread = 30.0f});
   return cases;
 }
 

@@ -37,8 +37,9 @@ SoftmaxEvaluation::SoftmaxEvaluation(Session& session, const SoftmaxShape& shape
   shape.validate();
   const ReduceLayout layout = shape.layout();
   input_ = StoredTensor(shape.dtype, layout.elements, instance.input_offset);
-  // Spread of 8 so that exp() spans about 3000x within a row: small outputs must be right too.
-  input_.fill_uniform(21, -4.0f, 4.0f);
+  // By default a spread of 8 so that exp() spans about 3000x within a row: small outputs must be
+  // right too.
+  input_.fill_uniform(21, -instance.spread, instance.spread);
   if (instance.specials)
     inject_specials(input_, 22, 3 * std::max<std::int64_t>(1, shape.dims[static_cast<std::size_t>(shape.axis)]));
   output_ = StoredTensor(shape.dtype, layout.elements, instance.output_offset);

@@ -12,6 +12,10 @@ namespace ocltune {
 struct SoftmaxInstance {
   std::int64_t input_offset = 0, output_offset = 0;  // elements before the tensor in its buffer
   bool specials = false;                             // NaN, +Inf, -Inf among the inputs
+  // Inputs are uniform in [-spread, spread]. 30 takes exp() over x - max down to -60 (n = -87 in
+  // the polynomial exp's 2^n); beyond about 40, fp32 outputs would reach the subnormal range,
+  // where a relative tolerance cannot hold.
+  float spread = 4.0f;
 };
 
 class SoftmaxProblem : public Problem {
@@ -25,6 +29,9 @@ class SoftmaxProblem : public Problem {
   nlohmann::json shape_json() const override { return shape_.to_json(); }
   SearchSpace space(const DeviceInfo& device) const override { return softmax_space(shape_, device); }
   Config default_config(const DeviceInfo& device) const override { return softmax_default_config(shape_, device); }
+  std::vector<Config> seed_configs(const DeviceInfo& device) const override {
+    return softmax_seed_configs(shape_, device);
+  }
   double flops() const override { return shape_.flops(); }
   double bytes() const override { return shape_.bytes(); }
   bool memory_bound() const override { return true; }

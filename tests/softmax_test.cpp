@@ -66,8 +66,8 @@ TEST_P(SoftmaxCorrectness, SampledConfigurationsMatchTheReference) {
 std::string case_name(const ::testing::TestParamInfo<std::size_t>& info) {
   const SoftmaxTestCase& c = cases()[info.param];
   const SoftmaxShape& s = c.shape;
-  return fmt::format("{}_{}_{}_d{}_a{}{}", info.index, s.log ? "log_softmax" : "softmax", s.dtype, dims_text(s.dims),
-                     s.axis, c.instance.specials ? "_nan" : "");
+  return fmt::format("{}_{}_{}_d{}_a{}{}{}", info.index, s.log ? "log_softmax" : "softmax", s.dtype, dims_text(s.dims),
+                     s.axis, c.instance.specials ? "_nan" : "", c.instance.spread != 4.0f ? "_wide" : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, SoftmaxCorrectness, ::testing::Range<std::size_t>(0, cases().size()), case_name);
@@ -99,6 +99,38 @@ TEST(SoftmaxSpace, CoveringSamplesUseEveryReachableValueAndHoldTheDefault) {
   }
   for (const SoftmaxTestCase& c : softmax_test_cases()) {
     EXPECT_TRUE(softmax_space(c.shape, d).contains(softmax_default_config(c.shape, d))) << c.shape.key();
+  }
+}
+
+// The configurations PoCL prefers since the polynomial exp and the prefetching sweep (one
+// work-item per row, 16-wide vectors), on odd rows in every storage type, with NaN/Inf rows and
+// a wide input range; each configuration pairs differently with the other knobs.
+TEST(SoftmaxCpuKernel, PolynomialExpAndPrefetchMatchTheReference) {
+  Session& session = testing::test_session();
+  const TimingPolicy no_timing{.warmup = 0, .min_runs = 1, .max_runs = 1};
+  const Config base = {{"WGS", 1}, {"VW", 16}, {"ROWS", 4}, {"ONLINE", 0}, {"CACHE", 1}, {"EXP", 1}, {"PREFETCH", 1}};
+  struct Case {
+    SoftmaxShape shape;
+    SoftmaxInstance instance;
+    Config changes;
+  };
+  const std::vector<Case> table = {
+      {{.dims = {9, 1031}, .axis = 1}, {.input_offset = 3, .output_offset = 1, .spread = 30.0f}, {}},
+      {{.dims = {7, 333}, .axis = 1, .dtype = "fp16"}, {.specials = true}, {{"PREFETCH", 2}, {"CACHE", 0}}},
+      {{.dims = {11, 61}, .axis = 1, .log = true, .dtype = "bf16"}, {.specials = true}, {{"ROWS", 16}, {"VW", 8}}},
+      {{.dims = {6, 17}, .axis = 1, .log = true}, {.spread = 30.0f}, {{"PREFETCH", 2}, {"WGS", 4}, {"VW", 4}}},
+  };
+  for (const Case& c : table) {
+    const SoftmaxProblem problem(c.shape, c.instance);
+    Config config = base;
+    for (const auto& [name, value] : c.changes) config[name] = value;
+    if (session.device().type != "CPU") config["PREFETCH"] = 0;
+    ASSERT_TRUE(problem.space(session.device()).contains(config)) << to_string(config);
+    auto evaluation = problem.instantiate(session);
+    Evaluator evaluator(session, *evaluation);
+    const EvalOutcome outcome = evaluator.evaluate(config, no_timing);
+    EXPECT_EQ(outcome.status, "ok") << problem.shape_key() << " " << c.shape.dtype << " " << to_string(config) << ": "
+                                    << outcome.error;
   }
 }
 
