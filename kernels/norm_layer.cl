@@ -4,6 +4,8 @@
 // [2][groups][n]) that layer_norm_param_grads adds up. Files: storage.cl, reduce_vec.cl,
 // norm_layer.cl. Launch: global (ceil(rows/ROWS)*WGS), local (WGS); param grads: global
 // (ceil(n/WGS)*WGS). Every sweep over a row is one loop whose ragged last vector goes element-wise.
+// WPR > 0 (forward) instead holds each row in registers, WGS / WPR rows per work-group at a time:
+// global (ceil(rows / (ROWS * WGS / WPR)) * WGS).
 
 // ---- Problem (set by the host, not tuned) ----
 #ifndef BACKWARD
@@ -17,8 +19,125 @@
 #ifndef WELFORD
 #define WELFORD 0  // forward statistics: 1 Welford in one read; 0 two reads (mean, then squared deviations)
 #endif
+#ifndef WPR
+#define WPR 0  // forward: > 0 WPR work-items per row hold it in registers, WGS / WPR rows at a time; 0 WGS sweep one row
+#endif
 
-#if !BACKWARD
+// ---- Set by the host for WPR > 0 ----
+#ifndef NV
+#define NV 1  // VW-vectors per work-item: ceil(n / (WPR * VW))
+#endif
+#ifndef ALIGNED
+#define ALIGNED 0  // 1: n and every offset are multiples of VW, so whole vectors may be loaded as such
+#endif
+
+// LOADA / STOREA: VW elements at element e of a row when ALIGNED: one 8-32 byte access where
+// LOADV's vloadn may only assume element alignment (a GPU then issues VW narrow loads).
+#if ALIGNED && VW > 1 && DTYPE == 0
+#define LOADA(p, e) (*(const global floatV*)((p) + (e)))
+#define STOREA(v, p, e) (*(global floatV*)((p) + (e)) = (v))
+#elif ALIGNED && VW > 1 && DTYPE == 1
+#define LOADA(p, e) CAT(vloada_half, VW)(0, (p) + (e))
+#define STOREA(v, p, e) CAT(CAT(vstorea_half, VW), _rte)((v), 0, (p) + (e))
+#elif ALIGNED && VW > 1 && DTYPE == 2
+#define LOADA(p, e) AS_FLOATV(CONVERT_UINTV(*(const global ushortV*)((p) + (e))) << 16)
+#define STOREA(v, p, e) (*(global ushortV*)((p) + (e)) = bf16_roundv(v))
+#else
+#define LOADA(p, e) LOADV(p, e)
+#define STOREA(v, p, e) STOREV(v, p, e)
+#endif
+
+#if !BACKWARD && WPR > 0
+// ---- Short rows (a GPU's layer_norm over 768-4096): a row in registers. ----
+// Work-item `lane` of a row's WPR holds vectors lane, lane + WPR, ... (adjacent work-items read
+// adjacent vectors: coalesced), so the row is read once and written once. Each row sum is one
+// barrier: every work-item adds its row's WPR partials from local memory itself (broadcast reads)
+// instead of a log2(WGS)-barrier tree. Two arrays, so that the second sum's writes cannot race
+// the first sum's reads; the next row's writes come after this row's second barrier.
+// The sum of a row's WPR partials, 16 bytes at a time where WPR allows (p is then 16-byte aligned:
+// a multiple of WPR floats into a 16-byte aligned array). Every work-item of the row adds in the
+// same order, so all of them get the same mean and rstd.
+static inline float row_sum(const local float* p) {
+#if WPR % 4 == 0
+  float4 a = (float4)(0.0f);
+#pragma unroll
+  for (int i = 0; i < WPR; i += 4) a += *(const local float4*)(p + i);
+  return (a.x + a.y) + (a.z + a.w);
+#else
+  float a = 0.0f;
+#pragma unroll
+  for (int i = 0; i < WPR; ++i) a += p[i];
+  return a;
+#endif
+}
+
+__attribute__((reqd_work_group_size(WGS, 1, 1)))
+kernel void layer_norm(const int rows, const int n, const float eps, const global STORAGE* restrict x, const long x_off,
+                       const global STORAGE* restrict gamma, const long g_off, const global STORAGE* restrict beta,
+                       const long b_off, global STORAGE* restrict y, const long y_off, global float* restrict mean_out,
+                       const long m_off, global float* restrict rstd_out, const long r_off) {
+  const int lid = get_local_id(0);
+  const int lane = lid % WPR;
+  const int first = lid - lane;  // this row's partials: part[first .. first + WPR)
+  local float part1[WGS] __attribute__((aligned(16)));
+  local float part2[WGS] __attribute__((aligned(16)));
+  const global STORAGE* g = gamma + g_off;
+  const global STORAGE* b = beta + b_off;
+  for (int r = 0; r < ROWS; ++r) {  // the same trip count for the whole group: barriers inside
+    const int row = (get_group_id(0) * ROWS + r) * (WGS / WPR) + lid / WPR;
+    const bool live = row < rows;
+    const global STORAGE* src = x + x_off + (long)row * n;
+    floatV xv[NV];
+    floatV sv = (floatV)(0.0f);
+#pragma unroll
+    for (int j = 0; j < NV; ++j) {
+      const int k = (lane + j * WPR) * VW;
+      if (live && k + VW <= n) {
+        xv[j] = LOADA(src, k);
+      } else {  // the ragged last vector, or past the row: zeros
+        float t[VW];
+#pragma unroll
+        for (int l = 0; l < VW; ++l) t[l] = live && k + l < n ? LOAD(src, k + l) : 0.0f;
+        xv[j] = LOADV_F32(t, 0);
+      }
+      sv += xv[j];
+    }
+    part1[lid] = sum_lanes(sv);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const float mean = row_sum(part1 + first) / n;
+    floatV qv = (floatV)(0.0f);
+#pragma unroll
+    for (int j = 0; j < NV; ++j) {
+      const int k = (lane + j * WPR) * VW;
+      // Padding lanes hold 0, not the mean: they must not add mean^2.
+      const floatV d = k + VW <= n ? xv[j] - mean : select((floatV)(0.0f), xv[j] - mean, (k + LANE_IDS) < n);
+      qv += d * d;
+    }
+    part2[lid] = sum_lanes(qv);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const float rstd = 1.0f / sqrt(row_sum(part2 + first) / n + eps);
+    if (live) {
+      global STORAGE* dst = y + y_off + (long)row * n;
+#pragma unroll
+      for (int j = 0; j < NV; ++j) {
+        const int k = (lane + j * WPR) * VW;
+        if (k + VW <= n) {
+          STOREA((xv[j] - mean) * rstd * LOADA(g, k) + LOADA(b, k), dst, k);
+        } else {
+          float t[VW];
+          STOREV_F32(xv[j], t, 0);
+          for (int l = 0; l < VW && k + l < n; ++l) STORE((t[l] - mean) * rstd * LOAD(g, k + l) + LOAD(b, k + l), dst, k + l);
+        }
+      }
+      if (lane == 0) {
+        mean_out[m_off + row] = mean;
+        rstd_out[r_off + row] = rstd;
+      }
+    }
+  }
+}
+
+#elif !BACKWARD
 __attribute__((reqd_work_group_size(WGS, 1, 1)))
 kernel void layer_norm(const int rows, const int n, const float eps, const global STORAGE* restrict x, const long x_off,
                        const global STORAGE* restrict gamma, const long g_off, const global STORAGE* restrict beta,

@@ -69,7 +69,13 @@ struct NormOperands {
 };
 
 SearchSpace norm_space(const NormShape& shape, const DeviceInfo& device);
+// The space without layer_norm's rows-in-registers variant (which norm_space adds to it).
+SearchSpace norm_sweeping_space(const NormShape& shape, const DeviceInfo& device);
+// VW-vectors each work-item holds in the rows-in-registers layer_norm (its NV).
+std::int64_t layer_norm_vectors_per_item(std::int64_t n, std::int64_t wpr, std::int64_t vw);
 Config norm_default_config(const NormShape& shape, const DeviceInfo& device);
+// Where the tuner starts on a device class; seeds outside the shape's space are skipped.
+std::vector<Config> norm_seed_configs(const NormShape& shape, const DeviceInfo& device);
 
 // layer_norm: one kernel; layer_norm_backward: dx with per-work-group dgamma/dbeta partials, then
 // their sum. batch_norm(_backward): per-channel statistics, a combine when SPLIT > 1, an apply

@@ -39,7 +39,23 @@ LaunchPlan layer_plan(const NormShape& s, const NormOperands& o, const Config& c
   if (s.kind == NormKind::kLayer) {
     check_refs(s, {&o.x, &o.gamma, &o.beta, &o.y, &o.mean, &o.rstd});
     if (rows == 0) return plan;
-    KernelLaunch k = launch_of(s, config, "norm_layer.cl", "layer_norm", groups);
+    const auto wpr_it = config.find("WPR");
+    const std::int64_t wpr = wpr_it == config.end() ? 0 : wpr_it->second;
+    KernelLaunch k;
+    if (wpr > 0) {
+      // Rows in registers: WGS / WPR rows per work-group at a time, ROWS times.
+      const std::int64_t wgs = at(config, "WGS"), vw = at(config, "VW");
+      const std::int64_t rows_per_group = per_group * (wgs / wpr);
+      k = launch_of(s, config, "norm_layer.cl", "layer_norm", (rows + rows_per_group - 1) / rows_per_group);
+      k.program.defines.emplace_back("NV", std::to_string(layer_norm_vectors_per_item(n, wpr, vw)));
+      // Whole-vector accesses need every row start VW-aligned: buffers themselves are aligned to
+      // CL_DEVICE_MEM_BASE_ADDR_ALIGN, at least the largest vector type.
+      const bool aligned = n % vw == 0 && o.x.offset % vw == 0 && o.y.offset % vw == 0 && o.gamma.offset % vw == 0 &&
+                           o.beta.offset % vw == 0;
+      k.program.defines.emplace_back("ALIGNED", aligned ? "1" : "0");
+    } else {
+      k = launch_of(s, config, "norm_layer.cl", "layer_norm", groups);
+    }
     k.args = {static_cast<cl_int>(rows),
               static_cast<cl_int>(n),
               static_cast<cl_float>(s.eps),

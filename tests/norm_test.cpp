@@ -102,6 +102,45 @@ TEST(NormSpace, CoveringSamplesUseEveryReachableValueAndHoldTheDefault) {
   }
 }
 
+// layer_norm with each row in registers (WPR > 0) is its own variant, which the big covering
+// shape cannot reach (a 2^16 row is no register row): odd rows (a ragged last vector, rows that
+// leave part of the last work-group idle), aligned rows (whole-vector accesses), every storage
+// type, offsets, NaN/Inf.
+TEST(LayerNormRegisters, OddAndAlignedRowsMatchTheReference) {
+  Session& session = testing::test_session();
+  const TimingPolicy no_timing{.warmup = 0, .min_runs = 1, .max_runs = 1};
+  auto layer = [](std::vector<std::int64_t> dims, const char* dtype) {
+    return NormShape{.kind = NormKind::kLayer, .dims = std::move(dims), .axis = 1, .dtype = dtype};
+  };
+  auto cfg = [](std::int64_t wgs, std::int64_t wpr, std::int64_t vw, std::int64_t rows) {
+    return Config{{"WGS", wgs}, {"WPR", wpr}, {"VW", vw}, {"ROWS", rows}};
+  };
+  struct Case {
+    NormShape shape;
+    NormInstance instance;
+    Config config;
+  };
+  const std::vector<Case> table = {
+      {layer({37, 769}, "fp32"), {.offset = 1}, cfg(64, 32, 4, 1)},
+      {layer({37, 769}, "fp32"), {}, cfg(128, 16, 16, 2)},
+      {layer({9, 33}, "fp16"), {}, cfg(32, 8, 4, 1)},
+      {layer({9, 33}, "fp16"), {.specials = true}, cfg(32, 4, 2, 1)},
+      {layer({64, 768}, "fp32"), {.offset = 8}, cfg(256, 32, 4, 1)},
+      {layer({16, 768}, "fp16"), {}, cfg(64, 64, 4, 1)},
+      {layer({12, 256}, "bf16"), {.specials = true}, cfg(32, 4, 8, 2)},
+      {{.kind = NormKind::kLayer, .dims = {2, 3, 5, 7}, .axis = 2}, {}, cfg(32, 8, 1, 1)},
+  };
+  for (const Case& c : table) {
+    const NormProblem problem(c.shape, c.instance);
+    ASSERT_TRUE(problem.space(session.device()).contains(c.config)) << c.shape.key() << " " << to_string(c.config);
+    auto evaluation = problem.instantiate(session);
+    Evaluator evaluator(session, *evaluation);
+    const EvalOutcome outcome = evaluator.evaluate(c.config, no_timing);
+    EXPECT_EQ(outcome.status, "ok") << problem.shape_key() << " " << c.shape.dtype << " " << to_string(c.config) << ": "
+                                    << outcome.error;
+  }
+}
+
 VerifyResult run_modified(const NormProblem& problem, const Config& config,
                           const std::function<void(LaunchPlan&)>& modify) {
   Session& session = testing::test_session();
