@@ -107,7 +107,7 @@ ProblemList with_math_mode(ProblemList problems, const std::string& math, bool q
     }
   }
   if (!quiet && !unchanged.empty()) {
-    fmt::print(stderr, "ocltune: --math {} applies to gemm; {} stay exact\n", math, fmt::join(unchanged, ", "));
+    fmt::print(stderr, "ocltune: --math {} applies to gemm and conv2d; {} stay exact\n", math, fmt::join(unchanged, ", "));
   }
   return problems;
 }

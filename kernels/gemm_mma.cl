@@ -1,7 +1,8 @@
 // SGEMM on NVIDIA tensor cores in TF32 (math mode "tf32"): C = alpha * op(A) * op(B) + beta * C,
-// row-major, strided batches, any M, N, K >= 1. Inline PTX mma.sync.m16n8k8 (compute capability
-// >= 8.0, checked by the host before this file is ever built). Operands are rounded to TF32
-// (cvt.rna) once, when staged into local memory; accumulation is fp32.
+// row-major, strided batches, any M, N, K >= 1. Appended to mma_tf32.cl (warp tiles, fragment
+// loads, mma.sync.m16n8k8; compute capability >= 8.0, checked by the host before either file is
+// built). Operands are rounded to TF32 (cvt.rna) once, when staged (STAGES = 0) or when fragments
+// are read (STAGES >= 2); accumulation is fp32.
 // Launch: global (ceil(N/BN)*32*WN, ceil(M/BM)*WM, batch), local (32*WN, WM, 1).
 
 // ---- Problem layout (set by the host) ----
@@ -12,40 +13,17 @@
 #define TRANS_B 0  // 1: B is stored N x K
 #endif
 
-// ---- Tunables ----
-#ifndef BM
-#define BM 128  // rows of C per work-group
-#endif
-#ifndef BN
-#define BN 128  // columns of C per work-group
-#endif
-#ifndef BK
-#define BK 16  // depth of the K tile staged per step (a multiple of 8)
-#endif
-#ifndef WM
-#define WM 2  // warps along M; each warp computes (BM/WM) x (BN/WN) with m16n8 fragments
-#endif
-#ifndef WN
-#define WN 4  // warps along N
+// ---- Tunables (besides mma_tf32.cl's) ----
+#ifndef STAGES
+#define STAGES 0  // 0: stage through registers (see DBUF); 2-4: that many local buffers filled by
+                  // cp.async straight from global memory, STAGES - 1 tiles ahead of the mma loop
 #endif
 #ifndef DBUF
-#define DBUF 1  // 1: two local buffers, next tile prefetched into registers during the mma loop
+#define DBUF 1  // STAGES = 0 only. 1: two local buffers, next tile prefetched into registers during the mma loop
 #endif
-#ifndef LDSM
-#define LDSM 0  // 1: A fragments with one ldmatrix.x4 each instead of four 32-bit local loads
-#endif
+// With STAGES >= 2 the host also sets mma_tf32.cl's layout: A_KM = TRANS_A, B_NK = TRANS_B (tiles
+// keep the global layout, so each 16-byte copy is contiguous at both ends) and CVT_AT_LOAD = 1.
 
-// ---- Derived ----
-#define THREADS (32 * WM * WN)
-#define TM (BM / WM)  // warp tile rows
-#define TN (BN / WN)  // warp tile columns
-#define FM (TM / 16)  // m16 fragments per warp
-#define FN (TN / 8)   // n8 fragments per warp
-// Row strides of the local tiles, padded so that fragment reads hit 32 different banks.
-#define AS (BK + 4)  // As[m][k]
-#define BS (BN + 8)  // Bs[k][n]
-#define A_TILE (BM * AS)
-#define B_TILE (BK * BS)
 #define LA (BM * BK / THREADS)  // A elements each thread stages per tile (a multiple of 4)
 #define LB (BK * BN / THREADS)
 
@@ -60,23 +38,7 @@
 #define B_AT(Bb, k, n, ld) Bb[(long)(k) * (ld) + (n)]
 #endif
 
-// Round to the nearest TF32 value (10 mantissa bits), ties away from zero, as cuBLAS does.
-static inline uint to_tf32(const float x) {
-  uint r;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-  return r;
-}
-
-// d = a * b + d for one m16n8k8 tile; fragment layouts as in the PTX ISA (groupID = lane >> 2,
-// threadID_in_group = lane & 3).
-static inline void mma_tf32(float* d, const uint a0, const uint a1, const uint a2, const uint a3, const uint b0,
-                            const uint b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-
+#if STAGES == 0
 // Staging: each thread moves LA (LB) elements of the tile of op(A) (op(B)) per step, as float4s
 // along the storage's contiguous direction; consecutive threads take consecutive float4s. Interior,
 // aligned tiles use 16-byte loads; edge tiles load element by element with zeros outside.
@@ -181,52 +143,77 @@ static inline void store_b(local uint* Bs, const float* rb, const int tid) {
   }
 }
 
-#if LDSM
-// Four 8x4 TF32 matrices (16-byte rows) from local memory in one instruction: lanes 8j..8j+7 give
-// the row addresses of matrix j; each lane receives row lane/4, element lane%4 of every matrix,
-// which is exactly the layout of a0..a3 when the matrices are (rows 0-7 | 8-15) x (k 0-3 | 4-7).
-static inline void ldmatrix_x4(uint* d, const local uint* row) {
-  const uint address = (uint)(size_t)row;
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-               : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
-               : "r"(address));
-}
-#endif
+#endif  // STAGES == 0
 
-// All BK/8 k-steps of one staged tile: fragments from local memory, FM x FN mma per step.
-static inline void mma_tile(float* acc, const local uint* As, const local uint* Bs, const int warp_m, const int warp_n,
-                            const int g, const int t) {
-#pragma unroll
-  for (int kk = 0; kk < BK; kk += 8) {
-    uint a[FM][4], b[FN][2];
-#pragma unroll
-    for (int fm = 0; fm < FM; ++fm) {
-#if LDSM
-      const int lane = 4 * g + t, j = lane / 8;
-      ldmatrix_x4(a[fm], As + (warp_m * TM + fm * 16 + (j % 2) * 8 + lane % 8) * AS + kk + (j / 2) * 4);
+#if STAGES >= 2
+// 16 bytes (or 4) from global to local memory without passing through registers; only the first
+// `bytes` are read, the rest of the destination is zero-filled (edge tiles).
+static inline void cp_async16(local uint* dst, const global float* src, const int bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"((uint)(size_t)dst), "l"((ulong)src), "r"(bytes)
+               : "memory");
+}
+static inline void cp_async4(local uint* dst, const global float* src, const int bytes) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"((uint)(size_t)dst), "l"((ulong)src), "r"(bytes)
+               : "memory");
+}
+static inline void cp_async_commit(void) { asm volatile("cp.async.commit_group;" ::: "memory"); }
+// Wait until at most STAGES - 2 groups of this thread are in flight (an immediate operand).
+static inline void cp_async_wait_ahead(void) {
+#if STAGES == 2
+  asm volatile("cp.async.wait_group 0;" ::: "memory");
+#elif STAGES == 3
+  asm volatile("cp.async.wait_group 1;" ::: "memory");
 #else
-      const local uint* p = As + (warp_m * TM + fm * 16 + g) * AS + kk + t;
-      a[fm][0] = p[0];
-      a[fm][1] = p[8 * AS];
-      a[fm][2] = p[4];
-      a[fm][3] = p[8 * AS + 4];
+  asm volatile("cp.async.wait_group 2;" ::: "memory");
 #endif
-    }
+}
+
+// One operand tile as stored in global memory: `strided` rows (from s0, valid below s_limit) of
+// `contig` elements (from c0, valid below c_limit), row r at base + r * ld, into local rows of
+// `stride` words. Threads take consecutive 16-byte pieces; where the rows are not 16-byte aligned
+// each piece is four 4-byte copies.
+static inline void async_tile(local uint* dst, const int stride, const int contig, const int strided,
+                              const global float* base, const int ld, const int s0, const int s_limit, const int c0,
+                              const int c_limit, const int tid, const bool aligned) {
 #pragma unroll
-    for (int fn = 0; fn < FN; ++fn) {
-      const local uint* p = Bs + (kk + t) * BS + warp_n * TN + fn * 8 + g;
-      b[fn][0] = p[0];
-      b[fn][1] = p[4 * BS];
-    }
+  for (int r = 0; r < strided * contig / 4 / THREADS; ++r) {
+    const int v = tid + r * THREADS;
+    const int s = v / (contig / 4), c = (v % (contig / 4)) * 4;
+    local uint* d = dst + s * stride + c;
+    const bool row_ok = s0 + s < s_limit;
+    const int left = c_limit - (c0 + c);
+    const global float* src = base + (long)(s0 + s) * ld + c0 + c;
+    if (aligned) {
+      const int bytes = row_ok ? 4 * clamp(left, 0, 4) : 0;
+      cp_async16(d, bytes > 0 ? src : base, bytes);
+    } else {
 #pragma unroll
-    for (int fm = 0; fm < FM; ++fm) {
-#pragma unroll
-      for (int fn = 0; fn < FN; ++fn) {
-        mma_tf32(acc + (fm * FN + fn) * 4, a[fm][0], a[fm][1], a[fm][2], a[fm][3], b[fn][0], b[fn][1]);
+      for (int e = 0; e < 4; ++e) {
+        const bool ok = row_ok && e < left;
+        cp_async4(d + e, ok ? src + e : base, ok ? 4 : 0);
       }
     }
   }
 }
+
+// The tiles of step `tile` into local slot `slot`.
+static inline void async_tiles(local uint* As_all, local uint* Bs_all, const int slot, const int tile,
+                               const global float* Ab, const int lda, const global float* Bb, const int ldb,
+                               const int M, const int N, const int K, const int m0, const int n0, const int tid,
+                               const bool a_aligned, const bool b_aligned) {
+  const int k0 = tile * BK;
+#if TRANS_A
+  async_tile(As_all + slot * A_TILE, AS, BM, BK, Ab, lda, k0, K, m0, M, tid, a_aligned);
+#else
+  async_tile(As_all + slot * A_TILE, AS, BK, BM, Ab, lda, m0, M, k0, K, tid, a_aligned);
+#endif
+#if TRANS_B
+  async_tile(Bs_all + slot * B_TILE, BS, BK, BN, Bb, ldb, n0, N, k0, K, tid, b_aligned);
+#else
+  async_tile(Bs_all + slot * B_TILE, BS, BN, BK, Bb, ldb, k0, K, n0, N, tid, b_aligned);
+#endif
+}
+#endif  // STAGES >= 2
 
 __attribute__((reqd_work_group_size(32 * WN, WM, 1)))
 kernel void gemm_mma(const int M, const int N, const int K, const float alpha, const float beta,
@@ -245,9 +232,6 @@ kernel void gemm_mma(const int M, const int N, const int K, const float alpha, c
   const global float* Bb = B + b_offset + batch * stride_b;
   global float* Cb = C + c_offset + batch * stride_c;
 
-  local uint As_all[(DBUF + 1) * A_TILE] __attribute__((aligned(16)));  // uint4 stores, ldmatrix rows
-  local uint Bs_all[(DBUF + 1) * B_TILE] __attribute__((aligned(16)));
-  float ra[LA], rb[LB];
   float acc[FM * FN * 4];
 #pragma unroll
   for (int i = 0; i < FM * FN * 4; ++i) acc[i] = 0.0f;
@@ -255,6 +239,33 @@ kernel void gemm_mma(const int M, const int N, const int K, const float alpha, c
   const bool a_aligned = lda % 4 == 0 && a_offset % 4 == 0 && stride_a % 4 == 0;
   const bool b_aligned = ldb % 4 == 0 && b_offset % 4 == 0 && stride_b % 4 == 0;
   const int tiles = (K + BK - 1) / BK;
+#if STAGES >= 2
+  local uint As_all[STAGES * A_TILE] __attribute__((aligned(16)));  // 16-byte copies, ldmatrix rows
+  local uint Bs_all[STAGES * B_TILE] __attribute__((aligned(16)));
+  // Prologue: tiles 0 .. STAGES-2 in flight. Every iteration commits one group (empty past the
+  // last tile), so "at most STAGES - 2 pending" always means "tile `tile` has landed".
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < tiles) async_tiles(As_all, Bs_all, s, s, Ab, lda, Bb, ldb, M, N, K, m0, n0, tid, a_aligned, b_aligned);
+    cp_async_commit();
+  }
+  for (int tile = 0; tile < tiles; ++tile) {
+    cp_async_wait_ahead();
+    // Everyone's copies of this tile are visible, and everyone is done with the slot of tile - 1,
+    // which the copies issued next refill.
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int ahead = tile + STAGES - 1;
+    if (ahead < tiles) {
+      async_tiles(As_all, Bs_all, ahead % STAGES, ahead, Ab, lda, Bb, ldb, M, N, K, m0, n0, tid, a_aligned, b_aligned);
+    }
+    cp_async_commit();
+    const int slot = tile % STAGES;
+    mma_tile(acc, As_all + slot * A_TILE, Bs_all + slot * B_TILE, warp_m, warp_n, g, t);
+  }
+#else
+  local uint As_all[(DBUF + 1) * A_TILE] __attribute__((aligned(16)));  // uint4 stores, ldmatrix rows
+  local uint Bs_all[(DBUF + 1) * B_TILE] __attribute__((aligned(16)));
+  float ra[LA], rb[LB];
 #if DBUF
   load_a(ra, Ab, lda, M, K, m0, 0, tid, a_aligned);
   load_b(rb, Bb, ldb, N, K, n0, 0, tid, b_aligned);
@@ -285,21 +296,23 @@ kernel void gemm_mma(const int M, const int N, const int K, const float alpha, c
     barrier(CLK_LOCAL_MEM_FENCE);
   }
 #endif
+#endif
 
-  // Accumulator fragment: c0, c1 at (g, 2t), (g, 2t+1); c2, c3 eight rows below.
+  // Accumulator fragment (fm, fn): c0, c1 at row g, columns FRAG_COL(fn, 2t), FRAG_COL(fn, 2t + 1);
+  // c2, c3 eight rows below.
 #pragma unroll
   for (int fm = 0; fm < FM; ++fm) {
 #pragma unroll
     for (int fn = 0; fn < FN; ++fn) {
-      const int n = n0 + warp_n * TN + fn * 8 + 2 * t;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int m = m0 + warp_m * TM + fm * 16 + g + 8 * h;
         if (m >= M) continue;
 #pragma unroll
         for (int j = 0; j < 2; ++j) {
-          if (n + j < N) {
-            global float* dst = Cb + (long)m * ldc + n + j;
+          const int n = n0 + warp_n * TN + FRAG_COL(fn, 2 * t + j);
+          if (n < N) {
+            global float* dst = Cb + (long)m * ldc + n;
             float result = alpha * acc[(fm * FN + fn) * 4 + 2 * h + j];
             if (beta != 0.0f) result += beta * *dst;
             *dst = result;

@@ -374,6 +374,7 @@ ocltune::Conv2dCall to_call(const ocltune_conv2d_args& a) {
   s.groups = a.groups;
   s.bias = a.has_bias != 0;
   s.act = static_cast<ocltune::Activation>(a.activation);
+  s.math = a.allow_tf32 != 0 ? "tf32" : "exact";
   c.input = a.input;
   c.weight = a.weight;
   c.output = a.output;

@@ -15,7 +15,7 @@ using namespace conv2d_detail;
 
 constexpr const char* kDirectionNames[] = {"fwd", "bwd_data", "bwd_weight"};
 constexpr const char* kActivationNames[] = {"none", "relu", "relu6", "gelu", "sigmoid"};
-constexpr const char* kAlgorithmNames[] = {"direct", "implicit_gemm", "winograd", "gemm1x1", "depthwise"};
+constexpr const char* kAlgorithmNames[] = {"direct", "implicit_gemm", "winograd", "gemm1x1", "depthwise", "implicit_gemm_tf32"};
 
 template <typename Enum, std::size_t N>
 Enum parse_name(const nlohmann::json& j, const char* field, const char* const (&names)[N], const char* fallback) {
@@ -50,16 +50,18 @@ std::string Conv2dShape::key() const {
 }
 
 nlohmann::json Conv2dShape::to_json() const {
-  return {{"op", "conv2d"},       {"dir", direction_name(dir)}, {"n", n},         {"c", c},
+  nlohmann::json j = {{"op", "conv2d"},       {"dir", direction_name(dir)}, {"n", n},         {"c", c},
           {"h", h},               {"w", w},                     {"k", k},         {"r", r},
           {"s", s},               {"stride_h", stride_h},       {"stride_w", stride_w}, {"pad_h", pad_h},
           {"pad_w", pad_w},       {"dil_h", dil_h},             {"dil_w", dil_w}, {"groups", groups},
           {"bias", bias},         {"act", activation_name(act)}};
+  if (math != "exact") j["math"] = math;
+  return j;
 }
 
 Conv2dShape Conv2dShape::from_json(const nlohmann::json& j) {
   check_known_fields(j, {"dir", "n", "c", "h", "w", "k", "r", "s", "stride", "stride_h", "stride_w", "pad", "pad_h",
-                         "pad_w", "dil", "dil_h", "dil_w", "groups", "bias", "act"});
+                         "pad_w", "dil", "dil_h", "dil_w", "groups", "bias", "act", "math"});
   Conv2dShape shape;
   shape.dir = parse_name<ConvDirection>(j, "dir", kDirectionNames, "fwd");
   shape.n = int_field(j, "n", 1, 65535, 1);
@@ -75,11 +77,13 @@ Conv2dShape Conv2dShape::from_json(const nlohmann::json& j) {
   shape.groups = int_field(j, "groups", 1, 1 << 20, 1);
   shape.bias = bool_field(j, "bias", false);
   shape.act = parse_name<Activation>(j, "act", kActivationNames, "none");
+  shape.math = string_field(j, "math", "exact");
   shape.validate();
   return shape;
 }
 
 void Conv2dShape::validate() const {
+  if (math != "exact" && math != "tf32") throw Error("conv2d: shape field 'math' must be \"exact\" or \"tf32\"");
   if (c % groups != 0 || k % groups != 0) throw Error(fmt::format("conv2d: groups {} must divide c {} and k {}", groups, c, k));
   if (h + 2 * pad_h < dil_h * (r - 1) + 1 || w + 2 * pad_w < dil_w * (s - 1) + 1) {
     throw Error("conv2d: the dilated filter is larger than the padded input");
@@ -119,6 +123,8 @@ bool algorithm_applies(const Conv2dShape& s, std::int64_t algo) {
       return s.r == 1 && s.s == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_h == 0 && s.pad_w == 0 && s.groups == 1;
     case kAlgoDepthwise:
       return s.depthwise();
+    case kAlgoImplicitGemmTf32:
+      return !s.depthwise() && s.math == "tf32";
     default:
       return false;
   }
@@ -141,6 +147,7 @@ SearchSpace conv2d_space(const Conv2dShape& shape, const DeviceInfo& device) {
       case kAlgoWinograd: parts.push_back(winograd_space(shape, device)); break;
       case kAlgoGemm1x1: parts.push_back(gemm1x1_space(shape, device)); break;
       case kAlgoDepthwise: parts.push_back(depthwise_space(shape, device)); break;
+      case kAlgoImplicitGemmTf32: parts.push_back(igemm_tf32_space(shape, device)); break;  // empty without the capability
       default: break;
     }
   }
@@ -154,6 +161,7 @@ Config conv2d_default_config(const Conv2dShape& shape, std::int64_t algo) {
     case kAlgoWinograd: return winograd_default(shape);
     case kAlgoGemm1x1: return gemm1x1_default(shape);
     case kAlgoDepthwise: return depthwise_default(shape);
+    case kAlgoImplicitGemmTf32: return igemm_tf32_default(shape);
     default: throw Error(fmt::format("conv2d: unknown algorithm {}", algo));
   }
 }
@@ -182,6 +190,7 @@ LaunchPlan conv2d_plan(const Conv2dShape& shape, const Conv2dOperands& operands,
     case kAlgoWinograd: winograd_plan(shape, operands, config, workspace, plan); break;
     case kAlgoGemm1x1: gemm1x1_plan(shape, operands, config, plan); break;
     case kAlgoDepthwise: depthwise_plan(shape, operands, config, plan); break;
+    case kAlgoImplicitGemmTf32: igemm_tf32_plan(shape, operands, config, plan); break;
     default: break;
   }
   return plan;

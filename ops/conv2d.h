@@ -35,8 +35,9 @@ enum ConvAlgorithm : std::int64_t {
   kAlgoWinograd = 2,      // F(2x2,3x3) / F(4x4,3x3): transforms + batched GEMM (3x3, stride 1)
   kAlgoGemm1x1 = 3,       // 1x1, stride 1, no padding: the convolution is a plain GEMM
   kAlgoDepthwise = 4,     // groups == C: one filter per channel
+  kAlgoImplicitGemmTf32 = 5,  // implicit GEMM on NVIDIA tensor cores (math "tf32", compute capability >= 8.0)
 };
-inline constexpr int kAlgorithmCount = 5;
+inline constexpr int kAlgorithmCount = 6;
 std::string algorithm_name(std::int64_t algo);  // "direct", "implicit_gemm", ...
 
 std::string direction_name(ConvDirection dir);  // "fwd", "bwd_data", "bwd_weight"
@@ -52,6 +53,9 @@ struct Conv2dShape {
   std::int64_t groups = 1;
   bool bias = false;
   Activation act = Activation::kNone;
+  // "exact" (fp32 FMA) or "tf32" (matrix units allowed, like PyTorch's allow_tf32). Part of the
+  // database key through Problem::math(), not of the shape key.
+  std::string math = "exact";
 
   std::int64_t p() const { return (h + 2 * pad_h - dil_h * (r - 1) - 1) / stride_h + 1; }  // output height
   std::int64_t q() const { return (w + 2 * pad_w - dil_w * (s - 1) - 1) / stride_w + 1; }  // output width
@@ -80,7 +84,8 @@ struct Conv2dOperands {
   std::int64_t input_offset = 0, weight_offset = 0, output_offset = 0, bias_offset = 0;
 };
 
-// Whether an algorithm can compute this shape (an inapplicable one is absent from the space).
+// Whether an algorithm can compute this shape (an inapplicable one is absent from the space; the
+// tensor-core algorithm is also absent on devices without the capability).
 bool algorithm_applies(const Conv2dShape& shape, std::int64_t algo);
 std::vector<std::int64_t> applicable_algorithms(const Conv2dShape& shape);
 

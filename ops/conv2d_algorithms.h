@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ops/conv2d.h"
+#include "ops/gemm.h"
 
 namespace ocltune::conv2d_detail {
 
@@ -22,6 +23,16 @@ void direct_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Config
 SearchSpace igemm_space(const Conv2dShape& shape, const DeviceInfo& device);
 Config igemm_default(const Conv2dShape& shape);
 void igemm_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Config& config, LaunchPlan& plan);
+
+// The same GEMMs on NVIDIA tensor cores (kernels/conv2d_igemm_mma.cl), math "tf32" only; the space
+// is empty where the device lacks the capability.
+SearchSpace igemm_tf32_space(const Conv2dShape& shape, const DeviceInfo& device);
+Config igemm_tf32_default(const Conv2dShape& shape);
+void igemm_tf32_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Config& config, LaunchPlan& plan);
+// What both implicit-GEMM kernels compute per group (sizes and the shape's math mode), and their
+// arguments: the shape, then A, B, C and the bias with element offsets.
+GemmShape implicit_gemm(const Conv2dShape& shape);
+std::vector<KernelArg> implicit_gemm_args(const Conv2dShape& shape, const Conv2dOperands& o);
 
 SearchSpace winograd_space(const Conv2dShape& shape, const DeviceInfo& device);
 Config winograd_default(const Conv2dShape& shape);
@@ -44,8 +55,11 @@ std::int64_t next_pow2(std::int64_t x);
 
 // The 16 shape arguments of CONV_SHAPE_PARAMS in kernels/conv2d_common.cl.
 std::vector<KernelArg> shape_args(const Conv2dShape& shape);
-// conv2d_common.cl + `file`, with HAS_BIAS, ACT and the listed parameters of `config` as defines.
+// conv2d_common.cl + `file` (or `files`, in order), with HAS_BIAS, ACT and the listed parameters of
+// `config` as defines.
 ProgramSource conv_program(const std::string& file, const Conv2dShape& shape, const Config& config,
+                           std::initializer_list<const char*> params);
+ProgramSource conv_program(const std::vector<std::string>& files, const Conv2dShape& shape, const Config& config,
                            std::initializer_list<const char*> params);
 // A kernel launch with 3-D ranges.
 KernelLaunch make_launch(ProgramSource program, std::string kernel, std::vector<KernelArg> args,

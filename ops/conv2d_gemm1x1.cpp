@@ -1,6 +1,7 @@
 // The 1x1 algorithm of conv2d: a 1x1, stride-1, unpadded convolution is a GEMM per image on the
-// NCHW planes, run by gemm.cl with the GEMM family's own space; bias and activation follow as an
-// elementwise epilogue (gemm.cl is not changed for them).
+// NCHW planes, run by the GEMM family's kernels with its own space (in math "tf32" on NVIDIA also
+// its tensor-core variant); bias and activation follow as an elementwise epilogue (the GEMM
+// kernels are not changed for them).
 #include "ops/conv2d_algorithms.h"
 #include "ops/gemm.h"
 
@@ -14,31 +15,39 @@ namespace {
 GemmShape plane_gemm(const Conv2dShape& s) {
   const std::int64_t hw = s.h * s.w;
   switch (s.dir) {
-    case ConvDirection::kForward: return {.m = s.k, .n = hw, .k = s.c, .batch = s.n};
-    case ConvDirection::kBackwardData: return {.m = s.c, .n = hw, .k = s.k, .batch = s.n, .trans_a = true};
-    default: return {.m = s.k, .n = s.c, .k = hw, .trans_b = true};
+    case ConvDirection::kForward: return {.m = s.k, .n = hw, .k = s.c, .batch = s.n, .math = s.math};
+    case ConvDirection::kBackwardData: return {.m = s.c, .n = hw, .k = s.k, .batch = s.n, .trans_a = true, .math = s.math};
+    default: return {.m = s.k, .n = s.c, .k = hw, .trans_b = true, .math = s.math};
   }
 }
 
 }  // namespace
 
 SearchSpace gemm1x1_space(const Conv2dShape& s, const DeviceInfo& device) {
-  // gemm.cl's own space with fewer values, so that this variant does not crowd the other
-  // algorithms out of a random search.
-  SearchSpace gemm = restrict_values(gemm_space(plane_gemm(s), device), {{"MWG", {16, 32, 64, 128}},
-                                                                         {"NWG", {16, 32, 64, 128}},
-                                                                         {"KWG", {16, 32}},
-                                                                         {"WPTM", {2, 4, 8}},
-                                                                         {"WPTN", {2, 4, 8}},
-                                                                         {"VWM", {1, 2}},
-                                                                         {"VWN", {1, 2}},
-                                                                         {"VWL", {1, 4}},
-                                                                         {"KWI", {2}},
-                                                                         {"WTN", {0}}});
-  SearchSpace space("gemm1x1");
-  space.add("ALGO", {kAlgoGemm1x1}, "convolution algorithm");
-  for (const Parameter& p : gemm.parameters()) space.add(p.name, p.values, p.meaning);
-  for (const Constraint& c : gemm.variants().front().constraints) space.constrain(c.description, c.params, c.holds);
+  // The GEMM's own space with fewer values, so that this algorithm does not crowd the others out
+  // of a random search; one variant per GEMM variant, each with ALGO in front.
+  const SearchSpace gemm = restrict_values(gemm_space(plane_gemm(s), device), {{"MWG", {16, 32, 64, 128}},
+                                                                               {"NWG", {16, 32, 64, 128}},
+                                                                               {"KWG", {16, 32}},
+                                                                               {"WPTM", {2, 4, 8}},
+                                                                               {"WPTN", {2, 4, 8}},
+                                                                               {"VWM", {1, 2}},
+                                                                               {"VWN", {1, 2}},
+                                                                               {"VWL", {1, 4}},
+                                                                               {"KWI", {2}},
+                                                                               {"WTN", {0}},
+                                                                               {"BM", {32, 64, 128}},
+                                                                               {"BN", {32, 64, 128}},
+                                                                               {"WM", {1, 2, 4}},
+                                                                               {"WN", {1, 2, 4}}});
+  SearchSpace space;
+  for (const SearchSpace::Variant& v : gemm.variants()) {
+    SearchSpace part(v.name == "fma" ? "gemm1x1" : "gemm1x1_" + v.name);
+    part.add("ALGO", {kAlgoGemm1x1}, "convolution algorithm");
+    for (const Parameter& p : v.parameters) part.add(p.name, p.values, p.meaning);
+    for (const Constraint& c : v.constraints) part.constrain(c.description, c.params, c.holds);
+    space = SearchSpace::unite({std::move(space), std::move(part)});
+  }
   return space;
 }
 
@@ -52,8 +61,8 @@ Config gemm1x1_default(const Conv2dShape& s) {
 }
 
 void gemm1x1_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, LaunchPlan& plan) {
-  // Every parameter but ALGO is gemm.cl's, whatever gemm_space declares now.
-  Config gemm_config = gemm_default_config();
+  // Every parameter but ALGO is the GEMM's, whatever gemm_space declares now.
+  Config gemm_config = is_mma_config(c) ? Config{} : gemm_default_config();
   for (const auto& [name, value] : c) {
     if (name != "ALGO") gemm_config[name] = value;
   }

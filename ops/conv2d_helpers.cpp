@@ -34,8 +34,14 @@ std::vector<KernelArg> shape_args(const Conv2dShape& s) {
 
 ProgramSource conv_program(const std::string& file, const Conv2dShape& shape, const Config& config,
                            std::initializer_list<const char*> params) {
+  return conv_program(std::vector<std::string>{file}, shape, config, params);
+}
+
+ProgramSource conv_program(const std::vector<std::string>& files, const Conv2dShape& shape, const Config& config,
+                           std::initializer_list<const char*> params) {
   ProgramSource source;
-  source.files = {"conv2d_common.cl", file};
+  source.files = {"conv2d_common.cl"};
+  source.files.insert(source.files.end(), files.begin(), files.end());
   source.defines = {{"HAS_BIAS", shape.bias ? "1" : "0"}, {"ACT", std::to_string(static_cast<int>(shape.act))}};
   for (const char* name : params) source.defines.emplace_back(name, std::to_string(at(config, name)));
   return source;

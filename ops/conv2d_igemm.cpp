@@ -6,25 +6,46 @@
 #include "ops/gemm.h"
 
 namespace ocltune::conv2d_detail {
-namespace {
 
-// The per-group GEMM of each direction (see kernels/conv2d_igemm.cl).
 GemmShape implicit_gemm(const Conv2dShape& s) {
   const std::int64_t cg = s.c_per_group(), kg = s.k_per_group(), rs = s.r * s.s;
   switch (s.dir) {
-    case ConvDirection::kForward: return {.m = kg, .n = s.n * s.p() * s.q(), .k = cg * rs};
-    case ConvDirection::kBackwardData: return {.m = cg, .n = s.n * s.h * s.w, .k = kg * rs};
-    default: return {.m = kg, .n = cg * rs, .k = s.n * s.p() * s.q()};
+    case ConvDirection::kForward: return {.m = kg, .n = s.n * s.p() * s.q(), .k = cg * rs, .math = s.math};
+    case ConvDirection::kBackwardData: return {.m = cg, .n = s.n * s.h * s.w, .k = kg * rs, .math = s.math};
+    default: return {.m = kg, .n = cg * rs, .k = s.n * s.p() * s.q(), .math = s.math};
   }
 }
 
-}  // namespace
+std::vector<KernelArg> implicit_gemm_args(const Conv2dShape& s, const Conv2dOperands& o) {
+  cl::Buffer a, b, out;
+  std::int64_t a_offset = 0, b_offset = 0, out_offset = 0;
+  switch (s.dir) {
+    case ConvDirection::kForward:
+      a = o.weight, b = o.input, out = o.output;
+      a_offset = o.weight_offset, b_offset = o.input_offset, out_offset = o.output_offset;
+      break;
+    case ConvDirection::kBackwardData:
+      a = o.weight, b = o.output, out = o.input;
+      a_offset = o.weight_offset, b_offset = o.output_offset, out_offset = o.input_offset;
+      break;
+    default:
+      a = o.output, b = o.input, out = o.weight;
+      a_offset = o.output_offset, b_offset = o.input_offset, out_offset = o.weight_offset;
+      break;
+  }
+  std::vector<KernelArg> args = shape_args(s);
+  args.insert(args.end(), {a, static_cast<cl_long>(a_offset), b, static_cast<cl_long>(b_offset), out,
+                           static_cast<cl_long>(out_offset), bias_or(o, a), static_cast<cl_long>(o.bias_offset)});
+  return args;
+}
 
 SearchSpace igemm_space(const Conv2dShape& s, const DeviceInfo& device) {
   // gemm.cl's space and constraints, without the parameters the gathering loads cannot use
   // (vector global loads, double buffering) and with fewer tile values, so that this variant does
   // not crowd the other algorithms out of a random search.
-  SearchSpace gemm = drop_parameters(gemm_space(implicit_gemm(s), device), {{"VWL", 1}, {"DB", 0}, {"WTN", 0}});
+  GemmShape exact = implicit_gemm(s);
+  exact.math = "exact";  // the tensor-core variant is an algorithm of its own (ops/conv2d_igemm_tf32.cpp)
+  SearchSpace gemm = drop_parameters(gemm_space(exact, device), {{"VWL", 1}, {"DB", 0}, {"WTN", 0}});
   SearchSpace space = restrict_values(gemm, {{"MWG", {16, 32, 64, 128}},
                                              {"NWG", {16, 32, 64, 128}},
                                              {"KWG", {8, 16, 32}},
@@ -63,27 +84,9 @@ Config igemm_default(const Conv2dShape& s) {
 
 void igemm_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, LaunchPlan& plan) {
   const GemmShape g = implicit_gemm(s);
-  cl::Buffer a, b, out;
-  std::int64_t a_offset = 0, b_offset = 0, out_offset = 0;
-  switch (s.dir) {
-    case ConvDirection::kForward:
-      a = o.weight, b = o.input, out = o.output;
-      a_offset = o.weight_offset, b_offset = o.input_offset, out_offset = o.output_offset;
-      break;
-    case ConvDirection::kBackwardData:
-      a = o.weight, b = o.output, out = o.input;
-      a_offset = o.weight_offset, b_offset = o.output_offset, out_offset = o.input_offset;
-      break;
-    default:
-      a = o.output, b = o.input, out = o.weight;
-      a_offset = o.output_offset, b_offset = o.input_offset, out_offset = o.weight_offset;
-      break;
-  }
-  std::vector<KernelArg> args = shape_args(s);
-  args.insert(args.end(), {a, static_cast<cl_long>(a_offset), b, static_cast<cl_long>(b_offset), out,
-                           static_cast<cl_long>(out_offset), bias_or(o, a), static_cast<cl_long>(o.bias_offset)});
+  std::vector<KernelArg> args = implicit_gemm_args(s, o);
   ProgramSource program =
-      conv_program("conv2d_igemm.cl", s, c, {"MWG", "NWG", "KWG", "WPTM", "WPTN", "VWM", "VWN", "SA", "SB", "KWI"});
+      conv_program(std::vector<std::string>{"conv2d_igemm_gather.cl", "conv2d_igemm.cl"}, s, c, {"MWG", "NWG", "KWG", "WPTM", "WPTN", "VWM", "VWN", "SA", "SB", "KWI"});
   program.defines.emplace_back("DIR", std::to_string(static_cast<int>(s.dir)));
   const std::int64_t mwg = at(c, "MWG"), nwg = at(c, "NWG");
   const std::int64_t mdimc = mwg / at(c, "WPTM"), ndimc = nwg / at(c, "WPTN");

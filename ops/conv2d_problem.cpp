@@ -144,6 +144,8 @@ double Conv2dEvaluation::tolerance() const {
   if (value_or(last_config_, "ALGO", kAlgoDirect) == kAlgoWinograd) {
     tol *= winograd_magnitude_factor(static_cast<int>(value_or(last_config_, "WINO_M", 2)));
   }
+  // TF32 operands carry up to 2^-10 relative error per product (as in the GEMM's verification).
+  if (shape_.math == "tf32") tol += 8.0 * 0x1.0p-10 / std::sqrt(terms);
   return tol;
 }
 
@@ -168,9 +170,21 @@ VerifyResult Conv2dEvaluation::verify() {
 
 }  // namespace
 
+std::vector<Config> Conv2dProblem::default_configs(const DeviceInfo& device) const {
+  const SearchSpace space = conv2d_space(shape_, device);
+  std::vector<Config> configs;
+  for (const Config& c : conv2d_default_configs(shape_)) {
+    if (c.at("ALGO") != kAlgoImplicitGemmTf32 || space.contains(c)) configs.push_back(c);
+  }
+  return configs;
+}
+
 std::vector<std::string> Conv2dProblem::kernel_files() const {
-  return {"conv2d_common.cl",  "conv2d_direct.cl",   "conv2d_direct_bwd_data.cl", "conv2d_direct_bwd_weight.cl",
-          "conv2d_igemm.cl",   "conv2d_winograd.cl", "conv2d_depthwise.cl",       "gemm.cl"};
+  std::vector<std::string> files = {"conv2d_common.cl",       "conv2d_direct.cl", "conv2d_direct_bwd_data.cl",
+                                    "conv2d_direct_bwd_weight.cl", "conv2d_igemm_gather.cl", "conv2d_igemm.cl",
+                                    "conv2d_winograd.cl",     "conv2d_depthwise.cl", "gemm.cl"};
+  if (shape_.math == "tf32") files.insert(files.end(), {"mma_tf32.cl", "conv2d_igemm_mma.cl", "gemm_mma.cl"});
+  return files;
 }
 
 std::unique_ptr<Evaluation> Conv2dProblem::instantiate(Session& session) const {

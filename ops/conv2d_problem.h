@@ -20,11 +20,13 @@ class Conv2dProblem : public Problem {
 
   const Conv2dShape& shape() const { return shape_; }
   std::string op() const override { return "conv2d"; }
+  std::string math() const override { return shape_.math; }
   std::string shape_key() const override { return shape_.key(); }
   nlohmann::json shape_json() const override { return shape_.to_json(); }
   SearchSpace space(const DeviceInfo& device) const override { return conv2d_space(shape_, device); }
   Config default_config(const DeviceInfo&) const override { return conv2d_default_configs(shape_).front(); }
-  std::vector<Config> default_configs(const DeviceInfo&) const override { return conv2d_default_configs(shape_); }
+  // One per algorithm in this device's space (the tensor-core one only where the device has it).
+  std::vector<Config> default_configs(const DeviceInfo& device) const override;
   double flops() const override { return shape_.flops(); }
   double bytes() const override { return shape_.bytes(); }
   std::vector<std::string> kernel_files() const override;

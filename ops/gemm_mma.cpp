@@ -7,7 +7,8 @@
 namespace ocltune {
 
 Config gemm_mma_default_config() {
-  return {{"MMA", 1}, {"BM", 64}, {"BN", 64}, {"BK", 16}, {"WM", 2}, {"WN", 2}, {"DBUF", 1}, {"LDSM", 0}};
+  return {{"MMA", 1}, {"BM", 64},     {"BN", 64},   {"BK", 16},  {"WM", 2},
+          {"WN", 2},  {"STAGES", 0}, {"DBUF", 1}, {"LDSM", 0}, {"BVEC", 0}};
 }
 
 bool is_mma_config(const Config& config) { return config.count("MMA") != 0; }
@@ -16,14 +17,16 @@ namespace gemm_detail {
 
 SearchSpace mma_space(const GemmShape& shape, const DeviceInfo& device) {
   SearchSpace space("mma_tf32");
-  space.add("MMA", {1}, "tensor-core kernel (kernels/gemm_mma.cl)")
+  space.add("MMA", {1}, "tensor-core kernel (kernels/mma_tf32.cl + gemm_mma.cl)")
       .add("BM", {32, 64, 128, 256}, "rows of C per work-group")
       .add("BN", {32, 64, 128, 256}, "columns of C per work-group")
       .add("BK", {8, 16, 32}, "depth of the K tile staged per step")
       .add("WM", {1, 2, 4, 8}, "warps along M")
       .add("WN", {1, 2, 4, 8}, "warps along N")
-      .add("DBUF", {0, 1}, "double-buffer local memory, prefetching the next tile into registers")
-      .add("LDSM", {0, 1}, "load A fragments with ldmatrix.x4");
+      .add("STAGES", {0, 2, 3, 4}, "0: stage tiles through registers; 2-4: local buffers filled by cp.async")
+      .add("DBUF", {0, 1}, "with STAGES = 0: double-buffer local memory, prefetching the next tile into registers")
+      .add("LDSM", {0, 1}, "load A fragments with ldmatrix.x4")
+      .add("BVEC", {0, 1}, "load B fragments of four n8 blocks with two 16-byte local loads");
   const std::int64_t max_bm = std::max<std::int64_t>(32, next_pow2(shape.m));
   const std::int64_t max_bn = std::max<std::int64_t>(32, next_pow2(shape.n));
   space.constrain("BM <= next_pow2(M), BN <= next_pow2(N)", {"BM", "BN"},
@@ -41,18 +44,39 @@ SearchSpace mma_space(const GemmShape& shape, const DeviceInfo& device) {
     const std::int64_t unit = 4 * 32 * at(c, "WM") * at(c, "WN");
     return (at(c, "BM") * at(c, "BK")) % unit == 0 && (at(c, "BN") * at(c, "BK")) % unit == 0;
   });
+  space.constrain("DBUF = 0 with cp.async stages (it applies to register staging)", {"STAGES", "DBUF"},
+                  [](const Config& c) { return at(c, "STAGES") == 0 || at(c, "DBUF") == 0; });
+  // cp.async keeps the global layout in local memory: a transposed A is stored As[k][m], which
+  // ldmatrix cannot read; a transposed B is stored Bs[n][k], where B fragments are not adjacent.
+  const bool trans_a = shape.trans_a, trans_b = shape.trans_b;
+  space.constrain("LDSM needs As[m][k] (not A^T with cp.async)", {"STAGES", "LDSM"},
+                  [=](const Config& c) { return !at(c, "LDSM") || !(trans_a && at(c, "STAGES") >= 2); });
+  space.constrain("BVEC needs Bs[k][n] (not B^T with cp.async) and whole groups of four n8 fragments per warp",
+                  {"BN", "WN", "STAGES", "BVEC"}, [=](const Config& c) {
+                    if (!at(c, "BVEC")) return true;
+                    return (at(c, "BN") / at(c, "WN")) % 32 == 0 && !(trans_b && at(c, "STAGES") >= 2);
+                  });
   const auto local_bytes = static_cast<std::int64_t>(device.local_mem_bytes);
-  space.constrain("local memory fits the device", {"BM", "BN", "BK", "DBUF"}, [=](const Config& c) {
-    const std::int64_t words = (at(c, "BM") * (at(c, "BK") + 4) + at(c, "BK") * (at(c, "BN") + 8)) * (1 + at(c, "DBUF"));
-    return words * 4 <= local_bytes;
+  space.constrain("local memory fits the device", {"BM", "BN", "BK", "STAGES", "DBUF"}, [=](const Config& c) {
+    const std::int64_t bm = at(c, "BM"), bn = at(c, "BN"), bk = at(c, "BK"), stages = at(c, "STAGES");
+    const bool async = stages >= 2;  // layouts as in kernels/mma_tf32.cl (A_KM, B_NK)
+    const std::int64_t a_words = async && trans_a ? bk * (bm + 8) : bm * (bk + 4);
+    const std::int64_t b_words = async && trans_b ? bn * (bk + 4) : bk * (bn + 8);
+    const std::int64_t buffers = async ? stages : 1 + at(c, "DBUF");
+    return (a_words + b_words) * buffers * 4 <= local_bytes;
   });
   return space;
 }
 
 LaunchPlan mma_plan(const GemmShape& s, const GemmOperands& o, const Config& config) {
   KernelLaunch launch;
-  launch.program.files = {"gemm_mma.cl"};
+  launch.program.files = {"mma_tf32.cl", "gemm_mma.cl"};
   launch.program.defines = {{"TRANS_A", s.trans_a ? "1" : "0"}, {"TRANS_B", s.trans_b ? "1" : "0"}};
+  if (at(config, "STAGES") >= 2) {  // tiles in their global layout, rounded to TF32 when read
+    launch.program.defines.insert(launch.program.defines.end(), {{"A_KM", s.trans_a ? "1" : "0"},
+                                                                 {"B_NK", s.trans_b ? "1" : "0"},
+                                                                 {"CVT_AT_LOAD", "1"}});
+  }
   for (const auto& [name, value] : config) launch.program.defines.emplace_back(name, std::to_string(value));
   launch.kernel = "gemm_mma";
   const std::int64_t bm = at(config, "BM"), bn = at(config, "BN"), wm = at(config, "WM"), wn = at(config, "WN");

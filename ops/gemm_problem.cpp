@@ -166,7 +166,7 @@ std::vector<Config> GemmProblem::default_configs(const DeviceInfo& device) const
 }
 
 std::vector<std::string> GemmProblem::kernel_files() const {
-  if (shape_.math == "tf32") return {"gemm.cl", "gemm_mma.cl"};
+  if (shape_.math == "tf32") return {"gemm.cl", "mma_tf32.cl", "gemm_mma.cl"};
   return {"gemm.cl"};
 }
 

@@ -116,10 +116,11 @@ typedef struct ocltune_conv2d_args {
   int activation; /* ocltune_activation */
   cl_mem input, weight, output, bias; /* bias may be NULL without has_bias */
   int64_t input_offset, weight_offset, output_offset, bias_offset;
+  int allow_tf32; /* tensor cores with TF32 inputs where the device has them ("tf32" math mode) */
 } ocltune_conv2d_args;
 
 /* Sets the direction and sizes, the buffers with offset 0, stride 1, no padding, dilation 1, groups 1,
- * no bias, no activation. */
+ * no bias, no activation, allow_tf32 = 0. */
 void ocltune_conv2d_args_init(ocltune_conv2d_args* args, int direction, int64_t n, int64_t c, int64_t h, int64_t w,
                               int64_t k, int64_t r, int64_t s, cl_mem input, cl_mem weight, cl_mem output);
 

@@ -65,11 +65,12 @@ void check_conv2d_call(const Conv2dCall& c) {
 }
 
 ShapeCode conv2d_shape_code(const DispatchAdapter& adapter, const Conv2dCall& c) {
-  // 17 fields in 11 dimensions; check_conv2d_call bounds every packed value below 2^31.
+  // 18 fields in 11 dimensions; check_conv2d_call bounds every packed value below 2^31.
   const Conv2dShape& s = c.shape;
   ShapeCode code;
   code.adapter = &adapter;
-  code.push(static_cast<std::int64_t>(s.dir) | (std::int64_t{s.bias} << 4) | (static_cast<std::int64_t>(s.act) << 8));
+  code.push(static_cast<std::int64_t>(s.dir) | (std::int64_t{s.bias} << 4) | (static_cast<std::int64_t>(s.act) << 8) |
+            (std::int64_t{s.math == "tf32"} << 12));
   code.push(s.n);
   code.push(s.c);
   code.push(s.h);

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "db/database.h"
+#include "harness/capability.h"
 #include "harness/error.h"
 #include "ops/conv2d_problem.h"
 #include "ops/conv2d_reference.h"
@@ -221,6 +222,75 @@ TEST(Conv2dSpace, NoAlgorithmCrowdsOutTheOthers) {
   const auto [lo, hi] = std::minmax_element(sizes.begin(), sizes.end());
   EXPECT_GE(*lo, 100u);
   EXPECT_LE(*hi, 8 * *lo) << fmt::format("{}", fmt::join(sizes, " "));
+}
+
+// ---- Math mode "tf32": the tensor-core algorithm (and the 1x1 GEMM's tensor-core variant) only
+// where the device has tensor cores; elsewhere the space and the defaults are exact mode's.
+
+Conv2dShape with_tf32(Conv2dShape s) {
+  s.math = "tf32";
+  return s;
+}
+
+TEST(Conv2dTf32, TensorCoreAlgorithmOnlyWhereTheDeviceHasIt) {
+  const DeviceInfo& local = testing::test_session().device();
+  const DeviceInfo h200 = testing::described_h200();
+  ASSERT_TRUE(satisfies(h200, nvidia_mma_tf32()));
+  for (const Conv2dTestCase& c : conv2d_test_cases()) {
+    const Conv2dShape tf32 = with_tf32(c.shape);
+    EXPECT_EQ(tf32.key(), c.shape.key()) << "math is in the database key, not the shape key";
+    EXPECT_EQ(Conv2dProblem(tf32).math(), "tf32");
+    if (!satisfies(local, nvidia_mma_tf32())) {
+      const SearchSpace exact = conv2d_space(c.shape, local), space = conv2d_space(tf32, local);
+      EXPECT_EQ(algorithms_in(space), algorithms_in(exact)) << c.shape.key();
+      EXPECT_EQ(space.enumerate().size(), exact.enumerate().size()) << c.shape.key();
+      EXPECT_EQ(Conv2dProblem(tf32).default_configs(local), Conv2dProblem(c.shape).default_configs(local));
+    }
+    const SearchSpace space = conv2d_space(tf32, h200);
+    EXPECT_EQ(algorithms_in(space).count(kAlgoImplicitGemmTf32), c.shape.depthwise() ? 0u : 1u) << c.shape.key();
+    for (const Config& d : Conv2dProblem(tf32).default_configs(h200)) {
+      EXPECT_TRUE(space.contains(d)) << c.shape.key() << ": " << space.check(d);
+    }
+    const bool pointwise = algorithm_applies(c.shape, kAlgoGemm1x1);
+    EXPECT_EQ(!variant(space, "gemm1x1_mma_tf32").variants().empty(), pointwise) << c.shape.key();
+    for (const SearchSpace::Variant& v : space.variants()) EXPECT_FALSE(variant(space, v.name).enumerate(1).empty()) << v.name;
+  }
+  EXPECT_TRUE(variant(conv2d_space(conv2d_test_cases().front().shape, h200), "implicit_gemm_tf32").variants().empty())
+      << "exact mode has no tensor-core algorithm";
+}
+
+TEST(Conv2dTf32, ShapeJsonCarriesTheMathMode) {
+  const Conv2dShape s = with_tf32({.n = 2, .c = 8, .h = 9, .w = 7, .k = 4, .r = 3, .s = 3});
+  EXPECT_EQ(s.to_json().at("math"), "tf32");
+  EXPECT_EQ(Conv2dShape::from_json(s.to_json()).math, "tf32");
+  EXPECT_FALSE(Conv2dShape{}.to_json().contains("math"));
+  EXPECT_THROW(Conv2dShape::from_json(nlohmann::json::parse(R"({"c": 3, "h": 5, "w": 5, "k": 2, "math": "fp16"})")),
+               Error);
+}
+
+// Every value of every tensor-core parameter, in every direction, on shapes with odd sizes (NVIDIA only).
+TEST(Conv2dTf32, TensorCoreConfigurationsMatchTheReference) {
+  const DeviceInfo& device = testing::test_session().device();
+  if (!satisfies(device, nvidia_mma_tf32())) GTEST_SKIP() << "needs " << nvidia_mma_tf32().describe();
+  const Conv2dShape wide{.n = 1, .c = 70, .h = 17, .w = 15, .k = 66, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1, .bias = true};
+  const Conv2dShape strided{.n = 2, .c = 9, .h = 19, .w = 18, .k = 10, .r = 3, .s = 3, .stride_h = 2, .stride_w = 2,
+                            .pad_h = 1, .pad_w = 1, .bias = true, .act = Activation::kRelu};
+  const Conv2dShape pointwise{.n = 2, .c = 67, .h = 9, .w = 15, .k = 69, .r = 1, .s = 1, .bias = true};
+  for (const ConvDirection dir : {ConvDirection::kForward, ConvDirection::kBackwardData, ConvDirection::kBackwardWeight}) {
+    for (Conv2dShape s : {wide, strided, pointwise}) {
+      s.dir = dir;
+      if (dir != ConvDirection::kForward) s.act = Activation::kNone;
+      const Conv2dProblem problem(with_tf32(s));
+      const SearchSpace space = problem.space(device);
+      const std::vector<Config> defaults = problem.default_configs(device);
+      expect_all_ok(problem, defaults);
+      for (const char* name : {"implicit_gemm_tf32", "gemm1x1_mma_tf32"}) {
+        const SearchSpace v = variant(space, name);
+        if (v.variants().empty()) continue;
+        expect_all_ok(problem, small_covering_sample(v, v.enumerate(1).front()));
+      }
+    }
+  }
 }
 
 // ---- Tuning: every applicable algorithm's default measured, the winner's ALGO in `best`.

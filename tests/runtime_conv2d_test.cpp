@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "harness/capability.h"
 #include "harness/verify.h"
 #include "ops/conv2d_problem.h"
 #include "ops/conv2d_reference.h"
@@ -28,6 +29,7 @@ BestRow conv2d_row(const Conv2dShape& shape, const Config& config) {
   r.device_key = session().device().key();
   r.op = "conv2d";
   r.dtype = "fp32";
+  r.math = shape.math;
   r.shape_key = shape.key();
   r.shape_json = shape.to_json().dump();
   r.params_json = to_json(config).dump();
@@ -120,7 +122,9 @@ class HostConv {
       }
       for (std::int64_t k = 0; s.bias && k < s.k; ++k) add(bias, bias_, k, ref.bias_gradient(k));
     }
-    double tol = (8.0 * std::sqrt(static_cast<double>(accumulation_length(s))) + 4.0) * 0x1.0p-24;
+    const double terms = static_cast<double>(accumulation_length(s));
+    double tol = (8.0 * std::sqrt(terms) + 4.0) * 0x1.0p-24;
+    if (s.math == "tf32") tol += 8.0 * 0x1.0p-10 / std::sqrt(terms);  // as Conv2dProblem's verification
     if (config.at("ALGO") == kAlgoWinograd) {
       tol *= winograd_magnitude_factor(static_cast<int>(value_or(config, "WINO_M", 2)));
     }
@@ -216,6 +220,33 @@ TEST(RuntimeConv2d, ExactRowsChooseTheirAlgorithm) {
   EXPECT_EQ(rt->stats().resolutions, cases.size());
 }
 
+// allow_tf32 calls: tuned rows are kept apart from exact mode's; without tensor cores the exact
+// kernels serve them, with them a row holding the tensor-core algorithm runs it.
+TEST(RuntimeConv2d, Tf32CallsUseTheirOwnRows) {
+  Conv2dShape exact = odd_shapes(ConvDirection::kForward)[0];
+  Conv2dShape tf32 = exact;
+  tf32.math = "tf32";
+  const bool tensor_cores = satisfies(session().device(), nvidia_mma_tf32());
+  const Config tf32_config =
+      conv2d_default_config(tf32, tensor_cores ? kAlgoImplicitGemmTf32 : kAlgoImplicitGemm);
+  auto rt = make_runtime(testing::write_database(testing::temp_path("conv2d_tf32.db"), {session().device()},
+                                                 {conv2d_row(tf32, tf32_config)}));
+  EXPECT_TRUE(rt->messages().empty()) << (rt->messages().empty() ? "" : rt->messages().front());
+  HostConv with_tf32(tf32);
+  const Dispatch d = ops::conv2d(*rt, session().queue()(), with_tf32.call());
+  EXPECT_EQ(d.level, Level::kExact);
+  d.last()->wait();
+  EXPECT_EQ(ops::conv2d_decision(*rt, with_tf32.call()).config, tf32_config);
+  EXPECT_EQ(with_tf32.check(tf32_config), "");
+  // The exact-mode call of the same shape does not take the tf32 row.
+  HostConv without(exact);
+  const Dispatch e = ops::conv2d(*rt, session().queue()(), without.call());
+  EXPECT_EQ(e.level, Level::kBuiltin);
+  e.last()->wait();
+  EXPECT_EQ(ops::conv2d_decision(*rt, without.call()).config.at("ALGO"), kAlgoDirect);
+  EXPECT_EQ(without.check(ops::conv2d_decision(*rt, without.call()).config), "");
+}
+
 TEST(RuntimeConv2d, NearestRowIsVerifiedOnFirstUse) {
   const Conv2dShape call_shape = odd_shapes(ConvDirection::kForward)[0];
   Conv2dShape tuned = call_shape;
@@ -277,6 +308,7 @@ TEST(RuntimeConv2d, ShapeCodeTellsApartEveryPackedField) {
   EXPECT_TRUE(differs([](Conv2dShape& s) { s.bias = false; }));
   EXPECT_TRUE(differs([](Conv2dShape& s) { s.act = Activation::kGelu; }));
   EXPECT_TRUE(differs([](Conv2dShape& s) { s.dir = ConvDirection::kBackwardWeight; }));
+  EXPECT_TRUE(differs([](Conv2dShape& s) { s.math = "tf32"; }));
   // Buffers and offsets are not part of the problem.
   Conv2dCall moved = a;
   moved.input_offset = 11;

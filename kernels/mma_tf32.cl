@@ -1,0 +1,175 @@
+// Warp-level TF32 tensor-core tiles through inline PTX (NVIDIA, compute capability >= 8.0; the host
+// builds this file only there). Shared by gemm_mma.cl and conv2d_igemm_mma.cl, which are appended
+// after it: each stages a BM x BK tile of A and a BK x BN tile of B into local memory per step, and
+// mma_tile() lets every warp multiply its (BM/WM) x (BN/WN) part of them with mma.sync.m16n8k8.
+
+// ---- Tunables ----
+#ifndef BM
+#define BM 128  // rows of C per work-group
+#endif
+#ifndef BN
+#define BN 128  // columns of C per work-group
+#endif
+#ifndef BK
+#define BK 16  // depth of the K tile staged per step (a multiple of 8)
+#endif
+#ifndef WM
+#define WM 2  // warps along M; each warp computes (BM/WM) x (BN/WN) with m16n8 fragments
+#endif
+#ifndef WN
+#define WN 4  // warps along N
+#endif
+#ifndef LDSM
+#define LDSM 0  // 1: A fragments with one ldmatrix.x4 each instead of four 32-bit local loads
+#endif
+#ifndef BVEC
+#define BVEC 0  // 1: B fragments of four n8 blocks with two 16-byte local loads (interleaved columns)
+#endif
+
+// ---- Local layouts (set by the kernel that includes this file) ----
+#ifndef A_KM
+#define A_KM 0  // 1: the A tile is stored As[k][m] (contiguous along M) instead of As[m][k]
+#endif
+#ifndef B_NK
+#define B_NK 0  // 1: the B tile is stored Bs[n][k] (contiguous along K) instead of Bs[k][n]
+#endif
+#ifndef CVT_AT_LOAD
+#define CVT_AT_LOAD 0  // 1: tiles hold fp32 values, rounded to TF32 when fragments are read
+#endif
+
+// ---- Derived ----
+#define THREADS (32 * WM * WN)
+#define TM (BM / WM)  // warp tile rows
+#define TN (BN / WN)  // warp tile columns
+#define FM (TM / 16)  // m16 fragments per warp
+#define FN (TN / 8)   // n8 fragments per warp
+// Row strides of the local tiles, padded so that the fragment reads of a warp hit 32 different
+// banks: a stride of 4 (mod 32) words for tiles read along their rows (lanes g*stride + t), 8
+// (mod 32) for tiles read across them (lanes t*stride + g, or t*stride + 4g with BVEC).
+#if A_KM
+#define AS (BM + 8)
+#define A_TILE (BK * AS)
+#define A_LOC(m, k) ((k) * AS + (m))
+#else
+#define AS (BK + 4)
+#define A_TILE (BM * AS)
+#define A_LOC(m, k) ((m) * AS + (k))
+#endif
+#if B_NK
+#define BS (BK + 4)
+#define B_TILE (BN * BS)
+#define B_LOC(k, n) ((n) * BS + (k))
+#else
+#define BS (BN + 8)
+#define B_TILE (BK * BS)
+#define B_LOC(k, n) ((k) * BS + (n))
+#endif
+
+// Which column of the warp tile column j (0..7) of n8 fragment fn stands for. The mma does not care
+// how columns are assigned as long as B and C agree; BVEC interleaves four fragments so that a
+// lane's B values of fragments 4i..4i+3 are adjacent in local memory.
+#if BVEC
+#define FRAG_COL(fn, j) (((fn) / 4) * 32 + (j) * 4 + (fn) % 4)
+#else
+#define FRAG_COL(fn, j) ((fn) * 8 + (j))
+#endif
+
+// Round to the nearest TF32 value (10 mantissa bits), ties away from zero, as cuBLAS does.
+static inline uint to_tf32(const float x) {
+  uint r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return r;
+}
+
+#if CVT_AT_LOAD
+#define FRAG(word) to_tf32(as_float(word))
+#else
+#define FRAG(word) (word)
+#endif
+
+// d = a * b + d for one m16n8k8 tile; fragment layouts as in the PTX ISA (groupID = lane >> 2,
+// threadID_in_group = lane & 3).
+static inline void mma_tf32(float* d, const uint a0, const uint a1, const uint a2, const uint a3, const uint b0,
+                            const uint b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+#if LDSM
+// Four 8x4 TF32 matrices (16-byte rows) from local memory in one instruction: lanes 8j..8j+7 give
+// the row addresses of matrix j; each lane receives row lane/4, element lane%4 of every matrix,
+// which is exactly the layout of a0..a3 when the matrices are (rows 0-7 | 8-15) x (k 0-3 | 4-7).
+// Needs As[m][k] (A_KM = 0).
+static inline void ldmatrix_x4(uint* d, const local uint* row) {
+  const uint address = (uint)(size_t)row;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+               : "r"(address));
+}
+#endif
+
+#if BVEC
+// Four words from 16-byte aligned local memory in one instruction. A plain uint4 read is split into
+// 32-bit reads by the compiler when each word is converted on its own (CVT_AT_LOAD).
+static inline void lds128(uint* d, const local uint* p) {
+  asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];"
+               : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+               : "r"((uint)(size_t)p));
+}
+#endif
+
+// All BK/8 k-steps of one staged tile: fragments from local memory, FM x FN mma per step.
+// acc[(fm * FN + fn) * 4 + i] is element i of the accumulator fragment (fm, fn): rows g, g, g+8,
+// g+8 and columns FRAG_COL(fn, 2t), FRAG_COL(fn, 2t+1), the same two again.
+static inline void mma_tile(float* acc, const local uint* As, const local uint* Bs, const int warp_m, const int warp_n,
+                            const int g, const int t) {
+  const int m_base = warp_m * TM, n_base = warp_n * TN;
+#pragma unroll
+  for (int kk = 0; kk < BK; kk += 8) {
+    uint a[FM][4], b[FN][2];
+#pragma unroll
+    for (int fm = 0; fm < FM; ++fm) {
+      const int m = m_base + fm * 16 + g;
+#if LDSM
+      const int lane = 4 * g + t, j = lane / 8;
+      ldmatrix_x4(a[fm], As + A_LOC(m_base + fm * 16 + (j % 2) * 8 + lane % 8, kk + (j / 2) * 4));
+#pragma unroll
+      for (int i = 0; i < 4; ++i) a[fm][i] = FRAG(a[fm][i]);
+#else
+      a[fm][0] = FRAG(As[A_LOC(m, kk + t)]);
+      a[fm][1] = FRAG(As[A_LOC(m + 8, kk + t)]);
+      a[fm][2] = FRAG(As[A_LOC(m, kk + t + 4)]);
+      a[fm][3] = FRAG(As[A_LOC(m + 8, kk + t + 4)]);
+#endif
+    }
+#if BVEC
+#pragma unroll
+    for (int fq = 0; fq < FN / 4; ++fq) {
+      uint lo[4], hi[4];
+      lds128(lo, Bs + B_LOC(kk + t, n_base + fq * 32 + 4 * g));
+      lds128(hi, Bs + B_LOC(kk + t + 4, n_base + fq * 32 + 4 * g));
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        b[4 * fq + i][0] = FRAG(lo[i]);
+        b[4 * fq + i][1] = FRAG(hi[i]);
+      }
+    }
+#else
+#pragma unroll
+    for (int fn = 0; fn < FN; ++fn) {
+      const int n = n_base + FRAG_COL(fn, g);
+      b[fn][0] = FRAG(Bs[B_LOC(kk + t, n)]);
+      b[fn][1] = FRAG(Bs[B_LOC(kk + t + 4, n)]);
+    }
+#endif
+#pragma unroll
+    for (int fm = 0; fm < FM; ++fm) {
+#pragma unroll
+      for (int fn = 0; fn < FN; ++fn) {
+        mma_tf32(acc + (fm * FN + fn) * 4, a[fm][0], a[fm][1], a[fm][2], a[fm][3], b[fn][0], b[fn][1]);
+      }
+    }
+  }
+}
