@@ -10,14 +10,23 @@ namespace ocltune {
 
 struct Capability {
   std::string vendor;                  // case-insensitive substring of the device vendor; "" = any
+  std::string device_type;             // DeviceInfo::type it must have ("CPU", "GPU"); "" = any
   std::string extension;               // an OpenCL extension the device must report; "" = none
   int min_nv_compute_capability = 0;   // through cl_nv_device_attribute_query, e.g. 80; 0 = none
-  std::string describe() const;        // "NVIDIA, compute capability >= 8.0"
+  std::string describe() const;        // "NVIDIA, compute capability >= 8.0", "any vendor, CPU"
 };
 
 bool satisfies(const DeviceInfo& device, const Capability& needs);
 
 // NVIDIA tensor cores through inline PTX mma.sync (tf32 m16n8k8 needs sm_80 or newer).
-inline Capability nvidia_mma_tf32() { return {.vendor = "nvidia", .extension = "", .min_nv_compute_capability = 80}; }
+inline Capability nvidia_mma_tf32() {
+  return {.vendor = "nvidia", .device_type = "", .extension = "", .min_nv_compute_capability = 80};
+}
+
+// A CPU device: kernels that run one work-item per work-group as a plain loop on a core and
+// vectorise explicitly (kernels/gemm_cpu.cl). The type is known from a database row too.
+inline Capability cpu_device() {
+  return {.vendor = "", .device_type = "CPU", .extension = "", .min_nv_compute_capability = 0};
+}
 
 }  // namespace ocltune

@@ -188,9 +188,12 @@ SearchSpace fma_space(const GemmShape& shape, const DeviceInfo& device) {
 }  // namespace
 
 SearchSpace gemm_space(const GemmShape& shape, const DeviceInfo& device) {
-  SearchSpace fma = fma_space(shape, device);
-  if (shape.math != "tf32" || !satisfies(device, nvidia_mma_tf32())) return fma;
-  return SearchSpace::unite({std::move(fma), gemm_detail::mma_space(shape, device)});
+  std::vector<SearchSpace> parts;
+  parts.push_back(fma_space(shape, device));
+  if (shape.math == "tf32" && satisfies(device, nvidia_mma_tf32())) parts.push_back(gemm_detail::mma_space(shape, device));
+  if (satisfies(device, cpu_device())) parts.push_back(gemm_detail::cpu_space(shape, device));
+  if (parts.size() == 1) return std::move(parts.front());
+  return SearchSpace::unite(std::move(parts));
 }
 
 Config gemm_default_config() {
@@ -208,6 +211,7 @@ Config gemm_default_config(const GemmShape& shape) {
 LaunchPlan gemm_plan(const GemmShape& s, const GemmOperands& o, const Config& config) {
   check_operands(s, o);
   if (is_mma_config(config)) return gemm_detail::mma_plan(s, o, config);
+  if (is_cpu_config(config)) return gemm_detail::cpu_plan(s, o, config);
   KernelLaunch launch;
   launch.program.files = {"gemm.cl"};
   launch.program.defines = {{"TRANS_A", s.trans_a ? "1" : "0"}, {"TRANS_B", s.trans_b ? "1" : "0"}};

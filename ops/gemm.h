@@ -61,6 +61,7 @@ void check_operands(const GemmShape& shape, const GemmOperands& operands);
 // Tunables of kernels/gemm.cl (variant "fma"), with constraints from divisibility and from the
 // device; in tf32 mode on NVIDIA GPUs of compute capability >= 8.0 also those of
 // kernels/gemm_mma.cl (variant "mma_tf32", parameter MMA=1).
+// On CPU devices also those of kernels/gemm_cpu.cl (variant "cpu", parameter CPU=1).
 SearchSpace gemm_space(const GemmShape& shape, const DeviceInfo& device);
 // A configuration valid on every OpenCL 1.2 device (64 work-items, 4 KiB of local memory).
 Config gemm_default_config();
@@ -70,6 +71,9 @@ Config gemm_default_config(const GemmShape& shape);
 // The untuned tensor-core configuration (only meaningful where the mma_tf32 variant exists).
 Config gemm_mma_default_config();
 bool is_mma_config(const Config& config);
+// The untuned CPU configuration for `shape` (only meaningful where the cpu variant exists).
+Config gemm_cpu_default_config(const GemmShape& shape);
+bool is_cpu_config(const Config& config);
 
 // The launch of kernels/gemm.cl for `config`.
 LaunchPlan gemm_plan(const GemmShape& shape, const GemmOperands& operands, const Config& config);

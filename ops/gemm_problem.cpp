@@ -162,12 +162,15 @@ std::vector<Config> GemmProblem::default_configs(const DeviceInfo& device) const
   std::vector<Config> configs = {gemm_default_config(shape_)};
   const SearchSpace space = gemm_space(shape_, device);
   if (space.variants().size() > 1 && space.contains(gemm_mma_default_config())) configs.push_back(gemm_mma_default_config());
+  if (space.variants().size() > 1 && space.contains(gemm_cpu_default_config(shape_))) {
+    configs.push_back(gemm_cpu_default_config(shape_));
+  }
   return configs;
 }
 
 std::vector<std::string> GemmProblem::kernel_files() const {
-  if (shape_.math == "tf32") return {"gemm.cl", "mma_tf32.cl", "gemm_mma.cl"};
-  return {"gemm.cl"};
+  if (shape_.math == "tf32") return {"gemm.cl", "mma_tf32.cl", "gemm_mma.cl", "gemm_cpu.cl"};
+  return {"gemm.cl", "gemm_cpu.cl"};
 }
 
 std::unique_ptr<Evaluation> GemmProblem::instantiate(Session& session) const {

@@ -18,4 +18,9 @@ std::vector<KernelArg> gemm_args(const GemmShape& shape, const GemmOperands& ope
 SearchSpace mma_space(const GemmShape& shape, const DeviceInfo& device);
 LaunchPlan mma_plan(const GemmShape& shape, const GemmOperands& operands, const Config& config);
 
+// Explicitly vectorised register tiles for CPU devices (ops/gemm_cpu.cpp, kernels/gemm_cpu.cl):
+// variant "cpu".
+SearchSpace cpu_space(const GemmShape& shape, const DeviceInfo& device);
+LaunchPlan cpu_plan(const GemmShape& shape, const GemmOperands& operands, const Config& config);
+
 }  // namespace ocltune::gemm_detail

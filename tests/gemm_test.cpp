@@ -13,11 +13,16 @@
 namespace ocltune {
 namespace {
 
-// Configurations that together use every value of every GEMM parameter at least once.
+// Configurations of gemm.cl that together use every value of every one of its parameters at least
+// once (the CPU variant's configurations have their own suite, tests/gemm_cpu_test.cpp).
 const std::vector<Config>& sample_configs() {
   static const std::vector<Config> configs = [] {
     const GemmShape big{.m = 256, .n = 256, .k = 256};
-    return covering_sample(gemm_space(big, testing::test_session().device()), 7, gemm_default_config());
+    std::vector<Config> fma;
+    for (const Config& c : covering_sample(gemm_space(big, testing::test_session().device()), 7, gemm_default_config())) {
+      if (!is_cpu_config(c)) fma.push_back(c);
+    }
+    return fma;
   }();
   return configs;
 }
@@ -59,7 +64,10 @@ TEST(GemmSpace, HoldsThousandsOfConfigurationsBeforeConstraints) {
 
 TEST(GemmSpace, CoveringSampleUsesEveryValue) {
   const SearchSpace space = gemm_space({.m = 256, .n = 256, .k = 256}, testing::test_session().device());
-  const std::vector<Config> all = space.enumerate();
+  std::vector<Config> all;
+  for (const Config& c : space.enumerate()) {
+    if (!is_cpu_config(c)) all.push_back(c);
+  }
   for (const Parameter& p : space.parameters()) {
     for (std::int64_t v : p.values) {
       bool used = false;
@@ -116,10 +124,12 @@ TEST(GemmTf32, TensorCoreVariantIsAbsentWithoutTheCapability) {
     EXPECT_EQ(tf32.variants().size(), 2u);
     EXPECT_TRUE(tf32.contains(gemm_mma_default_config())) << tf32.check(gemm_mma_default_config());
   } else {
-    EXPECT_EQ(tf32.variants().size(), 1u);
+    // gemm.cl's variant, and on CPUs the cpu variant (tests/gemm_cpu_test.cpp).
+    const std::size_t cpu = satisfies(device, cpu_device()) ? 1 : 0;
+    EXPECT_EQ(tf32.variants().size(), 1u + cpu);
     EXPECT_EQ(tf32.enumerate().size(), exact.enumerate().size());
     EXPECT_FALSE(tf32.contains(gemm_mma_default_config()));
-    EXPECT_EQ(GemmProblem(shape).default_configs(device).size(), 1u);
+    EXPECT_EQ(GemmProblem(shape).default_configs(device).size(), 1u + cpu);
   }
   EXPECT_FALSE(exact.contains(gemm_mma_default_config()));
 }

@@ -1,0 +1,169 @@
+// The CPU GEMM variant (kernels/gemm_cpu.cl): offered only on CPU devices, its configurations in
+// database rows valid for a CPU and refused for a GPU, and a covering sample of its space against
+// the float64 reference on odd shapes, every layout, strided batches, offsets, padding and beta.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+
+#include "harness/capability.h"
+#include "ops/db_verify.h"
+#include "ops/families.h"
+#include "ops/gemm_problem.h"
+#include "tests/runtime_support.h"
+#include "tests/test_session.h"
+#include "tuner/evaluator.h"
+#include "tuner/sampling.h"
+
+namespace ocltune {
+namespace {
+
+bool has_variant(const SearchSpace& space, const std::string& name) {
+  const auto& v = space.variants();
+  return std::any_of(v.begin(), v.end(), [&](const SearchSpace::Variant& x) { return x.name == name; });
+}
+
+TEST(GemmCpuCapability, HoldsForCpusOnlyAlsoWhenDescribedByARow) {
+  DeviceInfo cpu;
+  cpu.vendor = "AuthenticAMD";
+  cpu.type = "CPU";
+  EXPECT_TRUE(satisfies(cpu, cpu_device()));
+  EXPECT_FALSE(satisfies(testing::described_h200(), cpu_device()));
+  // A devices row stores the type but no extensions: the type still decides.
+  cpu.capabilities_known = false;
+  EXPECT_TRUE(satisfies(cpu, cpu_device()));
+  DeviceInfo gpu_row = testing::described_h200();
+  gpu_row.capabilities_known = false;
+  EXPECT_FALSE(satisfies(gpu_row, cpu_device()));
+  EXPECT_EQ(cpu_device().describe(), "any vendor, CPU");
+}
+
+TEST(GemmCpuSpace, OfferedOnThisCpuAndAbsentOnAGpu) {
+  const DeviceInfo& device = testing::test_session().device();
+  for (const std::string math : {"exact", "tf32"}) {
+    const GemmShape shape{.m = 1024, .n = 1024, .k = 1024, .math = math};
+    const Config cpu_default = gemm_cpu_default_config(shape);
+    const SearchSpace here = gemm_space(shape, device);
+    const SearchSpace h200 = gemm_space(shape, testing::described_h200());
+    EXPECT_FALSE(has_variant(h200, "cpu")) << math;
+    EXPECT_NE(h200.check(cpu_default), "") << math;
+    for (const Config& c : GemmProblem(shape).default_configs(testing::described_h200())) EXPECT_FALSE(is_cpu_config(c));
+    if (device.type != "CPU") continue;
+    EXPECT_TRUE(has_variant(here, "cpu")) << math;
+    EXPECT_EQ(here.check(cpu_default), "") << math;
+    const std::vector<Config> defaults = GemmProblem(shape).default_configs(device);
+    EXPECT_TRUE(std::find(defaults.begin(), defaults.end(), cpu_default) != defaults.end()) << math;
+  }
+}
+
+TEST(GemmCpuSpace, DefaultShrinksIntoTheSpaceOfSmallShapes) {
+  DeviceInfo cpu = testing::test_session().device();
+  cpu.type = "CPU";  // the rule under test, whatever device runs the suite
+  for (const GemmShape& shape : {GemmShape{.m = 1, .n = 1, .k = 1}, GemmShape{.m = 3, .n = 17, .k = 5},
+                                 GemmShape{.m = 37, .n = 53, .k = 29}, GemmShape{.m = 8, .n = 1000, .k = 512}}) {
+    EXPECT_EQ(gemm_space(shape, cpu).check(gemm_cpu_default_config(shape)), "") << shape.key();
+  }
+}
+
+// A database holding a CPU configuration for the CPU running this suite and for an H200: `db verify`
+// (and so `db merge` / `db import`) accepts the first row and refuses the second.
+TEST(GemmCpuRows, ValidForACpuDeviceAndRefusedForAGpu) {
+  const DeviceInfo& device = testing::test_session().device();
+  if (device.type != "CPU") GTEST_SKIP() << "needs a CPU device";
+  const GemmShape shape{.m = 256, .n = 256, .k = 256};
+  const Config config = gemm_cpu_default_config(shape);
+  const DeviceInfo h200 = testing::described_h200();
+  const std::string path = testing::write_database(
+      testing::temp_path("gemm-cpu-rows.db"), {device, h200},
+      {testing::gemm_row(device.key(), shape, config), testing::gemm_row(h200.key(), shape, config)});
+  const DatabaseReport report = verify_database(path);
+  ASSERT_EQ(report.problems.size(), 1u) << ::testing::PrintToString(report.problems);
+  EXPECT_NE(report.problems[0].find(h200.key()), std::string::npos) << report.problems[0];
+  EXPECT_NE(report.problems[0].find("outside the gemm space"), std::string::npos) << report.problems[0];
+  // On the device itself (capabilities known) the row is valid too.
+  EXPECT_EQ(row_problem(testing::gemm_row(device.key(), shape, config), device), "");
+}
+
+// Configurations of the cpu variant that together use every reachable value of its parameters.
+const std::vector<Config>& cpu_sample() {
+  static const std::vector<Config> configs = [] {
+    const GemmShape big{.m = 256, .n = 256, .k = 1024};
+    std::vector<Config> sample;
+    for (const Config& c : covering_sample(gemm_space(big, testing::test_session().device()), 11,
+                                           gemm_cpu_default_config(big))) {
+      if (is_cpu_config(c)) sample.push_back(c);
+    }
+    return sample;
+  }();
+  return configs;
+}
+
+TEST(GemmCpuSpace, CoveringSampleUsesEveryValueOfTheVariant) {
+  if (testing::test_session().device().type != "CPU") GTEST_SKIP() << "needs a CPU device";
+  const SearchSpace space = gemm_space({.m = 256, .n = 256, .k = 1024}, testing::test_session().device());
+  for (const SearchSpace::Variant& v : space.variants()) {
+    if (v.name != "cpu") continue;
+    for (const Parameter& p : v.parameters) {
+      for (std::int64_t value : p.values) {
+        const bool used = std::any_of(cpu_sample().begin(), cpu_sample().end(),
+                                      [&](const Config& c) { return c.at(p.name) == value; });
+        EXPECT_TRUE(used) << p.name << "=" << value;
+      }
+    }
+  }
+}
+
+// Odd sizes (M, N, K not multiples of any tile, K above every K block), every layout; strided
+// batches with offsets, padded leading dimensions and beta != 0.
+std::vector<GemmTestCase> cpu_cases(bool trans_a, bool trans_b) {
+  std::vector<GemmTestCase> cases;
+  for (const auto& s : {std::array<std::int64_t, 3>{37, 53, 29}, {1, 17, 5}, {13, 1, 1}, {21, 70, 601}}) {
+    cases.push_back({{.m = s[0], .n = s[1], .k = s[2], .trans_a = trans_a, .trans_b = trans_b}, {}});
+  }
+  cases.push_back({{.m = 37, .n = 53, .k = 29, .batch = 2, .trans_a = trans_a, .trans_b = trans_b, .alpha = -1.5f,
+                    .beta = 0.5f},
+                   {.lda_pad = 3, .ldb_pad = 5, .ldc_pad = 7, .a_offset = 1, .b_offset = 3, .c_offset = 5,
+                    .stride_pad = 9}});
+  cases.push_back({{.m = 19, .n = 40, .k = 300, .batch = 2, .trans_a = trans_a, .trans_b = trans_b, .alpha = 2.0f,
+                    .beta = 1.0f},
+                   {.ldc_pad = 1, .c_offset = 2, .stride_pad = 1}});
+  return cases;
+}
+
+// The whole covering sample on NN; on the other layouts the default and two of the sample, rotating
+// with the layout (each configuration and layout is a program build: PoCL's code generation is
+// most of this suite's time).
+class GemmCpuCorrectness : public ::testing::TestWithParam<int> {};
+
+TEST_P(GemmCpuCorrectness, SampledConfigurationsMatchTheReference) {
+  Session& session = testing::test_session();
+  if (session.device().type != "CPU") GTEST_SKIP() << "needs a CPU device";
+  const int layout = GetParam();
+  const std::vector<Config>& sample = cpu_sample();
+  ASSERT_GE(sample.size(), 4u);
+  std::vector<Config> configs;
+  if (layout == 0) {
+    configs = sample;
+  } else {
+    configs = {sample[0], sample[1 + (2 * layout - 1) % (sample.size() - 1)],
+               sample[1 + (2 * layout) % (sample.size() - 1)]};
+  }
+  const TimingPolicy no_timing{.warmup = 0, .min_runs = 1, .max_runs = 1};
+  for (const GemmTestCase& c : cpu_cases((layout & 1) != 0, (layout & 2) != 0)) {
+    const GemmProblem problem(c.shape, c.layout);
+    auto evaluation = problem.instantiate(session);
+    Evaluator evaluator(session, *evaluation);
+    for (const Config& config : configs) {
+      const EvalOutcome outcome = evaluator.evaluate(config, no_timing);
+      EXPECT_EQ(outcome.status, "ok") << problem.shape_key() << " " << to_string(config) << ": " << outcome.error;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Layout, GemmCpuCorrectness, ::testing::Values(0, 1, 2, 3),
+                         [](const ::testing::TestParamInfo<int>& layout) {
+                           return std::string(layout.param & 1 ? "T" : "N") + (layout.param & 2 ? "T" : "N");
+                         });
+
+}  // namespace
+}  // namespace ocltune
