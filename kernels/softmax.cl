@@ -147,6 +147,12 @@ kernel void softmax(const int outer, const int length, const int inner, const gl
   const int lid = get_local_id(0);
   const int row0 = get_group_id(0) * ROWS;
   const int nvec = length / VW;
+#if CACHE
+  // PoCL splits a vstoreN to a merely float-aligned pointer into 3 narrower stores, 10% of a
+  // 2048-long row; the local buffer is normally aligned to the largest vector type, but that is
+  // checked, not assumed.
+  const bool cache_aligned = ((ulong)cache % (VW * sizeof(float))) == 0;
+#endif
 #if WGS > 1
   local float lm[WGS];
   local float ls[WGS];
@@ -231,7 +237,11 @@ kernel void softmax(const int outer, const int length, const int inner, const gl
         const floatV d = LOADV(src, v * VW) - m;
         const floatV e = EXP_V(d);
 #if CACHE
-        STOREV_F32(LOG ? d : e, cache, v * VW);
+        if (cache_aligned) {
+          ((local floatV*)cache)[v] = LOG ? d : e;
+        } else {
+          STOREV_F32(LOG ? d : e, cache, v * VW);
+        }
 #endif
         sv += e;
       } else {
@@ -261,7 +271,7 @@ kernel void softmax(const int outer, const int length, const int inner, const gl
 #if CACHE
     for (int v = lid; v * VW < length; v += WGS) {
       if (v < nvec) {
-        const floatV c = LOADV_F32(cache, v * VW);
+        const floatV c = cache_aligned ? ((local floatV*)cache)[v] : LOADV_F32(cache, v * VW);
         STOREV(LOG ? c - log_s : c * inv_s, dst, v * VW);
       } else {
         for (int k = v * VW; k < length; ++k) STORE(LOG ? cache[k] - log_s : cache[k] * inv_s, dst, k);
