@@ -19,16 +19,17 @@ std::int64_t tiles_within(std::int64_t preferred, std::int64_t tile, std::int64_
 }  // namespace
 
 Config gemm_cpu_default_config(const GemmShape& shape) {
-  // A 6 x 32 register tile (12 float16 accumulators), 48 x 128 per work-group, K blocks of 256:
-  // docs/NOTES.md "CPU GEMM variant (PoCL)". Shrunk along M, N and K for small problems.
-  const std::int64_t mr = std::min<std::int64_t>(6, gemm_detail::next_pow2(shape.m));
-  const std::int64_t kc = std::clamp<std::int64_t>(gemm_detail::next_pow2(shape.k), 64, 256);
+  // A 4 x 64 register tile (16 float16 accumulators: AVX-512's 32 registers), 64 x 256 per
+  // work-group, K blocks of 128: the steadiest of the measured tiles at 1024^3 on PoCL (docs/NOTES.md
+  // "CPU GEMM variant (PoCL)"). Shrunk along M, N and K for small problems.
+  const std::int64_t mr = std::min<std::int64_t>(4, gemm_detail::next_pow2(shape.m));
+  const std::int64_t kc = std::clamp<std::int64_t>(gemm_detail::next_pow2(shape.k), 64, 128);
   return {{"CPU", 1},
           {"MR", mr},
           {"VW", 16},
-          {"NV", 2},
-          {"MB", tiles_within(8, mr, shape.m)},
-          {"NB", tiles_within(4, 32, shape.n)},
+          {"NV", 4},
+          {"MB", tiles_within(16, mr, shape.m)},
+          {"NB", tiles_within(4, 64, shape.n)},
           {"KC", kc}};
 }
 

@@ -17,6 +17,10 @@ Config mma(std::int64_t bm, std::int64_t bn, std::int64_t bk, std::int64_t wm, s
           {"WN", wn}, {"STAGES", stages}, {"DBUF", dbuf}, {"LDSM", ldsm}, {"BVEC", bvec}};
 }
 
+Config cpu(std::int64_t mr, std::int64_t vw, std::int64_t nv, std::int64_t mb, std::int64_t nb, std::int64_t kc) {
+  return {{"CPU", 1}, {"MR", mr}, {"VW", vw}, {"NV", nv}, {"MB", mb}, {"NB", nb}, {"KC", kc}};
+}
+
 }  // namespace
 
 std::vector<Config> GemmProblem::seed_configs(const DeviceInfo& device) const {
@@ -39,6 +43,16 @@ std::vector<Config> GemmProblem::seed_configs(const DeviceInfo& device) const {
       seeds.push_back(c);
     }
   } else {
+    // CPUs, the cpu variant first. PoCL on a 2-core AVX-512 EPYC, 1024^3: 4 x 64 and 8 x 32
+    // register tiles (16 float16 accumulators) with K blocks of 128 ran at 69% of the FMA peak per
+    // core, 6 x 32 and 6 x 64 at 60-66% (docs/NOTES.md "CPU GEMM variant (PoCL)"); then tiles for
+    // M <= 8 and for K <= 64 (batched attention products), and 6 x 16 in float8s for AVX2's 16
+    // registers (not measured: this machine has AVX-512).
+    for (const Config& c : {cpu(4, 16, 4, 16, 4, 128), cpu(8, 16, 2, 8, 8, 128), cpu(6, 16, 4, 8, 4, 128),
+                            cpu(8, 16, 2, 8, 4, 256), cpu(8, 16, 2, 1, 8, 256), cpu(8, 16, 2, 4, 2, 64),
+                            cpu(6, 8, 2, 8, 8, 256)}) {
+      seeds.push_back(c);
+    }
     // CPUs (PoCL): unstaged operands with wide vectors along N, so the FMAs vectorise.
     for (const Config& c : {fma(16, 64, 16, 4, 32, 1, 16, 1, 0, 0, 0, 2), fma(32, 64, 16, 4, 16, 1, 16, 1, 0, 0, 0, 2),
                             fma(16, 16, 32, 8, 4, 4, 4, 1, 0, 1, 0, 2), fma(16, 64, 16, 4, 32, 1, 8, 1, 0, 0, 0, 8)}) {

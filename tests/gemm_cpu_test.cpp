@@ -84,6 +84,23 @@ TEST(GemmCpuRows, ValidForACpuDeviceAndRefusedForAGpu) {
   EXPECT_EQ(row_problem(testing::gemm_row(device.key(), shape, config), device), "");
 }
 
+// ops::gemm serves a CPU row of this device through kernels/gemm_cpu.cl (a strided batch with
+// offsets, padded leading dimensions and beta, checked on the host).
+TEST(GemmCpuRows, TheRuntimeDispatchesAnExactCpuRow) {
+  Session& session = testing::test_session();
+  if (session.device().type != "CPU") GTEST_SKIP() << "needs a CPU device";
+  const GemmShape shape{.m = 37, .n = 53, .k = 29, .batch = 2, .trans_b = true, .alpha = 0.5f, .beta = -2.0f};
+  const Config config = gemm_cpu_default_config(shape);
+  const std::string user = testing::write_database(testing::temp_path("gemm-cpu-exact.db"), {session.device()},
+                                                   {testing::gemm_row(session.device().key(), shape, config)});
+  Runtime rt(session.context(), session.device().device, testing::isolated(user, "", std::make_shared<testing::LogSink>()));
+  testing::HostGemm g(session.context(), shape, {.lda_pad = 2, .ldc_pad = 3, .a_offset = 1, .c_offset = 4, .stride_pad = 5});
+  const Dispatch d = ops::gemm(rt, session.queue()(), g.call());
+  EXPECT_EQ(d.level, Level::kExact);
+  EXPECT_EQ(ops::gemm_decision(rt, g.call()).config, config);
+  EXPECT_EQ(g.check(session.queue()), "");
+}
+
 // Configurations of the cpu variant that together use every reachable value of its parameters.
 const std::vector<Config>& cpu_sample() {
   static const std::vector<Config> configs = [] {
