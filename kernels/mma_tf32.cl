@@ -37,6 +37,15 @@
 #define CVT_AT_LOAD 0  // 1: tiles hold fp32 values, rounded to TF32 when fragments are read
 #endif
 
+// Combinations whose reads would be misaligned (ldmatrix and 16-byte reads fault on NVIDIA and
+// take the context with them): refuse to build rather than run. The host's space excludes them.
+#if LDSM && A_KM
+#error "LDSM needs the A tile as As[m][k] (A_KM = 0)"
+#endif
+#if BVEC && B_NK
+#error "BVEC needs the B tile as Bs[k][n] (B_NK = 0)"
+#endif
+
 // ---- Derived ----
 #define THREADS (32 * WM * WN)
 #define TM (BM / WM)  // warp tile rows
@@ -88,10 +97,11 @@ static inline uint to_tf32(const float x) {
 #endif
 
 // d = a * b + d for one m16n8k8 tile; fragment layouts as in the PTX ISA (groupID = lane >> 2,
-// threadID_in_group = lane & 3).
+// threadID_in_group = lane & 3). Not volatile: a pure function of its operands, so the compiler may
+// schedule it among the (volatile) fragment reads of the next k-step.
 static inline void mma_tf32(float* d, const uint a0, const uint a1, const uint a2, const uint a3, const uint b0,
                             const uint b1) {
-  asm volatile(
+  asm(
       "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));

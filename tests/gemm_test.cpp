@@ -1,6 +1,8 @@
 // GEMM correctness: the odd-size table x a covering sample of the tuning space, against float64.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <fmt/format.h>
 
 #include "harness/capability.h"
@@ -156,24 +158,49 @@ TEST(GemmTf32, CapabilityRuleOnDescribedDevices) {
   EXPECT_FALSE(satisfies(cpu_row, nvidia_mma_tf32()));
 }
 
-// Every tensor-core configuration of a covering sample on the odd-size table (NVIDIA only).
+// cp.async keeps a transposed operand's global layout in local memory, which ldmatrix (A) and the
+// 16-byte B fragment reads cannot use: a misaligned read there faults and loses the context, so
+// the space of each layout must exclude those combinations (checked on a described H200).
+TEST(GemmTf32, SpaceExcludesFragmentReadsTheStagedLayoutCannotServe) {
+  const DeviceInfo h200 = testing::described_h200();
+  for (const bool trans_a : {false, true}) {
+    for (const bool trans_b : {false, true}) {
+      const GemmShape shape{.m = 256, .n = 256, .k = 256, .trans_a = trans_a, .trans_b = trans_b, .math = "tf32"};
+      int async = 0;
+      for (const Config& c : gemm_space(shape, h200).enumerate()) {
+        if (!is_mma_config(c) || c.at("STAGES") < 2) continue;
+        ++async;
+        EXPECT_FALSE(trans_a && c.at("LDSM")) << shape.key() << " " << to_string(c);
+        EXPECT_FALSE(trans_b && c.at("BVEC")) << shape.key() << " " << to_string(c);
+      }
+      EXPECT_GT(async, 0) << shape.key();
+    }
+  }
+}
+
+// Every tensor-core configuration of a covering sample of each layout's space on the odd-size
+// table (NVIDIA only).
 TEST(GemmTf32, TensorCoreConfigurationsMatchTheReference) {
   Session& session = testing::test_session();
   if (!satisfies(session.device(), nvidia_mma_tf32())) GTEST_SKIP() << "needs " << nvidia_mma_tf32().describe();
-  GemmShape big{.m = 256, .n = 256, .k = 256, .math = "tf32"};
-  const SearchSpace space = gemm_space(big, session.device());
-  std::vector<Config> sample;
-  for (const Config& c : covering_sample(space, 9, gemm_mma_default_config())) {
-    if (is_mma_config(c)) sample.push_back(c);
+  std::map<std::pair<bool, bool>, std::vector<Config>> samples;  // per (trans_a, trans_b)
+  for (const bool trans_a : {false, true}) {
+    for (const bool trans_b : {false, true}) {
+      const GemmShape big{.m = 256, .n = 256, .k = 256, .trans_a = trans_a, .trans_b = trans_b, .math = "tf32"};
+      std::vector<Config>& sample = samples[{trans_a, trans_b}];
+      for (const Config& c : covering_sample(gemm_space(big, session.device()), 9, gemm_mma_default_config())) {
+        if (is_mma_config(c)) sample.push_back(c);
+      }
+      ASSERT_FALSE(sample.empty());
+    }
   }
-  ASSERT_FALSE(sample.empty());
   const TimingPolicy no_timing{.warmup = 0, .min_runs = 1, .max_runs = 1};
   for (GemmTestCase c : gemm_test_cases()) {
     c.shape.math = "tf32";
     const GemmProblem problem(c.shape, c.layout);
     auto evaluation = problem.instantiate(session);
     Evaluator evaluator(session, *evaluation);
-    for (const Config& config : sample) {
+    for (const Config& config : samples.at({c.shape.trans_a, c.shape.trans_b})) {
       const EvalOutcome outcome = evaluator.evaluate(config, no_timing);
       EXPECT_EQ(outcome.status, "ok") << problem.shape_key() << " " << to_string(config) << ": " << outcome.error;
     }

@@ -2,9 +2,9 @@
 # within 240 s and benchmarked by the nightly script (tuned vs default vs CLBlast, same process),
 # then cuBLAS / cuDNN in fp32 and TF32 for the same-session ratios.
 set -u
-. bench/gpu/env.sh
+OCLTUNE=.gpu/bin/ocltune . bench/gpu/env.sh
 export OCLTUNE_PYTHON=$(command -v python3)
-timeout 420 scripts/nightly.sh --device $OCLTUNE_GPU --bin build-gpu --out $OUT/n --shapes bench/gpu/targets-tf32.json \
+timeout 420 scripts/nightly.sh --device $OCLTUNE_GPU --bin .gpu/bin --out $OUT/n --shapes bench/gpu/targets-tf32.json \
   --tune-budget 240s --repetitions 3 --min-time 0.3 > $OUT/nightly.txt 2>&1
 echo "nightly rc=$?"; tail -5 $OUT/nightly.txt
 L=$OUT/n/latest
