@@ -1,8 +1,8 @@
 // SGEMM for CPU devices: C = alpha * op(A) * op(B) + beta * C, row-major, strided batches.
 // One work-item per work-group owns an MWG x NWG block of C (no work-item loop for the driver to
 // vectorise: the vectors are explicit). Per K block it packs op(A) into MR-row micro-panels and
-// op(B) into NR-column micro-panels in local memory (contiguous, zero-filled past the edges, any
-// layout), then runs an MR x NR register tile per micro-panel pair: MR * NV floatVW accumulators,
+// op(B) into NR-column micro-panels in local memory (contiguous whatever the layout; A's rows past
+// M repeat its last row, B's columns past N are zero), then runs an MR x NR register tile per micro-panel pair: MR * NV floatVW accumulators,
 // per k MR broadcasts of A and NV vector loads of B. Partial sums of K blocks go through C.
 // Launch: global (ceil(N/NWG), ceil(M/MWG), batch), local (1, 1, 1).
 
@@ -57,30 +57,31 @@
 #define B_INDEX(k, n, ld) ((k) * (ld) + (n))
 #endif
 
-// Packs op(A)[m0 .. m0+MWG, k0 .. k0+kc] as Ap[(ip * KC + k) * MR + r] (row ip * MR + r); rows past
-// M are zero. Each loop reads storage along its contiguous direction.
+// Packs op(A)[m0 .. m0+MWG, k0 .. k0+kc] as Ap[(ip * KC + k) * MR + r] (row ip * MR + r). Rows past
+// M repeat row M - 1 (valid memory; their results are never stored). The stores run contiguously:
+// a loop that stores with a stride of MR becomes a scatter, which cost a quarter of the time.
 static void pack_a(local float* Ap, const global float* A, const int lda, const int M, const int m0, const int k0,
                    const int kc) {
+  for (int ip = 0; ip < MB; ++ip) {
+    local float* dst = Ap + ip * KC * MR;
 #if TRANS_A
-  for (int k = 0; k < kc; ++k) {
-    const global float* src = A + A_INDEX(0, k0 + k, lda);
-    for (int row = 0; row < MWG; ++row) {
-      const int m = m0 + row;
-      Ap[((row / MR) * KC + k) * MR + row % MR] = m < M ? src[m] : 0.0f;
+    // Storage is contiguous along m: each k reads MR adjacent floats of one row of A^T.
+    const global float* src = A + A_INDEX(0, k0, lda);
+    for (int k = 0; k < kc; ++k) {
+#pragma unroll
+      for (int r = 0; r < MR; ++r) dst[k * MR + r] = src[k * lda + min(m0 + ip * MR + r, M - 1)];
     }
-  }
 #else
-  for (int row = 0; row < MWG; ++row) {
-    const int m = m0 + row;
-    local float* dst = Ap + (row / MR) * KC * MR + row % MR;
-    if (m < M) {
-      const global float* src = A + A_INDEX(m, k0, lda);
-      for (int k = 0; k < kc; ++k) dst[k * MR] = src[k];
-    } else {
-      for (int k = 0; k < kc; ++k) dst[k * MR] = 0.0f;
+    // Storage is contiguous along k: MR row streams, interleaved into the panel.
+    const global float* rows[MR];
+#pragma unroll
+    for (int r = 0; r < MR; ++r) rows[r] = A + A_INDEX(min(m0 + ip * MR + r, M - 1), k0, lda);
+    for (int k = 0; k < kc; ++k) {
+#pragma unroll
+      for (int r = 0; r < MR; ++r) dst[k * MR + r] = rows[r][k];
     }
-  }
 #endif
+  }
 }
 
 // Packs op(B)[k0 .. k0+kc, n0 .. n0+NWG] as Bp[(jp * KC + k) * NR + c] (column jp * NR + c);
