@@ -156,7 +156,10 @@ SearchSpace layer_norm_registers_space(const NormShape& shape, const DeviceInfo&
 }  // namespace
 
 SearchSpace norm_space(const NormShape& shape, const DeviceInfo& device) {
-  if (shape.kind == NormKind::kLayer && shape.rows() > 0) {
+  // Not on a CPU: PoCL runs a work-group's work-items in turn between barriers, so 32-512 of them
+  // holding rows in registers only spill; with a small budget they would crowd out the sweeping
+  // configurations that win there (WGS = 1, 16-wide vectors, 4-64 rows).
+  if (shape.kind == NormKind::kLayer && shape.rows() > 0 && device.type != "CPU") {
     SearchSpace sweeping = norm_sweeping_space(shape, device);
     SearchSpace registers = layer_norm_registers_space(shape, device);
     // A row of more than 64 x 128 elements has no register configuration.

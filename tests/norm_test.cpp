@@ -102,10 +102,11 @@ TEST(NormSpace, CoveringSamplesUseEveryReachableValueAndHoldTheDefault) {
   }
 }
 
-// layer_norm with each row in registers (WPR > 0) is its own variant, which the big covering
-// shape cannot reach (a 2^16 row is no register row): odd rows (a ragged last vector, rows that
-// leave part of the last work-group idle), aligned rows (whole-vector accesses), every storage
-// type, offsets, NaN/Inf.
+// layer_norm with each row in registers (WPR > 0) is a GPU variant (a CPU's space leaves it out),
+// which the big covering shape could not reach anyway (a 2^16 row is no register row). Its
+// configurations, valid in a described H200's space, run here on PoCL: odd rows (a ragged last
+// vector, rows that leave part of the last work-group idle), aligned rows (whole-vector
+// accesses), every storage type, offsets, NaN/Inf.
 TEST(LayerNormRegisters, OddAndAlignedRowsMatchTheReference) {
   Session& session = testing::test_session();
   const TimingPolicy no_timing{.warmup = 0, .min_runs = 1, .max_runs = 1};
@@ -132,13 +133,27 @@ TEST(LayerNormRegisters, OddAndAlignedRowsMatchTheReference) {
   };
   for (const Case& c : table) {
     const NormProblem problem(c.shape, c.instance);
-    ASSERT_TRUE(problem.space(session.device()).contains(c.config)) << c.shape.key() << " " << to_string(c.config);
+    ASSERT_TRUE(problem.space(testing::described_h200()).contains(c.config))
+        << c.shape.key() << " " << to_string(c.config);
     auto evaluation = problem.instantiate(session);
     Evaluator evaluator(session, *evaluation);
     const EvalOutcome outcome = evaluator.evaluate(c.config, no_timing);
     EXPECT_EQ(outcome.status, "ok") << problem.shape_key() << " " << c.shape.dtype << " " << to_string(c.config) << ": "
                                     << outcome.error;
   }
+}
+
+TEST(LayerNormRegisters, OnlyAGpuSpaceHoldsTheVariantAndItsSeeds) {
+  const NormShape bert{.dims = {4096, 768}, .axis = 1};
+  const DeviceInfo h200 = testing::described_h200();
+  const NormProblem problem(bert);
+  const std::vector<Config> seeds = problem.seed_configs(h200);
+  ASSERT_FALSE(seeds.empty());
+  for (const Config& seed : seeds) EXPECT_TRUE(problem.space(h200).contains(seed)) << to_string(seed);
+  DeviceInfo cpu = h200;
+  cpu.type = "CPU";
+  EXPECT_FALSE(problem.space(cpu).contains(seeds.front()));
+  EXPECT_TRUE(problem.seed_configs(cpu).empty());
 }
 
 VerifyResult run_modified(const NormProblem& problem, const Config& config,
