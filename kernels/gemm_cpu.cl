@@ -1,8 +1,8 @@
 // SGEMM for CPU devices: C = alpha * op(A) * op(B) + beta * C, row-major, strided batches.
 // One work-item per work-group owns an MWG x NWG block of C (no work-item loop for the driver to
 // vectorise: the vectors are explicit). Per K block it packs op(A) into MR-row micro-panels and
-// op(B) into NR-column micro-panels in local memory (contiguous whatever the layout; A's rows past
-// M repeat its last row, B's columns past N are zero), then runs an MR x NR register tile per micro-panel pair: MR * NV floatVW accumulators,
+// op(B) into NR-column micro-panels in local memory (contiguous whatever the layout; rows and
+// columns past the edges are zero or repeat the last one, and are never stored), then runs an MR x NR register tile per micro-panel pair: MR * NV floatVW accumulators,
 // per k MR broadcasts of A and NV vector loads of B. Partial sums of K blocks go through C.
 // Launch: global (ceil(N/NWG), ceil(M/MWG), batch), local (1, 1, 1).
 
@@ -66,10 +66,18 @@ static void pack_a(local float* Ap, const global float* A, const int lda, const 
     local float* dst = Ap + ip * KC * MR;
 #if TRANS_A
     // Storage is contiguous along m: each k reads MR adjacent floats of one row of A^T.
-    const global float* src = A + A_INDEX(0, k0, lda);
-    for (int k = 0; k < kc; ++k) {
+    const int m = m0 + ip * MR;
+    const global float* src = A + A_INDEX(m, k0, lda);
+    if (m + MR <= M) {
+      for (int k = 0; k < kc; ++k) {
 #pragma unroll
-      for (int r = 0; r < MR; ++r) dst[k * MR + r] = src[k * lda + min(m0 + ip * MR + r, M - 1)];
+        for (int r = 0; r < MR; ++r) dst[k * MR + r] = src[k * lda + r];
+      }
+    } else {
+      for (int k = 0; k < kc; ++k) {
+#pragma unroll
+        for (int r = 0; r < MR; ++r) dst[k * MR + r] = src[k * lda + min(r, M - 1 - m)];
+      }
     }
 #else
     // Storage is contiguous along k: MR row streams, interleaved into the panel.
@@ -85,19 +93,27 @@ static void pack_a(local float* Ap, const global float* A, const int lda, const 
 }
 
 // Packs op(B)[k0 .. k0+kc, n0 .. n0+NWG] as Bp[(jp * KC + k) * NR + c] (column jp * NR + c);
-// columns past N are zero.
+// columns past N are zero (no transpose) or repeat column N - 1 (transpose); they are never stored.
 static void pack_b(local float* Bp, const global float* B, const int ldb, const int N, const int n0, const int k0,
                    const int kc) {
 #if TRANS_B
-  for (int col = 0; col < NWG; ++col) {
-    const int n = n0 + col;
-    local float* dst = Bp + (col / NR) * KC * NR + col % NR;
-    if (n < N) {
-      const global float* src = B + B_INDEX(k0, n, ldb);
-      for (int k = 0; k < kc; ++k) dst[k * NR] = src[k];
-    } else {
-      for (int k = 0; k < kc; ++k) dst[k * NR] = 0.0f;
+  // Storage is contiguous along k: 4 columns x 4 k are read as float4s and transposed in registers,
+  // so that the stores run along n (the strided-store loop became a scatter, as in pack_a).
+  for (int col = 0; col < NWG; col += 4) {
+    local float* dst = Bp + (col / NR) * KC * NR + col % NR;  // 16-byte aligned: NR and col are multiples of 4
+    const global float* s0 = B + B_INDEX(k0, min(n0 + col, N - 1), ldb);
+    const global float* s1 = B + B_INDEX(k0, min(n0 + col + 1, N - 1), ldb);
+    const global float* s2 = B + B_INDEX(k0, min(n0 + col + 2, N - 1), ldb);
+    const global float* s3 = B + B_INDEX(k0, min(n0 + col + 3, N - 1), ldb);
+    int k = 0;
+    for (; k + 4 <= kc; k += 4) {
+      const float4 c0 = vload4(0, s0 + k), c1 = vload4(0, s1 + k), c2 = vload4(0, s2 + k), c3 = vload4(0, s3 + k);
+      *(local float4*)(dst + (k + 0) * NR) = (float4)(c0.s0, c1.s0, c2.s0, c3.s0);
+      *(local float4*)(dst + (k + 1) * NR) = (float4)(c0.s1, c1.s1, c2.s1, c3.s1);
+      *(local float4*)(dst + (k + 2) * NR) = (float4)(c0.s2, c1.s2, c2.s2, c3.s2);
+      *(local float4*)(dst + (k + 3) * NR) = (float4)(c0.s3, c1.s3, c2.s3, c3.s3);
     }
+    for (; k < kc; ++k) *(local float4*)(dst + k * NR) = (float4)(s0[k], s1[k], s2[k], s3[k]);
   }
 #else
   for (int k = 0; k < kc; ++k) {
