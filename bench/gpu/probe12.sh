@@ -3,8 +3,9 @@
 # configurations of probe11 again after mma.sync stopped being volatile, with CLBlast fp32 in the
 # same process; (3) fp32 GEMM 4096^3 and layer_norm 4096x768 tuned within 150 s and benchmarked
 # against CLBlast / a copy of the same bytes by the nightly script.
-set -u -f  # -f: the gtest filters below are not file globs
+set -u
 OCLTUNE=.gpu/bin/ocltune . bench/gpu/env.sh
+set -f  # after env.sh (it globs .gpu/*.deb): the gtest filters below are not file globs
 for t in "conv2d_test 150 *Conv2dTable*" "norm_test 90 *"; do
   set -- $t
   start=$(date +%s)
