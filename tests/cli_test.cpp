@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "db/database.h"
+#include "ops/gemm_problem.h"
 #include "tests/test_session.h"
 
 namespace ocltune {
@@ -85,7 +86,11 @@ TEST(Cli, TunesAShapesFileIntoTheDatabase) {
   EXPECT_NE(r.output.find("speedup"), std::string::npos) << r.output;
   Database db = Database::open_read_only(db_path);
   EXPECT_EQ(db.all_best().size(), 2u);
-  EXPECT_EQ(db.count_measurements(), 2 * (1 + 3));
+  // Each shape's defaults (gemm.cl's, plus the cpu variant's on a CPU), then 3 evaluations.
+  const DeviceInfo& device = testing::test_session().device();
+  const std::size_t defaults = GemmProblem({.m = 19, .n = 7, .k = 5}).default_configs(device).size() +
+                               GemmProblem({.m = 8, .n = 8, .k = 8, .trans_b = true}).default_configs(device).size();
+  EXPECT_EQ(db.count_measurements(), static_cast<std::int64_t>(defaults + 2 * 3));
   const Result show = run("show --json --db " + db_path);
   ASSERT_EQ(show.code, 0) << show.output;
   EXPECT_EQ(nlohmann::json::parse(show.output).size(), 2u);

@@ -15,12 +15,28 @@
 namespace ocltune {
 namespace {
 
+// GEMM restricted to gemm.cl's variant (one default, every configuration has KWG): the counts
+// and the sabotage below are about the tuning loop, whatever other variants the device offers.
+class FmaOnlyGemm : public GemmProblem {
+ public:
+  using GemmProblem::GemmProblem;
+  SearchSpace space(const DeviceInfo& device) const override {
+    const SearchSpace all = GemmProblem::space(device);
+    const SearchSpace::Variant& fma = all.variants().front();
+    SearchSpace only(fma.name);
+    for (const Parameter& p : fma.parameters) only.add(p.name, p.values, p.meaning);
+    for (const Constraint& c : fma.constraints) only.constrain(c.description, c.params, c.holds);
+    return only;
+  }
+  std::vector<Config> default_configs(const DeviceInfo& device) const override { return {default_config(device)}; }
+};
+
 // GEMM whose plan is sabotaged for some configurations, to check that each failure kind is
 // recorded and never stops the run: KWG=8 does not compile, KWG=32 computes with K-1 (wrong
 // result), KWG=16 with KWI=8 launches with a work-group size the kernel does not accept.
-class SabotagedGemm : public GemmProblem {
+class SabotagedGemm : public FmaOnlyGemm {
  public:
-  using GemmProblem::GemmProblem;
+  using FmaOnlyGemm::FmaOnlyGemm;
   std::unique_ptr<Evaluation> instantiate(Session& session) const override {
     class Sabotaged : public Evaluation {
      public:
@@ -39,7 +55,7 @@ class SabotagedGemm : public GemmProblem {
      private:
       std::unique_ptr<Evaluation> inner_;
     };
-    return std::make_unique<Sabotaged>(GemmProblem::instantiate(session));
+    return std::make_unique<Sabotaged>(FmaOnlyGemm::instantiate(session));
   }
 };
 
@@ -63,7 +79,7 @@ std::int64_t start_run(Database& db, Session& session) {
 TEST(Tuner, RecordsEveryEvaluationAndTheBest) {
   Session& session = testing::test_session();
   Database db = Database::open(testing::temp_path("tune.db"));
-  const GemmProblem problem({.m = 24, .n = 40, .k = 17});
+  const FmaOnlyGemm problem({.m = 24, .n = 40, .k = 17});
   Tuner tuner(session, db, start_run(db, session), quick_options(10), nullptr);
   const ProblemReport report = tuner.tune(problem);
   EXPECT_EQ(report.evaluated, 11);  // the default + 10
@@ -122,7 +138,7 @@ TEST(Tuner, ASecondRunResumesAndKeepsTheFasterBest) {
   Session& session = testing::test_session();
   const std::string path = testing::temp_path("resume.db");
   Database db = Database::open(path);
-  const GemmProblem problem({.m = 20, .n = 12, .k = 9});
+  const FmaOnlyGemm problem({.m = 20, .n = 12, .k = 9});
   {
     Tuner tuner(session, db, start_run(db, session), quick_options(4), nullptr);
     tuner.tune(problem);
