@@ -2,8 +2,9 @@
 // One work-item per work-group owns an MWG x NWG block of C (no work-item loop for the driver to
 // vectorise: the vectors are explicit). Per K block it packs op(A) into MR-row micro-panels and
 // op(B) into NR-column micro-panels in local memory (contiguous whatever the layout; rows and
-// columns past the edges are zero or repeat the last one, and are never stored), then runs an MR x NR register tile per micro-panel pair: MR * NV floatVW accumulators,
-// per k MR broadcasts of A and NV vector loads of B. Partial sums of K blocks go through C.
+// columns past the edges are zero or repeat the last one, and are never stored), then runs an
+// MR x NR register tile per micro-panel pair: MR * NV floatVW accumulators, per k MR broadcasts of
+// A and NV vector loads of B. Partial sums of K blocks go through C.
 // Launch: global (ceil(N/NWG), ceil(M/MWG), batch), local (1, 1, 1).
 
 // ---- Problem layout (set by the host, not tuned) ----

@@ -190,7 +190,9 @@ SearchSpace fma_space(const GemmShape& shape, const DeviceInfo& device) {
 SearchSpace gemm_space(const GemmShape& shape, const DeviceInfo& device) {
   std::vector<SearchSpace> parts;
   parts.push_back(fma_space(shape, device));
-  if (shape.math == "tf32" && satisfies(device, nvidia_mma_tf32())) parts.push_back(gemm_detail::mma_space(shape, device));
+  if (shape.math == "tf32" && satisfies(device, nvidia_mma_tf32())) {
+    parts.push_back(gemm_detail::mma_space(shape, device));
+  }
   if (satisfies(device, cpu_device())) parts.push_back(gemm_detail::cpu_space(shape, device));
   if (parts.size() == 1) return std::move(parts.front());
   return SearchSpace::unite(std::move(parts));

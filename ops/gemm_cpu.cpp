@@ -52,8 +52,9 @@ SearchSpace cpu_space(const GemmShape& shape, const DeviceInfo& device) {
   space.constrain("MR <= next_pow2(M)", {"MR"}, [=](const Config& c) { return at(c, "MR") <= max_m; });
   space.constrain("MB = 1 or MB * MR <= next_pow2(M)", {"MR", "MB"},
                   [=](const Config& c) { return at(c, "MB") == 1 || at(c, "MB") * at(c, "MR") <= max_m; });
-  space.constrain("NB = 1 or NB * NV * VW <= next_pow2(N)", {"VW", "NV", "NB"},
-                  [=](const Config& c) { return at(c, "NB") == 1 || at(c, "NB") * at(c, "NV") * at(c, "VW") <= max_n; });
+  space.constrain("NB = 1 or NB * NV * VW <= next_pow2(N)", {"VW", "NV", "NB"}, [=](const Config& c) {
+    return at(c, "NB") == 1 || at(c, "NB") * at(c, "NV") * at(c, "VW") <= max_n;
+  });
   space.constrain("KC = 64 or KC <= next_pow2(K)", {"KC"},
                   [=](const Config& c) { return at(c, "KC") == 64 || at(c, "KC") <= max_k; });
   // The accumulators, the NV vectors of B and the broadcast of A must fit a 32-register file

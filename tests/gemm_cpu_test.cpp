@@ -47,7 +47,9 @@ TEST(GemmCpuSpace, OfferedOnThisCpuAndAbsentOnAGpu) {
     const SearchSpace h200 = gemm_space(shape, testing::described_h200());
     EXPECT_FALSE(has_variant(h200, "cpu")) << math;
     EXPECT_NE(h200.check(cpu_default), "") << math;
-    for (const Config& c : GemmProblem(shape).default_configs(testing::described_h200())) EXPECT_FALSE(is_cpu_config(c));
+    for (const Config& c : GemmProblem(shape).default_configs(testing::described_h200())) {
+      EXPECT_FALSE(is_cpu_config(c));
+    }
     if (device.type != "CPU") continue;
     EXPECT_TRUE(has_variant(here, "cpu")) << math;
     EXPECT_EQ(here.check(cpu_default), "") << math;
@@ -93,8 +95,10 @@ TEST(GemmCpuRows, TheRuntimeDispatchesAnExactCpuRow) {
   const Config config = gemm_cpu_default_config(shape);
   const std::string user = testing::write_database(testing::temp_path("gemm-cpu-exact.db"), {session.device()},
                                                    {testing::gemm_row(session.device().key(), shape, config)});
-  Runtime rt(session.context(), session.device().device, testing::isolated(user, "", std::make_shared<testing::LogSink>()));
-  testing::HostGemm g(session.context(), shape, {.lda_pad = 2, .ldc_pad = 3, .a_offset = 1, .c_offset = 4, .stride_pad = 5});
+  Runtime rt(session.context(), session.device().device,
+             testing::isolated(user, "", std::make_shared<testing::LogSink>()));
+  testing::HostGemm g(session.context(), shape,
+                      {.lda_pad = 2, .ldc_pad = 3, .a_offset = 1, .c_offset = 4, .stride_pad = 5});
   const Dispatch d = ops::gemm(rt, session.queue()(), g.call());
   EXPECT_EQ(d.level, Level::kExact);
   EXPECT_EQ(ops::gemm_decision(rt, g.call()).config, config);
