@@ -20,7 +20,7 @@
 #define WELFORD 0  // forward statistics: 1 Welford in one read; 0 two reads (mean, then squared deviations)
 #endif
 #ifndef WPR
-#define WPR 0  // forward: > 0 WPR work-items per row hold it in registers, WGS / WPR rows at a time; 0 WGS sweep one row
+#define WPR 0  // forward: > 0 WPR work-items hold a row in registers, WGS / WPR rows at a time; 0: WGS sweep one row
 #endif
 
 // ---- Set by the host for WPR > 0 ----
@@ -126,7 +126,8 @@ kernel void layer_norm(const int rows, const int n, const float eps, const globa
         } else {
           float t[VW];
           STOREV_F32(xv[j], t, 0);
-          for (int l = 0; l < VW && k + l < n; ++l) STORE((t[l] - mean) * rstd * LOAD(g, k + l) + LOAD(b, k + l), dst, k + l);
+          for (int l = 0; l < VW && k + l < n; ++l)
+            STORE((t[l] - mean) * rstd * LOAD(g, k + l) + LOAD(b, k + l), dst, k + l);
         }
       }
       if (lane == 0) {

@@ -26,7 +26,7 @@
 #define EXP 0  // 0: the built-in exp; 1: exp_nonpos below (range reduction + polynomial, all lanes at once)
 #endif
 #ifndef PREFETCH
-#define PREFETCH 0  // rows, ONLINE 0: > 0 prefetches the input row PREFETCH rows ahead and the output row during the exp sweep
+#define PREFETCH 0  // rows, ONLINE 0: > 0 prefetches, in the exp sweep, the input PREFETCH rows ahead and the output row
 #endif
 
 // exp(d) for d <= 0 or NaN, which is all softmax needs (d = x - max). d = n ln2 + f with

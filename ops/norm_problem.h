@@ -25,7 +25,9 @@ class NormProblem : public Problem {
   nlohmann::json shape_json() const override { return shape_.to_json(); }
   SearchSpace space(const DeviceInfo& device) const override { return norm_space(shape_, device); }
   Config default_config(const DeviceInfo& device) const override { return norm_default_config(shape_, device); }
-  std::vector<Config> seed_configs(const DeviceInfo& device) const override { return norm_seed_configs(shape_, device); }
+  std::vector<Config> seed_configs(const DeviceInfo& device) const override {
+    return norm_seed_configs(shape_, device);
+  }
   double flops() const override { return shape_.flops(); }
   double bytes() const override { return shape_.bytes(); }
   bool memory_bound() const override { return true; }
