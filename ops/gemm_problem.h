@@ -26,7 +26,11 @@ class GemmProblem : public Problem {
   std::string shape_key() const override { return shape_.key(); }
   nlohmann::json shape_json() const override { return shape_.to_json(); }
   SearchSpace space(const DeviceInfo& device) const override { return gemm_space(shape_, device); }
-  Config default_config(const DeviceInfo&) const override { return gemm_default_config(shape_); }
+  // The built-in configuration: the CPU variant's default where the device offers that variant and
+  // the default is a point of this shape's space, else gemm.cl's (gemm_default_config(shape)).
+  Config default_config(const DeviceInfo& device) const override;
+  // default_config(device) first (the baseline the tuner reports against), then every other
+  // variant's default that is a point of the space: gemm.cl's, the tensor-core and the CPU one.
   std::vector<Config> default_configs(const DeviceInfo& device) const override;
   std::vector<Config> seed_configs(const DeviceInfo& device) const override;  // ops/gemm_seeds.cpp
   double flops() const override { return shape_.flops(); }

@@ -67,6 +67,40 @@ TEST(GemmCpuSpace, DefaultShrinksIntoTheSpaceOfSmallShapes) {
   }
 }
 
+// The built-in GEMM configuration (the runtime's last level, `eval --config default`, the benchmark's
+// `default`) is the cpu variant's default on a CPU and gemm.cl's elsewhere, or where the cpu default
+// does not fit the device; default_configs lists it first and gemm.cl's default always.
+TEST(GemmCpuDefault, IsTheBuiltinOnACpuAndGemmClsElsewhere) {
+  DeviceInfo cpu = testing::test_session().device();
+  cpu.type = "CPU";  // the rule under test, whatever device runs the suite
+  DeviceInfo small_local = cpu;
+  small_local.local_mem_bytes = 32 * 1024;  // below the cpu default's packed panels at 1024^3
+  const DeviceInfo h200 = testing::described_h200();
+  std::vector<GemmShape> shapes = {{.m = 1, .n = 1, .k = 1}, {.m = 1, .n = 4096, .k = 1},
+                                   {.m = 4096, .n = 1, .k = 3}, {.m = 3, .n = 17, .k = 5, .trans_a = true},
+                                   {.m = 1024, .n = 1024, .k = 1024, .math = "tf32"}};
+  for (const char* preset : {"default", "quick", "test"}) {
+    for (const auto& p : gemm_family().preset(preset)) shapes.push_back(GemmShape::from_json(p->shape_json()));
+  }
+  for (const GemmShape& shape : shapes) {
+    const GemmProblem problem(shape);
+    const Config on_cpu = problem.default_config(cpu);
+    EXPECT_EQ(on_cpu, gemm_cpu_default_config(shape)) << shape.key() << ": " << to_string(on_cpu);
+    EXPECT_EQ(problem.space(cpu).check(on_cpu), "") << shape.key();
+    const std::vector<Config> cpu_defaults = problem.default_configs(cpu);
+    ASSERT_EQ(cpu_defaults.size(), 2u) << shape.key();
+    EXPECT_EQ(cpu_defaults[0], on_cpu);
+    EXPECT_EQ(cpu_defaults[1], gemm_default_config(shape));
+
+    EXPECT_EQ(problem.default_config(h200), gemm_default_config(shape)) << shape.key();
+    EXPECT_EQ(problem.default_configs(h200).front(), gemm_default_config(shape)) << shape.key();
+  }
+  const GemmProblem big({.m = 1024, .n = 1024, .k = 1024});
+  ASSERT_NE(big.space(small_local).check(gemm_cpu_default_config(big.shape())), "");
+  EXPECT_EQ(big.default_config(small_local), gemm_default_config(big.shape()));
+  EXPECT_EQ(big.default_configs(small_local), std::vector<Config>{gemm_default_config(big.shape())});
+}
+
 // A database holding a CPU configuration for the CPU running this suite and for an H200: `db verify`
 // (and so `db merge` / `db import`) accepts the first row and refuses the second.
 TEST(GemmCpuRows, ValidForACpuDeviceAndRefusedForAGpu) {

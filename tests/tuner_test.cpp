@@ -28,6 +28,8 @@ class FmaOnlyGemm : public GemmProblem {
     for (const Constraint& c : fma.constraints) only.constrain(c.description, c.params, c.holds);
     return only;
   }
+  // gemm.cl's default, also on a CPU (where GemmProblem's built-in is the cpu variant's).
+  Config default_config(const DeviceInfo&) const override { return gemm_default_config(shape()); }
   std::vector<Config> default_configs(const DeviceInfo& device) const override { return {default_config(device)}; }
 };
 
