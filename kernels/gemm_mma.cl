@@ -21,6 +21,9 @@
 #ifndef DBUF
 #define DBUF 1  // STAGES = 0 only. 1: two local buffers, next tile prefetched into registers during the mma loop
 #endif
+#ifndef GROUP_M
+#define GROUP_M 1  // work-groups launched in turn cover GROUP_M tile rows before the next columns (L2 reuse of B)
+#endif
 // With STAGES >= 2 the host also sets mma_tf32.cl's layout: A_KM = TRANS_A, B_NK = TRANS_B (tiles
 // keep the global layout, so each 16-byte copy is contiguous at both ends) and CVT_AT_LOAD = 1.
 
@@ -225,8 +228,20 @@ kernel void gemm_mma(const int M, const int N, const int K, const float alpha, c
   const int warp_m = get_local_id(1);
   const int tid = get_local_id(1) * (32 * WN) + get_local_id(0);
   const int g = lane >> 2, t = lane & 3;
+  // Tile of this work-group. Work-groups start roughly in launch order (x fastest); with GROUP_M > 1
+  // the ones resident together cover a GROUP_M-row band of tiles column by column, so each B
+  // panel is read from DRAM once per band instead of once per tile row.
+#if GROUP_M > 1
+  const int tiles_n = get_num_groups(0), tiles_m = get_num_groups(1);
+  const int launched = get_group_id(1) * tiles_n + get_group_id(0);
+  const int band = launched / (GROUP_M * tiles_n), in_band = launched % (GROUP_M * tiles_n);
+  const int band_rows = min(GROUP_M, tiles_m - band * GROUP_M);
+  const int n0 = (in_band / band_rows) * BN;
+  const int m0 = (band * GROUP_M + in_band % band_rows) * BM;
+#else
   const int n0 = get_group_id(0) * BN;
   const int m0 = get_group_id(1) * BM;
+#endif
   const long batch = get_group_id(2);
   const global float* Ab = A + a_offset + batch * stride_a;
   const global float* Bb = B + b_offset + batch * stride_b;

@@ -7,8 +7,8 @@
 namespace ocltune {
 
 Config gemm_mma_default_config() {
-  return {{"MMA", 1}, {"BM", 64},     {"BN", 64},   {"BK", 16},  {"WM", 2},
-          {"WN", 2},  {"STAGES", 0}, {"DBUF", 1}, {"LDSM", 0}, {"BVEC", 0}};
+  return {{"MMA", 1},  {"BM", 64},     {"BN", 64},   {"BK", 16},  {"WM", 2},    {"WN", 2},
+          {"STAGES", 0}, {"DBUF", 1}, {"LDSM", 0}, {"BVEC", 0}, {"GROUP_M", 1}};
 }
 
 bool is_mma_config(const Config& config) { return config.count("MMA") != 0; }
@@ -26,7 +26,8 @@ SearchSpace mma_space(const GemmShape& shape, const DeviceInfo& device) {
       .add("STAGES", {0, 2, 3, 4}, "0: stage tiles through registers; 2-4: local buffers filled by cp.async")
       .add("DBUF", {0, 1}, "with STAGES = 0: double-buffer local memory, prefetching the next tile into registers")
       .add("LDSM", {0, 1}, "load A fragments with ldmatrix.x4")
-      .add("BVEC", {0, 1}, "load B fragments of four n8 blocks with two 16-byte local loads");
+      .add("BVEC", {0, 1}, "load B fragments of four n8 blocks with two 16-byte local loads")
+      .add("GROUP_M", {1, 8, 16}, "tile rows that work-groups launched together cover before moving along N (L2 reuse)");
   const std::int64_t max_bm = std::max<std::int64_t>(32, next_pow2(shape.m));
   const std::int64_t max_bn = std::max<std::int64_t>(32, next_pow2(shape.n));
   space.constrain("BM <= next_pow2(M), BN <= next_pow2(N)", {"BM", "BN"},
@@ -43,6 +44,9 @@ SearchSpace mma_space(const GemmShape& shape, const DeviceInfo& device) {
   space.constrain("staged tiles split evenly into float4s per thread", {"BM", "BN", "BK", "WM", "WN"}, [](const Config& c) {
     const std::int64_t unit = 4 * 32 * at(c, "WM") * at(c, "WN");
     return (at(c, "BM") * at(c, "BK")) % unit == 0 && (at(c, "BN") * at(c, "BK")) % unit == 0;
+  });
+  space.constrain("GROUP_M > 1 only with at least two tile rows", {"BM", "GROUP_M"}, [=](const Config& c) {
+    return at(c, "GROUP_M") == 1 || shape.m > at(c, "BM");
   });
   space.constrain("DBUF = 0 with cp.async stages (it applies to register staging)", {"STAGES", "DBUF"},
                   [](const Config& c) { return at(c, "STAGES") == 0 || at(c, "DBUF") == 0; });
