@@ -27,7 +27,7 @@ SearchSpace mma_space(const GemmShape& shape, const DeviceInfo& device) {
       .add("DBUF", {0, 1}, "with STAGES = 0: double-buffer local memory, prefetching the next tile into registers")
       .add("LDSM", {0, 1}, "load A fragments with ldmatrix.x4")
       .add("BVEC", {0, 1}, "load B fragments of four n8 blocks with two 16-byte local loads")
-      .add("GROUP_M", {1, 8, 16}, "tile rows that work-groups launched together cover before moving along N (L2 reuse)");
+      .add("GROUP_M", {1, 8}, "tile rows that work-groups launched together cover before moving along N (L2 reuse)");
   const std::int64_t max_bm = std::max<std::int64_t>(32, next_pow2(shape.m));
   const std::int64_t max_bn = std::max<std::int64_t>(32, next_pow2(shape.n));
   space.constrain("BM <= next_pow2(M), BN <= next_pow2(N)", {"BM", "BN"},
