@@ -73,6 +73,10 @@ void add_bias_grad(const Conv2dShape& shape, const Conv2dOperands& o, LaunchPlan
 // A buffer to pass where a kernel declares a bias it will not read.
 cl::Buffer bias_or(const Conv2dOperands& o, const cl::Buffer& stand_in);
 
+// One variant of a GEMM-based algorithm's space: ALGO = `algo` first, then the parameters and
+// constraints of `variant` (a variant of the GEMM's space), under the name `name`.
+SearchSpace algorithm_variant(const std::string& name, std::int64_t algo, const SearchSpace::Variant& variant);
+
 // A copy of `space` with the listed parameters restricted to the given values (the GEMM spaces
 // are reused with fewer values, so that no algorithm's variant dominates a random search).
 SearchSpace restrict_values(const SearchSpace& space,

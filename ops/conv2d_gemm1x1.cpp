@@ -42,11 +42,8 @@ SearchSpace gemm1x1_space(const Conv2dShape& s, const DeviceInfo& device) {
                                                                                {"WN", {1, 2, 4}}});
   SearchSpace space;
   for (const SearchSpace::Variant& v : gemm.variants()) {
-    SearchSpace part(v.name == "fma" ? "gemm1x1" : "gemm1x1_" + v.name);
-    part.add("ALGO", {kAlgoGemm1x1}, "convolution algorithm");
-    for (const Parameter& p : v.parameters) part.add(p.name, p.values, p.meaning);
-    for (const Constraint& c : v.constraints) part.constrain(c.description, c.params, c.holds);
-    space = SearchSpace::unite({std::move(space), std::move(part)});
+    space = SearchSpace::unite(
+        {std::move(space), algorithm_variant(v.name == "fma" ? "gemm1x1" : "gemm1x1_" + v.name, kAlgoGemm1x1, v)});
   }
   return space;
 }

@@ -99,6 +99,14 @@ cl::Buffer bias_or(const Conv2dOperands& o, const cl::Buffer& stand_in) {
   return o.bias() ? o.bias : stand_in;
 }
 
+SearchSpace algorithm_variant(const std::string& name, std::int64_t algo, const SearchSpace::Variant& variant) {
+  SearchSpace space(name);
+  space.add("ALGO", {algo}, "convolution algorithm");
+  for (const Parameter& p : variant.parameters) space.add(p.name, p.values, p.meaning);
+  for (const Constraint& c : variant.constraints) space.constrain(c.description, c.params, c.holds);
+  return space;
+}
+
 SearchSpace restrict_values(const SearchSpace& space,
                             const std::vector<std::pair<std::string, std::vector<std::int64_t>>>& values) {
   SearchSpace out;

@@ -59,11 +59,7 @@ SearchSpace igemm_space(const Conv2dShape& s, const DeviceInfo& device) {
   const GemmShape g = implicit_gemm(s);
   space.constrain("WPTM <= next_pow2(GM)", {"WPTM"}, [m = next_pow2(g.m)](const Config& c) { return at(c, "WPTM") <= std::max<std::int64_t>(m, 1); });
   space.constrain("WPTN <= next_pow2(GN)", {"WPTN"}, [n = next_pow2(g.n)](const Config& c) { return at(c, "WPTN") <= std::max<std::int64_t>(n, 1); });
-  SearchSpace named("implicit_gemm");
-  named.add("ALGO", {kAlgoImplicitGemm}, "convolution algorithm");
-  for (const Parameter& p : space.parameters()) named.add(p.name, p.values, p.meaning);
-  for (const Constraint& c : space.variants().front().constraints) named.constrain(c.description, c.params, c.holds);
-  return named;
+  return algorithm_variant("implicit_gemm", kAlgoImplicitGemm, space.variants().front());
 }
 
 Config igemm_default(const Conv2dShape& s) {

@@ -22,11 +22,7 @@ SearchSpace igemm_tf32_space(const Conv2dShape& s, const DeviceInfo& device) {
   // values than the GEMM, so that this algorithm does not crowd the others out of a random search.
   const SearchSpace space = restrict_values(drop_parameters(one, {{"MMA", 1}, {"STAGES", 0}, {"GROUP_M", 1}}),
                                             {{"BM", {32, 64, 128}}, {"BN", {32, 64, 128}}, {"WM", {1, 2, 4}}, {"WN", {1, 2, 4}}});
-  SearchSpace named("implicit_gemm_tf32");
-  named.add("ALGO", {kAlgoImplicitGemmTf32}, "convolution algorithm");
-  for (const Parameter& p : space.parameters()) named.add(p.name, p.values, p.meaning);
-  for (const Constraint& c : space.variants().front().constraints) named.constrain(c.description, c.params, c.holds);
-  return named;
+  return algorithm_variant("implicit_gemm_tf32", kAlgoImplicitGemmTf32, space.variants().front());
 }
 
 Config igemm_tf32_default(const Conv2dShape& s) {
