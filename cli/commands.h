@@ -51,6 +51,7 @@ struct CliOptions {
 
 int run_tune(const CliOptions& options);
 int run_devices(const CliOptions& options);
+int run_ceilings(const CliOptions& options);
 int run_show(const CliOptions& options);
 int run_eval(const CliOptions& options);
 int run_simulate(const CliOptions& options);

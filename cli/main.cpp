@@ -76,6 +76,9 @@ int cli_main(int argc, char** argv) {
 
   CLI::App* tune = app.add_subcommand("tune", "tune op families (the default action)")->fallthrough();
   CLI::App* devices = app.add_subcommand("devices", "list OpenCL devices with their --device index")->fallthrough();
+  CLI::App* ceilings = app.add_subcommand("ceilings", "measure the device's copy bandwidth, fp32 FMA peak and TF32 "
+                                                     "tensor-core peak (where it has tensor cores)")
+                           ->fallthrough();
   CLI::App* show = app.add_subcommand("show", "print the best configurations of a database")->fallthrough();
   CLI::App* eval = app.add_subcommand("eval", "verify and time given configurations of one shape (no database)")
                        ->fallthrough();
@@ -123,6 +126,7 @@ int cli_main(int argc, char** argv) {
 
   try {
     if (devices->parsed()) return run_devices(options);
+    if (ceilings->parsed()) return run_ceilings(options);
     if (show->parsed()) return run_show(options);
     if (eval->parsed()) return run_eval(options);
     if (report->parsed()) return run_report(options, report_options);

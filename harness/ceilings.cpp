@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "harness/capability.h"
 #include "harness/error.h"
 #include "harness/session.h"
 
@@ -63,6 +64,33 @@ Ceiling measure_peak_gflops(Session& session) {
     }
   }
   return best;
+}
+
+Ceiling measure_mma_tf32_peak_gflops(Session& session) {
+  const DeviceInfo& d = session.device();
+  if (!satisfies(d, nvidia_mma_tf32())) return {};
+  constexpr int kChains = 8, kWarpsPerGroup = 4, kIterations = 4096;
+  // Enough warps to fill every SM several times over.
+  const std::size_t groups = static_cast<std::size_t>(std::max<std::uint32_t>(1, d.compute_units)) * 16;
+  const std::size_t items = groups * kWarpsPerGroup * 32;
+  KernelLaunch launch;
+  launch.program.files = {"mma_tf32.cl", "peak_mma.cl"};
+  launch.program.defines = {{"MMA_CHAINS", std::to_string(kChains)}};
+  launch.kernel = "mma_tf32_peak";
+  try {
+    cl::Buffer out(session.context(), CL_MEM_WRITE_ONLY, items * sizeof(float));
+    launch.args = {out, cl_float(1.5f), cl_int(kIterations)};
+    launch.global = cl::NDRange(items);
+    launch.local = cl::NDRange(kWarpsPerGroup * 32);
+    const PreparedPlan prepared = prepare(session, LaunchPlan{{launch}});
+    Ceiling c;
+    c.stats = time_plan(session.queue(), prepared, {.warmup = 2, .min_runs = 7, .max_runs = 15});
+    const double warps = static_cast<double>(items / 32);
+    c.value = warps * kIterations * kChains * 2048.0 / c.stats.median_ns;
+    return c;
+  } catch (const cl::Error& e) {
+    throw ClError(e);
+  }
 }
 
 }  // namespace ocltune

@@ -20,4 +20,9 @@ Ceiling measure_copy_bandwidth(Session& session);
 // A kernel of independent FMA chains (kernels/peak.cl); 2 FLOP per FMA per lane.
 Ceiling measure_peak_gflops(Session& session);
 
+// Independent mma.sync.m16n8k8 TF32 chains (kernels/peak_mma.cl), 2048 FLOP per warp and mma: the
+// ceiling of the tensor-core kernels. Only where the device satisfies nvidia_mma_tf32(); value 0
+// elsewhere.
+Ceiling measure_mma_tf32_peak_gflops(Session& session);
+
 }  // namespace ocltune

@@ -77,6 +77,19 @@ TEST(Cli, DevicesJsonIsValid) {
   EXPECT_TRUE(j[0].contains("max_work_group_size"));
 }
 
+TEST(Cli, CeilingsMeasureTheDeviceAndSayWhatItLacks) {
+  const Result r = run("ceilings --json");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.output;
+  EXPECT_GT(j.value("copy_gbs", 0.0), 0.0) << r.output;
+  EXPECT_GT(j.value("fp32_fma_gflops", 0.0), 0.0) << r.output;
+  // null without tensor cores (PoCL in CI), a positive rate with them.
+  ASSERT_TRUE(j.contains("tf32_mma_gflops"));
+  EXPECT_TRUE(j["tf32_mma_gflops"].is_null() || j["tf32_mma_gflops"].get<double>() > 0) << r.output;
+  EXPECT_EQ(run("--device 99 ceilings").code, 2);
+}
+
 TEST(Cli, TunesAShapesFileIntoTheDatabase) {
   const std::string shapes = testing::temp_path("shapes.json");
   std::ofstream(shapes) << R"([{"op": "gemm", "m": 19, "n": 7, "k": 5}, {"op": "gemm", "m": 8, "n": 8, "k": 8, "trans_b": true}])";
