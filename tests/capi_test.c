@@ -162,6 +162,23 @@ static void conv2d_case(ocltune_runtime rt) {
   }
   CHECK(wrong == 0, "conv2d: %d wrong elements", wrong);
 
+  /* allow_tf32 (0 after init): its own math mode; results within TF32's error of the exact ones
+   * (exactly them on a device without tensor cores). */
+  CHECK(args.allow_tf32 == 0, "allow_tf32 after init: %d", args.allow_tf32);
+  float* y_exact = malloc(ny * sizeof(float));
+  memcpy(y_exact, y, ny * sizeof(float));
+  args.allow_tf32 = 1;
+  status = ocltune_conv2d(rt, queue, &args, 0, NULL, NULL, NULL);
+  CHECK(status == OCLTUNE_SUCCESS, "tf32: %s: %s", ocltune_status_name(status), ocltune_last_error());
+  clEnqueueReadBuffer(queue, args.output, CL_TRUE, 0, ny * sizeof(float), y, 0, NULL, NULL);
+  wrong = 0;
+  for (size_t i = 0; i < ny; ++i) {
+    if (!(fabs((double)y[i] - y_exact[i]) <= 1e-2 * (fabs(y_exact[i]) + 1.0))) ++wrong;
+  }
+  CHECK(wrong == 0, "conv2d tf32: %d elements far from the exact result", wrong);
+  free(y_exact);
+  args.allow_tf32 = 0;
+
   /* A call no kernel can serve is an argument error. */
   args.groups = 2;
   status = ocltune_conv2d(rt, queue, &args, 0, NULL, NULL, NULL);
