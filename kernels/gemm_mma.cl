@@ -21,6 +21,13 @@
 #ifndef DBUF
 #define DBUF 1  // STAGES = 0 only. 1: two local buffers, next tile prefetched into registers during the mma loop
 #endif
+// Timing studies only, never set by the host (results are wrong with it): which step of the
+// register-staged loop (STAGES = 0, DBUF = 1) limits it. Bit 1 skips the global loads after the
+// first tile, bit 2 the local stores and the barrier, bit 4 half of the fragment reads (each k-step
+// pair reuses the first step's fragments). bench/mma_ablation_bench.cpp times them.
+#ifndef ABLATE
+#define ABLATE 0
+#endif
 #ifndef GROUP_M
 #define GROUP_M 1  // work-groups launched in turn cover GROUP_M tile rows before the next columns (L2 reuse of B)
 #endif
@@ -289,16 +296,18 @@ kernel void gemm_mma(const int M, const int N, const int K, const float alpha, c
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int tile = 0; tile < tiles; ++tile) {
     const int cur = tile & 1;
-    if (tile + 1 < tiles) {  // global loads of the next tile overlap the mma loop
+    if (!(ABLATE & 1) && tile + 1 < tiles) {  // global loads of the next tile overlap the mma loop
       load_a(ra, Ab, lda, M, K, m0, (tile + 1) * BK, tid, a_aligned);
       load_b(rb, Bb, ldb, N, K, n0, (tile + 1) * BK, tid, b_aligned);
     }
     mma_tile(acc, As_all + cur * A_TILE, Bs_all + cur * B_TILE, warp_m, warp_n, g, t);
+#if !(ABLATE & 2)
     if (tile + 1 < tiles) {
       store_a(As_all + (cur ^ 1) * A_TILE, ra, tid);
       store_b(Bs_all + (cur ^ 1) * B_TILE, rb, tid);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
+#endif
   }
 #else
   for (int tile = 0; tile < tiles; ++tile) {

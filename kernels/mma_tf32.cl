@@ -136,44 +136,49 @@ static inline void lds128(uint* d, const local uint* p) {
 static inline void mma_tile(float* acc, const local uint* As, const local uint* Bs, const int warp_m, const int warp_n,
                             const int g, const int t) {
   const int m_base = warp_m * TM, n_base = warp_n * TN;
+  uint a[FM][4], b[FN][2];
 #pragma unroll
   for (int kk = 0; kk < BK; kk += 8) {
-    uint a[FM][4], b[FN][2];
-#pragma unroll
-    for (int fm = 0; fm < FM; ++fm) {
-      const int m = m_base + fm * 16 + g;
-#if LDSM
-      const int lane = 4 * g + t, j = lane / 8;
-      ldmatrix_x4(a[fm], As + A_LOC(m_base + fm * 16 + (j % 2) * 8 + lane % 8, kk + (j / 2) * 4));
-#pragma unroll
-      for (int i = 0; i < 4; ++i) a[fm][i] = FRAG(a[fm][i]);
-#else
-      a[fm][0] = FRAG(As[A_LOC(m, kk + t)]);
-      a[fm][1] = FRAG(As[A_LOC(m + 8, kk + t)]);
-      a[fm][2] = FRAG(As[A_LOC(m, kk + t + 4)]);
-      a[fm][3] = FRAG(As[A_LOC(m + 8, kk + t + 4)]);
+#if defined(ABLATE) && (ABLATE & 4)
+    if (kk % 16 == 0)  // timing study (gemm_mma.cl): every other k-step reuses the fragments
 #endif
-    }
+    {
+#pragma unroll
+      for (int fm = 0; fm < FM; ++fm) {
+        const int m = m_base + fm * 16 + g;
+#if LDSM
+        const int lane = 4 * g + t, j = lane / 8;
+        ldmatrix_x4(a[fm], As + A_LOC(m_base + fm * 16 + (j % 2) * 8 + lane % 8, kk + (j / 2) * 4));
+#pragma unroll
+        for (int i = 0; i < 4; ++i) a[fm][i] = FRAG(a[fm][i]);
+#else
+        a[fm][0] = FRAG(As[A_LOC(m, kk + t)]);
+        a[fm][1] = FRAG(As[A_LOC(m + 8, kk + t)]);
+        a[fm][2] = FRAG(As[A_LOC(m, kk + t + 4)]);
+        a[fm][3] = FRAG(As[A_LOC(m + 8, kk + t + 4)]);
+#endif
+      }
 #if BVEC
 #pragma unroll
-    for (int fq = 0; fq < FN / 4; ++fq) {
-      uint lo[4], hi[4];
-      lds128(lo, Bs + B_LOC(kk + t, n_base + fq * 32 + 4 * g));
-      lds128(hi, Bs + B_LOC(kk + t + 4, n_base + fq * 32 + 4 * g));
+      for (int fq = 0; fq < FN / 4; ++fq) {
+        uint lo[4], hi[4];
+        lds128(lo, Bs + B_LOC(kk + t, n_base + fq * 32 + 4 * g));
+        lds128(hi, Bs + B_LOC(kk + t + 4, n_base + fq * 32 + 4 * g));
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        b[4 * fq + i][0] = FRAG(lo[i]);
-        b[4 * fq + i][1] = FRAG(hi[i]);
+        for (int i = 0; i < 4; ++i) {
+          b[4 * fq + i][0] = FRAG(lo[i]);
+          b[4 * fq + i][1] = FRAG(hi[i]);
+        }
       }
-    }
 #else
 #pragma unroll
-    for (int fn = 0; fn < FN; ++fn) {
-      const int n = n_base + FRAG_COL(fn, g);
-      b[fn][0] = FRAG(Bs[B_LOC(kk + t, n)]);
-      b[fn][1] = FRAG(Bs[B_LOC(kk + t + 4, n)]);
-    }
+      for (int fn = 0; fn < FN; ++fn) {
+        const int n = n_base + FRAG_COL(fn, g);
+        b[fn][0] = FRAG(Bs[B_LOC(kk + t, n)]);
+        b[fn][1] = FRAG(Bs[B_LOC(kk + t + 4, n)]);
+      }
 #endif
+    }
 #pragma unroll
     for (int fm = 0; fm < FM; ++fm) {
 #pragma unroll
