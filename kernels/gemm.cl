@@ -3,13 +3,7 @@
 // K tile is zero-filled. Launch: global (ceil(N/NWG)*NDIMC, ceil(M/MWG)*MDIMC, batch),
 // local (NDIMC, MDIMC, 1).
 
-// ---- Problem layout (set by the host, not tuned) ----
-#ifndef TRANS_A
-#define TRANS_A 0  // 1: A is stored K x M and op(A) = A^T
-#endif
-#ifndef TRANS_B
-#define TRANS_B 0  // 1: B is stored N x K and op(B) = B^T
-#endif
+// Problem layout (TRANS_A, TRANS_B) and operand indexing (A_INDEX, B_INDEX): gemm_layout.cl, prepended.
 
 // ---- Tunables ----
 #ifndef MWG
@@ -93,18 +87,6 @@
 // Row (within the tile) of a work-item's i-th row: runs of VWM rows, MDIMC*VWM apart.
 #define ROW_OF(i, tm) (((i) / VWM) * (MDIMC * VWM) + (tm) * VWM + ((i) % VWM))
 #define COL_OF(j, tn) (((j) / VWN) * (NDIMC * VWN) + (tn) * VWN + ((j) % VWN))
-
-// Element (m, k) of op(A) and (k, n) of op(B) in storage, relative to the matrix base.
-#if TRANS_A
-#define A_INDEX(m, k, ld) ((k) * (ld) + (m))
-#else
-#define A_INDEX(m, k, ld) ((m) * (ld) + (k))
-#endif
-#if TRANS_B
-#define B_INDEX(k, n, ld) ((n) * (ld) + (k))
-#else
-#define B_INDEX(k, n, ld) ((k) * (ld) + (n))
-#endif
 
 #if SA
 // Loads this work-item's share of the MWG x KWG tile of op(A) at (m0, k0) into ra. Storage is

@@ -7,13 +7,7 @@
 // A and NV vector loads of B. Partial sums of K blocks go through C.
 // Launch: global (ceil(N/NWG), ceil(M/MWG), batch), local (1, 1, 1).
 
-// ---- Problem layout (set by the host, not tuned) ----
-#ifndef TRANS_A
-#define TRANS_A 0  // 1: A is stored K x M and op(A) = A^T
-#endif
-#ifndef TRANS_B
-#define TRANS_B 0  // 1: B is stored N x K and op(B) = B^T
-#endif
+// Problem layout (TRANS_A, TRANS_B) and operand indexing (A_INDEX, B_INDEX): gemm_layout.cl, prepended.
 
 // ---- Tunables ----
 #ifndef MR
@@ -45,18 +39,6 @@
 #define floatV CAT(float, VW)
 #define VLOAD CAT(vload, VW)
 #define VSTORE CAT(vstore, VW)
-
-// Element (m, k) of op(A) and (k, n) of op(B) in storage, relative to the matrix base.
-#if TRANS_A
-#define A_INDEX(m, k, ld) ((k) * (ld) + (m))
-#else
-#define A_INDEX(m, k, ld) ((m) * (ld) + (k))
-#endif
-#if TRANS_B
-#define B_INDEX(k, n, ld) ((n) * (ld) + (k))
-#else
-#define B_INDEX(k, n, ld) ((k) * (ld) + (n))
-#endif
 
 // Packs op(A)[m0 .. m0+MWG, k0 .. k0+kc] as Ap[(ip * KC + k) * MR + r] (row ip * MR + r). Rows past
 // M repeat row M - 1 (valid memory; their results are never stored). The stores run contiguously:

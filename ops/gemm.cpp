@@ -215,7 +215,7 @@ LaunchPlan gemm_plan(const GemmShape& s, const GemmOperands& o, const Config& co
   if (is_mma_config(config)) return gemm_detail::mma_plan(s, o, config);
   if (is_cpu_config(config)) return gemm_detail::cpu_plan(s, o, config);
   KernelLaunch launch;
-  launch.program.files = {"gemm.cl"};
+  launch.program.files = {"gemm_layout.cl", "gemm.cl"};
   launch.program.defines = {{"TRANS_A", s.trans_a ? "1" : "0"}, {"TRANS_B", s.trans_b ? "1" : "0"}};
   for (const auto& [name, value] : config) launch.program.defines.emplace_back(name, std::to_string(value));
   launch.kernel = "gemm";

@@ -183,8 +183,8 @@ std::vector<Config> GemmProblem::default_configs(const DeviceInfo& device) const
 }
 
 std::vector<std::string> GemmProblem::kernel_files() const {
-  if (shape_.math == "tf32") return {"gemm.cl", "mma_tf32.cl", "gemm_mma.cl", "gemm_cpu.cl"};
-  return {"gemm.cl", "gemm_cpu.cl"};
+  if (shape_.math == "tf32") return {"gemm_layout.cl", "gemm.cl", "mma_tf32.cl", "gemm_mma.cl", "gemm_cpu.cl"};
+  return {"gemm_layout.cl", "gemm.cl", "gemm_cpu.cl"};
 }
 
 std::unique_ptr<Evaluation> GemmProblem::instantiate(Session& session) const {
