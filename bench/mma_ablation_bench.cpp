@@ -25,7 +25,7 @@ int main() {
   Session session(device);
   const GemmShape shape{.m = 4096, .n = 4096, .k = 4096, .math = "tf32"};
   const Config config = {{"MMA", 1},    {"BM", 128},  {"BN", 128},  {"BK", 16},   {"WM", 2},       {"WN", 2},
-                         {"STAGES", 0}, {"DBUF", 1},  {"LDSM", 0},  {"BVEC", 0},  {"GROUP_M", 1}};
+                         {"STAGES", 0}, {"DBUF", 1},  {"LDSM", 0},  {"BVEC", 0},  {"GROUP_M", 1}, {"SWIZZLE", 0}, {"FRAG_DBUF", 0}};
   const std::size_t bytes = static_cast<std::size_t>(shape.m * shape.k) * sizeof(float);
   cl::Buffer a(session.context(), CL_MEM_READ_WRITE, bytes), b(session.context(), CL_MEM_READ_WRITE, bytes),
       c(session.context(), CL_MEM_READ_WRITE, bytes);

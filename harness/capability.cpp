@@ -23,6 +23,9 @@ std::string Capability::describe() const {
   if (min_nv_compute_capability > 0) {
     out += fmt::format(", compute capability >= {}.{}", min_nv_compute_capability / 10, min_nv_compute_capability % 10);
   }
+  if (max_nv_compute_capability > 0) {
+    out += fmt::format(", compute capability <= {}.{}", max_nv_compute_capability / 10, max_nv_compute_capability % 10);
+  }
   return out;
 }
 
@@ -33,6 +36,9 @@ bool satisfies(const DeviceInfo& device, const Capability& needs) {
   if (!device.capabilities_known) return true;
   if (!needs.extension.empty() && !device.has_extension(needs.extension)) return false;
   if (needs.min_nv_compute_capability > 0 && device.nv_compute_capability < needs.min_nv_compute_capability) return false;
+  if (needs.max_nv_compute_capability > 0 && device.nv_compute_capability / 10 > needs.max_nv_compute_capability / 10) {
+    return false;  // a different architecture generation (9.x counts as 9.0's)
+  }
   return true;
 }
 

@@ -32,7 +32,11 @@ std::string ProgramSource::text() const {
   return out;
 }
 
-std::string ProgramSource::key() const { return hash_hex(text() + '\x1f' + options); }
+std::string ProgramSource::key() const {
+  std::string identity = text() + '\x1f' + options;
+  if (!ptx_target.empty()) identity += '\x1f' + ptx_target;  // keys of other programs stay as they were
+  return hash_hex(identity);
+}
 
 std::string ProgramSource::files_hash() const {
   std::string all;
@@ -110,6 +114,7 @@ cl::Program ProgramCache::build(const ProgramSource& source) {
     return *loaded;
   }
   cl::Program program = compile(source, text);
+  if (!source.ptx_target.empty()) program = retarget_ptx(source, program);
   store_binary(source, program);
   return program;
 }
@@ -148,6 +153,56 @@ cl::Program ProgramCache::compile(const ProgramSource& source, const std::string
   }
   compile_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
   ++builds_;
+  return program;
+}
+
+// NVIDIA's OpenCL compiler emits PTX for the device's base architecture (".target sm_90" on an
+// H200), so instructions of an architecture-specific target such as wgmma (sm_90a) fail in its
+// ptxas. The kernel therefore writes them behind "//<target> " comments; this takes the PTX of the
+// build that succeeded without them, uncomments them, retargets the module and builds that.
+cl::Program ProgramCache::retarget_ptx(const ProgramSource& source, const cl::Program& built) {
+  std::string ptx;
+  try {
+    const auto binaries = built.getInfo<CL_PROGRAM_BINARIES>();
+    if (binaries.size() == 1) ptx.assign(binaries[0].begin(), binaries[0].end());
+  } catch (const cl::Error& e) {
+    throw ClError(e);
+  }
+  while (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();
+  const std::string marker = "//" + source.ptx_target + " ";
+  const std::size_t target = ptx.find("\n.target ");
+  if (target == std::string::npos || ptx.find(marker) == std::string::npos) {
+    throw BuildError(CL_BUILD_PROGRAM_FAILURE,
+                     fmt::format("ptx_target {}: the driver's binary is not PTX with '{}' lines (an NVIDIA device?)",
+                                 source.ptx_target, marker));
+  }
+  for (std::size_t at = ptx.find(marker); at != std::string::npos; at = ptx.find(marker, at)) ptx.erase(at, marker.size());
+  const std::size_t name = target + std::string_view("\n.target ").size();
+  const std::size_t end = ptx.find_first_of(", \n", name);
+  ptx.replace(name, end - name, source.ptx_target);
+  const auto start = std::chrono::steady_clock::now();
+  cl::Program program;
+  try {
+    program = cl::Program(context_, {device_}, cl::Program::Binaries{std::vector<unsigned char>(ptx.begin(), ptx.end())});
+    // Without -w: ptxas's advice (e.g. that it had to serialize wgmma) is worth reading here.
+    const char* extra = std::getenv("OCLTUNE_BUILD_OPTIONS");
+    program.build({device_}, (source.options + " " + (extra ? extra : "")).c_str());
+    if (const char* show = std::getenv("OCLTUNE_BUILD_LOG"); show && *show == '1') {
+      for (const auto& [dev, log] : program.getBuildInfo<CL_PROGRAM_BUILD_LOG>()) {
+        if (!log.empty()) fmt::print(stderr, "build log {} ({}):\n{}\n", source.key(), source.ptx_target, log);
+      }
+    }
+  } catch (const cl::BuildError& e) {
+    std::string log;
+    for (const auto& [dev, device_log] : e.getBuildLog()) log += device_log;
+    throw BuildError(e.err(), fmt::format("retargeted to {}: {}", source.ptx_target, log));
+  } catch (const cl::Error& e) {
+    throw BuildError(e.err(), fmt::format("retargeted to {}: the driver refused the PTX ({})", source.ptx_target, e.what()));
+  }
+  compile_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+  if (const char* dir = std::getenv("OCLTUNE_DUMP_SOURCES"); dir && *dir) {
+    std::ofstream(fmt::format("{}/{}.{}.ptx", dir, source.key(), source.ptx_target)) << ptx;
+  }
   return program;
 }
 

@@ -21,6 +21,11 @@ struct ProgramSource {
   std::vector<std::string> files;
   std::vector<std::pair<std::string, std::string>> defines;
   std::string options;
+  // NVIDIA only, empty elsewhere: the PTX architecture the program needs beyond the one NVIDIA's
+  // OpenCL compiler targets, e.g. "sm_90a" for wgmma. The kernel writes such instructions behind
+  // the comment marker "//sm_90a " so that the first build (.target sm_90) succeeds; the cache
+  // then removes the markers, sets ".target sm_90a" and builds that PTX (see retarget_ptx()).
+  std::string ptx_target;
 
   std::string text() const;
   // Identity of the build: hash of text() and options. The cache key.
@@ -65,6 +70,7 @@ class ProgramCache {
  private:
   cl::Program build(const ProgramSource& source);
   cl::Program compile(const ProgramSource& source, const std::string& text);
+  cl::Program retarget_ptx(const ProgramSource& source, const cl::Program& built);
   std::string binary_path(const ProgramSource& source) const;
   std::optional<cl::Program> load_binary(const ProgramSource& source);
   void store_binary(const ProgramSource& source, const cl::Program& program);

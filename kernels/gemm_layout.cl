@@ -1,4 +1,5 @@
-// The storage layout of GEMM operands, shared by gemm.cl and gemm_cpu.cl (appended after it).
+// The storage layout of GEMM operands, shared by gemm.cl, gemm_cpu.cl and gemm_wgmma.cl (appended
+// after it).
 
 // ---- Problem layout (set by the host, not tuned) ----
 #ifndef TRANS_A

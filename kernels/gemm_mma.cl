@@ -28,6 +28,10 @@
 #ifndef ABLATE
 #define ABLATE 0
 #endif
+#ifndef FRAG_DBUF
+#define FRAG_DBUF 0  // STAGES >= 2 only (BK a multiple of 16): read the next k-step's fragments into a second
+                     // register set during each step's mma, across tile boundaries too
+#endif
 #ifndef GROUP_M
 #define GROUP_M 1  // work-groups launched in turn cover GROUP_M tile rows before the next columns (L2 reuse of B)
 #endif
@@ -98,12 +102,12 @@ static inline void store_a(local uint* As, const float* ra, const int tid) {
     const int c = (v % (A_CONTIG / 4)) * 4, s = v / (A_CONTIG / 4);
     const uint4 w = (uint4)(to_tf32(ra[4 * r]), to_tf32(ra[4 * r + 1]), to_tf32(ra[4 * r + 2]), to_tf32(ra[4 * r + 3]));
 #if TRANS_A
-    As[(c + 0) * AS + s] = w.x;
-    As[(c + 1) * AS + s] = w.y;
-    As[(c + 2) * AS + s] = w.z;
-    As[(c + 3) * AS + s] = w.w;
+    As[A_LOC(c + 0, s)] = w.x;
+    As[A_LOC(c + 1, s)] = w.y;
+    As[A_LOC(c + 2, s)] = w.z;
+    As[A_LOC(c + 3, s)] = w.w;
 #else
-    *(local uint4*)(As + s * AS + c) = w;  // AS and c are multiples of 4
+    *(local uint4*)(As + A_LOC(s, c)) = w;  // c is a multiple of 4, and AS and the swizzles keep groups of 4
 #endif
   }
 }
@@ -143,12 +147,12 @@ static inline void store_b(local uint* Bs, const float* rb, const int tid) {
     const int c = (v % (B_CONTIG / 4)) * 4, s = v / (B_CONTIG / 4);
     const uint4 w = (uint4)(to_tf32(rb[4 * r]), to_tf32(rb[4 * r + 1]), to_tf32(rb[4 * r + 2]), to_tf32(rb[4 * r + 3]));
 #if TRANS_B
-    Bs[(c + 0) * BS + s] = w.x;
-    Bs[(c + 1) * BS + s] = w.y;
-    Bs[(c + 2) * BS + s] = w.z;
-    Bs[(c + 3) * BS + s] = w.w;
+    Bs[B_LOC(c + 0, s)] = w.x;
+    Bs[B_LOC(c + 1, s)] = w.y;
+    Bs[B_LOC(c + 2, s)] = w.z;
+    Bs[B_LOC(c + 3, s)] = w.w;
 #else
-    *(local uint4*)(Bs + s * BS + c) = w;  // BS and c are multiples of 4
+    *(local uint4*)(Bs + B_LOC(s, c)) = w;  // c is a multiple of 4, and BS and the swizzles keep groups of 4
 #endif
   }
 }
@@ -167,6 +171,16 @@ static inline void cp_async4(local uint* dst, const global float* src, const int
                : "memory");
 }
 static inline void cp_async_commit(void) { asm volatile("cp.async.commit_group;" ::: "memory"); }
+// Wait until at most STAGES - 1 groups of this thread are in flight (an immediate operand).
+static inline void cp_async_wait_first(void) {
+#if STAGES == 2
+  asm volatile("cp.async.wait_group 1;" ::: "memory");
+#elif STAGES == 3
+  asm volatile("cp.async.wait_group 2;" ::: "memory");
+#else
+  asm volatile("cp.async.wait_group 3;" ::: "memory");
+#endif
+}
 // Wait until at most STAGES - 2 groups of this thread are in flight (an immediate operand).
 static inline void cp_async_wait_ahead(void) {
 #if STAGES == 2
@@ -179,17 +193,17 @@ static inline void cp_async_wait_ahead(void) {
 }
 
 // One operand tile as stored in global memory: `strided` rows (from s0, valid below s_limit) of
-// `contig` elements (from c0, valid below c_limit), row r at base + r * ld, into local rows of
-// `stride` words. Threads take consecutive 16-byte pieces; where the rows are not 16-byte aligned
-// each piece is four 4-byte copies.
-static inline void async_tile(local uint* dst, const int stride, const int contig, const int strided,
+// `contig` elements (from c0, valid below c_limit), row r at base + r * ld, into the local tile of
+// A (is_b = false; at A_STORED) or B (at B_STORED). Threads take consecutive 16-byte pieces; where
+// the rows are not 16-byte aligned each piece is four 4-byte copies.
+static inline void async_tile(local uint* dst, const bool is_b, const int contig, const int strided,
                               const global float* base, const int ld, const int s0, const int s_limit, const int c0,
                               const int c_limit, const int tid, const bool aligned) {
 #pragma unroll
   for (int r = 0; r < strided * contig / 4 / THREADS; ++r) {
     const int v = tid + r * THREADS;
     const int s = v / (contig / 4), c = (v % (contig / 4)) * 4;
-    local uint* d = dst + s * stride + c;
+    local uint* d = dst + (is_b ? B_STORED(s, c) : A_STORED(s, c));  // 4 contiguous words
     const bool row_ok = s0 + s < s_limit;
     const int left = c_limit - (c0 + c);
     const global float* src = base + (long)(s0 + s) * ld + c0 + c;
@@ -213,14 +227,14 @@ static inline void async_tiles(local uint* As_all, local uint* Bs_all, const int
                                const bool a_aligned, const bool b_aligned) {
   const int k0 = tile * BK;
 #if TRANS_A
-  async_tile(As_all + slot * A_TILE, AS, BM, BK, Ab, lda, k0, K, m0, M, tid, a_aligned);
+  async_tile(As_all + slot * A_TILE, false, BM, BK, Ab, lda, k0, K, m0, M, tid, a_aligned);
 #else
-  async_tile(As_all + slot * A_TILE, AS, BK, BM, Ab, lda, m0, M, k0, K, tid, a_aligned);
+  async_tile(As_all + slot * A_TILE, false, BK, BM, Ab, lda, m0, M, k0, K, tid, a_aligned);
 #endif
 #if TRANS_B
-  async_tile(Bs_all + slot * B_TILE, BS, BK, BN, Bb, ldb, n0, N, k0, K, tid, b_aligned);
+  async_tile(Bs_all + slot * B_TILE, true, BK, BN, Bb, ldb, n0, N, k0, K, tid, b_aligned);
 #else
-  async_tile(Bs_all + slot * B_TILE, BS, BN, BK, Bb, ldb, k0, K, n0, N, tid, b_aligned);
+  async_tile(Bs_all + slot * B_TILE, true, BN, BK, Bb, ldb, k0, K, n0, N, tid, b_aligned);
 #endif
 }
 #endif  // STAGES >= 2
@@ -264,6 +278,48 @@ kernel void gemm_mma(const int M, const int N, const int K, const float alpha, c
 #if STAGES >= 2
   local uint As_all[STAGES * A_TILE] __attribute__((aligned(16)));  // 16-byte copies, ldmatrix rows
   local uint Bs_all[STAGES * B_TILE] __attribute__((aligned(16)));
+#if FRAG_DBUF
+  // Every slot is filled ahead. The mma of each k-step runs while the next step's fragments are
+  // read into the other register set; at a tile's last step, once its fragments are read, the
+  // barrier frees the tile's slot for tile + STAGES and makes tile + 1 visible, whose first
+  // fragments are then read before the last step's mma, so the tensor cores wait neither for
+  // fragment reads nor for the barrier's drain.
+  const int m_base = warp_m * TM, n_base = warp_n * TN;
+#pragma unroll
+  for (int s = 0; s < STAGES; ++s) {
+    if (s < tiles) async_tiles(As_all, Bs_all, s, s, Ab, lda, Bb, ldb, M, N, K, m0, n0, tid, a_aligned, b_aligned);
+    cp_async_commit();
+  }
+  cp_async_wait_first();
+  barrier(CLK_LOCAL_MEM_FENCE);
+  uint a0[FM][4], b0[FN][2], a1[FM][4], b1[FN][2];
+  load_fragments(a0, b0, As_all, Bs_all, 0, m_base, n_base, g, t);
+  for (int tile = 0; tile < tiles; ++tile) {
+    const int slot = tile % STAGES;
+    const local uint* As = As_all + slot * A_TILE;
+    const local uint* Bs = Bs_all + slot * B_TILE;
+#pragma unroll
+    for (int kk = 0; kk < BK; kk += 16) {
+      load_fragments(a1, b1, As, Bs, kk + 8, m_base, n_base, g, t);
+      mma_fragments(acc, a0, b0);
+      if (kk + 16 < BK) {
+        load_fragments(a0, b0, As, Bs, kk + 16, m_base, n_base, g, t);
+      } else {
+        cp_async_wait_ahead();  // tile + 1 has landed (this thread's part)
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (tile + STAGES < tiles) {
+          async_tiles(As_all, Bs_all, slot, tile + STAGES, Ab, lda, Bb, ldb, M, N, K, m0, n0, tid, a_aligned, b_aligned);
+        }
+        cp_async_commit();
+        if (tile + 1 < tiles) {
+          const int next = (tile + 1) % STAGES;
+          load_fragments(a0, b0, As_all + next * A_TILE, Bs_all + next * B_TILE, 0, m_base, n_base, g, t);
+        }
+      }
+      mma_fragments(acc, a1, b1);
+    }
+  }
+#else
   // Prologue: tiles 0 .. STAGES-2 in flight. Every iteration commits one group (empty past the
   // last tile), so "at most STAGES - 2 pending" always means "tile `tile` has landed".
 #pragma unroll
@@ -284,6 +340,7 @@ kernel void gemm_mma(const int M, const int N, const int K, const float alpha, c
     const int slot = tile % STAGES;
     mma_tile(acc, As_all + slot * A_TILE, Bs_all + slot * B_TILE, warp_m, warp_n, g, t);
   }
+#endif  // FRAG_DBUF
 #else
   local uint As_all[(DBUF + 1) * A_TILE] __attribute__((aligned(16)));  // uint4 stores, ldmatrix rows
   local uint Bs_all[(DBUF + 1) * B_TILE] __attribute__((aligned(16)));

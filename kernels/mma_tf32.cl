@@ -25,6 +25,9 @@
 #ifndef BVEC
 #define BVEC 0  // 1: B fragments of four n8 blocks with two 16-byte local loads (interleaved columns)
 #endif
+#ifndef SWIZZLE
+#define SWIZZLE 0  // 1: unpadded tiles, XOR-swizzled instead (3 cp.async stages of 128x128x16 fit 48 KiB)
+#endif
 
 // ---- Local layouts (set by the kernel that includes this file) ----
 #ifndef A_KM
@@ -52,6 +55,33 @@
 #define TN (BN / WN)  // warp tile columns
 #define FM (TM / 16)  // m16 fragments per warp
 #define FN (TN / 8)   // n8 fragments per warp
+#if SWIZZLE
+// Unpadded tiles whose fragment reads are conflict-free through XOR swizzles that keep aligned
+// groups of four words together (16-byte copies, ldmatrix rows and BVEC reads stay whole). Along
+// K-contiguous rows (lanes read row r0 + g, k = kk + t) the group of k is XORed with the row's
+// index among the rows that share the 32 banks; across K-strided rows (lanes read k = kk + t,
+// column c0 + g) columns are XORed with k % 4 in bits 3-4.
+#define K_SWIZZLE(row, k) ((k) ^ ((((row) / (32 / BK)) % (BK / 4)) << 2))
+#define C_SWIZZLE(k, c) ((c) ^ (((k) & 3) << 3))
+#if A_KM
+#define AS BM
+#define A_TILE (BK * AS)
+#define A_LOC(m, k) ((k) * AS + C_SWIZZLE(k, m))
+#else
+#define AS BK
+#define A_TILE (BM * AS)
+#define A_LOC(m, k) ((m) * AS + K_SWIZZLE(m, k))
+#endif
+#if B_NK
+#define BS BK
+#define B_TILE (BN * BS)
+#define B_LOC(k, n) ((n) * BS + K_SWIZZLE(n, k))
+#else
+#define BS BN
+#define B_TILE (BK * BS)
+#define B_LOC(k, n) ((k) * BS + C_SWIZZLE(k, n))
+#endif
+#else
 // Row strides of the local tiles, padded so that the fragment reads of a warp hit 32 different
 // banks: a stride of 4 (mod 32) words for tiles read along their rows (lanes g*stride + t), 8
 // (mod 32) for tiles read across them (lanes t*stride + g, or t*stride + 4g with BVEC).
@@ -72,6 +102,18 @@
 #define BS (BN + 8)
 #define B_TILE (BK * BS)
 #define B_LOC(k, n) ((k) * BS + (n))
+#endif
+#endif
+// The same locations by storage row s and position c along the tile's contiguous direction.
+#if A_KM
+#define A_STORED(s, c) A_LOC(c, s)
+#else
+#define A_STORED(s, c) A_LOC(s, c)
+#endif
+#if B_NK
+#define B_STORED(s, c) B_LOC(c, s)
+#else
+#define B_STORED(s, c) B_LOC(s, c)
 #endif
 
 // Which column of the warp tile column j (0..7) of n8 fragment fn stands for. The mma does not care
@@ -130,61 +172,70 @@ static inline void lds128(uint* d, const local uint* p) {
 }
 #endif
 
+// The fragments of k-step kk (a multiple of 8 below BK) of a staged tile, for the warp whose tile
+// starts at row m_base and column n_base.
+static inline void load_fragments(uint a[FM][4], uint b[FN][2], const local uint* As, const local uint* Bs, const int kk,
+                                  const int m_base, const int n_base, const int g, const int t) {
+#pragma unroll
+  for (int fm = 0; fm < FM; ++fm) {
+    const int m = m_base + fm * 16 + g;
+#if LDSM
+    const int lane = 4 * g + t, j = lane / 8;
+    ldmatrix_x4(a[fm], As + A_LOC(m_base + fm * 16 + (j % 2) * 8 + lane % 8, kk + (j / 2) * 4));
+#pragma unroll
+    for (int i = 0; i < 4; ++i) a[fm][i] = FRAG(a[fm][i]);
+#else
+    a[fm][0] = FRAG(As[A_LOC(m, kk + t)]);
+    a[fm][1] = FRAG(As[A_LOC(m + 8, kk + t)]);
+    a[fm][2] = FRAG(As[A_LOC(m, kk + t + 4)]);
+    a[fm][3] = FRAG(As[A_LOC(m + 8, kk + t + 4)]);
+#endif
+  }
+#if BVEC
+#pragma unroll
+  for (int fq = 0; fq < FN / 4; ++fq) {
+    uint lo[4], hi[4];
+    lds128(lo, Bs + B_LOC(kk + t, n_base + fq * 32 + 4 * g));
+    lds128(hi, Bs + B_LOC(kk + t + 4, n_base + fq * 32 + 4 * g));
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      b[4 * fq + i][0] = FRAG(lo[i]);
+      b[4 * fq + i][1] = FRAG(hi[i]);
+    }
+  }
+#else
+#pragma unroll
+  for (int fn = 0; fn < FN; ++fn) {
+    const int n = n_base + FRAG_COL(fn, g);
+    b[fn][0] = FRAG(Bs[B_LOC(kk + t, n)]);
+    b[fn][1] = FRAG(Bs[B_LOC(kk + t + 4, n)]);
+  }
+#endif
+}
+
+// The FM x FN mma of one k-step. acc[(fm * FN + fn) * 4 + i] is element i of the accumulator
+// fragment (fm, fn): rows g, g, g+8, g+8 and columns FRAG_COL(fn, 2t), FRAG_COL(fn, 2t+1), the
+// same two again.
+static inline void mma_fragments(float* acc, const uint a[FM][4], const uint b[FN][2]) {
+#pragma unroll
+  for (int fm = 0; fm < FM; ++fm) {
+#pragma unroll
+    for (int fn = 0; fn < FN; ++fn) {
+      mma_tf32(acc + (fm * FN + fn) * 4, a[fm][0], a[fm][1], a[fm][2], a[fm][3], b[fn][0], b[fn][1]);
+    }
+  }
+}
+
 // All BK/8 k-steps of one staged tile: fragments from local memory, FM x FN mma per step.
-// acc[(fm * FN + fn) * 4 + i] is element i of the accumulator fragment (fm, fn): rows g, g, g+8,
-// g+8 and columns FRAG_COL(fn, 2t), FRAG_COL(fn, 2t+1), the same two again.
 static inline void mma_tile(float* acc, const local uint* As, const local uint* Bs, const int warp_m, const int warp_n,
                             const int g, const int t) {
-  const int m_base = warp_m * TM, n_base = warp_n * TN;
   uint a[FM][4], b[FN][2];
 #pragma unroll
   for (int kk = 0; kk < BK; kk += 8) {
 #if defined(ABLATE) && (ABLATE & 4)
     if (kk % 16 == 0)  // timing study (gemm_mma.cl): every other k-step reuses the fragments
 #endif
-    {
-#pragma unroll
-      for (int fm = 0; fm < FM; ++fm) {
-        const int m = m_base + fm * 16 + g;
-#if LDSM
-        const int lane = 4 * g + t, j = lane / 8;
-        ldmatrix_x4(a[fm], As + A_LOC(m_base + fm * 16 + (j % 2) * 8 + lane % 8, kk + (j / 2) * 4));
-#pragma unroll
-        for (int i = 0; i < 4; ++i) a[fm][i] = FRAG(a[fm][i]);
-#else
-        a[fm][0] = FRAG(As[A_LOC(m, kk + t)]);
-        a[fm][1] = FRAG(As[A_LOC(m + 8, kk + t)]);
-        a[fm][2] = FRAG(As[A_LOC(m, kk + t + 4)]);
-        a[fm][3] = FRAG(As[A_LOC(m + 8, kk + t + 4)]);
-#endif
-      }
-#if BVEC
-#pragma unroll
-      for (int fq = 0; fq < FN / 4; ++fq) {
-        uint lo[4], hi[4];
-        lds128(lo, Bs + B_LOC(kk + t, n_base + fq * 32 + 4 * g));
-        lds128(hi, Bs + B_LOC(kk + t + 4, n_base + fq * 32 + 4 * g));
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          b[4 * fq + i][0] = FRAG(lo[i]);
-          b[4 * fq + i][1] = FRAG(hi[i]);
-        }
-      }
-#else
-#pragma unroll
-      for (int fn = 0; fn < FN; ++fn) {
-        const int n = n_base + FRAG_COL(fn, g);
-        b[fn][0] = FRAG(Bs[B_LOC(kk + t, n)]);
-        b[fn][1] = FRAG(Bs[B_LOC(kk + t + 4, n)]);
-      }
-#endif
-    }
-#pragma unroll
-    for (int fm = 0; fm < FM; ++fm) {
-#pragma unroll
-      for (int fn = 0; fn < FN; ++fn) {
-        mma_tf32(acc + (fm * FN + fn) * 4, a[fm][0], a[fm][1], a[fm][2], a[fm][3], b[fn][0], b[fn][1]);
-      }
-    }
+      load_fragments(a, b, As, Bs, kk, warp_m * TM, warp_n * TN, g, t);
+    mma_fragments(acc, a, b);
   }
 }

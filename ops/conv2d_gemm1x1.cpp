@@ -60,7 +60,7 @@ Config gemm1x1_default(const Conv2dShape& s) {
 void gemm1x1_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, LaunchPlan& plan) {
   // Every parameter but ALGO is the GEMM's, whatever gemm_space declares now.
   // (gemm.cl's default as the base only for gemm.cl's variant: the other variants have their own.)
-  Config gemm_config = is_mma_config(c) || is_cpu_config(c) ? Config{} : gemm_default_config();
+  Config gemm_config = is_mma_config(c) || is_wgmma_config(c) || is_cpu_config(c) ? Config{} : gemm_default_config();
   for (const auto& [name, value] : c) {
     if (name != "ALGO") gemm_config[name] = value;
   }

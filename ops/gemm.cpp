@@ -193,6 +193,9 @@ SearchSpace gemm_space(const GemmShape& shape, const DeviceInfo& device) {
   if (shape.math == "tf32" && satisfies(device, nvidia_mma_tf32())) {
     parts.push_back(gemm_detail::mma_space(shape, device));
   }
+  if (shape.math == "tf32" && satisfies(device, nvidia_wgmma_tf32())) {
+    parts.push_back(gemm_detail::wgmma_space(shape, device));
+  }
   if (satisfies(device, cpu_device())) parts.push_back(gemm_detail::cpu_space(shape, device));
   if (parts.size() == 1) return std::move(parts.front());
   return SearchSpace::unite(std::move(parts));
@@ -213,6 +216,7 @@ Config gemm_default_config(const GemmShape& shape) {
 LaunchPlan gemm_plan(const GemmShape& s, const GemmOperands& o, const Config& config) {
   check_operands(s, o);
   if (is_mma_config(config)) return gemm_detail::mma_plan(s, o, config);
+  if (is_wgmma_config(config)) return gemm_detail::wgmma_plan(s, o, config);
   if (is_cpu_config(config)) return gemm_detail::cpu_plan(s, o, config);
   KernelLaunch launch;
   launch.program.files = {"gemm_layout.cl", "gemm.cl"};

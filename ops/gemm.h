@@ -71,6 +71,9 @@ Config gemm_default_config(const GemmShape& shape);
 // The untuned tensor-core configuration (only meaningful where the mma_tf32 variant exists).
 Config gemm_mma_default_config();
 bool is_mma_config(const Config& config);
+// The untuned warpgroup tensor-core configuration (only where the wgmma_tf32 variant exists).
+Config gemm_wgmma_default_config();
+bool is_wgmma_config(const Config& config);
 // The untuned CPU configuration for `shape` (only meaningful where the cpu variant exists).
 Config gemm_cpu_default_config(const GemmShape& shape);
 bool is_cpu_config(const Config& config);

@@ -8,7 +8,7 @@ namespace ocltune {
 
 Config gemm_mma_default_config() {
   return {{"MMA", 1},  {"BM", 64},     {"BN", 64},   {"BK", 16},  {"WM", 2},    {"WN", 2},
-          {"STAGES", 0}, {"DBUF", 1}, {"LDSM", 0}, {"BVEC", 0}, {"GROUP_M", 1}};
+          {"STAGES", 0}, {"DBUF", 1}, {"LDSM", 0}, {"BVEC", 0}, {"GROUP_M", 1}, {"SWIZZLE", 0}, {"FRAG_DBUF", 0}};
 }
 
 bool is_mma_config(const Config& config) { return config.count("MMA") != 0; }
@@ -27,7 +27,9 @@ SearchSpace mma_space(const GemmShape& shape, const DeviceInfo& device) {
       .add("DBUF", {0, 1}, "with STAGES = 0: double-buffer local memory, prefetching the next tile into registers")
       .add("LDSM", {0, 1}, "load A fragments with ldmatrix.x4")
       .add("BVEC", {0, 1}, "load B fragments of four n8 blocks with two 16-byte local loads")
-      .add("GROUP_M", {1, 8}, "tile rows that work-groups launched together cover before moving along N (L2 reuse)");
+      .add("GROUP_M", {1, 8}, "tile rows that work-groups launched together cover before moving along N (L2 reuse)")
+      .add("SWIZZLE", {0, 1}, "unpadded local tiles, XOR-swizzled so that fragment reads stay conflict-free")
+      .add("FRAG_DBUF", {0, 1}, "with cp.async stages: read the next k-step's fragments during each step's mma");
   const std::int64_t max_bm = std::max<std::int64_t>(32, next_pow2(shape.m));
   const std::int64_t max_bn = std::max<std::int64_t>(32, next_pow2(shape.n));
   space.constrain("BM <= next_pow2(M), BN <= next_pow2(N)", {"BM", "BN"},
@@ -60,12 +62,17 @@ SearchSpace mma_space(const GemmShape& shape, const DeviceInfo& device) {
                     if (!at(c, "BVEC")) return true;
                     return (at(c, "BN") / at(c, "WN")) % 32 == 0 && !(trans_b && at(c, "STAGES") >= 2);
                   });
+  space.constrain("FRAG_DBUF with cp.async stages and an even number of k-steps (BK a multiple of 16)",
+                  {"BK", "STAGES", "FRAG_DBUF"}, [](const Config& c) {
+                    return !at(c, "FRAG_DBUF") || (at(c, "STAGES") >= 2 && at(c, "BK") % 16 == 0);
+                  });
   const auto local_bytes = static_cast<std::int64_t>(device.local_mem_bytes);
-  space.constrain("local memory fits the device", {"BM", "BN", "BK", "STAGES", "DBUF"}, [=](const Config& c) {
+  space.constrain("local memory fits the device", {"BM", "BN", "BK", "STAGES", "DBUF", "SWIZZLE"}, [=](const Config& c) {
     const std::int64_t bm = at(c, "BM"), bn = at(c, "BN"), bk = at(c, "BK"), stages = at(c, "STAGES");
-    const bool async = stages >= 2;  // layouts as in kernels/mma_tf32.cl (A_KM, B_NK)
-    const std::int64_t a_words = async && trans_a ? bk * (bm + 8) : bm * (bk + 4);
-    const std::int64_t b_words = async && trans_b ? bn * (bk + 4) : bk * (bn + 8);
+    const bool async = stages >= 2;  // layouts as in kernels/mma_tf32.cl (A_KM, B_NK; SWIZZLE: unpadded)
+    const std::int64_t pad = at(c, "SWIZZLE") ? 0 : 1;
+    const std::int64_t a_words = async && trans_a ? bk * (bm + 8 * pad) : bm * (bk + 4 * pad);
+    const std::int64_t b_words = async && trans_b ? bn * (bk + 4 * pad) : bk * (bn + 8 * pad);
     const std::int64_t buffers = async ? stages : 1 + at(c, "DBUF");
     return (a_words + b_words) * buffers * 4 <= local_bytes;
   });

@@ -178,12 +178,13 @@ std::vector<Config> GemmProblem::default_configs(const DeviceInfo& device) const
   add(gemm_default_config(shape_));  // a point of every space
   const SearchSpace space = gemm_space(shape_, device);
   if (space.variants().size() > 1 && space.contains(gemm_mma_default_config())) add(gemm_mma_default_config());
+  if (space.variants().size() > 1 && space.contains(gemm_wgmma_default_config())) add(gemm_wgmma_default_config());
   if (space.variants().size() > 1 && space.contains(gemm_cpu_default_config(shape_))) add(gemm_cpu_default_config(shape_));
   return configs;
 }
 
 std::vector<std::string> GemmProblem::kernel_files() const {
-  if (shape_.math == "tf32") return {"gemm_layout.cl", "gemm.cl", "mma_tf32.cl", "gemm_mma.cl", "gemm_cpu.cl"};
+  if (shape_.math == "tf32") return {"gemm_layout.cl", "gemm.cl", "mma_tf32.cl", "gemm_mma.cl", "gemm_wgmma.cl", "gemm_cpu.cl"};
   return {"gemm_layout.cl", "gemm.cl", "gemm_cpu.cl"};
 }
 

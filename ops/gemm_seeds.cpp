@@ -12,9 +12,11 @@ Config fma(std::int64_t mwg, std::int64_t nwg, std::int64_t kwg, std::int64_t wp
 }
 
 Config mma(std::int64_t bm, std::int64_t bn, std::int64_t bk, std::int64_t wm, std::int64_t wn, std::int64_t stages,
-           std::int64_t dbuf, std::int64_t ldsm, std::int64_t bvec, std::int64_t group_m = 1) {
+           std::int64_t dbuf, std::int64_t ldsm, std::int64_t bvec, std::int64_t group_m = 1, std::int64_t swizzle = 0,
+           std::int64_t frag_dbuf = 0) {
   return {{"MMA", 1},         {"BM", bm},     {"BN", bn},     {"BK", bk},     {"WM", wm},          {"WN", wn},
-          {"STAGES", stages}, {"DBUF", dbuf}, {"LDSM", ldsm}, {"BVEC", bvec}, {"GROUP_M", group_m}};
+          {"STAGES", stages}, {"DBUF", dbuf}, {"LDSM", ldsm}, {"BVEC", bvec}, {"GROUP_M", group_m}, {"SWIZZLE", swizzle},
+          {"FRAG_DBUF", frag_dbuf}};
 }
 
 Config cpu(std::int64_t mr, std::int64_t vw, std::int64_t nv, std::int64_t mb, std::int64_t nb, std::int64_t kc) {
@@ -28,8 +30,11 @@ std::vector<Config> GemmProblem::seed_configs(const DeviceInfo& device) const {
   if (shape_.math == "tf32") {
     // H200, 4096^3 NN: 128x128 tiles of four 64x64 warp tiles, register-staged and double-buffered,
     // ran at 125 TFLOP/s (4.1x CLBlast fp32); then the same with 16-byte B fragment loads and with
-    // cp.async pipelines (2 stages of BK = 16, 4 of BK = 8: 48 KiB of local memory allows no more).
-    seeds = {mma(128, 128, 16, 2, 2, 0, 1, 0, 0), mma(128, 128, 16, 2, 2, 0, 1, 0, 0, 8), mma(128, 128, 16, 2, 2, 0, 1, 0, 1), mma(128, 128, 16, 2, 2, 2, 0, 0, 1),
+    // cp.async pipelines (2 stages of BK = 16, 4 of BK = 8: 48 KiB of local memory allows no more
+    // padded tiles). First, cp.async with fragments double-buffered in registers (2 padded stages,
+    // 3 swizzled stages in 48 KiB).
+    seeds = {mma(128, 128, 16, 2, 2, 2, 0, 0, 0, 1, 0, 1), mma(128, 128, 16, 2, 2, 3, 0, 0, 0, 1, 1, 1),
+             mma(128, 128, 16, 2, 2, 0, 1, 0, 0), mma(128, 128, 16, 2, 2, 0, 1, 0, 0, 8), mma(128, 128, 16, 2, 2, 0, 1, 0, 1), mma(128, 128, 16, 2, 2, 2, 0, 0, 1),
              mma(128, 128, 8, 2, 2, 4, 0, 0, 1),  mma(128, 128, 16, 2, 2, 2, 0, 1, 1), mma(128, 64, 16, 2, 2, 3, 0, 1, 0),
              mma(256, 128, 16, 8, 4, 0, 0, 1, 0), mma(64, 128, 16, 2, 2, 0, 1, 1, 0),  mma(64, 64, 16, 2, 2, 0, 1, 1, 0)};
   }

@@ -18,6 +18,11 @@ std::vector<KernelArg> gemm_args(const GemmShape& shape, const GemmOperands& ope
 SearchSpace mma_space(const GemmShape& shape, const DeviceInfo& device);
 LaunchPlan mma_plan(const GemmShape& shape, const GemmOperands& operands, const Config& config);
 
+// Hopper's warpgroup tensor cores through inline PTX (ops/gemm_wgmma.cpp, kernels/gemm_wgmma.cl):
+// variant "wgmma_tf32".
+SearchSpace wgmma_space(const GemmShape& shape, const DeviceInfo& device);
+LaunchPlan wgmma_plan(const GemmShape& shape, const GemmOperands& operands, const Config& config);
+
 // Explicitly vectorised register tiles for CPU devices (ops/gemm_cpu.cpp, kernels/gemm_cpu.cl):
 // variant "cpu".
 SearchSpace cpu_space(const GemmShape& shape, const DeviceInfo& device);

@@ -123,7 +123,7 @@ TEST(GemmTf32, TensorCoreVariantIsAbsentWithoutTheCapability) {
   shape.math = "tf32";
   const SearchSpace tf32 = gemm_space(shape, device);
   if (satisfies(device, nvidia_mma_tf32())) {
-    EXPECT_EQ(tf32.variants().size(), 2u);
+    EXPECT_EQ(tf32.variants().size(), satisfies(device, nvidia_wgmma_tf32()) ? 3u : 2u);
     EXPECT_TRUE(tf32.contains(gemm_mma_default_config())) << tf32.check(gemm_mma_default_config());
   } else {
     // gemm.cl's variant, and on CPUs the cpu variant (tests/gemm_cpu_test.cpp).
@@ -134,6 +134,7 @@ TEST(GemmTf32, TensorCoreVariantIsAbsentWithoutTheCapability) {
     EXPECT_EQ(GemmProblem(shape).default_configs(device).size(), 1u + cpu);
   }
   EXPECT_FALSE(exact.contains(gemm_mma_default_config()));
+  EXPECT_FALSE(exact.contains(gemm_wgmma_default_config()));
 }
 
 // The capability rule on described devices: an H200 as OpenCL reports it, the same GPU with the
@@ -156,6 +157,44 @@ TEST(GemmTf32, CapabilityRuleOnDescribedDevices) {
   cpu_row.vendor = "AuthenticAMD";
   cpu_row.type = "CPU";
   EXPECT_FALSE(satisfies(cpu_row, nvidia_mma_tf32()));
+  // wgmma is sm_90a's alone: not on Ampere, nor on a newer generation.
+  EXPECT_TRUE(satisfies(h200, nvidia_wgmma_tf32()));
+  EXPECT_FALSE(satisfies(turing, nvidia_wgmma_tf32()));
+  DeviceInfo ampere = h200, blackwell = h200;
+  ampere.nv_compute_capability = 80;
+  blackwell.nv_compute_capability = 100;
+  EXPECT_TRUE(satisfies(ampere, nvidia_mma_tf32()));
+  EXPECT_FALSE(satisfies(ampere, nvidia_wgmma_tf32()));
+  EXPECT_TRUE(satisfies(blackwell, nvidia_mma_tf32()));
+  EXPECT_FALSE(satisfies(blackwell, nvidia_wgmma_tf32()));
+  EXPECT_TRUE(satisfies(from_row, nvidia_wgmma_tf32()));
+  EXPECT_FALSE(satisfies(cpu_row, nvidia_wgmma_tf32()));
+  EXPECT_FALSE(gemm_space({.m = 256, .n = 256, .k = 256, .math = "tf32"}, ampere).contains(gemm_wgmma_default_config()));
+  EXPECT_TRUE(gemm_space({.m = 256, .n = 256, .k = 256, .math = "tf32"}, testing::described_h200()).contains(gemm_wgmma_default_config()));
+}
+
+// Every wgmma configuration of a described H200 fits its two local buffers in 48 KiB and gives
+// each work-item whole 16-byte chunks and at most 128 accumulators; every layout has some.
+TEST(GemmTf32, WgmmaSpaceFitsTheDevice) {
+  const DeviceInfo h200 = testing::described_h200();
+  ASSERT_TRUE(satisfies(h200, nvidia_wgmma_tf32()));
+  for (const bool trans_a : {false, true}) {
+    for (const bool trans_b : {false, true}) {
+      const GemmShape shape{.m = 4096, .n = 4096, .k = 4096, .trans_a = trans_a, .trans_b = trans_b, .math = "tf32"};
+      int count = 0;
+      for (const Config& c : gemm_space(shape, h200).enumerate()) {
+        if (!is_wgmma_config(c)) continue;
+        ++count;
+        const std::int64_t bm = c.at("BM"), bn = c.at("BN"), bk = c.at("BK"), threads = 128 * c.at("WGS");
+        EXPECT_LE(2 * (bm + bn) * bk * 4, 48 * 1024) << to_string(c);
+        EXPECT_EQ(bm % (64 * c.at("WGS")), 0) << to_string(c);
+        EXPECT_LE(bm / (64 * c.at("WGS")) * bn / 2, 128) << to_string(c);
+        EXPECT_EQ((bm * bk / 4) % threads, 0) << to_string(c);
+        EXPECT_EQ((bn * bk / 4) % threads, 0) << to_string(c);
+      }
+      EXPECT_GT(count, 4) << shape.key();
+    }
+  }
 }
 
 // cp.async keeps a transposed operand's global layout in local memory, which ldmatrix (A) and the
@@ -188,8 +227,12 @@ TEST(GemmTf32, TensorCoreConfigurationsMatchTheReference) {
     for (const bool trans_b : {false, true}) {
       const GemmShape big{.m = 256, .n = 256, .k = 256, .trans_a = trans_a, .trans_b = trans_b, .math = "tf32"};
       std::vector<Config>& sample = samples[{trans_a, trans_b}];
-      for (const Config& c : covering_sample(gemm_space(big, session.device()), 9, gemm_mma_default_config())) {
+      const SearchSpace space = gemm_space(big, session.device());
+      for (const Config& c : covering_sample(space, 9, gemm_mma_default_config())) {
         if (is_mma_config(c)) sample.push_back(c);
+      }
+      for (const Config& c : space.enumerate()) {  // the wgmma variant (Hopper only) is small: all of it
+        if (is_wgmma_config(c)) sample.push_back(c);
       }
       ASSERT_FALSE(sample.empty());
     }

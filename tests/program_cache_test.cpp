@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "harness/error.h"
 #include "harness/session.h"
 #include "ops/gemm_problem.h"
 #include "tests/test_session.h"
@@ -87,6 +88,22 @@ TEST(BinaryCache, OffMeansNoFiles) {
   Evaluator evaluator(session, *evaluation);
   EXPECT_EQ(evaluator.evaluate(gemm_default_config(), {.warmup = 0, .min_runs = 1, .max_runs = 1}).status, "ok");
   EXPECT_EQ(session.programs().binary_loads(), 0);
+}
+
+// A program that asks for a PTX target but has no marked lines (or a driver whose binaries are not
+// PTX, as on PoCL) fails with a build error that names the target, not with a driver crash; the
+// retargeted path itself runs on the H200 (the wgmma GEMM in GemmTf32.*).
+TEST(PtxTarget, AProgramWithoutMarkedLinesIsAClearBuildError) {
+  Session session(testing::test_session().device(), "");
+  ProgramSource source{.files = {"selftest.cl"}, .defines = {{"MODE", "0"}}, .options = "", .ptx_target = "sm_90a"};
+  try {
+    session.programs().get(source);
+    FAIL() << "built";
+  } catch (const BuildError& e) {
+    EXPECT_NE(e.log().find("ptx_target sm_90a"), std::string::npos) << e.log();
+  }
+  source.ptx_target.clear();
+  EXPECT_NO_THROW(session.programs().get(source));  // the same program without the target builds
 }
 
 }  // namespace

@@ -1,0 +1,323 @@
+// SGEMM on Hopper's warpgroup tensor cores in TF32 (math mode "tf32"): C = alpha * op(A) * op(B) +
+// beta * C, row-major, strided batches, any M, N, K >= 1. wgmma.mma_async (PTX, sm_90a only; the
+// host builds this file only on compute capability 9.x) multiplies a 64 x BN x 8 step with both
+// operands read straight from local memory through matrix descriptors, so no fragment passes
+// through registers; mma.sync (gemm_mma.cl) spends most of its time doing exactly that.
+// Operands are rounded to TF32 (cvt.rna) as they are staged; accumulation is fp32.
+// Launch: global (ceil(N/BN) * 128 * WGS, ceil(M/BM), batch), local (128 * WGS, 1, 1).
+// Appended to gemm_layout.cl (TRANS_A, TRANS_B, A_INDEX, B_INDEX).
+
+// ---- Tunables ----
+#ifndef BM
+#define BM 128  // rows of C per work-group: WGS warpgroups of BM / WGS rows, each in m64 blocks
+#endif
+#ifndef BN
+#define BN 128  // columns of C per work-group: the N of every wgmma (64, 128 or 256)
+#endif
+#ifndef BK
+#define BK 16  // depth of the K tile staged per step (a multiple of 8)
+#endif
+#ifndef WGS
+#define WGS 1  // warpgroups (128 work-items each) per work-group, stacked along M
+#endif
+#ifndef DEPTH
+#define DEPTH 1  // tiles loaded ahead into registers: 1, or 2 (two register sets, alternating)
+#endif
+
+// ---- Derived ----
+#define THREADS (128 * WGS)
+#define FMW (BM / (64 * WGS))  // m64 blocks per warpgroup
+#define ACC (BN / 2)           // accumulators per work-item of one m64 x BN block
+#define KC (BK / 4)            // 16-byte chunks of K per row
+#define A_CHUNKS (BM * KC / THREADS)
+#define B_CHUNKS (BN * KC / THREADS)
+
+#define A_AT(Ab, m, k, ld) Ab[A_INDEX((long)(m), (long)(k), (ld))]  // 64-bit offsets: matrices beyond 2^31 elements
+#define B_AT(Bb, k, n, ld) Bb[B_INDEX((long)(k), (long)(n), (ld))]
+
+// Local tiles in wgmma's K-major layout without swizzling: "core matrices" of 8 rows x 4 k
+// (16 bytes per row, 128 contiguous bytes), ordered k-chunk by k-chunk, 8-row group by 8-row
+// group. Element (row, k) of a tile of R rows is word CORE(R, row, k / 4) * 4 + k % 4. In a
+// descriptor the leading byte offset (next 4 k) is R * 16 and the stride byte offset (next 8 rows)
+// is 128.
+#define CORE(R, row, kc) (((kc) * ((R) / 8) + (row) / 8) * 8 + (row) % 8)
+
+// Round to the nearest TF32 value (10 mantissa bits), ties away from zero, as cuBLAS does.
+static inline uint to_tf32(const float x) {
+  uint r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return r;
+}
+
+// Chunk v of a tile (R rows of KC chunks) is row v % 32 + 32 * (v / (32 * KC)), chunk (v / 32) % KC:
+// the 8 work-items of each quarter-warp store 8 consecutive rows of one k-chunk, 128 contiguous
+// bytes, and the 32 of a warp read 32 consecutive rows: coalesced where the operand is stored
+// K-strided, 16 bytes per row where it is K-contiguous. (Whole 32-byte sectors per warp, 8 rows x
+// 4 chunks, ran the 4096^3 NN GEMM 10-20% slower: probe28.)
+#define CHUNK_ROW(v) ((v) % 32 + 32 * ((v) / (32 * KC)))
+#define CHUNK_KC(v) (((v) / 32) % KC)
+
+// Four consecutive k of row m of op(A) into r; zeros outside the matrix.
+static inline void load_a(float* ra, const global float* Ab, const int lda, const int M, const int K, const int m0,
+                          const int k0, const int tid, const bool aligned) {
+  const bool full = m0 + BM <= M && k0 + BK <= K;
+#pragma unroll
+  for (int c = 0; c < A_CHUNKS; ++c) {
+    const int v = tid + c * THREADS;
+    const int m = m0 + CHUNK_ROW(v), k = k0 + 4 * CHUNK_KC(v);
+    float* r = ra + 4 * c;
+#if !TRANS_A
+    if (full && aligned) {
+      vstore4(*(const global float4*)&A_AT(Ab, m, k, lda), 0, r);
+      continue;
+    }
+#endif
+#pragma unroll
+    for (int e = 0; e < 4; ++e) r[e] = (full || (m < M && k + e < K)) ? A_AT(Ab, m, k + e, lda) : 0.0f;
+  }
+}
+
+static inline void load_b(float* rb, const global float* Bb, const int ldb, const int N, const int K, const int n0,
+                          const int k0, const int tid, const bool aligned) {
+  const bool full = n0 + BN <= N && k0 + BK <= K;
+#pragma unroll
+  for (int c = 0; c < B_CHUNKS; ++c) {
+    const int v = tid + c * THREADS;
+    const int n = n0 + CHUNK_ROW(v), k = k0 + 4 * CHUNK_KC(v);
+    float* r = rb + 4 * c;
+#if TRANS_B
+    if (full && aligned) {
+      vstore4(*(const global float4*)&B_AT(Bb, k, n, ldb), 0, r);
+      continue;
+    }
+#endif
+#pragma unroll
+    for (int e = 0; e < 4; ++e) r[e] = (full || (n < N && k + e < K)) ? B_AT(Bb, k + e, n, ldb) : 0.0f;
+  }
+}
+
+// The staged chunks into a tile of R rows, rounded to TF32.
+static inline void store_tile(local uint* tile, const int R, const int chunks, const float* r, const int tid) {
+#pragma unroll
+  for (int c = 0; c < chunks; ++c) {
+    const int v = tid + c * THREADS;
+    const uint4 w = (uint4)(to_tf32(r[4 * c]), to_tf32(r[4 * c + 1]), to_tf32(r[4 * c + 2]), to_tf32(r[4 * c + 3]));
+    *(local uint4*)(tile + 4 * CORE(R, CHUNK_ROW(v), CHUNK_KC(v))) = w;
+  }
+}
+
+// Matrix descriptor of a K-major tile without swizzle (PTX ISA, "Matrix Descriptor Format"):
+// start address, leading and stride byte offsets, each in 16-byte units.
+static inline ulong wgmma_desc(const local uint* p, const uint leading_bytes, const uint stride_bytes) {
+  const uint address = (uint)(size_t)p;
+  return (ulong)((address & 0x3FFFF) >> 4) | ((ulong)(leading_bytes >> 4) << 16) | ((ulong)(stride_bytes >> 4) << 32);
+}
+
+// Local writes by work-items (the generic proxy) visible to wgmma's reads (the async proxy).
+static inline void fence_async_local(void) { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+// wgmma is an sm_90a instruction, while NVIDIA's OpenCL compiler targets sm_90: every wgmma line
+// starts with this comment marker, which the host removes before building the PTX for sm_90a
+// (ProgramSource::ptx_target). Each asm block is one PTX line, so one marker covers it.
+#define SM90A "//sm_90a "
+static inline void wgmma_fence(void) { asm volatile(SM90A "wgmma.fence.sync.aligned;" ::: "memory"); }
+static inline void wgmma_commit(void) { asm volatile(SM90A "wgmma.commit_group.sync.aligned;" ::: "memory"); }
+static inline void wgmma_wait_all(void) { asm volatile(SM90A "wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
+static inline void wgmma_wait_all_but_last(void) { asm volatile(SM90A "wgmma.wait_group.sync.aligned 1;" ::: "memory"); }
+
+// The accumulators are written by the asynchronous wgmma, which the compiler cannot see: an empty
+// asm that "modifies" each of them keeps the compiler from moving their reads or writes across
+// the wgmma fence and wait on either side of it.
+static inline void fence_accumulators(float* acc) {
+#pragma unroll
+  for (int i = 0; i < FMW * ACC; ++i) asm volatile("" : "+f"(acc[i])::"memory");
+}
+
+// d (ACC accumulators of an m64 x BN block) += A (64 x 8) * B (8 x BN). Accumulator i of lane
+// (g = lane / 4, t = lane % 4) in warp w of the warpgroup: row 16w + g + 8 * ((i / 2) % 2), column
+// 8 * (i / 4) + 2t + i % 2, as mma.sync's m16n8 fragments side by side.
+#if BN == 64
+// 32 accumulators per thread.
+static inline void wgmma_tf32(float* d, const ulong desc_a, const ulong desc_b) {
+  asm volatile(
+      SM90A "{ .reg .pred p; setp.ne.b32 p, %34, 0; "
+      "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {"
+      "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+      "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31"
+      "}, %32, %33, p, 1, 1; }"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(desc_a), "l"(desc_b), "r"(1));
+}
+#endif
+#if BN == 128
+// 64 accumulators per thread.
+static inline void wgmma_tf32(float* d, const ulong desc_a, const ulong desc_b) {
+  asm volatile(
+      SM90A "{ .reg .pred p; setp.ne.b32 p, %66, 0; "
+      "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
+      "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+      "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+      "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+      "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63"
+      "}, %64, %65, p, 1, 1; }"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(desc_a), "l"(desc_b), "r"(1));
+}
+#endif
+#if BN == 256
+// 128 accumulators per thread.
+static inline void wgmma_tf32(float* d, const ulong desc_a, const ulong desc_b) {
+  asm volatile(
+      SM90A "{ .reg .pred p; setp.ne.b32 p, %130, 0; "
+      "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
+      "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+      "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+      "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+      "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,"
+      "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"
+      "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,"
+      "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,"
+      "%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127"
+      "}, %128, %129, p, 1, 1; }"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "l"(desc_a), "l"(desc_b), "r"(1));
+}
+#endif
+
+// One k-tile: the wgmma of tile `tile` (in buffer tile % 2) start; meanwhile tile + DEPTH is
+// loaded into `load_set` (free: its tile went to local memory in the previous step) and tile + 1,
+// held in `next_set`, is stored into the other buffer once the previous tile's wgmma, which read
+// it, are done. This tile's wgmma stay in flight across the barrier, so the tensor cores do not
+// drain between tiles. With DEPTH = 1 both sets are the same registers.
+static inline void step(float* acc, local uint* As_all, local uint* Bs_all, float* load_a_set, float* load_b_set,
+                        float* next_a_set, float* next_b_set, const int tile, const int tiles, const global float* Ab,
+                        const int lda, const global float* Bb, const int ldb, const int M, const int N, const int K,
+                        const int m0, const int n0, const int tid, const int warpgroup, const bool a_aligned,
+                        const bool b_aligned) {
+  const int cur = tile & 1;
+  if (tile + DEPTH < tiles) {
+    load_a(load_a_set, Ab, lda, M, K, m0, (tile + DEPTH) * BK, tid, a_aligned);
+    load_b(load_b_set, Bb, ldb, N, K, n0, (tile + DEPTH) * BK, tid, b_aligned);
+  }
+  const local uint* As = As_all + cur * BM * BK;
+  const local uint* Bs = Bs_all + cur * BN * BK;
+  wgmma_fence();
+#pragma unroll
+  for (int ks = 0; ks < BK / 8; ++ks) {
+    const ulong desc_b = wgmma_desc(Bs + 4 * CORE(BN, 0, 2 * ks), BN * 16, 128);
+#pragma unroll
+    for (int fm = 0; fm < FMW; ++fm) {
+      const int row = (warpgroup * FMW + fm) * 64;
+      wgmma_tf32(acc + fm * ACC, wgmma_desc(As + 4 * CORE(BM, row, 2 * ks), BM * 16, 128), desc_b);
+    }
+  }
+  wgmma_commit();
+  wgmma_wait_all_but_last();
+  fence_accumulators(acc);
+  if (tile + 1 < tiles) {
+    store_tile(As_all + (cur ^ 1) * BM * BK, BM, A_CHUNKS, next_a_set, tid);
+    store_tile(Bs_all + (cur ^ 1) * BN * BK, BN, B_CHUNKS, next_b_set, tid);
+    fence_async_local();
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+__attribute__((reqd_work_group_size(THREADS, 1, 1)))
+kernel void gemm_wgmma(const int M, const int N, const int K, const float alpha, const float beta,
+                       const global float* restrict A, const long a_offset, const int lda, const long stride_a,
+                       const global float* restrict B, const long b_offset, const int ldb, const long stride_b,
+                       global float* C, const long c_offset, const int ldc, const long stride_c) {
+  const int tid = get_local_id(0);
+  const int warpgroup = tid / 128, warp = (tid / 32) % 4, lane = tid % 32;
+  const int g = lane >> 2, t = lane & 3;
+  const int n0 = get_group_id(0) * BN;
+  const int m0 = get_group_id(1) * BM;
+  const long batch = get_group_id(2);
+  const global float* Ab = A + a_offset + batch * stride_a;
+  const global float* Bb = B + b_offset + batch * stride_b;
+  global float* Cb = C + c_offset + batch * stride_c;
+  const bool a_aligned = lda % 4 == 0 && a_offset % 4 == 0 && stride_a % 4 == 0;
+  const bool b_aligned = ldb % 4 == 0 && b_offset % 4 == 0 && stride_b % 4 == 0;
+
+  float acc[FMW * ACC];
+#pragma unroll
+  for (int i = 0; i < FMW * ACC; ++i) acc[i] = 0.0f;
+
+  // Two local buffers: while the wgmma of one tile run, the work-items store the next tile into
+  // the other; its global loads were issued DEPTH tiles ahead.
+  local uint As_all[2 * BM * BK] __attribute__((aligned(128)));
+  local uint Bs_all[2 * BN * BK] __attribute__((aligned(128)));
+  const int tiles = (K + BK - 1) / BK;
+  float ra0[4 * A_CHUNKS], rb0[4 * B_CHUNKS];
+  load_a(ra0, Ab, lda, M, K, m0, 0, tid, a_aligned);
+  load_b(rb0, Bb, ldb, N, K, n0, 0, tid, b_aligned);
+  store_tile(As_all, BM, A_CHUNKS, ra0, tid);
+  store_tile(Bs_all, BN, B_CHUNKS, rb0, tid);
+#if DEPTH == 2
+  float ra1[4 * A_CHUNKS], rb1[4 * B_CHUNKS];
+  if (tiles > 1) {
+    load_a(ra1, Ab, lda, M, K, m0, BK, tid, a_aligned);
+    load_b(rb1, Bb, ldb, N, K, n0, BK, tid, b_aligned);
+  }
+#endif
+  fence_async_local();
+  barrier(CLK_LOCAL_MEM_FENCE);
+  fence_accumulators(acc);
+#if DEPTH == 2
+  // Two tiles per trip, so that each register set keeps its name: set 0 holds even tiles, set 1 odd.
+  for (int tile = 0; tile < tiles; tile += 2) {
+    step(acc, As_all, Bs_all, ra0, rb0, ra1, rb1, tile, tiles, Ab, lda, Bb, ldb, M, N, K, m0, n0, tid, warpgroup,
+         a_aligned, b_aligned);
+    if (tile + 1 < tiles) {
+      step(acc, As_all, Bs_all, ra1, rb1, ra0, rb0, tile + 1, tiles, Ab, lda, Bb, ldb, M, N, K, m0, n0, tid, warpgroup,
+           a_aligned, b_aligned);
+    }
+  }
+#else
+  for (int tile = 0; tile < tiles; ++tile) {
+    step(acc, As_all, Bs_all, ra0, rb0, ra0, rb0, tile, tiles, Ab, lda, Bb, ldb, M, N, K, m0, n0, tid, warpgroup,
+         a_aligned, b_aligned);
+  }
+#endif
+  wgmma_wait_all();
+  fence_accumulators(acc);
+
+#pragma unroll
+  for (int fm = 0; fm < FMW; ++fm) {
+#pragma unroll
+    for (int i = 0; i < ACC; ++i) {
+      const int m = m0 + (warpgroup * FMW + fm) * 64 + 16 * warp + g + 8 * ((i / 2) % 2);
+      const int n = n0 + 8 * (i / 4) + 2 * t + i % 2;
+      if (m < M && n < N) {
+        global float* dst = Cb + (long)m * ldc + n;
+        float result = alpha * acc[fm * ACC + i];
+        if (beta != 0.0f) result += beta * *dst;
+        *dst = result;
+      }
+    }
+  }
+}
