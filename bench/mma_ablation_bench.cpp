@@ -1,9 +1,10 @@
-// Which step of the TF32 GEMM's register-staged loop limits it: the best H200 tile at 4096^3 timed
-// as is and with steps removed (gemm_mma.cl's ABLATE bits; the results are then wrong, only the
-// time counts): 1 no global loads after the first tile, 2 no local stores and no barrier, 4 half
-// of the fragment reads. Prints TFLOP/s per variant (NVIDIA only).
+// Which step of the TF32 GEMM's loop limits it: the best H200 tiles of the mma.sync and wgmma
+// kernels at 4096^3 timed as is and with steps removed (their ABLATE bits; the results are then
+// wrong, only the time counts). Prints TFLOP/s per variant (NVIDIA only; wgmma on Hopper).
 //   build/bench/mma_ablation_bench   (device: $OCLTUNE_BENCH_DEVICE, default 0)
 #include <cstdlib>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -24,21 +25,34 @@ int main() {
   }
   Session session(device);
   const GemmShape shape{.m = 4096, .n = 4096, .k = 4096, .math = "tf32"};
-  const Config config = {{"MMA", 1},    {"BM", 128},  {"BN", 128},  {"BK", 16},   {"WM", 2},       {"WN", 2},
-                         {"STAGES", 0}, {"DBUF", 1},  {"LDSM", 0},  {"BVEC", 0},  {"GROUP_M", 1}, {"SWIZZLE", 0}, {"FRAG_DBUF", 0}};
+  const Config mma = {{"MMA", 1},    {"BM", 128},  {"BN", 128},  {"BK", 16},   {"WM", 2},       {"WN", 2},
+                      {"STAGES", 0}, {"DBUF", 1},  {"LDSM", 0},  {"BVEC", 0},  {"GROUP_M", 1}, {"SWIZZLE", 0}, {"FRAG_DBUF", 0}};
+  const Config wgmma = {{"WGMMA", 1}, {"BM", 64}, {"BN", 256}, {"BK", 16}, {"WGS", 1}};
   const std::size_t bytes = static_cast<std::size_t>(shape.m * shape.k) * sizeof(float);
   cl::Buffer a(session.context(), CL_MEM_READ_WRITE, bytes), b(session.context(), CL_MEM_READ_WRITE, bytes),
       c(session.context(), CL_MEM_READ_WRITE, bytes);
   for (cl::Buffer* buffer : {&a, &b, &c}) session.queue().enqueueFillBuffer(*buffer, 0.5f, 0, bytes);
   session.queue().finish();
-  fmt::print("{}: TF32 GEMM 4096^3, {}\n", device.name, to_string(config));
-  for (const int ablate : {0, 1, 2, 4, 3, 7}) {
-    LaunchPlan plan = gemm_plan(shape, packed_operands(shape, a, b, c), config);
-    plan.kernels.front().program.defines.emplace_back("ABLATE", std::to_string(ablate));
-    const PreparedPlan prepared = prepare(session, plan);
-    const TimingStats stats = time_plan(session.queue(), prepared, {.warmup = 2, .min_runs = 7, .max_runs = 15});
-    fmt::print("  ABLATE={}  {:8.1f} us  {:6.1f} TFLOP/s\n", ablate, stats.median_ns / 1000.0,
-               shape.flops() / stats.median_ns / 1000.0);
+  // mma.sync: 1 loads, 2 stores and barrier, 4 half the fragment reads. wgmma (Hopper only): 1 loads,
+  // 2 stores, 4 the wgmma, 8 the barrier; 14 leaves the loads alone, 11 the wgmma alone.
+  std::vector<std::pair<Config, std::vector<int>>> studies = {{mma, {0, 1, 2, 4, 3, 7}}};
+  if (satisfies(device, nvidia_wgmma_tf32())) {
+    studies.push_back({wgmma, {0, 1, 2, 4, 8, 3, 6, 10, 11, 13, 14, 15}});
+    Config wide = wgmma;  // two warpgroups: one work-group per SM by registers
+    wide["BM"] = 128;
+    wide["WGS"] = 2;
+    studies.push_back({wide, {0, 1, 2, 4, 11, 13}});
+  }
+  for (const auto& [config, bits] : studies) {
+    fmt::print("{}: TF32 GEMM 4096^3, {}\n", device.name, to_string(config));
+    for (const int ablate : bits) {
+      LaunchPlan plan = gemm_plan(shape, packed_operands(shape, a, b, c), config);
+      plan.kernels.front().program.defines.emplace_back("ABLATE", std::to_string(ablate));
+      const PreparedPlan prepared = prepare(session, plan);
+      const TimingStats stats = time_plan(session.queue(), prepared, {.warmup = 2, .min_runs = 7, .max_runs = 15});
+      fmt::print("  ABLATE={:<2}  {:8.1f} us  {:6.1f} TFLOP/s\n", ablate, stats.median_ns / 1000.0,
+                 shape.flops() / stats.median_ns / 1000.0);
+    }
   }
   return 0;
 }

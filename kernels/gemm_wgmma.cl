@@ -20,8 +20,11 @@
 #ifndef WGS
 #define WGS 1  // warpgroups (128 work-items each) per work-group, stacked along M
 #endif
-#ifndef DEPTH
-#define DEPTH 1  // tiles loaded ahead into registers: 1, or 2 (two register sets, alternating)
+// Timing studies only, never set by the host (results are wrong with it): which step of the loop
+// limits it. Bit 1 skips the global loads after the first tile, bit 2 the local stores, bit 4 the
+// wgmma, bit 8 the barrier. bench/mma_ablation_bench.cpp times them.
+#ifndef ABLATE
+#define ABLATE 0
 #endif
 
 // ---- Derived ----
@@ -122,7 +125,6 @@ static inline void fence_async_local(void) { asm volatile("fence.proxy.async.sha
 static inline void wgmma_fence(void) { asm volatile(SM90A "wgmma.fence.sync.aligned;" ::: "memory"); }
 static inline void wgmma_commit(void) { asm volatile(SM90A "wgmma.commit_group.sync.aligned;" ::: "memory"); }
 static inline void wgmma_wait_all(void) { asm volatile(SM90A "wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
-static inline void wgmma_wait_all_but_last(void) { asm volatile(SM90A "wgmma.wait_group.sync.aligned 1;" ::: "memory"); }
 
 // The accumulators are written by the asynchronous wgmma, which the compiler cannot see: an empty
 // asm that "modifies" each of them keeps the compiler from moving their reads or writes across
@@ -148,7 +150,8 @@ static inline void wgmma_tf32(float* d, const ulong desc_a, const ulong desc_b) 
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
         "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
         "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(desc_a), "l"(desc_b), "r"(1));
+      : "l"(desc_a), "l"(desc_b), "r"(1)
+      : "memory");
 }
 #endif
 #if BN == 128
@@ -170,7 +173,8 @@ static inline void wgmma_tf32(float* d, const ulong desc_a, const ulong desc_b) 
         "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
         "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
         "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(desc_a), "l"(desc_b), "r"(1));
+      : "l"(desc_a), "l"(desc_b), "r"(1)
+      : "memory");
 }
 #endif
 #if BN == 256
@@ -204,27 +208,14 @@ static inline void wgmma_tf32(float* d, const ulong desc_a, const ulong desc_b) 
         "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
         "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
         "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-      : "l"(desc_a), "l"(desc_b), "r"(1));
+      : "l"(desc_a), "l"(desc_b), "r"(1)
+      : "memory");
 }
 #endif
 
-// One k-tile: the wgmma of tile `tile` (in buffer tile % 2) start; meanwhile tile + DEPTH is
-// loaded into `load_set` (free: its tile went to local memory in the previous step) and tile + 1,
-// held in `next_set`, is stored into the other buffer once the previous tile's wgmma, which read
-// it, are done. This tile's wgmma stay in flight across the barrier, so the tensor cores do not
-// drain between tiles. With DEPTH = 1 both sets are the same registers.
-static inline void step(float* acc, local uint* As_all, local uint* Bs_all, float* load_a_set, float* load_b_set,
-                        float* next_a_set, float* next_b_set, const int tile, const int tiles, const global float* Ab,
-                        const int lda, const global float* Bb, const int ldb, const int M, const int N, const int K,
-                        const int m0, const int n0, const int tid, const int warpgroup, const bool a_aligned,
-                        const bool b_aligned) {
-  const int cur = tile & 1;
-  if (tile + DEPTH < tiles) {
-    load_a(load_a_set, Ab, lda, M, K, m0, (tile + DEPTH) * BK, tid, a_aligned);
-    load_b(load_b_set, Bb, ldb, N, K, n0, (tile + DEPTH) * BK, tid, b_aligned);
-  }
-  const local uint* As = As_all + cur * BM * BK;
-  const local uint* Bs = Bs_all + cur * BN * BK;
+// This warpgroup's wgmma of one staged tile (BK / 8 steps of FMW m64 x BN x 8 blocks), committed
+// as one group.
+static inline void issue_wgmma(float* acc, const local uint* As, const local uint* Bs, const int warpgroup) {
   wgmma_fence();
 #pragma unroll
   for (int ks = 0; ks < BK / 8; ++ks) {
@@ -236,14 +227,35 @@ static inline void step(float* acc, local uint* As_all, local uint* Bs_all, floa
     }
   }
   wgmma_commit();
-  wgmma_wait_all_but_last();
-  fence_accumulators(acc);
-  if (tile + 1 < tiles) {
-    store_tile(As_all + (cur ^ 1) * BM * BK, BM, A_CHUNKS, next_a_set, tid);
-    store_tile(Bs_all + (cur ^ 1) * BN * BK, BN, B_CHUNKS, next_b_set, tid);
+}
+
+// One k-tile: the wgmma of tile `tile` (in buffer tile % 2) start; meanwhile tile + 1, whose global
+// loads were issued first, is stored into the other buffer, which every warpgroup's wgmma finished
+// reading before the previous step's barrier. (Studied on the H200, probe25-33, all slower or no
+// faster: a second register set loading two tiles ahead; leaving this tile's wgmma in flight
+// across the barrier, which with two warpgroups would also let one overwrite a buffer the other
+// still reads; cp.async staging with the rounding done in local memory.)
+static inline void step(float* acc, local uint* As_all, local uint* Bs_all, float* ra, float* rb, const int tile,
+                        const int tiles, const global float* Ab, const int lda, const global float* Bb, const int ldb,
+                        const int M, const int N, const int K, const int m0, const int n0, const int tid,
+                        const int warpgroup, const bool a_aligned, const bool b_aligned) {
+  const int cur = tile & 1;
+  if (!(ABLATE & 1) && tile + 1 < tiles) {
+    load_a(ra, Ab, lda, M, K, m0, (tile + 1) * BK, tid, a_aligned);
+    load_b(rb, Bb, ldb, N, K, n0, (tile + 1) * BK, tid, b_aligned);
+  }
+#if !(ABLATE & 4)
+  issue_wgmma(acc, As_all + cur * BM * BK, Bs_all + cur * BN * BK, warpgroup);
+#endif
+  if (!(ABLATE & 2) && tile + 1 < tiles) {
+    store_tile(As_all + (cur ^ 1) * BM * BK, BM, A_CHUNKS, ra, tid);
+    store_tile(Bs_all + (cur ^ 1) * BN * BK, BN, B_CHUNKS, rb, tid);
     fence_async_local();
   }
+  wgmma_wait_all();
+#if !(ABLATE & 8)
   barrier(CLK_LOCAL_MEM_FENCE);
+#endif
 }
 
 __attribute__((reqd_work_group_size(THREADS, 1, 1)))
@@ -267,42 +279,21 @@ kernel void gemm_wgmma(const int M, const int N, const int K, const float alpha,
 #pragma unroll
   for (int i = 0; i < FMW * ACC; ++i) acc[i] = 0.0f;
 
-  // Two local buffers: while the wgmma of one tile run, the work-items store the next tile into
-  // the other; its global loads were issued DEPTH tiles ahead.
+  // Two local buffers: while the wgmma of one tile run, the next tile goes into the other.
   local uint As_all[2 * BM * BK] __attribute__((aligned(128)));
   local uint Bs_all[2 * BN * BK] __attribute__((aligned(128)));
   const int tiles = (K + BK - 1) / BK;
-  float ra0[4 * A_CHUNKS], rb0[4 * B_CHUNKS];
-  load_a(ra0, Ab, lda, M, K, m0, 0, tid, a_aligned);
-  load_b(rb0, Bb, ldb, N, K, n0, 0, tid, b_aligned);
-  store_tile(As_all, BM, A_CHUNKS, ra0, tid);
-  store_tile(Bs_all, BN, B_CHUNKS, rb0, tid);
-#if DEPTH == 2
-  float ra1[4 * A_CHUNKS], rb1[4 * B_CHUNKS];
-  if (tiles > 1) {
-    load_a(ra1, Ab, lda, M, K, m0, BK, tid, a_aligned);
-    load_b(rb1, Bb, ldb, N, K, n0, BK, tid, b_aligned);
-  }
-#endif
+  float ra[4 * A_CHUNKS], rb[4 * B_CHUNKS];
+  load_a(ra, Ab, lda, M, K, m0, 0, tid, a_aligned);
+  load_b(rb, Bb, ldb, N, K, n0, 0, tid, b_aligned);
+  store_tile(As_all, BM, A_CHUNKS, ra, tid);
+  store_tile(Bs_all, BN, B_CHUNKS, rb, tid);
   fence_async_local();
   barrier(CLK_LOCAL_MEM_FENCE);
   fence_accumulators(acc);
-#if DEPTH == 2
-  // Two tiles per trip, so that each register set keeps its name: set 0 holds even tiles, set 1 odd.
-  for (int tile = 0; tile < tiles; tile += 2) {
-    step(acc, As_all, Bs_all, ra0, rb0, ra1, rb1, tile, tiles, Ab, lda, Bb, ldb, M, N, K, m0, n0, tid, warpgroup,
-         a_aligned, b_aligned);
-    if (tile + 1 < tiles) {
-      step(acc, As_all, Bs_all, ra1, rb1, ra0, rb0, tile + 1, tiles, Ab, lda, Bb, ldb, M, N, K, m0, n0, tid, warpgroup,
-           a_aligned, b_aligned);
-    }
-  }
-#else
   for (int tile = 0; tile < tiles; ++tile) {
-    step(acc, As_all, Bs_all, ra0, rb0, ra0, rb0, tile, tiles, Ab, lda, Bb, ldb, M, N, K, m0, n0, tid, warpgroup,
-         a_aligned, b_aligned);
+    step(acc, As_all, Bs_all, ra, rb, tile, tiles, Ab, lda, Bb, ldb, M, N, K, m0, n0, tid, warpgroup, a_aligned, b_aligned);
   }
-#endif
   wgmma_wait_all();
   fence_accumulators(acc);
 

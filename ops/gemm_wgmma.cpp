@@ -7,7 +7,7 @@
 
 namespace ocltune {
 
-Config gemm_wgmma_default_config() { return {{"WGMMA", 1}, {"BM", 128}, {"BN", 128}, {"BK", 16}, {"WGS", 1}, {"DEPTH", 1}}; }
+Config gemm_wgmma_default_config() { return {{"WGMMA", 1}, {"BM", 128}, {"BN", 128}, {"BK", 16}, {"WGS", 1}}; }
 
 bool is_wgmma_config(const Config& config) { return config.count("WGMMA") != 0; }
 
@@ -19,8 +19,7 @@ SearchSpace wgmma_space(const GemmShape& shape, const DeviceInfo& device) {
       .add("BM", {64, 128, 256}, "rows of C per work-group, in m64 blocks")
       .add("BN", {64, 128, 256}, "columns of C per work-group: the N of each wgmma")
       .add("BK", {16, 32}, "depth of the K tile staged per step")
-      .add("WGS", {1, 2}, "warpgroups of 128 work-items per work-group, stacked along M")
-      .add("DEPTH", {1, 2}, "k-tiles loaded ahead into registers (two register sets with 2)");
+      .add("WGS", {1, 2}, "warpgroups of 128 work-items per work-group, stacked along M");
   const std::int64_t max_bm = std::max<std::int64_t>(64, next_pow2(shape.m));
   const std::int64_t max_bn = std::max<std::int64_t>(64, next_pow2(shape.n));
   space.constrain("BM <= next_pow2(M), BN <= next_pow2(N)", {"BM", "BN"},

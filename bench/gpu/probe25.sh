@@ -1,4 +1,4 @@
-# Twenty-fifth and twenty-sixth H200 runs (26: one wgmma group left in flight across each barrier): the wgmma GEMM with DEPTH (tiles loaded ahead into registers), without a
+# Twenty-fifth and twenty-sixth H200 runs (26: one wgmma group left in flight across each barrier; DEPTH was removed after probe33): the wgmma GEMM with DEPTH (tiles loaded ahead into registers), without a
 # memory clobber on wgmma and with the accumulators fenced; ptxas's advice for the retargeted
 # (sm_90a) builds. (1) odd shapes of all layouts with DEPTH = 2; (2) 4096^3 tiles.
 set -u

@@ -1,6 +1,8 @@
 # Twenty-seventh H200 run: is the wgmma GEMM limited by staging B, which NN stores K-strided (four
 # 4-byte loads per 16-byte chunk, transposed into wgmma's K-major tile)? The same tiles on NT
 # (B stored N x K: 16-byte loads, like A), against the best mma.sync tile on each layout.
+# (The wgmma tunables DEPTH and STAGING were removed after probe33: configurations naming them are
+# outside the space now; docs/NOTES.md "TF32 GEMM on the H200, fourth session" has their figures.)
 set -u
 OCLTUNE=.gpu/bin/ocltune . bench/gpu/env.sh
 set -f

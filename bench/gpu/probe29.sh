@@ -2,6 +2,8 @@
 # tensor-core GEMM tests (every wgmma configuration, a covering sample of mma.sync's with the new
 # SWIZZLE and FRAG_DBUF), conv2d's and the runtime's tf32 tests; then 4096^3 NN once more with
 # the wgmma tiles (the staging order of probe23-27) and CLBlast fp32 in the same process.
+# (The wgmma tunables DEPTH and STAGING were removed after probe33: configurations naming them are
+# outside the space now; docs/NOTES.md "TF32 GEMM on the H200, fourth session" has their figures.)
 set -u
 OCLTUNE=.gpu/bin/ocltune . bench/gpu/env.sh
 set -f
