@@ -2,12 +2,12 @@
 // kernels at 4096^3 timed as is and with steps removed (their ABLATE bits; the results are then
 // wrong, only the time counts). Prints TFLOP/s per variant (NVIDIA only; wgmma on Hopper).
 //   build/bench/mma_ablation_bench   (device: $OCLTUNE_BENCH_DEVICE, default 0)
-#include <cstdlib>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "bench/study_device.h"
 #include "harness/capability.h"
 #include "harness/device.h"
 #include "harness/launch.h"
@@ -17,12 +17,9 @@
 
 int main() {
   using namespace ocltune;
-  const char* env = std::getenv("OCLTUNE_BENCH_DEVICE");
-  const DeviceInfo device = find_device(env ? std::atoi(env) : 0);
-  if (!satisfies(device, nvidia_mma_tf32())) {
-    fmt::print("{}: no tensor cores ({})\n", device.name, nvidia_mma_tf32().describe());
-    return 0;
-  }
+  const std::optional<DeviceInfo> found = study_device(nvidia_mma_tf32());
+  if (!found) return 0;
+  const DeviceInfo& device = *found;
   Session session(device);
   const GemmShape shape{.m = 4096, .n = 4096, .k = 4096, .math = "tf32"};
   const Config mma = {{"MMA", 1},    {"BM", 128},  {"BN", 128},  {"BK", 16},   {"WM", 2},       {"WN", 2},

@@ -3,10 +3,10 @@
 // warp. A GEMM's warps hold one accumulator chain per fragment and few warps per SM (registers), so
 // this says whether mma issue itself limits it there. Prints TFLOP/s per point (NVIDIA only).
 //   build/bench/mma_peak_bench   (device: $OCLTUNE_BENCH_DEVICE, default 0)
-#include <cstdlib>
 
 #include <fmt/format.h>
 
+#include "bench/study_device.h"
 #include "harness/capability.h"
 #include "harness/device.h"
 #include "harness/launch.h"
@@ -15,12 +15,9 @@
 
 int main() {
   using namespace ocltune;
-  const char* env = std::getenv("OCLTUNE_BENCH_DEVICE");
-  const DeviceInfo device = find_device(env ? std::atoi(env) : 0);
-  if (!satisfies(device, nvidia_mma_tf32())) {
-    fmt::print("{}: no tensor cores ({})\n", device.name, nvidia_mma_tf32().describe());
-    return 0;
-  }
+  const std::optional<DeviceInfo> found = study_device(nvidia_mma_tf32());
+  if (!found) return 0;
+  const DeviceInfo& device = *found;
   Session session(device);
   constexpr int kWarpsPerGroup = 4, kIterations = 2048;
   fmt::print("{}: TF32 mma.sync m16n8k8 TFLOP/s (rows: work-groups of 4 warps per compute unit; "
