@@ -60,7 +60,8 @@ static inline uint to_tf32(const float x) {
 #define CHUNK_ROW(v) ((v) % 32 + 32 * ((v) / (32 * KC)))
 #define CHUNK_KC(v) (((v) / 32) % KC)
 
-// Four consecutive k of row m of op(A) into r; zeros outside the matrix.
+// This work-item's chunks of the A tile at k0 (four consecutive k of one row each) into ra, zeros
+// outside the matrix; load_b likewise for B.
 static inline void load_a(float* ra, const global float* Ab, const int lda, const int M, const int K, const int m0,
                           const int k0, const int tid, const bool aligned) {
   const bool full = m0 + BM <= M && k0 + BK <= K;
