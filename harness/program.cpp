@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -119,16 +120,42 @@ cl::Program ProgramCache::build(const ProgramSource& source) {
   return program;
 }
 
+namespace {
+
+// The options of a build from source or PTX: `base` plus OCLTUNE_BUILD_OPTIONS, driver options for
+// every build (e.g. -cl-nv-verbose, whose register report OCLTUNE_BUILD_LOG=1 prints); they are
+// not part of the cache key.
+std::string build_options(const std::string& base) {
+  const char* extra = std::getenv("OCLTUNE_BUILD_OPTIONS");
+  return base + " " + (extra ? extra : "");
+}
+
+// With OCLTUNE_BUILD_LOG=1, the driver's log of a successful build.
+void print_build_log(const cl::Program& program, const std::string& label) {
+  if (const char* show = std::getenv("OCLTUNE_BUILD_LOG"); !show || *show != '1') return;
+  for (const auto& [dev, log] : program.getBuildInfo<CL_PROGRAM_BUILD_LOG>()) {
+    if (!log.empty()) fmt::print(stderr, "build log {}:\n{}\n", label, log);
+  }
+}
+
+std::string failed_build_log(const cl::BuildError& e) {
+  std::string log;
+  for (const auto& [dev, device_log] : e.getBuildLog()) log += device_log;
+  return log;
+}
+
+}  // namespace
+
 cl::Program ProgramCache::compile(const ProgramSource& source, const std::string& text) {
   const auto start = std::chrono::steady_clock::now();
+  const auto count_time = [&] {
+    compile_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+  };
   cl::Program program(context_, text);
   try {
     // -w: driver-side warnings (e.g. "loop not unrolled") would interleave with our output; errors
     // still reach the build log, and OCLTUNE_DUMP_SOURCES reproduces a build with warnings.
-    // OCLTUNE_BUILD_OPTIONS adds driver options to every build (e.g. -cl-nv-verbose, whose register
-    // report OCLTUNE_BUILD_LOG=1 prints); they are not part of the cache key.
-    const char* extra = std::getenv("OCLTUNE_BUILD_OPTIONS");
-    program.build({device_}, ("-w " + source.options + " " + (extra ? extra : "")).c_str());
+    program.build({device_}, build_options("-w " + source.options).c_str());
     // With OCLTUNE_DUMP_SOURCES the driver's binary goes next to the source (PTX on NVIDIA: read
     // it, or assemble it with ptxas/nvdisasm, to see what the compiler made of a kernel).
     if (const char* dir = std::getenv("OCLTUNE_DUMP_SOURCES"); dir && *dir) {
@@ -138,22 +165,29 @@ cl::Program ProgramCache::compile(const ProgramSource& source, const std::string
             .write(reinterpret_cast<const char*>(binaries[0].data()), static_cast<std::streamsize>(binaries[0].size()));
       }
     }
-    if (const char* show = std::getenv("OCLTUNE_BUILD_LOG"); show && *show == '1') {
-      for (const auto& [dev, log] : program.getBuildInfo<CL_PROGRAM_BUILD_LOG>()) {
-        if (!log.empty()) fmt::print(stderr, "build log {}:\n{}\n", source.key(), log);
-      }
-    }
+    print_build_log(program, source.key());
   } catch (const cl::BuildError& e) {
-    std::string log;
-    for (const auto& [dev, device_log] : e.getBuildLog()) log += device_log;
-    compile_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
-    throw BuildError(e.err(), log);
+    count_time();
+    throw BuildError(e.err(), failed_build_log(e));
   } catch (const cl::Error& e) {
     throw ClError(e);
   }
-  compile_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+  count_time();
   ++builds_;
   return program;
+}
+
+std::optional<std::string> retargeted_ptx(std::string ptx, const std::string& target) {
+  while (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();
+  const std::string marker = "//" + target + " ";
+  const std::string directive = "\n.target ";
+  const std::size_t at_target = ptx.find(directive);
+  if (at_target == std::string::npos || ptx.find(marker) == std::string::npos) return std::nullopt;
+  for (std::size_t at = ptx.find(marker); at != std::string::npos; at = ptx.find(marker, at)) ptx.erase(at, marker.size());
+  const std::size_t name = at_target + directive.size();
+  const std::size_t end = ptx.find_first_of(", \n", name);
+  ptx.replace(name, end == std::string::npos ? std::string::npos : end - name, target);
+  return ptx;
 }
 
 // NVIDIA's OpenCL compiler emits PTX for the device's base architecture (".target sm_90" on an
@@ -161,47 +195,35 @@ cl::Program ProgramCache::compile(const ProgramSource& source, const std::string
 // ptxas. The kernel therefore writes them behind "//<target> " comments; this takes the PTX of the
 // build that succeeded without them, uncomments them, retargets the module and builds that.
 cl::Program ProgramCache::retarget_ptx(const ProgramSource& source, const cl::Program& built) {
-  std::string ptx;
+  std::string binary;
   try {
     const auto binaries = built.getInfo<CL_PROGRAM_BINARIES>();
-    if (binaries.size() == 1) ptx.assign(binaries[0].begin(), binaries[0].end());
+    if (binaries.size() == 1) binary.assign(binaries[0].begin(), binaries[0].end());
   } catch (const cl::Error& e) {
     throw ClError(e);
   }
-  while (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();
-  const std::string marker = "//" + source.ptx_target + " ";
-  const std::size_t target = ptx.find("\n.target ");
-  if (target == std::string::npos || ptx.find(marker) == std::string::npos) {
+  const std::optional<std::string> ptx = retargeted_ptx(std::move(binary), source.ptx_target);
+  if (!ptx) {
     throw BuildError(CL_BUILD_PROGRAM_FAILURE,
-                     fmt::format("ptx_target {}: the driver's binary is not PTX with '{}' lines (an NVIDIA device?)",
-                                 source.ptx_target, marker));
+                     fmt::format("ptx_target {}: the driver's binary is not PTX with '//{} ' lines (an NVIDIA device?)",
+                                 source.ptx_target, source.ptx_target));
   }
-  for (std::size_t at = ptx.find(marker); at != std::string::npos; at = ptx.find(marker, at)) ptx.erase(at, marker.size());
-  const std::size_t name = target + std::string_view("\n.target ").size();
-  const std::size_t end = ptx.find_first_of(", \n", name);
-  ptx.replace(name, end - name, source.ptx_target);
+  const std::string label = fmt::format("{} ({})", source.key(), source.ptx_target);
   const auto start = std::chrono::steady_clock::now();
   cl::Program program;
   try {
-    program = cl::Program(context_, {device_}, cl::Program::Binaries{std::vector<unsigned char>(ptx.begin(), ptx.end())});
+    program = cl::Program(context_, {device_}, cl::Program::Binaries{std::vector<unsigned char>(ptx->begin(), ptx->end())});
     // Without -w: ptxas's advice (e.g. that it had to serialize wgmma) is worth reading here.
-    const char* extra = std::getenv("OCLTUNE_BUILD_OPTIONS");
-    program.build({device_}, (source.options + " " + (extra ? extra : "")).c_str());
-    if (const char* show = std::getenv("OCLTUNE_BUILD_LOG"); show && *show == '1') {
-      for (const auto& [dev, log] : program.getBuildInfo<CL_PROGRAM_BUILD_LOG>()) {
-        if (!log.empty()) fmt::print(stderr, "build log {} ({}):\n{}\n", source.key(), source.ptx_target, log);
-      }
-    }
+    program.build({device_}, build_options(source.options).c_str());
+    print_build_log(program, label);
   } catch (const cl::BuildError& e) {
-    std::string log;
-    for (const auto& [dev, device_log] : e.getBuildLog()) log += device_log;
-    throw BuildError(e.err(), fmt::format("retargeted to {}: {}", source.ptx_target, log));
+    throw BuildError(e.err(), fmt::format("retargeted to {}: {}", source.ptx_target, failed_build_log(e)));
   } catch (const cl::Error& e) {
     throw BuildError(e.err(), fmt::format("retargeted to {}: the driver refused the PTX ({})", source.ptx_target, e.what()));
   }
   compile_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
   if (const char* dir = std::getenv("OCLTUNE_DUMP_SOURCES"); dir && *dir) {
-    std::ofstream(fmt::format("{}/{}.{}.ptx", dir, source.key(), source.ptx_target)) << ptx;
+    std::ofstream(fmt::format("{}/{}.{}.ptx", dir, source.key(), source.ptx_target)) << *ptx;
   }
   return program;
 }

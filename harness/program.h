@@ -34,6 +34,11 @@ struct ProgramSource {
   std::string files_hash() const;
 };
 
+// The PTX `ptx` (a driver's program binary) with its "//<target> " markers removed and its
+// .target directive set to `target`; nothing when it has no .target directive or no marked line
+// (ProgramSource::ptx_target).
+std::optional<std::string> retargeted_ptx(std::string ptx, const std::string& target);
+
 // Where program binaries are kept unless told otherwise: $OCLTUNE_BINARY_CACHE ("off" or empty:
 // nowhere), else $XDG_CACHE_HOME/ocltune/binaries, else ~/.cache/ocltune/binaries.
 std::string default_binary_cache_dir();
