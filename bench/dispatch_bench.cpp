@@ -49,7 +49,8 @@ Setup& setup() {
     x.call.b = x.b();
     x.call.c = x.c();
     const Decision d = ops::gemm_decision(*x.runtime, x.call);
-    x.bare = prepare(*x.session, gemm_plan(shape, packed_operands(shape, x.a, x.b, x.c), d.config));
+    Workspace workspace(context);
+    x.bare = prepare(*x.session, gemm_plan(shape, packed_operands(shape, x.a, x.b, x.c), d.config, workspace));
     ops::gemm(*x.runtime, x.queue(), x.call);  // warm: the entry and one kernel set exist
     x.queue.finish();
     return x;

@@ -40,10 +40,11 @@ int main() {
     wide["WGS"] = 2;
     studies.push_back({wide, {0, 1, 2, 4, 11, 13}});
   }
+  Workspace workspace(session.context());
   for (const auto& [config, bits] : studies) {
     fmt::print("{}: TF32 GEMM 4096^3, {}\n", device.name, to_string(config));
     for (const int ablate : bits) {
-      LaunchPlan plan = gemm_plan(shape, packed_operands(shape, a, b, c), config);
+      LaunchPlan plan = gemm_plan(shape, packed_operands(shape, a, b, c), config, workspace);
       plan.kernels.front().program.defines.emplace_back("ABLATE", std::to_string(ablate));
       const PreparedPlan prepared = prepare(session, plan);
       const TimingStats stats = time_plan(session.queue(), prepared, {.warmup = 2, .min_runs = 7, .max_runs = 15});

@@ -188,7 +188,7 @@ LaunchPlan conv2d_plan(const Conv2dShape& shape, const Conv2dOperands& operands,
     case kAlgoDirect: direct_plan(shape, operands, config, plan); break;
     case kAlgoImplicitGemm: igemm_plan(shape, operands, config, plan); break;
     case kAlgoWinograd: winograd_plan(shape, operands, config, workspace, plan); break;
-    case kAlgoGemm1x1: gemm1x1_plan(shape, operands, config, plan); break;
+    case kAlgoGemm1x1: gemm1x1_plan(shape, operands, config, workspace, plan); break;
     case kAlgoDepthwise: depthwise_plan(shape, operands, config, plan); break;
     case kAlgoImplicitGemmTf32: igemm_tf32_plan(shape, operands, config, plan); break;
     default: break;

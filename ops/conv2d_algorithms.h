@@ -41,7 +41,8 @@ void winograd_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Conf
 
 SearchSpace gemm1x1_space(const Conv2dShape& shape, const DeviceInfo& device);
 Config gemm1x1_default(const Conv2dShape& shape);
-void gemm1x1_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Config& config, LaunchPlan& plan);
+void gemm1x1_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Config& config, Workspace& workspace,
+                  LaunchPlan& plan);
 
 SearchSpace depthwise_space(const Conv2dShape& shape, const DeviceInfo& device);
 Config depthwise_default(const Conv2dShape& shape);

@@ -57,17 +57,21 @@ Config gemm1x1_default(const Conv2dShape& s) {
   return c;
 }
 
-void gemm1x1_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, LaunchPlan& plan) {
+void gemm1x1_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, Workspace& workspace,
+                  LaunchPlan& plan) {
   // Every parameter but ALGO is the GEMM's, whatever gemm_space declares now.
   // (gemm.cl's default as the base only for gemm.cl's variant: the other variants have their own.)
-  Config gemm_config = is_mma_config(c) || is_wgmma_config(c) || is_cpu_config(c) ? Config{} : gemm_default_config();
+  const bool own_defaults = is_mma_config(c) || is_wgmma_config(c) || is_wgmma_packed_config(c) || is_cpu_config(c);
+  Config gemm_config = own_defaults ? Config{} : gemm_default_config();
   for (const auto& [name, value] : c) {
     if (name != "ALGO") gemm_config[name] = value;
   }
   GemmShape g = plane_gemm(s);
   const std::int64_t hw = s.h * s.w;
   const auto append = [&](const GemmOperands& operands) {
-    for (KernelLaunch& launch : gemm_plan(g, operands, gemm_config).kernels) plan.kernels.push_back(std::move(launch));
+    for (KernelLaunch& launch : gemm_plan(g, operands, gemm_config, workspace).kernels) {
+      plan.kernels.push_back(std::move(launch));
+    }
   };
   GemmOperands ops;
   if (s.dir == ConvDirection::kForward || s.dir == ConvDirection::kBackwardData) {

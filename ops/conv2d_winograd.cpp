@@ -104,7 +104,7 @@ void winograd_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& 
     if (name != "ALGO" && name.rfind("WINO_", 0) != 0) gemm_config[name] = value;
   }
   const GemmShape gemm = point_gemm(s, m);
-  for (KernelLaunch& launch : gemm_plan(gemm, packed_operands(gemm, u, v, mt), gemm_config).kernels) {
+  for (KernelLaunch& launch : gemm_plan(gemm, packed_operands(gemm, u, v, mt), gemm_config, workspace).kernels) {
     plan.kernels.push_back(std::move(launch));
   }
 

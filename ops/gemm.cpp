@@ -195,6 +195,7 @@ SearchSpace gemm_space(const GemmShape& shape, const DeviceInfo& device) {
   }
   if (shape.math == "tf32" && satisfies(device, nvidia_wgmma_tf32())) {
     parts.push_back(gemm_detail::wgmma_space(shape, device));
+    parts.push_back(gemm_detail::wgmma_packed_space(shape, device));
   }
   if (satisfies(device, cpu_device())) parts.push_back(gemm_detail::cpu_space(shape, device));
   if (parts.size() == 1) return std::move(parts.front());
@@ -213,10 +214,11 @@ Config gemm_default_config(const GemmShape& shape) {
   return c;
 }
 
-LaunchPlan gemm_plan(const GemmShape& s, const GemmOperands& o, const Config& config) {
+LaunchPlan gemm_plan(const GemmShape& s, const GemmOperands& o, const Config& config, Workspace& workspace) {
   check_operands(s, o);
   if (is_mma_config(config)) return gemm_detail::mma_plan(s, o, config);
   if (is_wgmma_config(config)) return gemm_detail::wgmma_plan(s, o, config);
+  if (is_wgmma_packed_config(config)) return gemm_detail::wgmma_packed_plan(s, o, config, workspace);
   if (is_cpu_config(config)) return gemm_detail::cpu_plan(s, o, config);
   KernelLaunch launch;
   launch.program.files = {"gemm_layout.cl", "gemm.cl"};

@@ -11,6 +11,7 @@
 #include "harness/cl.h"
 #include "harness/device.h"
 #include "harness/launch.h"
+#include "harness/workspace.h"
 #include "tuner/config.h"
 #include "tuner/space.h"
 
@@ -60,7 +61,8 @@ void check_operands(const GemmShape& shape, const GemmOperands& operands);
 
 // Tunables of kernels/gemm.cl (variant "fma"), with constraints from divisibility and from the
 // device; in tf32 mode on NVIDIA GPUs of compute capability >= 8.0 also those of
-// kernels/gemm_mma.cl (variant "mma_tf32", parameter MMA=1).
+// kernels/gemm_mma.cl (variant "mma_tf32", parameter MMA=1), and on 9.x those of gemm_wgmma.cl
+// ("wgmma_tf32", WGMMA=1) and gemm_wgmma_packed.cl ("wgmma_packed_tf32", WGMMA_PACKED=1).
 // On CPU devices also those of kernels/gemm_cpu.cl (variant "cpu", parameter CPU=1).
 SearchSpace gemm_space(const GemmShape& shape, const DeviceInfo& device);
 // A configuration valid on every OpenCL 1.2 device (64 work-items, 4 KiB of local memory).
@@ -74,11 +76,20 @@ bool is_mma_config(const Config& config);
 // The untuned warpgroup tensor-core configuration (only where the wgmma_tf32 variant exists).
 Config gemm_wgmma_default_config();
 bool is_wgmma_config(const Config& config);
+// The untuned configuration of the warpgroup variant on packed operands (wgmma_packed_tf32).
+Config gemm_wgmma_packed_default_config();
+bool is_wgmma_packed_config(const Config& config);
 // The untuned CPU configuration for `shape` (only meaningful where the cpu variant exists).
 Config gemm_cpu_default_config(const GemmShape& shape);
 bool is_cpu_config(const Config& config);
 
-// The launch of kernels/gemm.cl for `config`.
-LaunchPlan gemm_plan(const GemmShape& shape, const GemmOperands& operands, const Config& config);
+// Workspace slots of the operands the wgmma_packed_tf32 variant packs (kept apart from the slots
+// other ops' plans use around a GEMM, such as conv2d's 0-2).
+inline constexpr int kGemmPackSlotA = 3;
+inline constexpr int kGemmPackSlotB = 4;
+
+// The launches of `config`'s variant (one kernel; three for wgmma_packed_tf32, whose packed
+// operands live in `workspace`).
+LaunchPlan gemm_plan(const GemmShape& shape, const GemmOperands& operands, const Config& config, Workspace& workspace);
 
 }  // namespace ocltune

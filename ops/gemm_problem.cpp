@@ -14,7 +14,7 @@ namespace {
 class GemmEvaluation : public Evaluation {
  public:
   GemmEvaluation(Session& session, const GemmShape& shape, const GemmLayout& layout);
-  LaunchPlan plan(const Config& config) override { return gemm_plan(shape_, operands_, config); }
+  LaunchPlan plan(const Config& config) override { return gemm_plan(shape_, operands_, config, workspace_); }
   void reset() override;
   VerifyResult verify() override;
 
@@ -27,13 +27,14 @@ class GemmEvaluation : public Evaluation {
   Session& session_;
   GemmShape shape_;
   GemmOperands operands_;
+  Workspace workspace_;
   std::vector<float> a_, b_, c_before_;
   std::vector<std::uint8_t> written_;
   std::vector<Expected> expected_;
 };
 
 GemmEvaluation::GemmEvaluation(Session& session, const GemmShape& shape, const GemmLayout& layout)
-    : session_(session), shape_(shape) {
+    : session_(session), shape_(shape), workspace_(session.context()) {
   GemmOperands& o = operands_;
   o.lda = shape.packed_lda() + layout.lda_pad;
   o.ldb = shape.packed_ldb() + layout.ldb_pad;
@@ -179,12 +180,16 @@ std::vector<Config> GemmProblem::default_configs(const DeviceInfo& device) const
   const SearchSpace space = gemm_space(shape_, device);
   if (space.variants().size() > 1 && space.contains(gemm_mma_default_config())) add(gemm_mma_default_config());
   if (space.variants().size() > 1 && space.contains(gemm_wgmma_default_config())) add(gemm_wgmma_default_config());
+  if (space.variants().size() > 1 && space.contains(gemm_wgmma_packed_default_config())) {
+    add(gemm_wgmma_packed_default_config());
+  }
   if (space.variants().size() > 1 && space.contains(gemm_cpu_default_config(shape_))) add(gemm_cpu_default_config(shape_));
   return configs;
 }
 
 std::vector<std::string> GemmProblem::kernel_files() const {
-  if (shape_.math == "tf32") return {"gemm_layout.cl", "gemm.cl", "mma_tf32.cl", "gemm_mma.cl", "gemm_wgmma.cl", "gemm_cpu.cl"};
+  if (shape_.math == "tf32") return {"gemm_layout.cl", "gemm.cl", "mma_tf32.cl", "gemm_mma.cl", "wgmma_tf32.cl",
+            "gemm_wgmma.cl", "gemm_pack_tf32.cl", "gemm_wgmma_packed.cl", "gemm_cpu.cl"};
   return {"gemm_layout.cl", "gemm.cl", "gemm_cpu.cl"};
 }
 

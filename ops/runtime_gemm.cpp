@@ -82,13 +82,15 @@ std::unique_ptr<Problem> GemmAdapter::problem_of(const GemmCall& call) const {
   return std::make_unique<GemmProblem>(gemm_shape(call));
 }
 
-LaunchPlan GemmAdapter::plan_of(const GemmCall& call, const Config& config, Workspace&) const {
-  return gemm_plan(gemm_shape(call), operands_of(call, true), config);
+LaunchPlan GemmAdapter::plan_of(const GemmCall& call, const Config& config, Workspace& workspace) const {
+  return gemm_plan(gemm_shape(call), operands_of(call, true), config, workspace);
 }
 
 bool GemmAdapter::fast_args_of(const GemmCall& c, std::span<RawArgs> steps) const {
   // The argument list of kernels/gemm.cl as gemm_plan sets it; the runtime compares the two on the
-  // first call of every shape and falls back to gemm_plan if they ever differ.
+  // first call of every shape and falls back to gemm_plan if they ever differ. Plans of more than
+  // one kernel (the packed wgmma variant's) run gemm_plan on every call.
+  if (steps.size() != 1) return false;
   RawArgs& a = steps[0];
   a.count = 0;
   a.push(RawArg::value(static_cast<cl_int>(c.m)));

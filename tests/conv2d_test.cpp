@@ -284,7 +284,8 @@ TEST(Conv2dTf32, TensorCoreConfigurationsMatchTheReference) {
       const SearchSpace space = problem.space(device);
       const std::vector<Config> defaults = problem.default_configs(device);
       expect_all_ok(problem, defaults);
-      for (const char* name : {"implicit_gemm_tf32", "gemm1x1_mma_tf32"}) {
+      for (const char* name :
+           {"implicit_gemm_tf32", "gemm1x1_mma_tf32", "gemm1x1_wgmma_tf32", "gemm1x1_wgmma_packed_tf32"}) {
         const SearchSpace v = variant(space, name);
         if (v.variants().empty()) continue;
         expect_all_ok(problem, small_covering_sample(v, v.enumerate(1).front()));

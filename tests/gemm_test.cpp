@@ -123,7 +123,7 @@ TEST(GemmTf32, TensorCoreVariantIsAbsentWithoutTheCapability) {
   shape.math = "tf32";
   const SearchSpace tf32 = gemm_space(shape, device);
   if (satisfies(device, nvidia_mma_tf32())) {
-    EXPECT_EQ(tf32.variants().size(), satisfies(device, nvidia_wgmma_tf32()) ? 3u : 2u);
+    EXPECT_EQ(tf32.variants().size(), satisfies(device, nvidia_wgmma_tf32()) ? 4u : 2u);
     EXPECT_TRUE(tf32.contains(gemm_mma_default_config())) << tf32.check(gemm_mma_default_config());
   } else {
     // gemm.cl's variant, and on CPUs the cpu variant (tests/gemm_cpu_test.cpp).
@@ -135,6 +135,7 @@ TEST(GemmTf32, TensorCoreVariantIsAbsentWithoutTheCapability) {
   }
   EXPECT_FALSE(exact.contains(gemm_mma_default_config()));
   EXPECT_FALSE(exact.contains(gemm_wgmma_default_config()));
+  EXPECT_FALSE(exact.contains(gemm_wgmma_packed_default_config()));
 }
 
 // The capability rule on described devices: an H200 as OpenCL reports it, the same GPU with the
@@ -171,28 +172,39 @@ TEST(GemmTf32, CapabilityRuleOnDescribedDevices) {
   EXPECT_FALSE(satisfies(cpu_row, nvidia_wgmma_tf32()));
   EXPECT_FALSE(gemm_space({.m = 256, .n = 256, .k = 256, .math = "tf32"}, ampere).contains(gemm_wgmma_default_config()));
   EXPECT_TRUE(gemm_space({.m = 256, .n = 256, .k = 256, .math = "tf32"}, testing::described_h200()).contains(gemm_wgmma_default_config()));
+  EXPECT_FALSE(gemm_space({.m = 256, .n = 256, .k = 256, .math = "tf32"}, ampere).contains(gemm_wgmma_packed_default_config()));
+  EXPECT_TRUE(gemm_space({.m = 256, .n = 256, .k = 256, .math = "tf32"}, testing::described_h200())
+                  .contains(gemm_wgmma_packed_default_config()));
 }
 
-// Every wgmma configuration of a described H200 fits its two local buffers in 48 KiB and gives
-// each work-item whole 16-byte chunks and at most 128 accumulators; every layout has some.
+// Every wgmma configuration of a described H200 fits its local buffers (two, or STAGES on packed
+// operands) in 48 KiB and gives each work-item whole 16-byte chunks and at most 128 accumulators;
+// every layout has some of both variants.
 TEST(GemmTf32, WgmmaSpaceFitsTheDevice) {
   const DeviceInfo h200 = testing::described_h200();
   ASSERT_TRUE(satisfies(h200, nvidia_wgmma_tf32()));
   for (const bool trans_a : {false, true}) {
     for (const bool trans_b : {false, true}) {
       const GemmShape shape{.m = 4096, .n = 4096, .k = 4096, .trans_a = trans_a, .trans_b = trans_b, .math = "tf32"};
-      int count = 0;
+      int count = 0, packed = 0;
       for (const Config& c : gemm_space(shape, h200).enumerate()) {
-        if (!is_wgmma_config(c)) continue;
-        ++count;
+        if (!is_wgmma_config(c) && !is_wgmma_packed_config(c)) continue;
+        ++(is_wgmma_config(c) ? count : packed);
         const std::int64_t bm = c.at("BM"), bn = c.at("BN"), bk = c.at("BK"), threads = 128 * c.at("WGS");
-        EXPECT_LE(2 * (bm + bn) * bk * 4, 48 * 1024) << to_string(c);
+        const std::int64_t buffers = is_wgmma_config(c) ? 2 : c.at("STAGES");
+        EXPECT_LE(buffers * (bm + bn) * bk * 4, 48 * 1024) << to_string(c);
+        if (is_wgmma_packed_config(c)) {
+          const std::int64_t ahead = c.at("STAGES") - 1 - c.at("LAG");
+          EXPECT_TRUE(ahead >= 1 && ahead <= 3) << to_string(c);
+          EXPECT_EQ(32 % bk, 0) << to_string(c);  // BK divides the packed K
+        }
         EXPECT_EQ(bm % (64 * c.at("WGS")), 0) << to_string(c);
         EXPECT_LE(bm / (64 * c.at("WGS")) * bn / 2, 128) << to_string(c);
         EXPECT_EQ((bm * bk / 4) % threads, 0) << to_string(c);
         EXPECT_EQ((bn * bk / 4) % threads, 0) << to_string(c);
       }
       EXPECT_GT(count, 4) << shape.key();
+      EXPECT_GT(packed, 4) << shape.key();
     }
   }
 }
@@ -233,6 +245,9 @@ TEST(GemmTf32, TensorCoreConfigurationsMatchTheReference) {
       }
       for (const Config& c : space.enumerate()) {  // the wgmma variant (Hopper only) is small: all of it
         if (is_wgmma_config(c)) sample.push_back(c);
+      }
+      for (const Config& c : covering_sample(space, 9, gemm_wgmma_packed_default_config())) {
+        if (is_wgmma_packed_config(c)) sample.push_back(c);
       }
       ASSERT_FALSE(sample.empty());
     }

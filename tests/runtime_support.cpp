@@ -18,6 +18,7 @@ BestRow gemm_row(const std::string& device_key, const GemmShape& shape, const Co
   r.device_key = device_key;
   r.op = "gemm";
   r.dtype = "fp32";
+  r.math = shape.math;
   r.shape_key = shape.key();
   r.shape_json = shape.to_json().dump();
   r.params_json = to_json(config).dump();
@@ -157,7 +158,8 @@ std::string HostGemm::check(cl::CommandQueue& queue) const {
   queue.enqueueReadBuffer(c_buf_, CL_TRUE, 0, after.size() * 4, after.data());
   const GemmCall& c = call_;
   std::vector<std::uint8_t> written(c_.size(), 0);
-  const double tolerance = (8.0 * std::sqrt(static_cast<double>(c.k)) + 4.0) * 0x1.0p-24;
+  double tolerance = (8.0 * std::sqrt(static_cast<double>(c.k)) + 4.0) * 0x1.0p-24;
+  if (c.tf32) tolerance += 8.0 * 0x1.0p-10 / std::sqrt(static_cast<double>(c.k));  // as GemmProblem's verification
   for (std::int64_t bt = 0; bt < c.batch; ++bt) {
     for (std::int64_t i = 0; i < c.m; ++i) {
       for (std::int64_t j = 0; j < c.n; ++j) {

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "harness/capability.h"
 #include "ops/families.h"
 #include "tests/runtime_support.h"
 #include "tests/test_session.h"
@@ -191,6 +192,28 @@ TEST(RuntimeGemm, ScalarsOffsetsAndBuffersMayChangeBetweenCallsOfOneShape) {
     EXPECT_EQ(g->check(session().queue()), "");
   }
   EXPECT_EQ(rt->stats().resolutions, 1u);
+}
+
+// A tf32 row of the wgmma variant on packed operands (Hopper only): a plan of three kernels whose
+// arguments (the caller's buffers, scalars and offsets; the packed scratch) are bound on every call.
+TEST(RuntimeGemm, PackedTensorCoreRowServesEveryCallOfItsShape) {
+  if (!satisfies(session().device(), nvidia_wgmma_tf32())) GTEST_SKIP() << "needs " << nvidia_wgmma_tf32().describe();
+  const GemmShape shape{.m = 130, .n = 70, .k = 45, .batch = 2, .trans_b = true, .math = "tf32"};
+  const std::string user =
+      testing::write_database(testing::temp_path("packed.db"), {session().device()},
+                              {testing::gemm_row(my_key(), shape, gemm_wgmma_packed_default_config())});
+  auto rt = make_runtime(user, "");
+  GemmShape scaled = shape;
+  scaled.alpha = -0.5f;
+  scaled.beta = 2.0f;
+  HostGemm first(session().context(), shape, {}, 1);
+  HostGemm second(session().context(), scaled, {.lda_pad = 2, .a_offset = 3, .c_offset = 5}, 2);
+  for (HostGemm* g : {&first, &second, &first}) {
+    g->reset(session().queue());
+    EXPECT_EQ(ops::gemm(*rt, session().queue()(), g->call()).level, Level::kExact);
+    EXPECT_EQ(g->check(session().queue()), "");
+  }
+  EXPECT_EQ(ops::gemm_decision(*rt, first.call()).config, gemm_wgmma_packed_default_config());
 }
 
 TEST(RuntimeGemm, EmptyCallsEnqueueAMarkerAndBadCallsAreRefused) {

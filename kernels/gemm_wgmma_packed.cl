@@ -1,0 +1,128 @@
+// SGEMM on Hopper's warpgroup tensor cores in TF32 from operands packed by gemm_pack_tf32.cl
+// (rounded, K-major core matrices, zero-padded to whole tiles): C = alpha * A * B^T + beta * C with
+// A M x K and B N x K as packed, any layout of the caller's matrices. Every tile is copied with
+// 16-byte cp.async straight into local memory, STAGES - 1 - LAG tiles ahead of the wgmma, so the
+// bytes in flight are not bounded by registers as in gemm_wgmma.cl (whose staging passes every
+// element through registers to transpose and round it, and measured no overlap with the wgmma).
+// Launch: global (ceil(N/BN) * 128 * WGS, ceil(M/BM), batch), local (128 * WGS, 1, 1).
+// Appended to wgmma_tf32.cl (tile tunables, wgmma and its fences).
+
+// ---- Tunables ----
+#ifndef BK
+#define BK 8  // depth of the K tile per stage (8, 16 or 32; divides the packed K, a multiple of 32)
+#endif
+#ifndef STAGES
+#define STAGES 4  // local buffers of BM x BK and BN x BK words in the pipeline
+#endif
+#ifndef LAG
+#define LAG 1  // wgmma groups left in flight across a barrier (0 or 1); the buffer a tile frees is
+               // refilled LAG steps later, so STAGES - 1 - LAG tiles are loading during the wgmma
+#endif
+
+// ---- Derived ----
+#define AHEAD (STAGES - 1 - LAG)  // tiles whose copies are in flight ahead of the current one
+#define A_CHUNKS (BM * BK / 4 / THREADS)  // 16-byte copies per work-item and tile
+#define B_CHUNKS (BN * BK / 4 / THREADS)
+
+static inline void cp_async16(local uint* dst, const global uint* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"((uint)(size_t)dst), "l"((ulong)src) : "memory");
+}
+static inline void cp_async_commit(void) { asm volatile("cp.async.commit_group;" ::: "memory"); }
+// Wait until this work-item's copies of the current tile have landed: at most AHEAD - 1 newer
+// groups may stay in flight (an immediate operand).
+static inline void cp_async_wait_current(void) {
+#if AHEAD == 1
+  asm volatile("cp.async.wait_group 0;" ::: "memory");
+#elif AHEAD == 2
+  asm volatile("cp.async.wait_group 1;" ::: "memory");
+#elif AHEAD == 3
+  asm volatile("cp.async.wait_group 2;" ::: "memory");
+#else
+#error "STAGES - 1 - LAG must be 1, 2 or 3"
+#endif
+}
+
+// The tile of R rows at k-tile kt of a packed operand (base: its first row) into a stage: R / 8
+// spans of 32 * BK contiguous bytes, one per 8-row group, copied to the same layout in local
+// memory, where the next 4 k is 128 bytes on (the descriptor's leading offset) and the next 8 rows
+// 32 * BK bytes (its stride offset). Consecutive work-items copy consecutive 16 bytes.
+static inline void copy_tile(local uint* stage, const global uint* base, const int Kp, const int kt, const int chunks,
+                             const int tid) {
+#pragma unroll
+  for (int c = 0; c < chunks; ++c) {
+    const int v = tid + c * THREADS;
+    const int group = v / (2 * BK), offset = 4 * (v % (2 * BK));
+    cp_async16(stage + group * 8 * BK + offset, base + ((long)group * (Kp / 4) + kt * (BK / 4)) * 32 + offset);
+  }
+}
+
+// Issues the copies of tile kt (none past the last, but always a group, so that the group count
+// stays in step with the tiles).
+static inline void load_stage(local uint* As_all, local uint* Bs_all, const global uint* Ap, const global uint* Bp,
+                              const int Kp, const int kt, const int tiles, const int tid) {
+  if (kt < tiles) {
+    const int s = kt % STAGES;
+    copy_tile(As_all + s * BM * BK, Ap, Kp, kt, A_CHUNKS, tid);
+    copy_tile(Bs_all + s * BN * BK, Bp, Kp, kt, B_CHUNKS, tid);
+  }
+  cp_async_commit();
+}
+
+// This warpgroup's wgmma of one stage (BK / 8 steps of FMW m64 x BN x 8 blocks), one group.
+static inline void issue_wgmma(float* acc, const local uint* As, const local uint* Bs, const int warpgroup) {
+  wgmma_fence();
+#pragma unroll
+  for (int ks = 0; ks < BK / 8; ++ks) {
+    const ulong desc_b = wgmma_desc(Bs + 64 * ks, 128, 32 * BK);
+#pragma unroll
+    for (int fm = 0; fm < FMW; ++fm) {
+      const int group = (warpgroup * FMW + fm) * 8;  // first 8-row group of this m64 block
+      wgmma_tf32(acc + fm * ACC, wgmma_desc(As + group * 8 * BK + 64 * ks, 128, 32 * BK), desc_b);
+    }
+  }
+  wgmma_commit();
+}
+
+__attribute__((reqd_work_group_size(THREADS, 1, 1)))
+kernel void gemm_wgmma_packed(const int M, const int N, const int Kp, const float alpha, const float beta,
+                              const global uint* restrict A, const long stride_a, const global uint* restrict B,
+                              const long stride_b, global float* C, const long c_offset, const int ldc,
+                              const long stride_c) {
+  const int tid = get_local_id(0);
+  const int warpgroup = tid / 128;
+  const int n0 = get_group_id(0) * BN;
+  const int m0 = get_group_id(1) * BM;
+  const long batch = get_group_id(2);
+  // This work-group's rows of the packed operands: whole 8-row groups of Kp words each.
+  const global uint* Ap = A + batch * stride_a + (long)m0 * Kp;
+  const global uint* Bp = B + batch * stride_b + (long)n0 * Kp;
+  global float* Cb = C + c_offset + batch * stride_c;
+
+  float acc[FMW * ACC];
+#pragma unroll
+  for (int i = 0; i < FMW * ACC; ++i) acc[i] = 0.0f;
+
+  local uint As_all[STAGES * BM * BK] __attribute__((aligned(128)));
+  local uint Bs_all[STAGES * BN * BK] __attribute__((aligned(128)));
+  const int tiles = Kp / BK;
+  for (int kt = 0; kt < AHEAD; ++kt) load_stage(As_all, Bs_all, Ap, Bp, Kp, kt, tiles, tid);
+  fence_accumulators(acc);
+  for (int kt = 0; kt < tiles; ++kt) {
+    // Tile kt has landed for every work-item, and every warpgroup's wgmma of tile kt - 1 - LAG has
+    // finished (each waited for it before this barrier): its buffer is the one refilled next.
+    cp_async_wait_current();
+    fence_async_local();
+    barrier(CLK_LOCAL_MEM_FENCE);
+    load_stage(As_all, Bs_all, Ap, Bp, Kp, kt + AHEAD, tiles, tid);
+    const int s = kt % STAGES;
+    issue_wgmma(acc, As_all + s * BM * BK, Bs_all + s * BN * BK, warpgroup);
+#if LAG
+    wgmma_wait_newest();
+#else
+    wgmma_wait_all();
+#endif
+  }
+  wgmma_wait_all();
+  fence_accumulators(acc);
+  store_accumulators(acc, Cb, ldc, M, N, m0, n0, alpha, beta);
+}

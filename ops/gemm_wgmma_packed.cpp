@@ -1,0 +1,129 @@
+// The warpgroup tensor-core variant of GEMM on packed operands ("wgmma_packed_tf32"): two passes
+// of kernels/gemm_pack_tf32.cl round A and op(B) to TF32 into K-major, zero-padded scratch
+// buffers, then kernels/gemm_wgmma_packed.cl multiplies them with a cp.async pipeline. Offered
+// where the register-staged wgmma variant is (tf32 math mode, compute capability 9.x).
+#include <algorithm>
+
+#include "ops/gemm_variants.h"
+
+namespace ocltune {
+
+// The fastest of the first ten configurations measured at 4096^3 NN on the H200 (probe35: 589 us,
+// 233 TFLOP/s with both packing passes): one warpgroup of 128 x 128, so two work-groups share an SM.
+Config gemm_wgmma_packed_default_config() {
+  return {{"WGMMA_PACKED", 1}, {"BM", 128}, {"BN", 128}, {"BK", 16}, {"WGS", 1}, {"STAGES", 3}, {"LAG", 0}};
+}
+
+bool is_wgmma_packed_config(const Config& config) { return config.count("WGMMA_PACKED") != 0; }
+
+namespace gemm_detail {
+
+KernelLaunch pack_tf32_launch(const GemmShape& s, std::int64_t batches, const cl::Buffer& src, std::int64_t offset,
+                              std::int64_t ld, std::int64_t stride, bool k_contiguous, std::int64_t rows,
+                              std::int64_t padded_rows, std::int64_t padded_k, const cl::Buffer& dst) {
+  KernelLaunch launch;
+  launch.program.files = {"gemm_pack_tf32.cl"};
+  launch.kernel = "pack_tf32";
+  launch.global = cl::NDRange(static_cast<std::size_t>(padded_k), static_cast<std::size_t>(padded_rows / 4),
+                              static_cast<std::size_t>(batches));
+  launch.local = cl::NDRange(32, 8, 1);
+  launch.args = {src,
+                 static_cast<cl_long>(offset),
+                 static_cast<cl_int>(ld),
+                 static_cast<cl_long>(stride),
+                 static_cast<cl_int>(k_contiguous ? 1 : 0),
+                 static_cast<cl_int>(rows),
+                 static_cast<cl_int>(s.k),
+                 static_cast<cl_int>(padded_k),
+                 static_cast<cl_long>(padded_rows * padded_k),
+                 dst};
+  return launch;
+}
+
+SearchSpace wgmma_packed_space(const GemmShape& shape, const DeviceInfo& device) {
+  SearchSpace space("wgmma_packed_tf32");
+  space.add("WGMMA_PACKED", {1}, "warpgroup tensor-core kernel on packed operands (kernels/gemm_wgmma_packed.cl)")
+      .add("BM", {64, 128, 256}, "rows of C per work-group, in m64 blocks")
+      .add("BN", {64, 128, 256}, "columns of C per work-group: the N of each wgmma")
+      .add("BK", {8, 16, 32}, "depth of the K tile per pipeline stage")
+      .add("WGS", {1, 2}, "warpgroups of 128 work-items per work-group, stacked along M")
+      .add("STAGES", {2, 3, 4}, "local buffers in the cp.async pipeline")
+      .add("LAG", {0, 1}, "wgmma groups left running across each barrier (their buffers are refilled a step later)");
+  const std::int64_t max_bm = std::max<std::int64_t>(64, next_pow2(shape.m));
+  const std::int64_t max_bn = std::max<std::int64_t>(64, next_pow2(shape.n));
+  space.constrain("BM <= next_pow2(M), BN <= next_pow2(N)", {"BM", "BN"},
+                  [=](const Config& c) { return at(c, "BM") <= max_bm && at(c, "BN") <= max_bn; });
+  space.constrain("each warpgroup owns whole m64 blocks", {"BM", "WGS"},
+                  [](const Config& c) { return at(c, "BM") % (64 * at(c, "WGS")) == 0; });
+  space.constrain("at most 128 accumulators per work-item", {"BM", "BN", "WGS"},
+                  [](const Config& c) { return at(c, "BM") / (64 * at(c, "WGS")) * at(c, "BN") / 2 <= 128; });
+  space.constrain("1 to 3 tiles loading ahead (STAGES - 1 - LAG)", {"STAGES", "LAG"}, [](const Config& c) {
+    const std::int64_t ahead = at(c, "STAGES") - 1 - at(c, "LAG");
+    return ahead >= 1 && ahead <= 3;
+  });
+  space.constrain(
+      "tiles split evenly into 16-byte copies per work-item", {"BM", "BN", "BK", "WGS"}, [](const Config& c) {
+        const std::int64_t threads = 128 * at(c, "WGS");
+        return (at(c, "BM") * at(c, "BK") / 4) % threads == 0 && (at(c, "BN") * at(c, "BK") / 4) % threads == 0;
+      });
+  const auto max_wg = static_cast<std::int64_t>(device.max_work_group_size);
+  space.constrain("work-group size within device limits", {"WGS"},
+                  [=](const Config& c) { return 128 * at(c, "WGS") <= max_wg; });
+  const auto local_bytes = static_cast<std::int64_t>(device.local_mem_bytes);
+  space.constrain("the pipeline's local buffers fit the device", {"BM", "BN", "BK", "STAGES"}, [=](const Config& c) {
+    return at(c, "STAGES") * (at(c, "BM") + at(c, "BN")) * at(c, "BK") * 4 <= local_bytes;
+  });
+  return space;
+}
+
+namespace {
+
+std::int64_t round_up(std::int64_t x, std::int64_t multiple) { return (x + multiple - 1) / multiple * multiple; }
+
+}  // namespace
+
+LaunchPlan wgmma_packed_plan(const GemmShape& s, const GemmOperands& o, const Config& config, Workspace& workspace) {
+  const std::int64_t bm = at(config, "BM"), bn = at(config, "BN"), threads = 128 * at(config, "WGS");
+  // Whole tiles of rows and whole 32 x 32 blocks of the pack kernel (tiles are multiples of 64;
+  // BK divides 32).
+  const std::int64_t mp = round_up(s.m, bm), np = round_up(s.n, bn), kp = round_up(s.k, 32);
+  // An operand shared by every batch entry (batch stride 0, as conv2d's weights) is packed once.
+  const std::int64_t a_batches = o.stride_a == 0 ? 1 : s.batch, b_batches = o.stride_b == 0 ? 1 : s.batch;
+  const std::int64_t a_packed_stride = a_batches == 1 ? 0 : mp * kp, b_packed_stride = b_batches == 1 ? 0 : np * kp;
+  const cl::Buffer ap = workspace.get(static_cast<std::size_t>(a_batches * mp * kp * 4), kGemmPackSlotA);
+  const cl::Buffer bp = workspace.get(static_cast<std::size_t>(b_batches * np * kp * 4), kGemmPackSlotB);
+
+  LaunchPlan plan;
+  // A (M x K, op applied) has K contiguous unless stored transposed; B (K x N) the other way round.
+  plan.kernels.push_back(
+      pack_tf32_launch(s, a_batches, o.a, o.a_offset, o.lda, o.stride_a, !s.trans_a, s.m, mp, kp, ap));
+  plan.kernels.push_back(
+      pack_tf32_launch(s, b_batches, o.b, o.b_offset, o.ldb, o.stride_b, s.trans_b, s.n, np, kp, bp));
+
+  KernelLaunch gemm;
+  gemm.program.files = {"wgmma_tf32.cl", "gemm_wgmma_packed.cl"};
+  gemm.program.ptx_target = "sm_90a";  // wgmma (see harness/program.h)
+  for (const auto& [name, value] : config) gemm.program.defines.emplace_back(name, std::to_string(value));
+  gemm.kernel = "gemm_wgmma_packed";
+  gemm.global = cl::NDRange(static_cast<std::size_t>(np / bn * threads), static_cast<std::size_t>(mp / bm),
+                            static_cast<std::size_t>(s.batch));
+  gemm.local = cl::NDRange(static_cast<std::size_t>(threads), 1, 1);
+  gemm.args = {static_cast<cl_int>(s.m),
+               static_cast<cl_int>(s.n),
+               static_cast<cl_int>(kp),
+               static_cast<cl_float>(s.alpha),
+               static_cast<cl_float>(s.beta),
+               ap,
+               static_cast<cl_long>(a_packed_stride),
+               bp,
+               static_cast<cl_long>(b_packed_stride),
+               o.c,
+               static_cast<cl_long>(o.c_offset),
+               static_cast<cl_int>(o.ldc),
+               static_cast<cl_long>(o.stride_c)};
+  plan.kernels.push_back(std::move(gemm));
+  return plan;
+}
+
+}  // namespace gemm_detail
+}  // namespace ocltune

@@ -1,0 +1,143 @@
+// The packing pass of the wgmma_packed_tf32 GEMM variant (kernels/gemm_pack_tf32.cl) is portable
+// OpenCL, so it runs here on every device: against a host model of TF32 rounding (to nearest, ties
+// away from zero, as cvt.rna) and of wgmma's K-major core-matrix layout, on odd shapes, both
+// storage orders, offsets, padded leading dimensions and batches. The GEMM kernel that reads the
+// packed operands needs Hopper (GemmTf32.TensorCoreConfigurationsMatchTheReference).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "harness/launch.h"
+#include "harness/session.h"
+#include "ops/gemm_variants.h"
+#include "tests/test_session.h"
+
+namespace ocltune {
+namespace {
+
+// TF32 rounding from the definition: 11 significant bits, half away from zero (std::round).
+// Infinity and NaN pass; subnormal inputs are not modelled (they keep fp32's fixed exponent).
+float tf32_model(float x) {
+  if (!std::isfinite(x) || x == 0.0f) return x;
+  int e = 0;
+  const double f = std::frexp(static_cast<double>(x), &e);  // |f| in [0.5, 1)
+  const double r = std::ldexp(std::round(f * 2048.0), e - 11);
+  if (std::abs(r) > std::numeric_limits<float>::max()) return std::copysign(std::numeric_limits<float>::infinity(), x);
+  return static_cast<float>(r);
+}
+
+std::uint32_t bits(float x) {
+  std::uint32_t u = 0;
+  std::memcpy(&u, &x, 4);
+  return u;
+}
+
+TEST(GemmPack, RoundingModelMatchesCvtRna) {
+  EXPECT_EQ(tf32_model(1.0f + 0x1.0p-11f), 1.0f + 0x1.0p-10f);  // a tie goes away from zero
+  EXPECT_EQ(tf32_model(-1.0f - 0x1.0p-11f), -1.0f - 0x1.0p-10f);
+  EXPECT_EQ(tf32_model(1.0f + 0x1.0p-12f), 1.0f);  // below the tie
+  EXPECT_EQ(tf32_model(std::numeric_limits<float>::max()), std::numeric_limits<float>::infinity());
+}
+
+// Packs a rows x k operand (element (r, k) at offset + b * stride + r * ld + k, or + k * ld + r when
+// stored transposed) and compares every word of the packed buffer, padding included.
+void check_pack(bool k_contiguous, std::int64_t rows, std::int64_t k, std::int64_t batches) {
+  Session& session = testing::test_session();
+  const std::int64_t padded_rows = (rows + 63) / 64 * 64, padded_k = (k + 31) / 32 * 32;
+  const std::int64_t ld = (k_contiguous ? k : rows) + 3, offset = 7;
+  const std::int64_t stride = (k_contiguous ? rows : k) * ld + 11;
+  std::vector<float> src(static_cast<std::size_t>(offset + batches * stride));
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
+  for (float& x : src) x = uniform(rng);
+  // Ties, both signs, values just past a tie, the top of the range, infinity, NaN and zeros.
+  const float specials[] = {1.0f + 0x1.0p-11f,
+                            -1.0f - 0x1.0p-11f,
+                            -1.0f - 0x3.0p-11f,
+                            1.0f + 0x1.0p-11f + 0x1.0p-20f,
+                            std::numeric_limits<float>::max(),
+                            -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN(),
+                            0.0f,
+                            -0.0f,
+                            1e-30f};
+  for (std::size_t i = 0; i < std::size(specials); ++i) src[static_cast<std::size_t>(offset + 13 * i)] = specials[i];
+  const auto at = [&](std::int64_t b, std::int64_t r, std::int64_t kk) {
+    return src[static_cast<std::size_t>(offset + b * stride + (k_contiguous ? r * ld + kk : kk * ld + r))];
+  };
+
+  const std::size_t words = static_cast<std::size_t>(batches * padded_rows * padded_k);
+  cl::Buffer in(session.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, src.size() * 4, src.data());
+  std::vector<std::uint32_t> packed(words, 0xDEADBEEFu);  // every word must be written
+  cl::Buffer out(session.context(), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, words * 4, packed.data());
+  const GemmShape shape{.k = k};
+  LaunchPlan plan;
+  plan.kernels.push_back(gemm_detail::pack_tf32_launch(shape, batches, in, offset, ld, stride, k_contiguous, rows,
+                                                       padded_rows, padded_k, out));
+  enqueue(session.queue(), prepare(session, plan));
+  session.queue().enqueueReadBuffer(out, CL_TRUE, 0, words * 4, packed.data());
+
+  int mismatches = 0;
+  for (std::int64_t b = 0; b < batches; ++b) {
+    for (std::int64_t r = 0; r < padded_rows; ++r) {
+      for (std::int64_t kk = 0; kk < padded_k; ++kk) {
+        // Core matrices of 8 rows x 4 k, 128 bytes each, ordered along K, then by 8-row group.
+        const std::int64_t word =
+            b * padded_rows * padded_k + ((r / 8) * (padded_k / 4) + kk / 4) * 32 + (r % 8) * 4 + kk % 4;
+        const float expected = r < rows && kk < k ? tf32_model(at(b, r, kk)) : 0.0f;
+        const std::uint32_t got = packed[static_cast<std::size_t>(word)];
+        const bool ok =
+            std::isnan(expected) ? (got & 0x7F800000u) == 0x7F800000u && (got & 0x7FFFFFu) != 0 : got == bits(expected);
+        if (!ok && ++mismatches <= 5) {
+          ADD_FAILURE() << "batch " << b << " row " << r << " k " << kk << ": got 0x" << std::hex << got
+                        << ", expected 0x" << bits(expected) << " (" << expected << ")";
+        }
+      }
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+
+TEST(GemmPack, KContiguousOperandOnOddShape) { check_pack(true, 37, 45, 2); }
+TEST(GemmPack, TransposedOperandOnOddShape) { check_pack(false, 37, 45, 2); }
+TEST(GemmPack, SingleRowAndColumn) {
+  check_pack(true, 1, 1, 1);
+  check_pack(false, 1, 1, 1);
+}
+TEST(GemmPack, SeveralBlocksEachWay) { check_pack(false, 130, 97, 1); }
+
+// The plan: A and op(B) packed into the workspace (an operand shared by every batch entry once),
+// then the GEMM over whole tiles and a K padded to 32.
+TEST(GemmPack, PlanPacksASharedOperandOnce) {
+  Session& session = testing::test_session();
+  const GemmShape shape{.m = 100, .n = 70, .k = 50, .batch = 3, .math = "tf32"};
+  const std::size_t bytes = 4 * 100 * 70 * 3;
+  cl::Buffer a(session.context(), CL_MEM_READ_WRITE, bytes), b(session.context(), CL_MEM_READ_WRITE, bytes),
+      c(session.context(), CL_MEM_READ_WRITE, bytes);
+  GemmOperands o = packed_operands(shape, a, b, c);
+  o.stride_a = 0;  // one A for every entry, as conv2d's weights
+  Workspace workspace(session.context());
+  Config config = gemm_wgmma_packed_default_config();
+  config["BM"] = 128;  // 128 x 256 tiles of two warpgroups
+  config["BN"] = 256;
+  config["WGS"] = 2;
+  const LaunchPlan plan = gemm_plan(shape, o, config, workspace);
+  ASSERT_EQ(plan.kernels.size(), 3u);
+  EXPECT_EQ(plan.kernels[0].kernel, "pack_tf32");
+  EXPECT_EQ(plan.kernels[0].global[0], 64u);  // K padded to 64
+  EXPECT_EQ(plan.kernels[0].global[1], 128u / 4);
+  EXPECT_EQ(plan.kernels[0].global[2], 1u);  // shared A: packed once
+  EXPECT_EQ(plan.kernels[1].global[1], 256u / 4);
+  EXPECT_EQ(plan.kernels[1].global[2], 3u);
+  EXPECT_EQ(plan.kernels[2].kernel, "gemm_wgmma_packed");
+  EXPECT_EQ(plan.kernels[2].global[0], 256u);  // one 256-wide tile of 256 work-items
+  EXPECT_EQ(plan.kernels[2].global[1], 1u);
+  EXPECT_EQ(plan.kernels[2].global[2], 3u);
+}
+
+}  // namespace
+}  // namespace ocltune
