@@ -1,6 +1,8 @@
 // Which step of the TF32 GEMM's loop limits it: the best H200 tiles of the mma.sync and wgmma
 // kernels at 4096^3 timed as is and with steps removed (their ABLATE bits; the results are then
-// wrong, only the time counts). Prints TFLOP/s per variant (NVIDIA only; wgmma on Hopper).
+// wrong, only the time counts). Prints TFLOP/s per variant (NVIDIA only; wgmma on Hopper). On
+// Hopper also the three kernels of the wgmma variant on packed operands, each timed alone: the two
+// packing passes (GB/s: each reads and writes its operand once) and the GEMM.
 //   build/bench/mma_ablation_bench   (device: $OCLTUNE_BENCH_DEVICE, default 0)
 #include <utility>
 #include <vector>
@@ -51,6 +53,24 @@ int main() {
       fmt::print("  ABLATE={:<2}  {:8.1f} us  {:6.1f} TFLOP/s\n", ablate, stats.median_ns / 1000.0,
                  shape.flops() / stats.median_ns / 1000.0);
     }
+  }
+  if (satisfies(device, nvidia_wgmma_tf32())) {
+    const Config packed = gemm_wgmma_packed_default_config();
+    fmt::print("{}: TF32 GEMM 4096^3, {}, kernel by kernel\n", device.name, to_string(packed));
+    const PreparedPlan whole = prepare(session, gemm_plan(shape, packed_operands(shape, a, b, c), packed, workspace));
+    const char* names[] = {"pack A", "pack B", "GEMM"};
+    for (std::size_t i = 0; i < whole.steps.size() && i < 3; ++i) {
+      const PreparedPlan one{{whole.steps[i]}};
+      const TimingStats stats = time_plan(session.queue(), one, {.warmup = 2, .min_runs = 7, .max_runs = 15});
+      const double us = stats.median_ns / 1000.0;
+      if (i < 2) {
+        fmt::print("  {:<7} {:8.1f} us  {:6.0f} GB/s\n", names[i], us, 2.0 * static_cast<double>(bytes) / stats.median_ns);
+      } else {
+        fmt::print("  {:<7} {:8.1f} us  {:6.1f} TFLOP/s\n", names[i], us, shape.flops() / stats.median_ns / 1000.0);
+      }
+    }
+    const TimingStats stats = time_plan(session.queue(), whole, {.warmup = 2, .min_runs = 7, .max_runs = 15});
+    fmt::print("  all     {:8.1f} us  {:6.1f} TFLOP/s\n", stats.median_ns / 1000.0, shape.flops() / stats.median_ns / 1000.0);
   }
   return 0;
 }

@@ -9,7 +9,7 @@
 
 // ---- Tunables ----
 #ifndef BK
-#define BK 8  // depth of the K tile per stage (8, 16 or 32; divides the packed K, a multiple of 32)
+#define BK 8  // depth of the K tile per stage (8, 16 or 32; divides the packed K, a multiple of 64)
 #endif
 #ifndef STAGES
 #define STAGES 4  // local buffers of BM x BK and BN x BK words in the pipeline

@@ -15,7 +15,8 @@ using namespace conv2d_detail;
 
 constexpr const char* kDirectionNames[] = {"fwd", "bwd_data", "bwd_weight"};
 constexpr const char* kActivationNames[] = {"none", "relu", "relu6", "gelu", "sigmoid"};
-constexpr const char* kAlgorithmNames[] = {"direct", "implicit_gemm", "winograd", "gemm1x1", "depthwise", "implicit_gemm_tf32"};
+constexpr const char* kAlgorithmNames[] = {"direct", "implicit_gemm", "winograd", "gemm1x1", "depthwise", "implicit_gemm_tf32",
+                                              "im2col_gemm_tf32"};
 
 template <typename Enum, std::size_t N>
 Enum parse_name(const nlohmann::json& j, const char* field, const char* const (&names)[N], const char* fallback) {
@@ -125,6 +126,8 @@ bool algorithm_applies(const Conv2dShape& s, std::int64_t algo) {
       return s.depthwise();
     case kAlgoImplicitGemmTf32:
       return !s.depthwise() && s.math == "tf32";
+    case kAlgoIm2colTf32:
+      return s.dir == ConvDirection::kForward && s.groups == 1 && s.math == "tf32";
     default:
       return false;
   }
@@ -148,6 +151,7 @@ SearchSpace conv2d_space(const Conv2dShape& shape, const DeviceInfo& device) {
       case kAlgoGemm1x1: parts.push_back(gemm1x1_space(shape, device)); break;
       case kAlgoDepthwise: parts.push_back(depthwise_space(shape, device)); break;
       case kAlgoImplicitGemmTf32: parts.push_back(igemm_tf32_space(shape, device)); break;  // empty without the capability
+      case kAlgoIm2colTf32: parts.push_back(im2col_tf32_space(shape, device)); break;         // likewise
       default: break;
     }
   }
@@ -162,6 +166,7 @@ Config conv2d_default_config(const Conv2dShape& shape, std::int64_t algo) {
     case kAlgoGemm1x1: return gemm1x1_default(shape);
     case kAlgoDepthwise: return depthwise_default(shape);
     case kAlgoImplicitGemmTf32: return igemm_tf32_default(shape);
+    case kAlgoIm2colTf32: return im2col_tf32_default(shape);
     default: throw Error(fmt::format("conv2d: unknown algorithm {}", algo));
   }
 }
@@ -191,6 +196,7 @@ LaunchPlan conv2d_plan(const Conv2dShape& shape, const Conv2dOperands& operands,
     case kAlgoGemm1x1: gemm1x1_plan(shape, operands, config, workspace, plan); break;
     case kAlgoDepthwise: depthwise_plan(shape, operands, config, plan); break;
     case kAlgoImplicitGemmTf32: igemm_tf32_plan(shape, operands, config, plan); break;
+    case kAlgoIm2colTf32: im2col_tf32_plan(shape, operands, config, workspace, plan); break;
     default: break;
   }
   return plan;

@@ -36,8 +36,9 @@ enum ConvAlgorithm : std::int64_t {
   kAlgoGemm1x1 = 3,       // 1x1, stride 1, no padding: the convolution is a plain GEMM
   kAlgoDepthwise = 4,     // groups == C: one filter per channel
   kAlgoImplicitGemmTf32 = 5,  // implicit GEMM on NVIDIA tensor cores (math "tf32", compute capability >= 8.0)
+  kAlgoIm2colTf32 = 6,        // packed im2col + wgmma GEMM (math "tf32", forward, groups 1, compute capability 9.x)
 };
-inline constexpr int kAlgorithmCount = 6;
+inline constexpr int kAlgorithmCount = 7;
 std::string algorithm_name(std::int64_t algo);  // "direct", "implicit_gemm", ...
 
 std::string direction_name(ConvDirection dir);  // "fwd", "bwd_data", "bwd_weight"

@@ -29,6 +29,18 @@ void igemm_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Config&
 SearchSpace igemm_tf32_space(const Conv2dShape& shape, const DeviceInfo& device);
 Config igemm_tf32_default(const Conv2dShape& shape);
 void igemm_tf32_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Config& config, LaunchPlan& plan);
+// The im2col matrix of each image packed for the wgmma GEMM on packed operands, then that GEMM
+// (math "tf32", forward, groups 1); the space is empty where the device lacks wgmma. The packed
+// operands live in `workspace` (the GEMM's pack slots).
+SearchSpace im2col_tf32_space(const Conv2dShape& shape, const DeviceInfo& device);
+Config im2col_tf32_default(const Conv2dShape& shape);
+void im2col_tf32_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Config& config, Workspace& workspace,
+                      LaunchPlan& plan);
+// Its GEMM (per image: K x PQ = K x CRS filter times CRS x PQ im2col), and the launch that packs
+// the im2col matrices of all images into dst as `sizes` lays out B.
+GemmShape im2col_gemm(const Conv2dShape& shape);
+KernelLaunch im2col_pack_launch(const Conv2dShape& shape, const Conv2dOperands& o, const PackedGemmSizes& sizes,
+                                const cl::Buffer& dst);
 // What both implicit-GEMM kernels compute per group (sizes and the shape's math mode), and their
 // arguments: the shape, then A, B, C and the bias with element offsets.
 GemmShape implicit_gemm(const Conv2dShape& shape);

@@ -174,7 +174,10 @@ std::vector<Config> Conv2dProblem::default_configs(const DeviceInfo& device) con
   const SearchSpace space = conv2d_space(shape_, device);
   std::vector<Config> configs;
   for (const Config& c : conv2d_default_configs(shape_)) {
-    if (c.at("ALGO") != kAlgoImplicitGemmTf32 || space.contains(c)) configs.push_back(c);
+    // The tensor-core algorithms apply to tf32 shapes on every device but exist only where the
+    // device has the capability.
+    const std::int64_t algo = c.at("ALGO");
+    if ((algo != kAlgoImplicitGemmTf32 && algo != kAlgoIm2colTf32) || space.contains(c)) configs.push_back(c);
   }
   return configs;
 }
@@ -184,7 +187,8 @@ std::vector<std::string> Conv2dProblem::kernel_files() const {
                                     "conv2d_direct_bwd_weight.cl", "conv2d_igemm_gather.cl", "conv2d_igemm.cl",
                                     "conv2d_winograd.cl",     "conv2d_depthwise.cl", "gemm_layout.cl", "gemm.cl"};
   if (shape_.math == "tf32") files.insert(files.end(), {"mma_tf32.cl", "conv2d_igemm_mma.cl", "gemm_mma.cl", "wgmma_tf32.cl",
-                                                      "gemm_wgmma.cl", "gemm_pack_tf32.cl", "gemm_wgmma_packed.cl"});
+                                                      "gemm_wgmma.cl", "gemm_pack_tf32.cl", "gemm_wgmma_packed.cl",
+                                                      "conv2d_im2col_tf32.cl"});
   return files;
 }
 

@@ -88,6 +88,26 @@ bool is_cpu_config(const Config& config);
 inline constexpr int kGemmPackSlotA = 3;
 inline constexpr int kGemmPackSlotB = 4;
 
+// The pieces of the wgmma_packed_tf32 variant, for ops that pack an operand of their own (conv2d's
+// im2col matrix). Packed operands are rounded to TF32 and stored K-major in wgmma's core matrices
+// (kernels/gemm_pack_tf32.cl), rows padded to whole tiles of `config`, K to a multiple of 64: a
+// batch entry of A is rows_a x k words, of B rows_b x k.
+struct PackedGemmSizes {
+  std::int64_t rows_a = 0, rows_b = 0, k = 0;
+};
+PackedGemmSizes packed_gemm_sizes(const GemmShape& shape, const Config& config);
+// Packs rows x shape.k of each of `batches` entries of one operand (element (r, k) at offset +
+// batch * stride + r * ld + k when k_contiguous, + k * ld + r otherwise) into dst, padded_rows x
+// padded_k words per entry.
+KernelLaunch pack_tf32_launch(const GemmShape& shape, std::int64_t batches, const cl::Buffer& src, std::int64_t offset,
+                              std::int64_t ld, std::int64_t stride, bool k_contiguous, std::int64_t rows,
+                              std::int64_t padded_rows, std::int64_t padded_k, const cl::Buffer& dst);
+// The GEMM on packed A and B (batch strides in words, 0 for an operand every entry shares),
+// writing C where `c` says (c.c, c.c_offset, c.ldc, c.stride_c). `config` holds at least the
+// variant's tile parameters (BM, BN, BK, WGS, STAGES, LAG).
+KernelLaunch packed_gemm_launch(const GemmShape& shape, const Config& config, const cl::Buffer& a, std::int64_t stride_a,
+                                const cl::Buffer& b, std::int64_t stride_b, const GemmOperands& c);
+
 // The launches of `config`'s variant (one kernel; three for wgmma_packed_tf32, whose packed
 // operands live in `workspace`).
 LaunchPlan gemm_plan(const GemmShape& shape, const GemmOperands& operands, const Config& config, Workspace& workspace);

@@ -28,12 +28,6 @@ LaunchPlan wgmma_plan(const GemmShape& shape, const GemmOperands& operands, cons
 SearchSpace wgmma_packed_space(const GemmShape& shape, const DeviceInfo& device);
 LaunchPlan wgmma_packed_plan(const GemmShape& shape, const GemmOperands& operands, const Config& config,
                              Workspace& workspace);
-// The launch of kernels/gemm_pack_tf32.cl that packs rows x shape.k (op() applied) of each of
-// `batches` entries of one operand (element (r, k) at offset + batch * stride + r * ld + k when
-// k_contiguous, + k * ld + r otherwise) into dst, padded_rows x padded_k per entry.
-KernelLaunch pack_tf32_launch(const GemmShape& shape, std::int64_t batches, const cl::Buffer& src, std::int64_t offset,
-                              std::int64_t ld, std::int64_t stride, bool k_contiguous, std::int64_t rows,
-                              std::int64_t padded_rows, std::int64_t padded_k, const cl::Buffer& dst);
 
 // Explicitly vectorised register tiles for CPU devices (ops/gemm_cpu.cpp, kernels/gemm_cpu.cl):
 // variant "cpu".

@@ -16,7 +16,17 @@ Config gemm_wgmma_packed_default_config() {
 
 bool is_wgmma_packed_config(const Config& config) { return config.count("WGMMA_PACKED") != 0; }
 
-namespace gemm_detail {
+namespace {
+
+std::int64_t round_up(std::int64_t x, std::int64_t multiple) { return (x + multiple - 1) / multiple * multiple; }
+
+}  // namespace
+
+PackedGemmSizes packed_gemm_sizes(const GemmShape& s, const Config& config) {
+  // Whole tiles of rows (multiples of 64, so whole 64 x 64 blocks of the pack kernel) and a K of
+  // whole blocks, which every BK (8, 16, 32) divides.
+  return {round_up(s.m, config.at("BM")), round_up(s.n, config.at("BN")), round_up(s.k, 64)};
+}
 
 KernelLaunch pack_tf32_launch(const GemmShape& s, std::int64_t batches, const cl::Buffer& src, std::int64_t offset,
                               std::int64_t ld, std::int64_t stride, bool k_contiguous, std::int64_t rows,
@@ -24,7 +34,7 @@ KernelLaunch pack_tf32_launch(const GemmShape& s, std::int64_t batches, const cl
   KernelLaunch launch;
   launch.program.files = {"gemm_pack_tf32.cl"};
   launch.kernel = "pack_tf32";
-  launch.global = cl::NDRange(static_cast<std::size_t>(padded_k), static_cast<std::size_t>(padded_rows / 4),
+  launch.global = cl::NDRange(static_cast<std::size_t>(padded_k / 2), static_cast<std::size_t>(padded_rows / 8),
                               static_cast<std::size_t>(batches));
   launch.local = cl::NDRange(32, 8, 1);
   launch.args = {src,
@@ -39,6 +49,32 @@ KernelLaunch pack_tf32_launch(const GemmShape& s, std::int64_t batches, const cl
                  dst};
   return launch;
 }
+
+KernelLaunch packed_gemm_launch(const GemmShape& s, const Config& config, const cl::Buffer& a, std::int64_t stride_a,
+                                const cl::Buffer& b, std::int64_t stride_b, const GemmOperands& c) {
+  const PackedGemmSizes p = packed_gemm_sizes(s, config);
+  const std::int64_t threads = 128 * config.at("WGS");
+  KernelLaunch launch;
+  launch.program.files = {"wgmma_tf32.cl", "gemm_wgmma_packed.cl"};
+  launch.program.ptx_target = "sm_90a";  // wgmma (see harness/program.h)
+  for (const char* name : {"BM", "BN", "BK", "WGS", "STAGES", "LAG"}) {
+    launch.program.defines.emplace_back(name, std::to_string(config.at(name)));
+  }
+  launch.kernel = "gemm_wgmma_packed";
+  launch.global = cl::NDRange(static_cast<std::size_t>(p.rows_b / config.at("BN") * threads),
+                              static_cast<std::size_t>(p.rows_a / config.at("BM")), static_cast<std::size_t>(s.batch));
+  launch.local = cl::NDRange(static_cast<std::size_t>(threads), 1, 1);
+  launch.args = {static_cast<cl_int>(s.m),         static_cast<cl_int>(s.n),
+                 static_cast<cl_int>(p.k),         static_cast<cl_float>(s.alpha),
+                 static_cast<cl_float>(s.beta),    a,
+                 static_cast<cl_long>(stride_a),   b,
+                 static_cast<cl_long>(stride_b),   c.c,
+                 static_cast<cl_long>(c.c_offset), static_cast<cl_int>(c.ldc),
+                 static_cast<cl_long>(c.stride_c)};
+  return launch;
+}
+
+namespace gemm_detail {
 
 SearchSpace wgmma_packed_space(const GemmShape& shape, const DeviceInfo& device) {
   SearchSpace space("wgmma_packed_tf32");
@@ -76,52 +112,20 @@ SearchSpace wgmma_packed_space(const GemmShape& shape, const DeviceInfo& device)
   return space;
 }
 
-namespace {
-
-std::int64_t round_up(std::int64_t x, std::int64_t multiple) { return (x + multiple - 1) / multiple * multiple; }
-
-}  // namespace
-
 LaunchPlan wgmma_packed_plan(const GemmShape& s, const GemmOperands& o, const Config& config, Workspace& workspace) {
-  const std::int64_t bm = at(config, "BM"), bn = at(config, "BN"), threads = 128 * at(config, "WGS");
-  // Whole tiles of rows and whole 32 x 32 blocks of the pack kernel (tiles are multiples of 64;
-  // BK divides 32).
-  const std::int64_t mp = round_up(s.m, bm), np = round_up(s.n, bn), kp = round_up(s.k, 32);
+  const PackedGemmSizes p = packed_gemm_sizes(s, config);
   // An operand shared by every batch entry (batch stride 0, as conv2d's weights) is packed once.
   const std::int64_t a_batches = o.stride_a == 0 ? 1 : s.batch, b_batches = o.stride_b == 0 ? 1 : s.batch;
-  const std::int64_t a_packed_stride = a_batches == 1 ? 0 : mp * kp, b_packed_stride = b_batches == 1 ? 0 : np * kp;
-  const cl::Buffer ap = workspace.get(static_cast<std::size_t>(a_batches * mp * kp * 4), kGemmPackSlotA);
-  const cl::Buffer bp = workspace.get(static_cast<std::size_t>(b_batches * np * kp * 4), kGemmPackSlotB);
-
+  const cl::Buffer ap = workspace.get(static_cast<std::size_t>(a_batches * p.rows_a * p.k * 4), kGemmPackSlotA);
+  const cl::Buffer bp = workspace.get(static_cast<std::size_t>(b_batches * p.rows_b * p.k * 4), kGemmPackSlotB);
   LaunchPlan plan;
   // A (M x K, op applied) has K contiguous unless stored transposed; B (K x N) the other way round.
   plan.kernels.push_back(
-      pack_tf32_launch(s, a_batches, o.a, o.a_offset, o.lda, o.stride_a, !s.trans_a, s.m, mp, kp, ap));
+      pack_tf32_launch(s, a_batches, o.a, o.a_offset, o.lda, o.stride_a, !s.trans_a, s.m, p.rows_a, p.k, ap));
   plan.kernels.push_back(
-      pack_tf32_launch(s, b_batches, o.b, o.b_offset, o.ldb, o.stride_b, s.trans_b, s.n, np, kp, bp));
-
-  KernelLaunch gemm;
-  gemm.program.files = {"wgmma_tf32.cl", "gemm_wgmma_packed.cl"};
-  gemm.program.ptx_target = "sm_90a";  // wgmma (see harness/program.h)
-  for (const auto& [name, value] : config) gemm.program.defines.emplace_back(name, std::to_string(value));
-  gemm.kernel = "gemm_wgmma_packed";
-  gemm.global = cl::NDRange(static_cast<std::size_t>(np / bn * threads), static_cast<std::size_t>(mp / bm),
-                            static_cast<std::size_t>(s.batch));
-  gemm.local = cl::NDRange(static_cast<std::size_t>(threads), 1, 1);
-  gemm.args = {static_cast<cl_int>(s.m),
-               static_cast<cl_int>(s.n),
-               static_cast<cl_int>(kp),
-               static_cast<cl_float>(s.alpha),
-               static_cast<cl_float>(s.beta),
-               ap,
-               static_cast<cl_long>(a_packed_stride),
-               bp,
-               static_cast<cl_long>(b_packed_stride),
-               o.c,
-               static_cast<cl_long>(o.c_offset),
-               static_cast<cl_int>(o.ldc),
-               static_cast<cl_long>(o.stride_c)};
-  plan.kernels.push_back(std::move(gemm));
+      pack_tf32_launch(s, b_batches, o.b, o.b_offset, o.ldb, o.stride_b, s.trans_b, s.n, p.rows_b, p.k, bp));
+  plan.kernels.push_back(packed_gemm_launch(s, config, ap, a_batches == 1 ? 0 : p.rows_a * p.k, bp,
+                                            b_batches == 1 ? 0 : p.rows_b * p.k, o));
   return plan;
 }
 

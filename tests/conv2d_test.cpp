@@ -14,7 +14,9 @@
 #include "ops/conv2d_problem.h"
 #include "ops/conv2d_reference.h"
 #include "ops/families.h"
+#include "ops/conv2d_algorithms.h"
 #include "tests/test_session.h"
+#include "tests/tf32_model.h"
 #include "tuner/evaluator.h"
 #include "tuner/sampling.h"
 #include "tuner/strategy.h"
@@ -248,6 +250,8 @@ TEST(Conv2dTf32, TensorCoreAlgorithmOnlyWhereTheDeviceHasIt) {
     }
     const SearchSpace space = conv2d_space(tf32, h200);
     EXPECT_EQ(algorithms_in(space).count(kAlgoImplicitGemmTf32), c.shape.depthwise() ? 0u : 1u) << c.shape.key();
+    const bool im2col = c.shape.dir == ConvDirection::kForward && c.shape.groups == 1;
+    EXPECT_EQ(algorithms_in(space).count(kAlgoIm2colTf32), im2col ? 1u : 0u) << c.shape.key();
     for (const Config& d : Conv2dProblem(tf32).default_configs(h200)) {
       EXPECT_TRUE(space.contains(d)) << c.shape.key() << ": " << space.check(d);
     }
@@ -285,13 +289,63 @@ TEST(Conv2dTf32, TensorCoreConfigurationsMatchTheReference) {
       const std::vector<Config> defaults = problem.default_configs(device);
       expect_all_ok(problem, defaults);
       for (const char* name :
-           {"implicit_gemm_tf32", "gemm1x1_mma_tf32", "gemm1x1_wgmma_tf32", "gemm1x1_wgmma_packed_tf32"}) {
+           {"implicit_gemm_tf32", "im2col_gemm_tf32", "gemm1x1_mma_tf32", "gemm1x1_wgmma_tf32", "gemm1x1_wgmma_packed_tf32"}) {
         const SearchSpace v = variant(space, name);
         if (v.variants().empty()) continue;
         expect_all_ok(problem, small_covering_sample(v, v.enumerate(1).front()));
       }
     }
   }
+}
+
+// The im2col packing pass of the im2col_gemm_tf32 algorithm is portable OpenCL: on every device,
+// each image's im2col matrix (pixels x filter taps, zeros in the padding), rounded to TF32, in the
+// packed GEMM layout (8-row x 4-tap core matrices along the taps), padding words included. Strides,
+// padding and dilation differ per axis; the taps (3 x 3 x 2 = 18) and pixels (6 x 15 = 90) leave
+// partial blocks.
+TEST(Conv2dTf32, Im2colPackMatchesTheHostModel) {
+  Session& session = testing::test_session();
+  const Conv2dShape s{.n = 2, .c = 3, .h = 11, .w = 13, .k = 5, .r = 3, .s = 2, .stride_h = 2, .stride_w = 1,
+                      .pad_h = 1, .pad_w = 2, .dil_h = 1, .dil_w = 2, .math = "tf32"};
+  const std::int64_t input_offset = 5, pq = s.p() * s.q(), crs = s.c * s.r * s.s;
+  std::vector<float> x(static_cast<std::size_t>(input_offset + s.input_elements()));
+  fill_uniform(x, 7);
+  const PackedGemmSizes sizes = packed_gemm_sizes(conv2d_detail::im2col_gemm(s), {{"BM", 64}, {"BN", 64}});
+  ASSERT_EQ(sizes.rows_b, 128);
+  ASSERT_EQ(sizes.k, 64);
+  const std::size_t words = static_cast<std::size_t>(s.n * sizes.rows_b * sizes.k);
+  std::vector<std::uint32_t> packed(words, 0xDEADBEEFu);  // every word must be written
+  Conv2dOperands o;
+  o.input = cl::Buffer(session.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, x.size() * 4, x.data());
+  o.input_offset = input_offset;
+  cl::Buffer out(session.context(), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, words * 4, packed.data());
+  LaunchPlan plan;
+  plan.kernels.push_back(conv2d_detail::im2col_pack_launch(s, o, sizes, out));
+  enqueue(session.queue(), prepare(session, plan));
+  session.queue().enqueueReadBuffer(out, CL_TRUE, 0, words * 4, packed.data());
+
+  int mismatches = 0;
+  for (std::int64_t n = 0; n < s.n; ++n) {
+    for (std::int64_t p = 0; p < sizes.rows_b; ++p) {
+      for (std::int64_t k = 0; k < sizes.k; ++k) {
+        float expected = 0.0f;
+        if (p < pq && k < crs) {
+          const std::int64_t c = k / (s.r * s.s), r = k / s.s % s.r, t = k % s.s;
+          const std::int64_t ih = p / s.q() * s.stride_h - s.pad_h + r * s.dil_h;
+          const std::int64_t iw = p % s.q() * s.stride_w - s.pad_w + t * s.dil_w;
+          if (ih >= 0 && ih < s.h && iw >= 0 && iw < s.w) {
+            expected = testing::tf32_model(x[static_cast<std::size_t>(input_offset + ((n * s.c + c) * s.h + ih) * s.w + iw)]);
+          }
+        }
+        const std::int64_t word = n * sizes.rows_b * sizes.k + ((p / 8) * (sizes.k / 4) + k / 4) * 32 + (p % 8) * 4 + k % 4;
+        if (packed[static_cast<std::size_t>(word)] != testing::float_bits(expected) && ++mismatches <= 5) {
+          ADD_FAILURE() << "image " << n << " pixel " << p << " tap " << k << ": got 0x" << std::hex
+                        << packed[static_cast<std::size_t>(word)] << ", expected " << expected;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
 }
 
 // ---- Tuning: every applicable algorithm's default measured, the winner's ALGO in `best`.

@@ -5,6 +5,7 @@
 // packed operands needs Hopper (GemmTf32.TensorCoreConfigurationsMatchTheReference).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -15,26 +16,13 @@
 #include "harness/session.h"
 #include "ops/gemm_variants.h"
 #include "tests/test_session.h"
+#include "tests/tf32_model.h"
 
 namespace ocltune {
 namespace {
 
-// TF32 rounding from the definition: 11 significant bits, half away from zero (std::round).
-// Infinity and NaN pass; subnormal inputs are not modelled (they keep fp32's fixed exponent).
-float tf32_model(float x) {
-  if (!std::isfinite(x) || x == 0.0f) return x;
-  int e = 0;
-  const double f = std::frexp(static_cast<double>(x), &e);  // |f| in [0.5, 1)
-  const double r = std::ldexp(std::round(f * 2048.0), e - 11);
-  if (std::abs(r) > std::numeric_limits<float>::max()) return std::copysign(std::numeric_limits<float>::infinity(), x);
-  return static_cast<float>(r);
-}
-
-std::uint32_t bits(float x) {
-  std::uint32_t u = 0;
-  std::memcpy(&u, &x, 4);
-  return u;
-}
+using testing::float_bits;
+using testing::tf32_model;
 
 TEST(GemmPack, RoundingModelMatchesCvtRna) {
   EXPECT_EQ(tf32_model(1.0f + 0x1.0p-11f), 1.0f + 0x1.0p-10f);  // a tie goes away from zero
@@ -47,7 +35,7 @@ TEST(GemmPack, RoundingModelMatchesCvtRna) {
 // stored transposed) and compares every word of the packed buffer, padding included.
 void check_pack(bool k_contiguous, std::int64_t rows, std::int64_t k, std::int64_t batches) {
   Session& session = testing::test_session();
-  const std::int64_t padded_rows = (rows + 63) / 64 * 64, padded_k = (k + 31) / 32 * 32;
+  const std::int64_t padded_rows = (rows + 63) / 64 * 64, padded_k = (k + 63) / 64 * 64;
   const std::int64_t ld = (k_contiguous ? k : rows) + 3, offset = 7;
   const std::int64_t stride = (k_contiguous ? rows : k) * ld + 11;
   std::vector<float> src(static_cast<std::size_t>(offset + batches * stride));
@@ -65,10 +53,14 @@ void check_pack(bool k_contiguous, std::int64_t rows, std::int64_t k, std::int64
                             0.0f,
                             -0.0f,
                             1e-30f};
-  for (std::size_t i = 0; i < std::size(specials); ++i) src[static_cast<std::size_t>(offset + 13 * i)] = specials[i];
-  const auto at = [&](std::int64_t b, std::int64_t r, std::int64_t kk) {
-    return src[static_cast<std::size_t>(offset + b * stride + (k_contiguous ? r * ld + kk : kk * ld + r))];
+  const auto index = [&](std::int64_t b, std::int64_t r, std::int64_t kk) {
+    return static_cast<std::size_t>(offset + b * stride + (k_contiguous ? r * ld + kk : kk * ld + r));
   };
+  // Specials at the first elements of the first entry (as many as it has).
+  for (std::int64_t i = 0; i < std::min<std::int64_t>(std::size(specials), rows * k); ++i) {
+    src[index(0, i % rows, i / rows)] = specials[i];
+  }
+  const auto at = [&](std::int64_t b, std::int64_t r, std::int64_t kk) { return src[index(b, r, kk)]; };
 
   const std::size_t words = static_cast<std::size_t>(batches * padded_rows * padded_k);
   cl::Buffer in(session.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, src.size() * 4, src.data());
@@ -76,8 +68,8 @@ void check_pack(bool k_contiguous, std::int64_t rows, std::int64_t k, std::int64
   cl::Buffer out(session.context(), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, words * 4, packed.data());
   const GemmShape shape{.k = k};
   LaunchPlan plan;
-  plan.kernels.push_back(gemm_detail::pack_tf32_launch(shape, batches, in, offset, ld, stride, k_contiguous, rows,
-                                                       padded_rows, padded_k, out));
+  plan.kernels.push_back(
+      pack_tf32_launch(shape, batches, in, offset, ld, stride, k_contiguous, rows, padded_rows, padded_k, out));
   enqueue(session.queue(), prepare(session, plan));
   session.queue().enqueueReadBuffer(out, CL_TRUE, 0, words * 4, packed.data());
 
@@ -90,11 +82,11 @@ void check_pack(bool k_contiguous, std::int64_t rows, std::int64_t k, std::int64
             b * padded_rows * padded_k + ((r / 8) * (padded_k / 4) + kk / 4) * 32 + (r % 8) * 4 + kk % 4;
         const float expected = r < rows && kk < k ? tf32_model(at(b, r, kk)) : 0.0f;
         const std::uint32_t got = packed[static_cast<std::size_t>(word)];
-        const bool ok =
-            std::isnan(expected) ? (got & 0x7F800000u) == 0x7F800000u && (got & 0x7FFFFFu) != 0 : got == bits(expected);
+        const bool ok = std::isnan(expected) ? (got & 0x7F800000u) == 0x7F800000u && (got & 0x7FFFFFu) != 0
+                                             : got == float_bits(expected);
         if (!ok && ++mismatches <= 5) {
           ADD_FAILURE() << "batch " << b << " row " << r << " k " << kk << ": got 0x" << std::hex << got
-                        << ", expected 0x" << bits(expected) << " (" << expected << ")";
+                        << ", expected 0x" << float_bits(expected) << " (" << expected << ")";
         }
       }
     }
@@ -128,10 +120,10 @@ TEST(GemmPack, PlanPacksASharedOperandOnce) {
   const LaunchPlan plan = gemm_plan(shape, o, config, workspace);
   ASSERT_EQ(plan.kernels.size(), 3u);
   EXPECT_EQ(plan.kernels[0].kernel, "pack_tf32");
-  EXPECT_EQ(plan.kernels[0].global[0], 64u);  // K padded to 64
-  EXPECT_EQ(plan.kernels[0].global[1], 128u / 4);
+  EXPECT_EQ(plan.kernels[0].global[0], 64u / 2);  // K padded to 64: one 64 x 64 block per (32, 8) work-group
+  EXPECT_EQ(plan.kernels[0].global[1], 128u / 8);
   EXPECT_EQ(plan.kernels[0].global[2], 1u);  // shared A: packed once
-  EXPECT_EQ(plan.kernels[1].global[1], 256u / 4);
+  EXPECT_EQ(plan.kernels[1].global[1], 256u / 8);
   EXPECT_EQ(plan.kernels[1].global[2], 3u);
   EXPECT_EQ(plan.kernels[2].kernel, "gemm_wgmma_packed");
   EXPECT_EQ(plan.kernels[2].global[0], 256u);  // one 256-wide tile of 256 work-items
