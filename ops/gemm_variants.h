@@ -21,6 +21,10 @@ LaunchPlan mma_plan(const GemmShape& shape, const GemmOperands& operands, const 
 // Hopper's warpgroup tensor cores through inline PTX (ops/gemm_wgmma.cpp, kernels/gemm_wgmma.cl):
 // variant "wgmma_tf32".
 SearchSpace wgmma_space(const GemmShape& shape, const DeviceInfo& device);
+// The tile rules both wgmma variants share (BM, BN, BK, WGS): tiles no larger than the problem's
+// next powers of two, whole m64 blocks per warpgroup, at most 128 accumulators per work-item,
+// 16-byte chunks split evenly over the work-items, a work-group size the device allows.
+void constrain_warpgroup_tiles(SearchSpace& space, const GemmShape& shape, const DeviceInfo& device);
 LaunchPlan wgmma_plan(const GemmShape& shape, const GemmOperands& operands, const Config& config);
 
 // The same on operands packed by kernels/gemm_pack_tf32.cl (ops/gemm_wgmma_packed.cpp,

@@ -13,13 +13,7 @@ bool is_wgmma_config(const Config& config) { return config.count("WGMMA") != 0; 
 
 namespace gemm_detail {
 
-SearchSpace wgmma_space(const GemmShape& shape, const DeviceInfo& device) {
-  SearchSpace space("wgmma_tf32");
-  space.add("WGMMA", {1}, "warpgroup tensor-core kernel (kernels/gemm_wgmma.cl)")
-      .add("BM", {64, 128, 256}, "rows of C per work-group, in m64 blocks")
-      .add("BN", {64, 128, 256}, "columns of C per work-group: the N of each wgmma")
-      .add("BK", {16, 32}, "depth of the K tile staged per step")
-      .add("WGS", {1, 2}, "warpgroups of 128 work-items per work-group, stacked along M");
+void constrain_warpgroup_tiles(SearchSpace& space, const GemmShape& shape, const DeviceInfo& device) {
   const std::int64_t max_bm = std::max<std::int64_t>(64, next_pow2(shape.m));
   const std::int64_t max_bn = std::max<std::int64_t>(64, next_pow2(shape.n));
   space.constrain("BM <= next_pow2(M), BN <= next_pow2(N)", {"BM", "BN"},
@@ -29,7 +23,7 @@ SearchSpace wgmma_space(const GemmShape& shape, const DeviceInfo& device) {
   space.constrain("at most 128 accumulators per work-item", {"BM", "BN", "WGS"}, [](const Config& c) {
     return at(c, "BM") / (64 * at(c, "WGS")) * at(c, "BN") / 2 <= 128;
   });
-  space.constrain("staged tiles split evenly into 16-byte chunks per work-item", {"BM", "BN", "BK", "WGS"},
+  space.constrain("tiles split evenly into 16-byte chunks per work-item", {"BM", "BN", "BK", "WGS"},
                   [](const Config& c) {
                     const std::int64_t threads = 128 * at(c, "WGS");
                     return (at(c, "BM") * at(c, "BK") / 4) % threads == 0 && (at(c, "BN") * at(c, "BK") / 4) % threads == 0;
@@ -37,6 +31,16 @@ SearchSpace wgmma_space(const GemmShape& shape, const DeviceInfo& device) {
   const auto max_wg = static_cast<std::int64_t>(device.max_work_group_size);
   space.constrain("work-group size within device limits", {"WGS"},
                   [=](const Config& c) { return 128 * at(c, "WGS") <= max_wg; });
+}
+
+SearchSpace wgmma_space(const GemmShape& shape, const DeviceInfo& device) {
+  SearchSpace space("wgmma_tf32");
+  space.add("WGMMA", {1}, "warpgroup tensor-core kernel (kernels/gemm_wgmma.cl)")
+      .add("BM", {64, 128, 256}, "rows of C per work-group, in m64 blocks")
+      .add("BN", {64, 128, 256}, "columns of C per work-group: the N of each wgmma")
+      .add("BK", {16, 32}, "depth of the K tile staged per step")
+      .add("WGS", {1, 2}, "warpgroups of 128 work-items per work-group, stacked along M");
+  constrain_warpgroup_tiles(space, shape, device);
   const auto local_bytes = static_cast<std::int64_t>(device.local_mem_bytes);
   space.constrain("two local buffers fit the device", {"BM", "BN", "BK"}, [=](const Config& c) {
     return 2 * (at(c, "BM") + at(c, "BN")) * at(c, "BK") * 4 <= local_bytes;

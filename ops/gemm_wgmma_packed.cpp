@@ -85,26 +85,11 @@ SearchSpace wgmma_packed_space(const GemmShape& shape, const DeviceInfo& device)
       .add("WGS", {1, 2}, "warpgroups of 128 work-items per work-group, stacked along M")
       .add("STAGES", {2, 3, 4}, "local buffers in the cp.async pipeline")
       .add("LAG", {0, 1}, "wgmma groups left running across each barrier (their buffers are refilled a step later)");
-  const std::int64_t max_bm = std::max<std::int64_t>(64, next_pow2(shape.m));
-  const std::int64_t max_bn = std::max<std::int64_t>(64, next_pow2(shape.n));
-  space.constrain("BM <= next_pow2(M), BN <= next_pow2(N)", {"BM", "BN"},
-                  [=](const Config& c) { return at(c, "BM") <= max_bm && at(c, "BN") <= max_bn; });
-  space.constrain("each warpgroup owns whole m64 blocks", {"BM", "WGS"},
-                  [](const Config& c) { return at(c, "BM") % (64 * at(c, "WGS")) == 0; });
-  space.constrain("at most 128 accumulators per work-item", {"BM", "BN", "WGS"},
-                  [](const Config& c) { return at(c, "BM") / (64 * at(c, "WGS")) * at(c, "BN") / 2 <= 128; });
+  constrain_warpgroup_tiles(space, shape, device);
   space.constrain("1 to 3 tiles loading ahead (STAGES - 1 - LAG)", {"STAGES", "LAG"}, [](const Config& c) {
     const std::int64_t ahead = at(c, "STAGES") - 1 - at(c, "LAG");
     return ahead >= 1 && ahead <= 3;
   });
-  space.constrain(
-      "tiles split evenly into 16-byte copies per work-item", {"BM", "BN", "BK", "WGS"}, [](const Config& c) {
-        const std::int64_t threads = 128 * at(c, "WGS");
-        return (at(c, "BM") * at(c, "BK") / 4) % threads == 0 && (at(c, "BN") * at(c, "BK") / 4) % threads == 0;
-      });
-  const auto max_wg = static_cast<std::int64_t>(device.max_work_group_size);
-  space.constrain("work-group size within device limits", {"WGS"},
-                  [=](const Config& c) { return 128 * at(c, "WGS") <= max_wg; });
   const auto local_bytes = static_cast<std::int64_t>(device.local_mem_bytes);
   space.constrain("the pipeline's local buffers fit the device", {"BM", "BN", "BK", "STAGES"}, [=](const Config& c) {
     return at(c, "STAGES") * (at(c, "BM") + at(c, "BN")) * at(c, "BK") * 4 <= local_bytes;
