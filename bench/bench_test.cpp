@@ -26,6 +26,15 @@ TEST(Roofline, BoundIsTheSlowerOfComputeAndTraffic) {
   EXPECT_EQ(roofline_bound_ns({}, 1e8, 1e6), 0);               // unknown ceilings: no bound
 }
 
+TEST(Roofline, Tf32ProblemsMeetTheTensorCoreCeilingWhereOneWasMeasured) {
+  const Ceilings c{.peak_gflops = 1000, .copy_gbs = 100, .tf32_gflops = 4000};
+  EXPECT_DOUBLE_EQ(c.for_math("tf32").peak_gflops, 4000);
+  EXPECT_DOUBLE_EQ(roofline_bound_ns(c.for_math("tf32"), 1e8, 1e6), 2.5e4);  // 1e8 FLOP / 4000 FLOP/ns
+  EXPECT_DOUBLE_EQ(c.for_math("exact").peak_gflops, 1000);
+  const Ceilings no_tensor_cores{.peak_gflops = 1000, .copy_gbs = 100};
+  EXPECT_DOUBLE_EQ(no_tensor_cores.for_math("tf32").peak_gflops, 1000);  // tf32 runs on the FMA units
+}
+
 TEST(Baselines, CopyVerifiesAndTimes) {
   auto copy = make_copy(testing::test_session(), 1 << 20);
   EXPECT_EQ(copy->verify(), "");

@@ -1,4 +1,5 @@
 // ocltune_bench: Google Benchmark suite of tuned vs default vs baseline for every op and shape.
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 
@@ -35,8 +36,12 @@ int bench_main(int argc, char** argv) {
   // Ceilings are measured at the start of every run, on the same device state as the results.
   const Ceiling copy = measure_copy_bandwidth(session);
   const Ceiling peak = measure_peak_gflops(session);
+  // TF32 problems are placed against the tensor-core rate where the device has one.
+  const bool tf32_problems =
+      std::any_of(problems.begin(), problems.end(), [](const auto& p) { return p->math() == "tf32"; });
+  const Ceiling tf32 = tf32_problems ? measure_mma_tf32_peak_gflops(session) : Ceiling{};
   const std::string db_path = options.db.empty() ? default_database_path() : options.db;
-  add_run_context(device, copy, peak,
+  add_run_context(device, copy, peak, tf32,
                   {.shapes = options.shapes.empty() ? (device.type == "CPU" ? "quick" : "default") : options.shapes,
                    .database = db_path});
   fmt::print(stderr, "ocltune_bench: [{}] {} ({}): copy {:.1f} GB/s, fp32 FMA peak {:.1f} GFLOP/s\n", device.index,
@@ -49,8 +54,8 @@ int bench_main(int argc, char** argv) {
   } else {
     db = Database::open_read_only(db_path);
   }
-  Suite suite(session, {.peak_gflops = peak.value, .copy_gbs = copy.value}, db ? &*db : nullptr, db_note,
-              options.baselines);
+  Suite suite(session, {.peak_gflops = peak.value, .copy_gbs = copy.value, .tf32_gflops = tf32.value},
+              db ? &*db : nullptr, db_note, options.baselines);
   for (auto& p : problems) suite.add(std::move(p));
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

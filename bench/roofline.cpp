@@ -5,6 +5,12 @@
 
 namespace ocltune::bench {
 
+Ceilings Ceilings::for_math(const std::string& math) const {
+  Ceilings c = *this;
+  if (math == "tf32" && tf32_gflops > 0) c.peak_gflops = tf32_gflops;
+  return c;
+}
+
 double roofline_bound_ns(const Ceilings& ceilings, double flops, double bytes) {
   if (ceilings.peak_gflops <= 0 || ceilings.copy_gbs <= 0) return 0;
   return std::max(flops / ceilings.peak_gflops, bytes / ceilings.copy_gbs);

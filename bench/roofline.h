@@ -1,11 +1,19 @@
 // The roofline model: the fastest time a problem can take given the device's measured ceilings.
 #pragma once
 
+#include <string>
+
 namespace ocltune::bench {
 
 struct Ceilings {
   double peak_gflops = 0;  // fp32 FMA microbenchmark
   double copy_gbs = 0;     // clEnqueueCopyBuffer, read + write bytes
+  double tf32_gflops = 0;  // TF32 mma.sync microbenchmark where the device has tensor cores, else 0
+
+  // The ceilings a problem of math mode `math` is placed against: in "tf32" the tensor-core rate
+  // where one was measured (results there may use tensor cores; against the fp32 FMA peak they
+  // would read as several times 100%), otherwise the FMA peak.
+  Ceilings for_math(const std::string& math) const;
 };
 
 // max(flops / peak, bytes / bandwidth): compute time at the FMA peak or traffic time at copy

@@ -8,7 +8,8 @@
 
 namespace ocltune::bench {
 
-void add_run_context(const DeviceInfo& d, const Ceiling& copy, const Ceiling& peak, const RunInfo& info) {
+void add_run_context(const DeviceInfo& d, const Ceiling& copy, const Ceiling& peak, const Ceiling& tf32,
+                     const RunInfo& info) {
   const auto add = [](const char* key, const std::string& value) { benchmark::AddCustomContext(key, value); };
   add("ocltune_version", OCLTUNE_VERSION);
   add("ocltune_clblast_version", OCLTUNE_CLBLAST_VERSION);
@@ -29,6 +30,10 @@ void add_run_context(const DeviceInfo& d, const Ceiling& copy, const Ceiling& pe
   add("ocltune_copy_spread", fmt::format("{:.4f}", copy.stats.spread));
   add("ocltune_peak_gflops", fmt::format("{:.6g}", peak.value));
   add("ocltune_peak_spread", fmt::format("{:.4f}", peak.stats.spread));
+  if (tf32.value > 0) {
+    add("ocltune_tf32_peak_gflops", fmt::format("{:.6g}", tf32.value));
+    add("ocltune_tf32_peak_spread", fmt::format("{:.4f}", tf32.stats.spread));
+  }
   add("ocltune_shapes", info.shapes);
   add("ocltune_database", info.database);
 }

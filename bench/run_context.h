@@ -16,6 +16,8 @@ struct RunInfo {
 
 // Adds "ocltune_*" keys with benchmark::AddCustomContext: the report reads the device, the
 // ceilings every result is placed against, and the versions a regression is attributed to.
-void add_run_context(const DeviceInfo& device, const Ceiling& copy, const Ceiling& peak, const RunInfo& info);
+// `tf32` is the TF32 mma.sync ceiling (value 0: not measured, or no tensor cores).
+void add_run_context(const DeviceInfo& device, const Ceiling& copy, const Ceiling& peak, const Ceiling& tf32,
+                     const RunInfo& info);
 
 }  // namespace ocltune::bench

@@ -137,12 +137,13 @@ void Suite::set_counters(benchmark::State& state, const Problem& p, std::vector<
   const double t = stats.median_ns;
   if (t <= 0) return;
   const double gflops = p.flops() / t, gbs = p.bytes() / t;
-  const double peak_frac = p.memory_bound() ? (ceilings_.copy_gbs > 0 ? gbs / ceilings_.copy_gbs : 0)
-                                            : (ceilings_.peak_gflops > 0 ? gflops / ceilings_.peak_gflops : 0);
+  const Ceilings ceilings = ceilings_.for_math(p.math());
+  const double peak_frac = p.memory_bound() ? (ceilings.copy_gbs > 0 ? gbs / ceilings.copy_gbs : 0)
+                                            : (ceilings.peak_gflops > 0 ? gflops / ceilings.peak_gflops : 0);
   state.counters["GFLOP/s"] = gflops;
   state.counters["GB/s"] = gbs;
   state.counters["peak_frac"] = peak_frac;
-  state.counters["roofline_frac"] = roofline_fraction(ceilings_, p.flops(), p.bytes(), t);
+  state.counters["roofline_frac"] = roofline_fraction(ceilings, p.flops(), p.bytes(), t);
   state.counters["median_us"] = t * 1e-3;
   state.counters["spread"] = stats.spread;
   state.counters["flops"] = p.flops();

@@ -91,6 +91,21 @@ class PipelineTest(unittest.TestCase):
             code = self.run_nights(tmp, slow=True, command=[os.environ["OCLTUNE_BINARY"], "report"])
             self.assertEqual(code, 3)
 
+    def test_tf32_ceiling_is_listed_only_when_measured(self):
+        """ocltune_bench measures the TF32 mma.sync rate for tf32 problems on tensor-core devices."""
+        for tf32, listed in ((None, False), ("320000", True)):
+            with tempfile.TemporaryDirectory() as tmp:
+                data = synthetic.bench_json("2026-11-01T03:00:00Z")
+                if tf32:
+                    data["context"]["ocltune_tf32_peak_gflops"] = tf32
+                path = synthetic.write(os.path.join(tmp, "run.json"), data)
+                self.assertEqual(cli.main(["--bench", path, "--out", os.path.join(tmp, "out")]), cli.EXIT_OK)
+                with open(os.path.join(tmp, "out", "index.html"), encoding="utf-8") as f:
+                    page = f.read()
+                self.assertEqual("TF32 mma.sync peak" in page, listed)
+                if listed:
+                    self.assertIn("3.2e+05 GFLOP/s", page)
+
     def test_history_append_is_idempotent(self):
         with tempfile.TemporaryDirectory() as tmp:
             entry = history.make_entry([parse_bench(synthetic.bench_json("2026-11-01T03:00:00Z"))])
