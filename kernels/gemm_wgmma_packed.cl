@@ -14,6 +14,9 @@
 #ifndef STAGES
 #define STAGES 4  // local buffers of BM x BK and BN x BK words in the pipeline
 #endif
+#ifndef GROUP_M
+#define GROUP_M 1  // work-groups launched in turn cover GROUP_M tile rows before the next columns (L2 reuse of B)
+#endif
 #ifndef LAG
 #define LAG 1  // wgmma groups left in flight across a barrier (0 or 1); the buffer a tile frees is
                // refilled LAG steps later, so STAGES - 1 - LAG tiles are loading during the wgmma
@@ -90,8 +93,19 @@ kernel void gemm_wgmma_packed(const int M, const int N, const int Kp, const floa
                               const long stride_c) {
   const int tid = get_local_id(0);
   const int warpgroup = tid / 128;
+  // Tile of this work-group, as gemm_mma.cl orders them: with GROUP_M > 1 the work-groups resident
+  // together cover a GROUP_M-row band of tiles column by column.
+#if GROUP_M > 1
+  const int tiles_n = get_num_groups(0), tiles_m = get_num_groups(1);
+  const int launched = get_group_id(1) * tiles_n + get_group_id(0);
+  const int band = launched / (GROUP_M * tiles_n), in_band = launched % (GROUP_M * tiles_n);
+  const int band_rows = min(GROUP_M, tiles_m - band * GROUP_M);
+  const int n0 = (in_band / band_rows) * BN;
+  const int m0 = (band * GROUP_M + in_band % band_rows) * BM;
+#else
   const int n0 = get_group_id(0) * BN;
   const int m0 = get_group_id(1) * BM;
+#endif
   const long batch = get_group_id(2);
   // This work-group's rows of the packed operands: whole 8-row groups of Kp words each.
   const global uint* Ap = A + batch * stride_a + (long)m0 * Kp;

@@ -11,7 +11,8 @@ namespace ocltune {
 // The fastest of the first ten configurations measured at 4096^3 NN on the H200 (probe35: 589 us,
 // 233 TFLOP/s with both packing passes): one warpgroup of 128 x 128, so two work-groups share an SM.
 Config gemm_wgmma_packed_default_config() {
-  return {{"WGMMA_PACKED", 1}, {"BM", 128}, {"BN", 128}, {"BK", 16}, {"WGS", 1}, {"STAGES", 3}, {"LAG", 0}};
+  return {{"WGMMA_PACKED", 1}, {"BM", 128}, {"BN", 128}, {"BK", 16}, {"WGS", 1}, {"STAGES", 3}, {"LAG", 0},
+          {"GROUP_M", 1}};
 }
 
 bool is_wgmma_packed_config(const Config& config) { return config.count("WGMMA_PACKED") != 0; }
@@ -57,7 +58,7 @@ KernelLaunch packed_gemm_launch(const GemmShape& s, const Config& config, const 
   KernelLaunch launch;
   launch.program.files = {"wgmma_tf32.cl", "gemm_wgmma_packed.cl"};
   launch.program.ptx_target = "sm_90a";  // wgmma (see harness/program.h)
-  for (const char* name : {"BM", "BN", "BK", "WGS", "STAGES", "LAG"}) {
+  for (const char* name : {"BM", "BN", "BK", "WGS", "STAGES", "LAG", "GROUP_M"}) {
     launch.program.defines.emplace_back(name, std::to_string(config.at(name)));
   }
   launch.kernel = "gemm_wgmma_packed";
@@ -84,7 +85,8 @@ SearchSpace wgmma_packed_space(const GemmShape& shape, const DeviceInfo& device)
       .add("BK", {8, 16, 32}, "depth of the K tile per pipeline stage")
       .add("WGS", {1, 2}, "warpgroups of 128 work-items per work-group, stacked along M")
       .add("STAGES", {2, 3, 4}, "local buffers in the cp.async pipeline")
-      .add("LAG", {0, 1}, "wgmma groups left running across each barrier (their buffers are refilled a step later)");
+      .add("LAG", {0, 1}, "wgmma groups left running across each barrier (their buffers are refilled a step later)")
+      .add("GROUP_M", {1, 8}, "tile rows that work-groups launched together cover before moving along N (L2 reuse)");
   constrain_warpgroup_tiles(space, shape, device);
   space.constrain("1 to 3 tiles loading ahead (STAGES - 1 - LAG)", {"STAGES", "LAG"}, [](const Config& c) {
     const std::int64_t ahead = at(c, "STAGES") - 1 - at(c, "LAG");
