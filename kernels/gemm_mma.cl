@@ -249,20 +249,8 @@ kernel void gemm_mma(const int M, const int N, const int K, const float alpha, c
   const int warp_m = get_local_id(1);
   const int tid = get_local_id(1) * (32 * WN) + get_local_id(0);
   const int g = lane >> 2, t = lane & 3;
-  // Tile of this work-group. Work-groups start roughly in launch order (x fastest); with GROUP_M > 1
-  // the ones resident together cover a GROUP_M-row band of tiles column by column, so each B
-  // panel is read from DRAM once per band instead of once per tile row.
-#if GROUP_M > 1
-  const int tiles_n = get_num_groups(0), tiles_m = get_num_groups(1);
-  const int launched = get_group_id(1) * tiles_n + get_group_id(0);
-  const int band = launched / (GROUP_M * tiles_n), in_band = launched % (GROUP_M * tiles_n);
-  const int band_rows = min(GROUP_M, tiles_m - band * GROUP_M);
-  const int n0 = (in_band / band_rows) * BN;
-  const int m0 = (band * GROUP_M + in_band % band_rows) * BM;
-#else
-  const int n0 = get_group_id(0) * BN;
-  const int m0 = get_group_id(1) * BM;
-#endif
+  const int2 origin = tile_origin(GROUP_M, BM, BN);  // tile_order.cl
+  const int m0 = origin.x, n0 = origin.y;
   const long batch = get_group_id(2);
   const global float* Ab = A + a_offset + batch * stride_a;
   const global float* Bb = B + b_offset + batch * stride_b;

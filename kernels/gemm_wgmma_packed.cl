@@ -5,7 +5,8 @@
 // bytes in flight are not bounded by registers as in gemm_wgmma.cl (whose staging passes every
 // element through registers to transpose and round it, and measured no overlap with the wgmma).
 // Launch: global (ceil(N/BN) * 128 * WGS, ceil(M/BM), batch), local (128 * WGS, 1, 1).
-// Appended to wgmma_tf32.cl (tile tunables, wgmma and its fences).
+// Appended to tile_order.cl (launch order of tiles) and wgmma_tf32.cl (tile tunables, wgmma and
+// its fences).
 
 // ---- Tunables ----
 #ifndef BK
@@ -93,19 +94,8 @@ kernel void gemm_wgmma_packed(const int M, const int N, const int Kp, const floa
                               const long stride_c) {
   const int tid = get_local_id(0);
   const int warpgroup = tid / 128;
-  // Tile of this work-group, as gemm_mma.cl orders them: with GROUP_M > 1 the work-groups resident
-  // together cover a GROUP_M-row band of tiles column by column.
-#if GROUP_M > 1
-  const int tiles_n = get_num_groups(0), tiles_m = get_num_groups(1);
-  const int launched = get_group_id(1) * tiles_n + get_group_id(0);
-  const int band = launched / (GROUP_M * tiles_n), in_band = launched % (GROUP_M * tiles_n);
-  const int band_rows = min(GROUP_M, tiles_m - band * GROUP_M);
-  const int n0 = (in_band / band_rows) * BN;
-  const int m0 = (band * GROUP_M + in_band % band_rows) * BM;
-#else
-  const int n0 = get_group_id(0) * BN;
-  const int m0 = get_group_id(1) * BM;
-#endif
+  const int2 origin = tile_origin(GROUP_M, BM, BN);  // tile_order.cl
+  const int m0 = origin.x, n0 = origin.y;
   const long batch = get_group_id(2);
   // This work-group's rows of the packed operands: whole 8-row groups of Kp words each.
   const global uint* Ap = A + batch * stride_a + (long)m0 * Kp;

@@ -188,7 +188,7 @@ std::vector<Config> GemmProblem::default_configs(const DeviceInfo& device) const
 }
 
 std::vector<std::string> GemmProblem::kernel_files() const {
-  if (shape_.math == "tf32") return {"gemm_layout.cl", "gemm.cl", "mma_tf32.cl", "gemm_mma.cl", "wgmma_tf32.cl",
+  if (shape_.math == "tf32") return {"gemm_layout.cl", "gemm.cl", "tile_order.cl", "mma_tf32.cl", "gemm_mma.cl", "wgmma_tf32.cl",
             "gemm_wgmma.cl", "gemm_pack_tf32.cl", "gemm_wgmma_packed.cl", "gemm_cpu.cl"};
   return {"gemm_layout.cl", "gemm.cl", "gemm_cpu.cl"};
 }

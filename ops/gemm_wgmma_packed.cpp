@@ -56,7 +56,7 @@ KernelLaunch packed_gemm_launch(const GemmShape& s, const Config& config, const 
   const PackedGemmSizes p = packed_gemm_sizes(s, config);
   const std::int64_t threads = 128 * config.at("WGS");
   KernelLaunch launch;
-  launch.program.files = {"wgmma_tf32.cl", "gemm_wgmma_packed.cl"};
+  launch.program.files = {"tile_order.cl", "wgmma_tf32.cl", "gemm_wgmma_packed.cl"};
   launch.program.ptx_target = "sm_90a";  // wgmma (see harness/program.h)
   for (const char* name : {"BM", "BN", "BK", "WGS", "STAGES", "LAG", "GROUP_M"}) {
     launch.program.defines.emplace_back(name, std::to_string(config.at(name)));
