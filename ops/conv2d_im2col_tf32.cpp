@@ -52,7 +52,7 @@ void im2col_tf32_plan(const Conv2dShape& s, const Conv2dOperands& o, const Confi
   const cl::Buffer b = workspace.get(static_cast<std::size_t>(s.n * sizes.rows_b * sizes.k * 4), kGemmPackSlotB);
   // The filter (K x C x R x S) is the K x CRS matrix A, shared by every image.
   plan.kernels.push_back(
-      pack_tf32_launch(g, 1, o.weight, o.weight_offset, g.k, 0, true, g.m, sizes.rows_a, sizes.k, a));
+      pack_tf32_launch(1, o.weight, o.weight_offset, g.k, 0, true, g.m, g.k, sizes.rows_a, sizes.k, a));
   plan.kernels.push_back(im2col_pack_launch(s, o, sizes, b));
   GemmOperands y;  // each image's K x PQ output plane
   y.c = o.output;

@@ -96,11 +96,11 @@ struct PackedGemmSizes {
   std::int64_t rows_a = 0, rows_b = 0, k = 0;
 };
 PackedGemmSizes packed_gemm_sizes(const GemmShape& shape, const Config& config);
-// Packs rows x shape.k of each of `batches` entries of one operand (element (r, k) at offset +
-// batch * stride + r * ld + k when k_contiguous, + k * ld + r otherwise) into dst, padded_rows x
-// padded_k words per entry.
-KernelLaunch pack_tf32_launch(const GemmShape& shape, std::int64_t batches, const cl::Buffer& src, std::int64_t offset,
-                              std::int64_t ld, std::int64_t stride, bool k_contiguous, std::int64_t rows,
+// Packs rows x k of each of `batches` entries of one operand (element (r, k) at offset + batch *
+// stride + r * ld + k when k_contiguous, + k * ld + r otherwise) into dst, padded_rows x padded_k
+// words per entry.
+KernelLaunch pack_tf32_launch(std::int64_t batches, const cl::Buffer& src, std::int64_t offset, std::int64_t ld,
+                              std::int64_t stride, bool k_contiguous, std::int64_t rows, std::int64_t k,
                               std::int64_t padded_rows, std::int64_t padded_k, const cl::Buffer& dst);
 // The GEMM on packed A and B (batch strides in words, 0 for an operand every entry shares),
 // writing C where `c` says (c.c, c.c_offset, c.ldc, c.stride_c). `config` holds at least the

@@ -2,8 +2,6 @@
 // of kernels/gemm_pack_tf32.cl round A and op(B) to TF32 into K-major, zero-padded scratch
 // buffers, then kernels/gemm_wgmma_packed.cl multiplies them with a cp.async pipeline. Offered
 // where the register-staged wgmma variant is (tf32 math mode, compute capability 9.x).
-#include <algorithm>
-
 #include "ops/gemm_variants.h"
 
 namespace ocltune {
@@ -11,8 +9,8 @@ namespace ocltune {
 // The fastest of the first ten configurations measured at 4096^3 NN on the H200 (probe35: 589 us,
 // 233 TFLOP/s with both packing passes): one warpgroup of 128 x 128, so two work-groups share an SM.
 Config gemm_wgmma_packed_default_config() {
-  return {{"WGMMA_PACKED", 1}, {"BM", 128}, {"BN", 128}, {"BK", 16}, {"WGS", 1}, {"STAGES", 3}, {"LAG", 0},
-          {"GROUP_M", 1}};
+  return {{"WGMMA_PACKED", 1}, {"BM", 128},   {"BN", 128}, {"BK", 16},
+          {"WGS", 1},          {"STAGES", 3}, {"LAG", 0},  {"GROUP_M", 1}};
 }
 
 bool is_wgmma_packed_config(const Config& config) { return config.count("WGMMA_PACKED") != 0; }
@@ -29,8 +27,8 @@ PackedGemmSizes packed_gemm_sizes(const GemmShape& s, const Config& config) {
   return {round_up(s.m, config.at("BM")), round_up(s.n, config.at("BN")), round_up(s.k, 64)};
 }
 
-KernelLaunch pack_tf32_launch(const GemmShape& s, std::int64_t batches, const cl::Buffer& src, std::int64_t offset,
-                              std::int64_t ld, std::int64_t stride, bool k_contiguous, std::int64_t rows,
+KernelLaunch pack_tf32_launch(std::int64_t batches, const cl::Buffer& src, std::int64_t offset, std::int64_t ld,
+                              std::int64_t stride, bool k_contiguous, std::int64_t rows, std::int64_t k,
                               std::int64_t padded_rows, std::int64_t padded_k, const cl::Buffer& dst) {
   KernelLaunch launch;
   launch.program.files = {"gemm_pack_tf32.cl"};
@@ -44,7 +42,7 @@ KernelLaunch pack_tf32_launch(const GemmShape& s, std::int64_t batches, const cl
                  static_cast<cl_long>(stride),
                  static_cast<cl_int>(k_contiguous ? 1 : 0),
                  static_cast<cl_int>(rows),
-                 static_cast<cl_int>(s.k),
+                 static_cast<cl_int>(k),
                  static_cast<cl_int>(padded_k),
                  static_cast<cl_long>(padded_rows * padded_k),
                  dst};
@@ -108,9 +106,9 @@ LaunchPlan wgmma_packed_plan(const GemmShape& s, const GemmOperands& o, const Co
   LaunchPlan plan;
   // A (M x K, op applied) has K contiguous unless stored transposed; B (K x N) the other way round.
   plan.kernels.push_back(
-      pack_tf32_launch(s, a_batches, o.a, o.a_offset, o.lda, o.stride_a, !s.trans_a, s.m, p.rows_a, p.k, ap));
+      pack_tf32_launch(a_batches, o.a, o.a_offset, o.lda, o.stride_a, !s.trans_a, s.m, s.k, p.rows_a, p.k, ap));
   plan.kernels.push_back(
-      pack_tf32_launch(s, b_batches, o.b, o.b_offset, o.ldb, o.stride_b, s.trans_b, s.n, p.rows_b, p.k, bp));
+      pack_tf32_launch(b_batches, o.b, o.b_offset, o.ldb, o.stride_b, s.trans_b, s.n, s.k, p.rows_b, p.k, bp));
   plan.kernels.push_back(packed_gemm_launch(s, config, ap, a_batches == 1 ? 0 : p.rows_a * p.k, bp,
                                             b_batches == 1 ? 0 : p.rows_b * p.k, o));
   return plan;

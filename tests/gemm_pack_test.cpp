@@ -66,10 +66,9 @@ void check_pack(bool k_contiguous, std::int64_t rows, std::int64_t k, std::int64
   cl::Buffer in(session.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, src.size() * 4, src.data());
   std::vector<std::uint32_t> packed(words, 0xDEADBEEFu);  // every word must be written
   cl::Buffer out(session.context(), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, words * 4, packed.data());
-  const GemmShape shape{.k = k};
   LaunchPlan plan;
   plan.kernels.push_back(
-      pack_tf32_launch(shape, batches, in, offset, ld, stride, k_contiguous, rows, padded_rows, padded_k, out));
+      pack_tf32_launch(batches, in, offset, ld, stride, k_contiguous, rows, k, padded_rows, padded_k, out));
   enqueue(session.queue(), prepare(session, plan));
   session.queue().enqueueReadBuffer(out, CL_TRUE, 0, words * 4, packed.data());
 
