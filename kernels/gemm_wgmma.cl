@@ -5,7 +5,7 @@
 // through registers; mma.sync (gemm_mma.cl) spends most of its time doing exactly that.
 // Operands are rounded to TF32 (cvt.rna) as they are staged; accumulation is fp32.
 // Launch: global (ceil(N/BN) * 128 * WGS, ceil(M/BM), batch), local (128 * WGS, 1, 1).
-// Appended to gemm_layout.cl (TRANS_A, TRANS_B, A_INDEX, B_INDEX) and wgmma_tf32.cl (tile tunables,
+// Appended to gemm_layout.cl (TRANS_A, TRANS_B, A_INDEX, B_INDEX) and wgmma.cl (tile tunables,
 // wgmma and its fences).
 
 // ---- Tunables ----
@@ -102,7 +102,7 @@ static inline void issue_wgmma(float* acc, const local uint* As, const local uin
 #pragma unroll
     for (int fm = 0; fm < FMW; ++fm) {
       const int row = (warpgroup * FMW + fm) * 64;
-      wgmma_tf32(acc + fm * ACC, wgmma_desc(As + 4 * CORE(BM, row, 2 * ks), BM * 16, 128), desc_b);
+      wgmma_mma(acc + fm * ACC, wgmma_desc(As + 4 * CORE(BM, row, 2 * ks), BM * 16, 128), desc_b);
     }
   }
   wgmma_commit();

@@ -1,12 +1,15 @@
-// SGEMM on Hopper's warpgroup tensor cores in TF32 from operands packed by gemm_pack_tf32.cl
-// (rounded, K-major core matrices, zero-padded to whole tiles): C = alpha * A * B^T + beta * C with
-// A M x K and B N x K as packed, any layout of the caller's matrices. Every tile is copied with
+// GEMM on Hopper's warpgroup tensor cores from operands packed by gemm_pack_tf32.cl (fp32
+// storage: rounded to TF32) or gemm_pack_16bit.cl (fp16, bf16: copied): K-major core matrices,
+// zero-padded to whole tiles. C = alpha * A * B^T + beta * C with A M x K and B N x K as packed,
+// any layout of the caller's matrices; C of the storage type. The kernel works in 32-bit words of
+// K (one TF32 value or two 16-bit ones; Kp, BK and the strides count words), which keeps every
+// copy, descriptor and pipeline step the same for all three types. Every tile is copied with
 // 16-byte cp.async straight into local memory, STAGES - 1 - LAG tiles ahead of the wgmma, so the
 // bytes in flight are not bounded by registers as in gemm_wgmma.cl (whose staging passes every
 // element through registers to transpose and round it, and measured no overlap with the wgmma).
 // Launch: global (ceil(N/BN) * 128 * WGS, ceil(M/BM), batch), local (128 * WGS, 1, 1).
-// Appended to tile_order.cl (launch order of tiles) and wgmma_tf32.cl (tile tunables, wgmma and
-// its fences).
+// Appended to storage.cl (the DTYPE of C), tile_order.cl (launch order of tiles) and wgmma.cl
+// (tile tunables, wgmma and its fences).
 
 // ---- Tunables ----
 #ifndef BK
@@ -81,7 +84,7 @@ static inline void issue_wgmma(float* acc, const local uint* As, const local uin
 #pragma unroll
     for (int fm = 0; fm < FMW; ++fm) {
       const int group = (warpgroup * FMW + fm) * 8;  // first 8-row group of this m64 block
-      wgmma_tf32(acc + fm * ACC, wgmma_desc(As + group * 8 * BK + 64 * ks, 128, 32 * BK), desc_b);
+      wgmma_mma(acc + fm * ACC, wgmma_desc(As + group * 8 * BK + 64 * ks, 128, 32 * BK), desc_b);
     }
   }
   wgmma_commit();
@@ -90,7 +93,7 @@ static inline void issue_wgmma(float* acc, const local uint* As, const local uin
 __attribute__((reqd_work_group_size(THREADS, 1, 1)))
 kernel void gemm_wgmma_packed(const int M, const int N, const int Kp, const float alpha, const float beta,
                               const global uint* restrict A, const long stride_a, const global uint* restrict B,
-                              const long stride_b, global float* C, const long c_offset, const int ldc,
+                              const long stride_b, global STORAGE* C, const long c_offset, const int ldc,
                               const long stride_c) {
   const int tid = get_local_id(0);
   const int warpgroup = tid / 128;
@@ -100,7 +103,7 @@ kernel void gemm_wgmma_packed(const int M, const int N, const int Kp, const floa
   // This work-group's rows of the packed operands: whole 8-row groups of Kp words each.
   const global uint* Ap = A + batch * stride_a + (long)m0 * Kp;
   const global uint* Bp = B + batch * stride_b + (long)n0 * Kp;
-  global float* Cb = C + c_offset + batch * stride_c;
+  global STORAGE* Cb = C + c_offset + batch * stride_c;
 
   float acc[FMW * ACC];
 #pragma unroll

@@ -102,6 +102,7 @@ ocltune::GemmCall to_call(const ocltune_gemm_args& a) {
   c.stride_b = a.stride_b;
   c.stride_c = a.stride_c;
   c.tf32 = a.allow_tf32 != 0;
+  c.dtype = static_cast<ocltune::DType>(a.dtype);  // check_gemm_call refuses a code outside 0-2
   return c;
 }
 
@@ -331,7 +332,7 @@ void ocltune_gemm_args_init(ocltune_gemm_args* args, int trans_a, int trans_b, i
   call.batch = batch;
   call.packed();
   *args = ocltune_gemm_args{trans_a != 0, trans_b != 0, m, n, k, batch, 1.0f, 0.0f, a, b, c, 0, 0, 0,
-                            call.lda, call.ldb, call.ldc, call.stride_a, call.stride_b, call.stride_c, 0};
+                            call.lda, call.ldb, call.ldc, call.stride_a, call.stride_b, call.stride_c, 0, 0};
 }
 
 ocltune_status ocltune_gemm(ocltune_runtime runtime, cl_command_queue queue, const ocltune_gemm_args* args,

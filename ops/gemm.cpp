@@ -44,11 +44,12 @@ nlohmann::json GemmShape::to_json() const {
   if (alpha != 1.0f) j["alpha"] = alpha;
   if (beta != 0.0f) j["beta"] = beta;
   if (math != "exact") j["math"] = math;
+  if (dtype != DType::kFp32) j["dtype"] = dtype_name(dtype);
   return j;
 }
 
 GemmShape GemmShape::from_json(const nlohmann::json& j) {
-  check_known_fields(j, {"m", "n", "k", "batch", "trans_a", "trans_b", "alpha", "beta", "math"});
+  check_known_fields(j, {"m", "n", "k", "batch", "trans_a", "trans_b", "alpha", "beta", "math", "dtype"});
   GemmShape s;
   s.m = int_field(j, "m", 1, kMaxDimension);
   s.n = int_field(j, "n", 1, kMaxDimension);
@@ -60,6 +61,7 @@ GemmShape GemmShape::from_json(const nlohmann::json& j) {
   s.beta = float_field(j, "beta", 0.0f);
   s.math = string_field(j, "math", "exact");
   if (s.math != "exact" && s.math != "tf32") throw Error("shape field 'math' must be \"exact\" or \"tf32\"");
+  s.dtype = parse_dtype(string_field(j, "dtype", "fp32"));
   return s;
 }
 
@@ -69,7 +71,7 @@ double GemmShape::flops() const {
 
 double GemmShape::bytes() const {
   const double c_passes = beta != 0.0f ? 2.0 : 1.0;
-  return 4.0 * static_cast<double>(batch) *
+  return static_cast<double>(dtype_bytes(dtype)) * static_cast<double>(batch) *
          (static_cast<double>(m * k) + static_cast<double>(k * n) + c_passes * static_cast<double>(m * n));
 }
 
@@ -190,10 +192,10 @@ SearchSpace fma_space(const GemmShape& shape, const DeviceInfo& device) {
 SearchSpace gemm_space(const GemmShape& shape, const DeviceInfo& device) {
   std::vector<SearchSpace> parts;
   parts.push_back(fma_space(shape, device));
-  if (shape.math == "tf32" && satisfies(device, nvidia_mma_tf32())) {
+  if (shape.tensor_cores_allowed() && satisfies(device, nvidia_mma_tf32())) {
     parts.push_back(gemm_detail::mma_space(shape, device));
   }
-  if (shape.math == "tf32" && satisfies(device, nvidia_wgmma_tf32())) {
+  if (shape.tensor_cores_allowed() && satisfies(device, nvidia_wgmma_tf32())) {
     parts.push_back(gemm_detail::wgmma_space(shape, device));
     parts.push_back(gemm_detail::wgmma_packed_space(shape, device));
   }
@@ -216,6 +218,8 @@ Config gemm_default_config(const GemmShape& shape) {
 
 LaunchPlan gemm_plan(const GemmShape& s, const GemmOperands& o, const Config& config, Workspace& workspace) {
   check_operands(s, o);
+  // 16-bit storage: the packed wgmma variant reads it itself, every other one through fp32 copies.
+  if (s.dtype != DType::kFp32 && !is_wgmma_packed_config(config)) return gemm_detail::widened_plan(s, o, config, workspace);
   if (is_mma_config(config)) return gemm_detail::mma_plan(s, o, config);
   if (is_wgmma_config(config)) return gemm_detail::wgmma_plan(s, o, config);
   if (is_wgmma_packed_config(config)) return gemm_detail::wgmma_packed_plan(s, o, config, workspace);

@@ -1,4 +1,5 @@
-// GEMM: C = alpha * op(A) * op(B) + beta * C, fp32, row-major, strided batches.
+// GEMM: C = alpha * op(A) * op(B) + beta * C, row-major, strided batches; fp32, fp16 or bf16
+// storage with fp32 accumulation and fp32 scalars.
 // Problem description, parameter space, launch geometry, FLOP/byte model and float64 reference.
 #pragma once
 
@@ -12,6 +13,7 @@
 #include "harness/device.h"
 #include "harness/launch.h"
 #include "harness/workspace.h"
+#include "ops/storage.h"
 #include "tuner/config.h"
 #include "tuner/space.h"
 
@@ -27,6 +29,10 @@ struct GemmShape {
   // "exact" (fp32 FMA) or "tf32" (matrix units allowed, like PyTorch's allow_tf32). Part of the
   // database key through Problem::math(), not of the shape key.
   std::string math = "exact";
+  // Storage type of A, B and C (a database key of its own through Problem::dtype()). fp16 and
+  // bf16 values are exact in TF32, so for them the tensor-core variants multiply exactly and are
+  // offered in both math modes (as PyTorch runs half matmuls on tensor cores).
+  DType dtype = DType::kFp32;
 
   // Tight leading dimensions (row lengths of A, B, C as stored).
   std::int64_t packed_lda() const { return trans_a ? m : k; }
@@ -41,6 +47,9 @@ struct GemmShape {
   std::string key() const;
   nlohmann::json to_json() const;
   static GemmShape from_json(const nlohmann::json& j);  // throws ocltune::Error
+  // Whether matrix units with TF32 (or 16-bit) inputs may serve the shape: math "tf32", or
+  // 16-bit storage, whose values those inputs hold exactly.
+  bool tensor_cores_allowed() const { return math == "tf32" || dtype != DType::kFp32; }
   double flops() const;
   double bytes() const;
 };
@@ -88,22 +97,28 @@ bool is_cpu_config(const Config& config);
 inline constexpr int kGemmPackSlotA = 3;
 inline constexpr int kGemmPackSlotB = 4;
 
-// The pieces of the wgmma_packed_tf32 variant, for ops that pack an operand of their own (conv2d's
-// im2col matrix). Packed operands are rounded to TF32 and stored K-major in wgmma's core matrices
-// (kernels/gemm_pack_tf32.cl), rows padded to whole tiles of `config`, K to a multiple of 64: a
-// batch entry of A is rows_a x k words, of B rows_b x k.
+// The pieces of the wgmma_packed variants, for ops that pack an operand of their own (conv2d's
+// im2col matrix). Packed operands are stored K-major in wgmma's core matrices, fp32 rounded to
+// TF32 (kernels/gemm_pack_tf32.cl), fp16 and bf16 as they are (kernels/gemm_pack_16bit.cl); rows
+// padded to whole tiles of `config`, K to 64 words (64 fp32 or 128 16-bit elements): a batch
+// entry of A is rows_a x k elements (rows_a x k_words words), of B rows_b x k.
 struct PackedGemmSizes {
-  std::int64_t rows_a = 0, rows_b = 0, k = 0;
+  std::int64_t rows_a = 0, rows_b = 0, k = 0, k_words = 0;
 };
 PackedGemmSizes packed_gemm_sizes(const GemmShape& shape, const Config& config);
-// Packs rows x k of each of `batches` entries of one operand (element (r, k) at offset + batch *
-// stride + r * ld + k when k_contiguous, + k * ld + r otherwise) into dst, padded_rows x padded_k
-// words per entry.
+// Packs rows x k of each of `batches` entries of one fp32 operand (element (r, k) at offset + batch
+// * stride + r * ld + k when k_contiguous, + k * ld + r otherwise) into dst, padded_rows x
+// padded_k words per entry.
 KernelLaunch pack_tf32_launch(std::int64_t batches, const cl::Buffer& src, std::int64_t offset, std::int64_t ld,
                               std::int64_t stride, bool k_contiguous, std::int64_t rows, std::int64_t k,
                               std::int64_t padded_rows, std::int64_t padded_k, const cl::Buffer& dst);
+// The same for an operand of 16-bit storage (fp16 or bf16): padded_rows x padded_k 16-bit elements
+// per entry (padded_k a multiple of 128).
+KernelLaunch pack_16bit_launch(std::int64_t batches, const cl::Buffer& src, std::int64_t offset, std::int64_t ld,
+                               std::int64_t stride, bool k_contiguous, std::int64_t rows, std::int64_t k,
+                               std::int64_t padded_rows, std::int64_t padded_k, const cl::Buffer& dst);
 // The GEMM on packed A and B (batch strides in words, 0 for an operand every entry shares),
-// writing C where `c` says (c.c, c.c_offset, c.ldc, c.stride_c). `config` holds at least the
+// writing C of shape.dtype where `c` says (c.c, c.c_offset, c.ldc, c.stride_c). `config` holds at least the
 // variant's tile parameters (BM, BN, BK, WGS, STAGES, LAG).
 KernelLaunch packed_gemm_launch(const GemmShape& shape, const Config& config, const cl::Buffer& a, std::int64_t stride_a,
                                 const cl::Buffer& b, std::int64_t stride_b, const GemmOperands& c);

@@ -1,5 +1,6 @@
 // The tensor-core variant of GEMM ("mma_tf32", kernels/gemm_mma.cl): its space, offered only in
-// the tf32 math mode on NVIDIA devices of compute capability >= 8.0, its default and its launch.
+// the tf32 math mode (or for 16-bit storage) on NVIDIA devices of compute capability >= 8.0, its
+// default and its launch.
 #include <algorithm>
 
 #include "ops/gemm_variants.h"

@@ -7,6 +7,7 @@
 #include "harness/capability.h"
 #include "harness/error.h"
 #include "harness/session.h"
+#include "ops/storage.h"
 
 namespace ocltune {
 namespace {
@@ -19,6 +20,7 @@ class GemmEvaluation : public Evaluation {
   VerifyResult verify() override;
 
  private:
+  double tolerance() const;
   double a_at(std::int64_t b, std::int64_t m, std::int64_t k) const;
   double b_at(std::int64_t b, std::int64_t k, std::int64_t n) const;
   std::size_t c_index(std::int64_t b, std::int64_t m, std::int64_t n) const;
@@ -55,10 +57,14 @@ GemmEvaluation::GemmEvaluation(Session& session, const GemmShape& shape, const G
   c_before_.assign(elements(o.c_offset, o.stride_c, shape.m, o.ldc) + kCanaryWords, canary_value());
   fill_uniform(a_, 1);
   fill_uniform(b_, 2);
+  // The reference multiplies exactly what the buffers hold.
+  round_to_storage(a_, shape.dtype);
+  round_to_storage(b_, shape.dtype);
   // Written elements start random when C is read (beta != 0) and NaN otherwise, so a kernel that
   // reads C although beta == 0 produces NaN and fails.
   std::vector<float> c_random(c_before_.size());
   fill_uniform(c_random, 3);
+  round_to_storage(c_random, shape.dtype);
   written_.assign(c_before_.size(), 0);
   for (std::int64_t bt = 0; bt < shape.batch; ++bt) {
     for (std::int64_t m = 0; m < shape.m; ++m) {
@@ -73,9 +79,9 @@ GemmEvaluation::GemmEvaluation(Session& session, const GemmShape& shape, const G
 
   try {
     const cl::Context& ctx = session.context();
-    o.a = cl::Buffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, a_.size() * sizeof(float), a_.data());
-    o.b = cl::Buffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, b_.size() * sizeof(float), b_.data());
-    o.c = cl::Buffer(ctx, CL_MEM_READ_WRITE, c_before_.size() * sizeof(float));
+    o.a = make_buffer(ctx, a_, shape.dtype, CL_MEM_READ_ONLY);
+    o.b = make_buffer(ctx, b_, shape.dtype, CL_MEM_READ_ONLY);
+    o.c = cl::Buffer(ctx, CL_MEM_READ_WRITE, c_before_.size() * dtype_bytes(shape.dtype));
   } catch (const cl::Error& e) {
     throw ClError(e);
   }
@@ -100,6 +106,9 @@ std::size_t GemmEvaluation::c_index(std::int64_t bt, std::int64_t m, std::int64_
 
 void GemmEvaluation::build_reference() {
   const GemmShape& s = shape_;
+  // Results within the floor of the storage type (fp16 subnormals, flushed fp32 subnormals) pass
+  // whatever their magnitude: the floor joins the scale as floor / tolerance.
+  const double floor_scale = dtype_abs_floor(s.dtype) / tolerance();
   auto add_expected = [&](std::int64_t bt, std::int64_t m, std::int64_t n) {
     double dot = 0, magnitude = 0;
     for (std::int64_t k = 0; k < s.k; ++k) {
@@ -111,7 +120,7 @@ void GemmEvaluation::build_reference() {
     const double c = s.beta != 0.0f ? static_cast<double>(c_before_[i]) : 0.0;
     const double value = static_cast<double>(s.alpha) * dot + static_cast<double>(s.beta) * c;
     const double scale = std::abs(static_cast<double>(s.alpha)) * magnitude + std::abs(static_cast<double>(s.beta) * c);
-    expected_.push_back({i, value, scale});
+    expected_.push_back({i, saturate_to_storage(value, s.dtype), scale + floor_scale});
   };
   const double macs = static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) *
                       static_cast<double>(s.batch);
@@ -136,27 +145,33 @@ void GemmEvaluation::build_reference() {
 
 void GemmEvaluation::reset() {
   try {
-    session_.queue().enqueueWriteBuffer(operands_.c, CL_TRUE, 0, c_before_.size() * sizeof(float), c_before_.data());
+    write_buffer(session_.queue(), operands_.c, c_before_, shape_.dtype);
   } catch (const cl::Error& e) {
     throw ClError(e);
   }
 }
 
 VerifyResult GemmEvaluation::verify() {
-  std::vector<float> after(c_before_.size());
+  std::vector<float> after;
   try {
-    session_.queue().enqueueReadBuffer(operands_.c, CL_TRUE, 0, after.size() * sizeof(float), after.data());
+    after = read_buffer(session_.queue(), operands_.c, c_before_.size(), shape_.dtype);
   } catch (const cl::Error& e) {
     throw ClError(e);
   }
+  return verify_output(after, c_before_, expected_, tolerance(), written_);
+}
+
+double GemmEvaluation::tolerance() const {
   // fp32 accumulation over K terms: rounding grows like sqrt(K) for random data; a dropped or
   // doubled term (an error near 1/K of the magnitude) still fails up to K of about 16k.
   const double k = static_cast<double>(shape_.k);
   double tolerance = (8.0 * std::sqrt(k) + 4.0) * 0x1.0p-24;
   // TF32 operands carry up to 2^-10 relative error per product; summed with random signs this is
   // about 0.8 * 2^-10 / sqrt(K) of the magnitude: allow 8 times that.
-  if (shape_.math == "tf32") tolerance += 8.0 * 0x1.0p-10 / std::sqrt(k);
-  return verify_output(after, c_before_, expected_, tolerance, written_);
+  if (shape_.math == "tf32" && shape_.dtype == DType::kFp32) tolerance += 8.0 * 0x1.0p-10 / std::sqrt(k);
+  // 16-bit storage rounds each result once more, by at most u(dtype) of its value (<= its scale).
+  if (shape_.dtype != DType::kFp32) tolerance += dtype_roundoff(shape_.dtype);
+  return tolerance;
 }
 
 }  // namespace
@@ -188,9 +203,15 @@ std::vector<Config> GemmProblem::default_configs(const DeviceInfo& device) const
 }
 
 std::vector<std::string> GemmProblem::kernel_files() const {
-  if (shape_.math == "tf32") return {"gemm_layout.cl", "gemm.cl", "tile_order.cl", "mma_tf32.cl", "gemm_mma.cl", "wgmma_tf32.cl",
-            "gemm_wgmma.cl", "gemm_pack_tf32.cl", "gemm_wgmma_packed.cl", "gemm_cpu.cl"};
-  return {"gemm_layout.cl", "gemm.cl", "gemm_cpu.cl"};
+  std::vector<std::string> files = {"gemm_layout.cl", "gemm.cl", "gemm_cpu.cl"};
+  if (shape_.dtype != DType::kFp32) files.insert(files.end(), {"storage.cl", "gemm_convert.cl", "gemm_pack_16bit.cl"});
+  if (shape_.tensor_cores_allowed()) {
+    files.insert(files.end(), {"tile_order.cl", "mma_tf32.cl", "gemm_mma.cl", "storage.cl", "wgmma.cl", "gemm_wgmma.cl",
+                               "gemm_pack_tf32.cl", "gemm_wgmma_packed.cl"});
+  }
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  return files;
 }
 
 std::unique_ptr<Evaluation> GemmProblem::instantiate(Session& session) const {

@@ -23,6 +23,7 @@ class GemmProblem : public Problem {
   const GemmShape& shape() const { return shape_; }
   std::string op() const override { return "gemm"; }
   std::string math() const override { return shape_.math; }
+  std::string dtype() const override { return dtype_name(shape_.dtype); }
   std::string shape_key() const override { return shape_.key(); }
   nlohmann::json shape_json() const override { return shape_.to_json(); }
   SearchSpace space(const DeviceInfo& device) const override { return gemm_space(shape_, device); }

@@ -33,7 +33,7 @@ Config cpu(std::int64_t mr, std::int64_t vw, std::int64_t nv, std::int64_t mb, s
 
 std::vector<Config> GemmProblem::seed_configs(const DeviceInfo& device) const {
   std::vector<Config> seeds;
-  if (shape_.math == "tf32") {
+  if (shape_.tensor_cores_allowed()) {
     // H200 (Hopper only), 4096^3 NN, wgmma on packed operands (probe35, packing included): 128x128
     // of one warpgroup, 3 stages of BK = 16, 589 us; 64x256 of one warpgroup, 4 stages of BK = 8,
     // 700 us; 128x256 of two, 749 us; 128x128 of two, 4 stages of BK = 8, 769 us. At 8192^3 128x128

@@ -33,6 +33,11 @@ SearchSpace wgmma_packed_space(const GemmShape& shape, const DeviceInfo& device)
 LaunchPlan wgmma_packed_plan(const GemmShape& shape, const GemmOperands& operands, const Config& config,
                              Workspace& workspace);
 
+// 16-bit storage through any fp32 variant (ops/gemm_widen.cpp, kernels/gemm_convert.cl): widen
+// A, B (and C when beta != 0) into fp32 scratch, run `config`, narrow C.
+LaunchPlan widened_plan(const GemmShape& shape, const GemmOperands& operands, const Config& config,
+                        Workspace& workspace);
+
 // Explicitly vectorised register tiles for CPU devices (ops/gemm_cpu.cpp, kernels/gemm_cpu.cl):
 // variant "cpu".
 SearchSpace cpu_space(const GemmShape& shape, const DeviceInfo& device);

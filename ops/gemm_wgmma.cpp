@@ -1,6 +1,6 @@
 // The warpgroup tensor-core variant of GEMM ("wgmma_tf32", kernels/gemm_wgmma.cl): its space,
-// offered only in the tf32 math mode on NVIDIA devices of compute capability 9.x (Hopper), its
-// default and its launch.
+// offered only where tensor cores are allowed (tf32 math mode or 16-bit storage) on NVIDIA devices
+// of compute capability 9.x (Hopper), its default and its launch.
 #include <algorithm>
 
 #include "ops/gemm_variants.h"
@@ -50,7 +50,7 @@ SearchSpace wgmma_space(const GemmShape& shape, const DeviceInfo& device) {
 
 LaunchPlan wgmma_plan(const GemmShape& s, const GemmOperands& o, const Config& config) {
   KernelLaunch launch;
-  launch.program.files = {"gemm_layout.cl", "wgmma_tf32.cl", "gemm_wgmma.cl"};
+  launch.program.files = {"gemm_layout.cl", "storage.cl", "wgmma.cl", "gemm_wgmma.cl"};
   launch.program.ptx_target = "sm_90a";  // wgmma (see harness/program.h)
   launch.program.defines = {{"TRANS_A", s.trans_a ? "1" : "0"}, {"TRANS_B", s.trans_b ? "1" : "0"}};
   for (const auto& [name, value] : config) launch.program.defines.emplace_back(name, std::to_string(value));

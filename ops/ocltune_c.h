@@ -65,7 +65,8 @@ cl_command_queue ocltune_runtime_queue(ocltune_runtime runtime);
 /* Reads the databases again and forgets cached decisions. */
 ocltune_status ocltune_runtime_reload(ocltune_runtime runtime);
 
-/* C = alpha * op(A) * op(B) + beta * C, fp32, row-major, strided batches (as ocltune::GemmCall). */
+/* C = alpha * op(A) * op(B) + beta * C, row-major, strided batches (as ocltune::GemmCall); fp32, fp16
+ * or bf16 storage, fp32 scalars and accumulation. */
 typedef struct ocltune_gemm_args {
   int trans_a, trans_b;
   int64_t m, n, k, batch;
@@ -75,10 +76,11 @@ typedef struct ocltune_gemm_args {
   int64_t lda, ldb, ldc;
   int64_t stride_a, stride_b, stride_c;
   int allow_tf32; /* matrix units with TF32 inputs where the device has them ("tf32" math mode) */
+  int dtype;      /* storage type of A, B and C: 0 fp32, 1 fp16, 2 bf16 */
 } ocltune_gemm_args;
 
 /* Sets the sizes, alpha = 1, beta = 0, the buffers with offset 0, packed leading dimensions and strides,
- * allow_tf32 = 0. */
+ * allow_tf32 = 0, dtype fp32. */
 void ocltune_gemm_args_init(ocltune_gemm_args* args, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                             int64_t batch, cl_mem a, cl_mem b, cl_mem c);
 

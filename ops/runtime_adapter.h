@@ -26,8 +26,9 @@ class DispatchAdapter;
 enum class Level : int { kExact = 0, kNearest = 1, kClass = 2, kBuiltin = 3, kLibrary = 4 };
 const char* level_name(Level level);
 
-// Most kernels one op enqueues per call.
-inline constexpr std::size_t kMaxSteps = 4;
+// Most kernels one op enqueues per call (a 16-bit GEMM through fp32 kernels has five: widen A,
+// B and C, multiply, narrow C).
+inline constexpr std::size_t kMaxSteps = 6;
 
 // Compact identity of a call's problem: everything its programs and launch geometry depend on (not
 // buffers, offsets or scalars). The key of the runtime's decision cache: built without allocating.
@@ -126,6 +127,9 @@ class DispatchAdapter {
   virtual bool fast_args(const void* /*call*/, std::span<RawArgs> /*steps*/) const { return false; }
   // A vendor library that can serve the call instead of the built-in configuration ("" if none).
   virtual std::string library() const { return ""; }
+  // Whether that library can serve this call on `device` (a dtype it lacks, an extension the
+  // device lacks): where not, the built-in configuration is the fallback.
+  virtual bool library_serves(const void* /*call*/, const DeviceInfo& /*device*/) const { return true; }
   // Enqueues the call through that library.
   virtual Dispatch library_enqueue(const void* /*call*/, cl_command_queue /*queue*/,
                                    const DispatchOptions& /*options*/) const {
@@ -144,6 +148,7 @@ class TypedAdapter : public DispatchAdapter {
                                       const DispatchOptions& /*options*/) const {
     return {};
   }
+  virtual bool library_serves_of(const Call& /*call*/, const DeviceInfo& /*device*/) const { return true; }
 
   std::unique_ptr<Problem> problem(const void* call) const final { return problem_of(*static_cast<const Call*>(call)); }
   LaunchPlan plan(const void* call, const Config& config, Workspace& workspace) const final {
@@ -154,6 +159,9 @@ class TypedAdapter : public DispatchAdapter {
   }
   Dispatch library_enqueue(const void* call, cl_command_queue queue, const DispatchOptions& options) const final {
     return library_enqueue_of(*static_cast<const Call*>(call), queue, options);
+  }
+  bool library_serves(const void* call, const DeviceInfo& device) const final {
+    return library_serves_of(*static_cast<const Call*>(call), device);
   }
 };
 

@@ -2,6 +2,7 @@
 #include "ops/runtime_gemm.h"
 
 #include <clblast.h>
+#include <clblast_half.h>
 
 #include <fmt/format.h>
 
@@ -34,6 +35,23 @@ GemmOperands operands_of(const GemmCall& c, bool with_buffers) {
 
 bool empty_call(const GemmCall& c) { return c.m == 0 || c.n == 0 || c.batch == 0; }
 
+// CLBlast's HGEMM: its scalars are fp16 too (alpha and beta rounded; the runtime's own kernels
+// keep them fp32).
+clblast::StatusCode library_hgemm(const GemmCall& c, clblast::Transpose ta, clblast::Transpose tb,
+                                  cl_command_queue& queue, cl_event* event) {
+  const auto u = [](std::int64_t v) { return static_cast<std::size_t>(v); };
+  const half alpha = FloatToHalf(c.alpha), beta = FloatToHalf(c.beta);
+  if (c.batch == 1) {
+    return clblast::Gemm<half>(clblast::Layout::kRowMajor, ta, tb, u(c.m), u(c.n), u(c.k), alpha, c.a, u(c.a_offset),
+                               u(c.lda), c.b, u(c.b_offset), u(c.ldb), beta, c.c, u(c.c_offset), u(c.ldc), &queue,
+                               event);
+  }
+  return clblast::GemmStridedBatched<half>(clblast::Layout::kRowMajor, ta, tb, u(c.m), u(c.n), u(c.k), alpha, c.a,
+                                           u(c.a_offset), u(c.lda), u(c.stride_a), c.b, u(c.b_offset), u(c.ldb),
+                                           u(c.stride_b), beta, c.c, u(c.c_offset), u(c.ldc), u(c.stride_c),
+                                           u(c.batch), &queue, event);
+}
+
 }  // namespace
 
 GemmCall& GemmCall::packed() {
@@ -49,11 +67,14 @@ GemmCall& GemmCall::packed() {
 
 GemmShape gemm_shape(const GemmCall& c) {
   return {.m = c.m, .n = c.n, .k = c.k, .batch = c.batch, .trans_a = c.trans_a, .trans_b = c.trans_b,
-          .alpha = c.alpha, .beta = c.beta, .math = c.tf32 ? "tf32" : "exact"};
+          .alpha = c.alpha, .beta = c.beta, .math = c.tf32 ? "tf32" : "exact", .dtype = c.dtype};
 }
 
 void check_gemm_call(const GemmCall& c) {
   if (c.m < 0 || c.n < 0 || c.batch < 0) throw Error("gemm: negative size");
+  if (c.dtype != DType::kFp32 && c.dtype != DType::kFp16 && c.dtype != DType::kBf16) {
+    throw Error(fmt::format("gemm: unknown dtype code {} (0 fp32, 1 fp16, 2 bf16)", static_cast<int>(c.dtype)));
+  }
   if (c.m > kMaxDimension || c.n > kMaxDimension || c.k > kMaxDimension || c.batch > 65535) {
     throw Error("gemm: a size is beyond what the kernels index (m, n, k < 2^31, batch <= 65535)");
   }
@@ -75,6 +96,7 @@ ShapeCode gemm_shape_code(const DispatchAdapter& adapter, const GemmCall& c) {
   code.push(c.k);
   code.push(c.batch);
   code.push(c.tf32);
+  code.push(static_cast<std::int64_t>(c.dtype));
   return code;
 }
 
@@ -89,7 +111,8 @@ LaunchPlan GemmAdapter::plan_of(const GemmCall& call, const Config& config, Work
 bool GemmAdapter::fast_args_of(const GemmCall& c, std::span<RawArgs> steps) const {
   // The argument list of kernels/gemm.cl as gemm_plan sets it; the runtime compares the two on the
   // first call of every shape and falls back to gemm_plan if they ever differ. Plans of more than
-  // one kernel (the packed wgmma variant's) run gemm_plan on every call.
+  // one kernel (the packed wgmma variant's, 16-bit storage through fp32 copies) run gemm_plan on
+  // every call.
   if (steps.size() != 1) return false;
   RawArgs& a = steps[0];
   a.count = 0;
@@ -113,6 +136,11 @@ bool GemmAdapter::fast_args_of(const GemmCall& c, std::span<RawArgs> steps) cons
   return true;
 }
 
+bool GemmAdapter::library_serves_of(const GemmCall& c, const DeviceInfo& device) const {
+  if (c.dtype == DType::kFp32) return true;
+  return c.dtype == DType::kFp16 && device.has_extension("cl_khr_fp16");
+}
+
 Dispatch GemmAdapter::library_enqueue_of(const GemmCall& c, cl_command_queue queue,
                                          const DispatchOptions& options) const {
   // CLBlast takes no wait list: a barrier orders it after the caller's events.
@@ -127,7 +155,8 @@ Dispatch GemmAdapter::library_enqueue_of(const GemmCall& c, cl_command_queue que
   const auto u = [](std::int64_t v) { return static_cast<std::size_t>(v); };
   cl_event event = nullptr;
   const clblast::StatusCode status =
-      c.batch == 1
+      c.dtype == DType::kFp16 ? library_hgemm(c, ta, tb, queue, options.events ? &event : nullptr)
+      : c.batch == 1
           ? clblast::Gemm<float>(clblast::Layout::kRowMajor, ta, tb, u(c.m), u(c.n), u(c.k), c.alpha, c.a,
                                  u(c.a_offset), u(c.lda), c.b, u(c.b_offset), u(c.ldb), c.beta, c.c, u(c.c_offset),
                                  u(c.ldc), &queue, options.events ? &event : nullptr)

@@ -22,6 +22,8 @@ struct GemmCall {
   // Matrix units with TF32 inputs may be used where the device has them (PyTorch's allow_tf32):
   // the "tf32" math mode, tuned and looked up separately from "exact".
   bool tf32 = false;
+  // Storage type of A, B and C (alpha, beta and the accumulation stay fp32).
+  DType dtype = DType::kFp32;
 
   // Leading dimensions and batch strides of tightly packed matrices.
   GemmCall& packed();
@@ -37,6 +39,8 @@ class GemmAdapter : public TypedAdapter<GemmCall> {
   bool fast_args_of(const GemmCall& call, std::span<RawArgs> steps) const override;
   std::string library() const override { return "clblast"; }
   Dispatch library_enqueue_of(const GemmCall& call, cl_command_queue queue, const DispatchOptions& options) const override;
+  // CLBlast has fp32 and fp16 (where the device has cl_khr_fp16), no bf16.
+  bool library_serves_of(const GemmCall& call, const DeviceInfo& device) const override;
 };
 const GemmAdapter& gemm_adapter();
 

@@ -80,7 +80,8 @@ void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call
       break;
     }
   }
-  const bool use_library = !adapter.library().empty() && op == "gemm" && gemm_fallback_ == adapter.library();
+  const bool use_library = !adapter.library().empty() && op == "gemm" && gemm_fallback_ == adapter.library() &&
+                           adapter.library_serves(call, session_.device());
   if (use_library) {
     candidates.push_back({Level::kLibrary, {}, adapter.library()});
   } else {

@@ -1,5 +1,6 @@
 /* The C API from C: runtimes by index and on a caller's context, GEMMs, a conv2d and a pooling checked, error paths. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +102,61 @@ static void gemm_case(ocltune_runtime rt, int trans_a, int trans_b, int64_t m, i
 }
 
 /* One forward conv2d (odd sizes, stride 2, padding, bias) through ocltune_conv2d, checked in double. */
+/* bf16 storage (dtype 2): each value is the top half of an fp32 bit pattern, so the reference uses
+ * the truncated values the buffers hold; results carry bf16's rounding (2^-8) on top. */
+static uint16_t to_bf16(float x) {
+  uint32_t bits;
+  memcpy(&bits, &x, 4);
+  return (uint16_t)(bits >> 16);
+}
+static float from_bf16(uint16_t h) {
+  const uint32_t bits = (uint32_t)h << 16;
+  float x;
+  memcpy(&x, &bits, 4);
+  return x;
+}
+static void gemm_bf16_case(ocltune_runtime rt) {
+  enum { M = 13, N = 11, K = 17 };
+  cl_context context = ocltune_runtime_context(rt);
+  cl_command_queue queue = ocltune_runtime_queue(rt);
+  uint16_t a[M * K], b[K * N], c[M * N];
+  unsigned state = 777u;
+  for (int i = 0; i < M * K; ++i) a[i] = to_bf16(next_value(&state));
+  for (int i = 0; i < K * N; ++i) b[i] = to_bf16(next_value(&state));
+  cl_int err = CL_SUCCESS;
+  ocltune_gemm_args args;
+  ocltune_gemm_args_init(&args, 0, 0, M, N, K, 1, NULL, NULL, NULL);
+  CHECK(args.dtype == 0, "dtype after init: %d", args.dtype);
+  args.dtype = 2;
+  args.a = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof a, a, &err);
+  args.b = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof b, b, &err);
+  args.c = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof c, NULL, &err);
+  CHECK(err == CL_SUCCESS, "clCreateBuffer: %d", err);
+  ocltune_status status = ocltune_gemm(rt, queue, &args, 0, NULL, NULL, NULL);
+  CHECK(status == OCLTUNE_SUCCESS, "bf16: %s: %s", ocltune_status_name(status), ocltune_last_error());
+  clEnqueueReadBuffer(queue, args.c, CL_TRUE, 0, sizeof c, c, 0, NULL, NULL);
+  int wrong = 0;
+  for (int i = 0; i < M; ++i) {
+    for (int j = 0; j < N; ++j) {
+      double dot = 0, scale = 0;
+      for (int p = 0; p < K; ++p) {
+        const double t = (double)from_bf16(a[i * K + p]) * from_bf16(b[p * N + j]);
+        dot += t;
+        scale += fabs(t);
+      }
+      if (!(fabs(from_bf16(c[i * N + j]) - dot) <= 0x1.0p-8 * scale + 1e-6)) ++wrong;
+    }
+  }
+  CHECK(wrong == 0, "bf16 gemm: %d wrong elements", wrong);
+  args.dtype = 3;
+  status = ocltune_gemm(rt, queue, &args, 0, NULL, NULL, NULL);
+  CHECK(status == OCLTUNE_INVALID_ARGUMENT, "dtype 3: %s", ocltune_status_name(status));
+  CHECK(strstr(ocltune_last_error(), "dtype") != NULL, "message: %s", ocltune_last_error());
+  clReleaseMemObject(args.a);
+  clReleaseMemObject(args.b);
+  clReleaseMemObject(args.c);
+}
+
 static void conv2d_case(ocltune_runtime rt) {
   cl_context context = ocltune_runtime_context(rt);
   cl_command_queue queue = ocltune_runtime_queue(rt);
@@ -258,6 +314,7 @@ int main(void) {
   CHECK(strcmp(ocltune_last_error(), "") == 0, "success leaves no error: %s", ocltune_last_error());
   gemm_case(rt, 0, 0, 37, 29, 19, 1, 0, 0, 1.0f, 0.0f, OCLTUNE_LEVEL_BUILTIN);
   gemm_case(rt, 1, 1, 19, 23, 29, 3, 3, 5, -1.5f, 0.5f, OCLTUNE_LEVEL_BUILTIN);
+  gemm_bf16_case(rt);
   conv2d_case(rt);
   pool_case(rt);
 

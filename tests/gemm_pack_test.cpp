@@ -101,6 +101,59 @@ TEST(GemmPack, SingleRowAndColumn) {
 }
 TEST(GemmPack, SeveralBlocksEachWay) { check_pack(false, 130, 97, 1); }
 
+// The 16-bit pack (kernels/gemm_pack_16bit.cl): bits copied unchanged (NaN payloads included)
+// into core matrices of 8 rows x 8 k, K padded to 128, zeros in the padding.
+void check_pack_16bit(bool k_contiguous, std::int64_t rows, std::int64_t k, std::int64_t batches) {
+  Session& session = testing::test_session();
+  const std::int64_t padded_rows = (rows + 63) / 64 * 64, padded_k = (k + 127) / 128 * 128;
+  const std::int64_t ld = (k_contiguous ? k : rows) + 3, offset = 5;
+  const std::int64_t stride = (k_contiguous ? rows : k) * ld + 9;
+  std::vector<std::uint16_t> src(static_cast<std::size_t>(offset + batches * stride));
+  std::mt19937 rng(7);
+  for (std::uint16_t& x : src) x = static_cast<std::uint16_t>(rng() | 1u);  // never 0, so padding stands out
+  const auto at = [&](std::int64_t b, std::int64_t r, std::int64_t kk) {
+    return src[static_cast<std::size_t>(offset + b * stride + (k_contiguous ? r * ld + kk : kk * ld + r))];
+  };
+
+  const std::size_t halves = static_cast<std::size_t>(batches * padded_rows * padded_k);
+  cl::Buffer in(session.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, src.size() * 2, src.data());
+  std::vector<std::uint16_t> packed(halves, 0xBEEFu);  // every element must be written
+  cl::Buffer out(session.context(), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, halves * 2, packed.data());
+  LaunchPlan plan;
+  plan.kernels.push_back(
+      pack_16bit_launch(batches, in, offset, ld, stride, k_contiguous, rows, k, padded_rows, padded_k, out));
+  enqueue(session.queue(), prepare(session, plan));
+  session.queue().enqueueReadBuffer(out, CL_TRUE, 0, halves * 2, packed.data());
+
+  int mismatches = 0;
+  for (std::int64_t b = 0; b < batches; ++b) {
+    for (std::int64_t r = 0; r < padded_rows; ++r) {
+      for (std::int64_t kk = 0; kk < padded_k; ++kk) {
+        const std::int64_t index =
+            b * padded_rows * padded_k + ((r / 8) * (padded_k / 8) + kk / 8) * 64 + (r % 8) * 8 + kk % 8;
+        const std::uint16_t expected = r < rows && kk < k ? at(b, r, kk) : 0;
+        const std::uint16_t got = packed[static_cast<std::size_t>(index)];
+        if (got != expected && ++mismatches <= 5) {
+          ADD_FAILURE() << "batch " << b << " row " << r << " k " << kk << ": got 0x" << std::hex << got
+                        << ", expected 0x" << expected;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+
+TEST(GemmPack16, KContiguousOperandOnOddShape) { check_pack_16bit(true, 37, 45, 2); }
+TEST(GemmPack16, TransposedOperandOnOddShape) { check_pack_16bit(false, 37, 45, 2); }
+TEST(GemmPack16, SingleElement) {
+  check_pack_16bit(true, 1, 1, 1);
+  check_pack_16bit(false, 1, 1, 1);
+}
+TEST(GemmPack16, SeveralBlocksEachWay) {
+  check_pack_16bit(false, 130, 197, 1);
+  check_pack_16bit(true, 65, 129, 1);
+}
+
 // The plan: A and op(B) packed into the workspace (an operand shared by every batch entry once),
 // then the GEMM over whole tiles and a K padded to 32.
 TEST(GemmPack, PlanPacksASharedOperandOnce) {

@@ -10,6 +10,7 @@
 
 #include "db/sqlite.h"
 #include "harness/verify.h"
+#include "ops/storage.h"
 
 namespace ocltune::testing {
 
@@ -17,7 +18,7 @@ BestRow gemm_row(const std::string& device_key, const GemmShape& shape, const Co
   BestRow r;
   r.device_key = device_key;
   r.op = "gemm";
-  r.dtype = "fp32";
+  r.dtype = dtype_name(shape.dtype);
   r.math = shape.math;
   r.shape_key = shape.key();
   r.shape_json = shape.to_json().dump();
@@ -123,6 +124,7 @@ HostGemm::HostGemm(const cl::Context& context, const GemmShape& shape, const Gem
   c.alpha = shape.alpha;
   c.beta = shape.beta;
   c.tf32 = shape.math == "tf32";
+  c.dtype = shape.dtype;
   c.lda = shape.packed_lda() + layout.lda_pad;
   c.ldb = shape.packed_ldb() + layout.ldb_pad;
   c.ldc = shape.packed_ldc() + layout.ldc_pad;
@@ -141,25 +143,27 @@ HostGemm::HostGemm(const cl::Context& context, const GemmShape& shape, const Gem
   fill_uniform(a_, seed);
   fill_uniform(b_, seed + 1);
   fill_uniform(c_, seed + 2);
-  a_buf_ = cl::Buffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, a_.size() * 4, a_.data());
-  b_buf_ = cl::Buffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, b_.size() * 4, b_.data());
-  c_buf_ = cl::Buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, c_.size() * 4, c_.data());
+  for (std::vector<float>* v : {&a_, &b_, &c_}) round_to_storage(*v, shape.dtype);  // what the buffers hold
+  a_buf_ = make_buffer(context, a_, shape.dtype, CL_MEM_READ_ONLY);
+  b_buf_ = make_buffer(context, b_, shape.dtype, CL_MEM_READ_ONLY);
+  c_buf_ = make_buffer(context, c_, shape.dtype);
   c.a = a_buf_();
   c.b = b_buf_();
   c.c = c_buf_();
 }
 
 void HostGemm::reset(cl::CommandQueue& queue) {
-  queue.enqueueWriteBuffer(c_buf_, CL_TRUE, 0, c_.size() * 4, c_.data());
+  write_buffer(queue, c_buf_, c_, shape_.dtype);
 }
 
-std::string HostGemm::check(cl::CommandQueue& queue) const {
-  std::vector<float> after(c_.size());
-  queue.enqueueReadBuffer(c_buf_, CL_TRUE, 0, after.size() * 4, after.data());
+std::string HostGemm::check(cl::CommandQueue& queue, double extra_tolerance) const {
+  const std::vector<float> after = read_buffer(queue, c_buf_, c_.size(), shape_.dtype);
   const GemmCall& c = call_;
   std::vector<std::uint8_t> written(c_.size(), 0);
   double tolerance = (8.0 * std::sqrt(static_cast<double>(c.k)) + 4.0) * 0x1.0p-24;
   if (c.tf32) tolerance += 8.0 * 0x1.0p-10 / std::sqrt(static_cast<double>(c.k));  // as GemmProblem's verification
+  if (c.dtype != DType::kFp32) tolerance += dtype_roundoff(c.dtype);  // C's rounding to its storage
+  tolerance += extra_tolerance;
   for (std::int64_t bt = 0; bt < c.batch; ++bt) {
     for (std::int64_t i = 0; i < c.m; ++i) {
       for (std::int64_t j = 0; j < c.n; ++j) {

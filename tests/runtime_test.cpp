@@ -32,7 +32,7 @@ std::unique_ptr<Runtime> make_runtime(const std::string& user_db, const std::str
 Level run_checked(Runtime& rt, const GemmShape& shape, const GemmLayout& layout = {}) {
   HostGemm g(session().context(), shape, layout);
   const Dispatch d = ops::gemm(rt, session().queue()(), g.call());
-  EXPECT_EQ(d.count, 1u);
+  EXPECT_EQ(d.count, shape.dtype == DType::kFp32 || d.level == Level::kLibrary ? 1u : 4u + (shape.beta != 0.0f));
   EXPECT_EQ(g.check(session().queue()), "") << shape.key();
   return d.level;
 }
@@ -216,6 +216,42 @@ TEST(RuntimeGemm, PackedTensorCoreRowServesEveryCallOfItsShape) {
   EXPECT_EQ(ops::gemm_decision(*rt, first.call()).config, gemm_wgmma_packed_default_config());
 }
 
+// fp16 and bf16 calls: the built-in configuration (fp32 kernels between widening and narrowing
+// passes), a tuned row of their own dtype (never the fp32 row of the same shape), and CLBlast's
+// HGEMM as the library fallback where the device has cl_khr_fp16 (never for bf16, which it lacks).
+TEST(RuntimeGemm, HalfPrecisionCallsHaveTheirOwnRowsAndFallbacks) {
+  for (const DType dtype : {DType::kFp16, DType::kBf16}) {
+    auto rt = make_runtime("", "");
+    for (GemmShape shape : {GemmShape{.m = 33, .n = 17, .k = 9, .alpha = 1.5f, .beta = 0.5f},
+                            GemmShape{.m = 19, .n = 23, .k = 29, .batch = 3, .trans_b = true}}) {
+      shape.dtype = dtype;
+      EXPECT_EQ(run_checked(*rt, shape, {.lda_pad = 4, .c_offset = 8}), Level::kBuiltin) << dtype_name(dtype);
+    }
+    GemmShape shape{.m = 40, .n = 24, .k = 31, .trans_a = true, .dtype = dtype};
+    Config tuned = gemm_default_config(shape);
+    tuned["KWI"] = 8;
+    GemmShape fp32 = shape;
+    fp32.dtype = DType::kFp32;
+    const std::string user = testing::write_database(
+        testing::temp_path("half.db"), {session().device()},
+        {testing::gemm_row(my_key(), shape, tuned), testing::gemm_row(my_key(), fp32, gemm_default_config(shape))});
+    auto tuned_rt = make_runtime(user, "");
+    EXPECT_EQ(run_checked(*tuned_rt, shape), Level::kExact);
+    HostGemm g(session().context(), shape);
+    EXPECT_EQ(ops::gemm_decision(*tuned_rt, g.call()).config, tuned);
+
+    RuntimeOptions options = testing::isolated("", "", std::make_shared<LogSink>());
+    options.gemm_fallback = "clblast";
+    Runtime library(session().context(), session().device().device, options);
+    const bool hgemm = dtype == DType::kFp16 && session().device().has_extension("cl_khr_fp16");
+    HostGemm h(session().context(), {.m = 33, .n = 17, .k = 9, .alpha = 1.5f, .beta = 0.5f, .dtype = dtype});
+    const Dispatch d = ops::gemm(library, session().queue()(), h.call());
+    EXPECT_EQ(d.level, hgemm ? Level::kLibrary : Level::kBuiltin) << dtype_name(dtype);
+    // CLBlast's HGEMM accumulates in fp16: up to K units of fp16 rounding of the terms.
+    EXPECT_EQ(h.check(session().queue(), hgemm ? 9 * 0x1.0p-11 : 0.0), "") << dtype_name(dtype);
+  }
+}
+
 TEST(RuntimeGemm, EmptyCallsEnqueueAMarkerAndBadCallsAreRefused) {
   auto rt = make_runtime("", "");
   HostGemm g(session().context(), {.m = 4, .n = 4, .k = 4});
@@ -232,6 +268,9 @@ TEST(RuntimeGemm, EmptyCallsEnqueueAMarkerAndBadCallsAreRefused) {
   EXPECT_THROW(ops::gemm(*rt, session().queue()(), bad), Error);
   bad = g.call();
   bad.k = 0;
+  EXPECT_THROW(ops::gemm(*rt, session().queue()(), bad), Error);
+  bad = g.call();
+  bad.dtype = static_cast<DType>(3);
   EXPECT_THROW(ops::gemm(*rt, session().queue()(), bad), Error);
   EXPECT_EQ(rt->stats().resolutions, 0u);
 }

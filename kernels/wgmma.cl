@@ -1,7 +1,8 @@
-// Hopper's warpgroup tensor cores in TF32, shared by gemm_wgmma.cl (register-staged tiles) and
-// gemm_wgmma_packed.cl (tiles copied from operands packed by gemm_pack_tf32.cl), each appended
-// after it: the tile tunables every wgmma kernel has, matrix descriptors, the proxy and wgmma
-// fences, wgmma.mma_async for N = 64, 128 and 256, and the store of the accumulators.
+// Hopper's warpgroup tensor cores, shared by gemm_wgmma.cl (register-staged TF32 tiles) and
+// gemm_wgmma_packed.cl (tiles copied from operands packed by gemm_pack_tf32.cl or
+// gemm_pack_16bit.cl), each appended after it and after storage.cl: the tile tunables every wgmma
+// kernel has, matrix descriptors, the proxy and wgmma fences, wgmma.mma_async for N = 64, 128 and
+// 256, and the store of the accumulators into C of the storage type.
 // wgmma is PTX for sm_90a only: the host builds these files only on compute capability 9.x.
 
 // ---- Tunables ----
@@ -54,18 +55,34 @@ static inline void fence_accumulators(float* acc) {
   for (int i = 0; i < FMW * ACC; ++i) asm volatile("" : "+f"(acc[i])::"memory");
 }
 
-// d (ACC accumulators of an m64 x BN block) += A (64 x 8) * B (8 x BN). Accumulator i of lane
-// (g = lane / 4, t = lane % 4) in warp w of the warpgroup: row 16w + g + 8 * ((i / 2) % 2), column
-// 8 * (i / 4) + 2t + i % 2, as mma.sync's m16n8 fragments side by side.
+// The input type of the wgmma by the storage type (storage.cl's DTYPE): TF32 for fp32 storage
+// (k8), fp16 or bf16 (k16). Either way one wgmma consumes 32 bytes of K per row, two core matrices,
+// so descriptors, tiles and pipelines in bytes are the same for all three. The 16-bit forms take
+// two more immediates, the transposes of A and B: 0, both K-major as packed.
+#if DTYPE == 0
+#define WGMMA_K_TYPES "k8.f32.tf32.tf32"
+#define WGMMA_IMMEDIATES "1, 1"
+#elif DTYPE == 1
+#define WGMMA_K_TYPES "k16.f32.f16.f16"
+#define WGMMA_IMMEDIATES "1, 1, 0, 0"
+#else
+#define WGMMA_K_TYPES "k16.f32.bf16.bf16"
+#define WGMMA_IMMEDIATES "1, 1, 0, 0"
+#endif
+
+// d (ACC accumulators of an m64 x BN block) += A (64 x 32 bytes of K) * B (32 bytes of K x BN).
+// Accumulator i of lane (g = lane / 4, t = lane % 4) in warp w of the warpgroup: row
+// 16w + g + 8 * ((i / 2) % 2), column 8 * (i / 4) + 2t + i % 2, as mma.sync's m16n8 fragments side
+// by side.
 #if BN == 64
 // 32 accumulators per thread.
-static inline void wgmma_tf32(float* d, const ulong desc_a, const ulong desc_b) {
+static inline void wgmma_mma(float* d, const ulong desc_a, const ulong desc_b) {
   asm volatile(
       SM90A "{ .reg .pred p; setp.ne.b32 p, %34, 0; "
-      "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {"
+      "wgmma.mma_async.sync.aligned.m64n64" WGMMA_K_TYPES " {"
       "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
       "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31"
-      "}, %32, %33, p, 1, 1; }"
+      "}, %32, %33, p, " WGMMA_IMMEDIATES "; }"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
         "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -76,15 +93,15 @@ static inline void wgmma_tf32(float* d, const ulong desc_a, const ulong desc_b) 
 #endif
 #if BN == 128
 // 64 accumulators per thread.
-static inline void wgmma_tf32(float* d, const ulong desc_a, const ulong desc_b) {
+static inline void wgmma_mma(float* d, const ulong desc_a, const ulong desc_b) {
   asm volatile(
       SM90A "{ .reg .pred p; setp.ne.b32 p, %66, 0; "
-      "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
+      "wgmma.mma_async.sync.aligned.m64n128" WGMMA_K_TYPES " {"
       "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
       "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
       "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
       "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63"
-      "}, %64, %65, p, 1, 1; }"
+      "}, %64, %65, p, " WGMMA_IMMEDIATES "; }"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
         "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -99,10 +116,10 @@ static inline void wgmma_tf32(float* d, const ulong desc_a, const ulong desc_b) 
 #endif
 #if BN == 256
 // 128 accumulators per thread.
-static inline void wgmma_tf32(float* d, const ulong desc_a, const ulong desc_b) {
+static inline void wgmma_mma(float* d, const ulong desc_a, const ulong desc_b) {
   asm volatile(
       SM90A "{ .reg .pred p; setp.ne.b32 p, %130, 0; "
-      "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
+      "wgmma.mma_async.sync.aligned.m64n256" WGMMA_K_TYPES " {"
       "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
       "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
       "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
@@ -111,7 +128,7 @@ static inline void wgmma_tf32(float* d, const ulong desc_a, const ulong desc_b) 
       "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,"
       "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,"
       "%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127"
-      "}, %128, %129, p, 1, 1; }"
+      "}, %128, %129, p, " WGMMA_IMMEDIATES "; }"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
         "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -135,8 +152,8 @@ static inline void wgmma_tf32(float* d, const ulong desc_a, const ulong desc_b) 
 
 
 // C = alpha * acc + beta * C for the FMW m64 x BN blocks of this work-item's warpgroup, within
-// M x N (Cb: this batch entry of C).
-static inline void store_accumulators(const float* acc, global float* Cb, const int ldc, const int M, const int N,
+// M x N (Cb: this batch entry of C), rounded to the storage type.
+static inline void store_accumulators(const float* acc, global STORAGE* Cb, const int ldc, const int M, const int N,
                                       const int m0, const int n0, const float alpha, const float beta) {
   const int tid = get_local_id(0);
   const int warpgroup = tid / 128, warp = (tid / 32) % 4, lane = tid % 32;
@@ -148,10 +165,10 @@ static inline void store_accumulators(const float* acc, global float* Cb, const 
       const int m = m0 + (warpgroup * FMW + fm) * 64 + 16 * warp + g + 8 * ((i / 2) % 2);
       const int n = n0 + 8 * (i / 4) + 2 * t + i % 2;
       if (m < M && n < N) {
-        global float* dst = Cb + (long)m * ldc + n;
+        const long dst = (long)m * ldc + n;
         float result = alpha * acc[fm * ACC + i];
-        if (beta != 0.0f) result += beta * *dst;
-        *dst = result;
+        if (beta != 0.0f) result += beta * LOAD(Cb, dst);
+        STORE(result, Cb, dst);
       }
     }
   }
