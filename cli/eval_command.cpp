@@ -10,11 +10,13 @@
 #include "cli/progress.h"
 #include "cli/usage_error.h"
 #include "harness/device_errors.h"
+#include "harness/error.h"
 #include "harness/session.h"
 #include "harness/timing.h"
 #include "harness/verify.h"
 #include "ops/family.h"
 #include "ops/gemm_clblast.h"
+#include "ops/storage.h"
 #include "tuner/evaluator.h"
 #include "tuner/strategy.h"
 
@@ -68,18 +70,18 @@ std::vector<Config> requested_configs(const CliOptions& options, const Problem& 
 std::optional<double> clblast_median_ns(Session& session, const Problem& problem) {
   if (problem.op() != "gemm") return std::nullopt;
   const GemmShape shape = GemmShape::from_json(problem.shape_json());
-  auto bytes = [](std::int64_t rows, std::int64_t ld, std::int64_t batch) {
-    return static_cast<std::size_t>(rows * ld * batch) * sizeof(float);
+  if (shape.dtype == DType::kBf16) return std::nullopt;  // CLBlast has no bf16 GEMM
+  auto elements = [](std::int64_t rows, std::int64_t ld, std::int64_t batch) {
+    return static_cast<std::size_t>(rows * ld * batch);
   };
-  std::vector<float> a(bytes(shape.rows_a(), shape.packed_lda(), shape.batch) / 4);
-  std::vector<float> b(bytes(shape.rows_b(), shape.packed_ldb(), shape.batch) / 4);
+  std::vector<float> a(elements(shape.rows_a(), shape.packed_lda(), shape.batch));
+  std::vector<float> b(elements(shape.rows_b(), shape.packed_ldb(), shape.batch));
   fill_uniform(a, 11);
   fill_uniform(b, 12);
   const cl::Context& ctx = session.context();
   GemmOperands o = packed_operands(
-      shape, cl::Buffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, a.size() * 4, a.data()),
-      cl::Buffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, b.size() * 4, b.data()),
-      cl::Buffer(ctx, CL_MEM_READ_WRITE, bytes(shape.m, shape.packed_ldc(), shape.batch)));
+      shape, make_buffer(ctx, a, shape.dtype, CL_MEM_READ_ONLY), make_buffer(ctx, b, shape.dtype, CL_MEM_READ_ONLY),
+      cl::Buffer(ctx, CL_MEM_READ_WRITE, elements(shape.m, shape.packed_ldc(), shape.batch) * dtype_bytes(shape.dtype)));
   std::vector<double> samples;
   for (int i = 0; i < 23; ++i) {
     const auto start = std::chrono::steady_clock::now();
@@ -116,7 +118,8 @@ int run_eval(const CliOptions& options) {
   Evaluator evaluator(session, *evaluation);
   const TimingPolicy timing{.warmup = 3, .min_runs = 10, .max_runs = 60, .target_spread = 0.02, .max_seconds = 3};
 
-  fmt::print("[{}] {} | {} {}\n", device.index, device.name, problem->op(), problem->shape_key());
+  fmt::print("[{}] {} | {} {} {} {}\n", device.index, device.name, problem->op(), problem->dtype(), problem->math(),
+             problem->shape_key());
   nlohmann::json results = nlohmann::json::array();
   std::optional<double> best_ns;
   for (const Config& config : configs) {
@@ -135,10 +138,17 @@ int run_eval(const CliOptions& options) {
     }
     results.push_back(std::move(r));
   }
-  nlohmann::json out = {{"device", to_json(device)}, {"op", problem->op()}, {"shape_key", problem->shape_key()},
+  nlohmann::json out = {{"device", to_json(device)}, {"op", problem->op()}, {"dtype", problem->dtype()}, {"math", problem->math()},
+                        {"shape_key", problem->shape_key()},
                         {"results", results}};
   if (options.baseline) {
-    if (const auto ns = clblast_median_ns(session, *problem)) {
+    std::optional<double> baseline_ns;
+    try {
+      baseline_ns = clblast_median_ns(session, *problem);
+    } catch (const Error& e) {  // e.g. fp16 on a device without cl_khr_fp16: the results above still count
+      fmt::print("{:<13} unavailable: {}\n", "clblast", e.what());
+    }
+    if (const auto& ns = baseline_ns) {
       out["clblast_median_ns"] = *ns;
       out["clblast_rate"] = throughput(*problem, *ns);
       fmt::print("{:<13} {:>10.1f} us {:>18} (whole calls)\n", "clblast", *ns * 1e-3, format_throughput(*problem, *ns));

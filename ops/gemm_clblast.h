@@ -1,4 +1,5 @@
 // GEMM through CLBlast: the same-process baseline for benchmarks and a fallback for the runtime.
+// fp32 and fp16 (HGEMM: fp16 scalars, and fp16 accumulation on most devices); CLBlast has no bf16.
 #pragma once
 
 #include "harness/cl.h"
@@ -10,7 +11,7 @@ namespace ocltune {
 // GemmStridedBatched). CLBlast may launch several kernels (pad, transpose, gemm) and its event
 // covers only the last, so time a whole call (markers around it, or queue.finish() and a host
 // clock). `event`, when given, receives CLBlast's event. Throws ocltune::Error naming CLBlast's
-// status code on failure.
+// status code on failure, and for bf16.
 void clblast_gemm(cl::CommandQueue& queue, const GemmShape& shape, const GemmOperands& operands,
                   cl::Event* event = nullptr);
 

@@ -1,12 +1,10 @@
 // ops::gemm: the GEMM dispatch adapter (problem, plan, fast arguments) and its CLBlast fallback.
 #include "ops/runtime_gemm.h"
 
-#include <clblast.h>
-#include <clblast_half.h>
-
 #include <fmt/format.h>
 
 #include "harness/error.h"
+#include "ops/gemm_clblast.h"
 #include "ops/gemm_problem.h"
 #include "ops/runtime_marker.h"
 #include "ops/shape_fields.h"
@@ -34,23 +32,6 @@ GemmOperands operands_of(const GemmCall& c, bool with_buffers) {
 }
 
 bool empty_call(const GemmCall& c) { return c.m == 0 || c.n == 0 || c.batch == 0; }
-
-// CLBlast's HGEMM: its scalars are fp16 too (alpha and beta rounded; the runtime's own kernels
-// keep them fp32).
-clblast::StatusCode library_hgemm(const GemmCall& c, clblast::Transpose ta, clblast::Transpose tb,
-                                  cl_command_queue& queue, cl_event* event) {
-  const auto u = [](std::int64_t v) { return static_cast<std::size_t>(v); };
-  const half alpha = FloatToHalf(c.alpha), beta = FloatToHalf(c.beta);
-  if (c.batch == 1) {
-    return clblast::Gemm<half>(clblast::Layout::kRowMajor, ta, tb, u(c.m), u(c.n), u(c.k), alpha, c.a, u(c.a_offset),
-                               u(c.lda), c.b, u(c.b_offset), u(c.ldb), beta, c.c, u(c.c_offset), u(c.ldc), &queue,
-                               event);
-  }
-  return clblast::GemmStridedBatched<half>(clblast::Layout::kRowMajor, ta, tb, u(c.m), u(c.n), u(c.k), alpha, c.a,
-                                           u(c.a_offset), u(c.lda), u(c.stride_a), c.b, u(c.b_offset), u(c.ldb),
-                                           u(c.stride_b), beta, c.c, u(c.c_offset), u(c.ldc), u(c.stride_c),
-                                           u(c.batch), &queue, event);
-}
 
 }  // namespace
 
@@ -149,27 +130,12 @@ Dispatch GemmAdapter::library_enqueue_of(const GemmCall& c, cl_command_queue que
                                                     options.wait.data(), nullptr);
     if (err != CL_SUCCESS) throw ClError("clEnqueueBarrierWithWaitList", err);
   }
-  using clblast::Transpose;
-  const Transpose ta = c.trans_a ? Transpose::kYes : Transpose::kNo;
-  const Transpose tb = c.trans_b ? Transpose::kYes : Transpose::kNo;
-  const auto u = [](std::int64_t v) { return static_cast<std::size_t>(v); };
-  cl_event event = nullptr;
-  const clblast::StatusCode status =
-      c.dtype == DType::kFp16 ? library_hgemm(c, ta, tb, queue, options.events ? &event : nullptr)
-      : c.batch == 1
-          ? clblast::Gemm<float>(clblast::Layout::kRowMajor, ta, tb, u(c.m), u(c.n), u(c.k), c.alpha, c.a,
-                                 u(c.a_offset), u(c.lda), c.b, u(c.b_offset), u(c.ldb), c.beta, c.c, u(c.c_offset),
-                                 u(c.ldc), &queue, options.events ? &event : nullptr)
-          : clblast::GemmStridedBatched<float>(clblast::Layout::kRowMajor, ta, tb, u(c.m), u(c.n), u(c.k), c.alpha,
-                                               c.a, u(c.a_offset), u(c.lda), u(c.stride_a), c.b, u(c.b_offset),
-                                               u(c.ldb), u(c.stride_b), c.beta, c.c, u(c.c_offset), u(c.ldc),
-                                               u(c.stride_c), u(c.batch), &queue, options.events ? &event : nullptr);
-  if (status != clblast::StatusCode::kSuccess) {
-    throw Error(fmt::format("CLBlast gemm failed with status {}", static_cast<int>(status)));
-  }
+  cl::CommandQueue q(queue, true);
+  cl::Event event;
+  clblast_gemm(q, gemm_shape(c), operands_of(c, true), options.events ? &event : nullptr);
   Dispatch d;
   if (options.events) {
-    d.events[0] = cl::Event(event, false);
+    d.events[0] = std::move(event);
     d.count = 1;
   }
   return d;
