@@ -1,5 +1,6 @@
 # Reference figures from vendor libraries (cuBLAS, cuDNN) through PyTorch on an NVIDIA GPU.
-# Copied from the team baseline folder (shared/baselines) so GPU runs can carry it.
+# Copied from the team baseline folder (shared/baselines) so GPU runs can carry it; the fp16/bf16
+# GEMM lines are ours (sixth session).
 # Run it on the same GPU, in the same command as an ocltune benchmark, and compare ratios.
 import torch, time
 def bench(fn, reps=20):
@@ -19,6 +20,13 @@ for tf32 in (False, True):
     for n in (256, 512, 1024, 2048, 4096, 8192):
         a = torch.randn(n, n, device=dev); b = torch.randn(n, n, device=dev)
         ms = bench(lambda: a @ b); print(f"cublas {'tf32' if tf32 else 'fp32'} n={n}: {ms:.3f} ms -> {2*n**3/ms/1e6:.1f} GFLOP/s")
+# Half-precision GEMM (fp32 accumulation: reduced-precision reductions off), for ocltune's fp16/bf16 GEMM.
+torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
+torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
+for dtype in (torch.float16, torch.bfloat16):
+    for n in (4096, 8192):
+        a = torch.randn(n, n, device=dev, dtype=dtype); b = torch.randn(n, n, device=dev, dtype=dtype)
+        ms = bench(lambda: a @ b); print(f"cublas {str(dtype).split('.')[1]} n={n}: {ms:.3f} ms -> {2*n**3/ms/1e6:.1f} GFLOP/s")
 for tf32 in (False, True):
     torch.backends.cudnn.allow_tf32 = tf32
     torch.backends.cudnn.benchmark = True
