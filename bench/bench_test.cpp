@@ -52,6 +52,20 @@ TEST(Baselines, ClblastGemmVerifiesInEveryLayoutAndBatched) {
   }
 }
 
+// 16-bit shapes: HGEMM on half buffers where the device has cl_khr_fp16, else (and for bf16,
+// which CLBlast lacks) the fp32 SGEMM of the shape, labelled as such.
+TEST(Baselines, ClblastGemmOfHalfShapesSaysWhatItRuns) {
+  Session& session = testing::test_session();
+  for (const DType dtype : {DType::kFp16, DType::kBf16}) {
+    const GemmShape s{.m = 33, .n = 17, .k = 9, .alpha = 1.5f, .beta = 0.5f, .dtype = dtype};
+    auto gemm = make_clblast_gemm(session, s);
+    EXPECT_EQ(gemm->verify(), "") << dtype_name(dtype);
+    const bool hgemm = dtype == DType::kFp16 && session.device().has_extension("cl_khr_fp16");
+    EXPECT_EQ(gemm->label().find("fp32") != std::string::npos, !hgemm) << gemm->label();
+    EXPECT_EQ(gemm->label().find("<half>") != std::string::npos, hgemm) << gemm->label();
+  }
+}
+
 TEST(OperationTimer, SpanCoversEveryKernelOfTheCall) {
   Session& session = testing::test_session();
   cl::Buffer a(session.context(), CL_MEM_READ_WRITE, 4 << 20), b(session.context(), CL_MEM_READ_WRITE, 4 << 20);

@@ -11,15 +11,17 @@
 #include "harness/session.h"
 #include "harness/verify.h"
 #include "ops/gemm_clblast.h"
+#include "ops/storage.h"
 
 namespace ocltune::bench {
 namespace {
 
 class ClblastGemm : public Timed {
  public:
-  ClblastGemm(Session& session, const GemmShape& shape);
+  ClblastGemm(Session& session, const GemmShape& shape, std::string note);
   std::string label() const override {
-    return fmt::format("clblast::{}{}", shape_.batch > 1 ? "GemmStridedBatched" : "Gemm",
+    return fmt::format("clblast::{}<{}>{}{}", shape_.batch > 1 ? "GemmStridedBatched" : "Gemm",
+                       shape_.dtype == DType::kFp16 ? "half" : "float", note_,
                        host_clock_ ? " (host clock: markers carry no timestamps)" : "");
   }
   std::string verify() override;
@@ -35,12 +37,14 @@ class ClblastGemm : public Timed {
 
   Session& session_;
   GemmShape shape_;
+  std::string note_;
   GemmOperands o_;
   std::vector<float> a_, b_, c_;
   bool host_clock_ = false;
 };
 
-ClblastGemm::ClblastGemm(Session& session, const GemmShape& shape) : session_(session), shape_(shape) {
+ClblastGemm::ClblastGemm(Session& session, const GemmShape& shape, std::string note)
+    : session_(session), shape_(shape), note_(std::move(note)) {
   const std::int64_t batch = shape.batch;
   a_.resize(static_cast<std::size_t>(batch * shape.rows_a() * shape.packed_lda()));
   b_.resize(static_cast<std::size_t>(batch * shape.rows_b() * shape.packed_ldb()));
@@ -48,11 +52,12 @@ ClblastGemm::ClblastGemm(Session& session, const GemmShape& shape) : session_(se
   fill_uniform(a_, 21);
   fill_uniform(b_, 22);
   fill_uniform(c_, 23);  // finite: beta = 0 must not read C, but 0 * NaN is not ours to test here
+  for (std::vector<float>* v : {&a_, &b_, &c_}) round_to_storage(*v, shape.dtype);  // what the buffers hold
   try {
     const cl::Context& ctx = session.context();
-    o_ = packed_operands(shape, cl::Buffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, a_.size() * 4, a_.data()),
-                         cl::Buffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, b_.size() * 4, b_.data()),
-                         cl::Buffer(ctx, CL_MEM_READ_WRITE, c_.size() * 4));
+    o_ = packed_operands(shape, make_buffer(ctx, a_, shape.dtype, CL_MEM_READ_ONLY),
+                         make_buffer(ctx, b_, shape.dtype, CL_MEM_READ_ONLY),
+                         cl::Buffer(ctx, CL_MEM_READ_WRITE, c_.size() * dtype_bytes(shape.dtype)));
   } catch (const cl::Error& e) {
     throw ClError(e);
   }
@@ -89,16 +94,18 @@ std::vector<Expected> ClblastGemm::reference() const {
 }
 
 std::string ClblastGemm::verify() {
-  std::vector<float> after(c_.size());
+  std::vector<float> after;
   try {
-    session_.queue().enqueueWriteBuffer(o_.c, CL_TRUE, 0, c_.size() * 4, c_.data());
+    write_buffer(session_.queue(), o_.c, c_, shape_.dtype);
     cl::Event e;
     call(e);
-    session_.queue().enqueueReadBuffer(o_.c, CL_TRUE, 0, after.size() * 4, after.data());
+    after = read_buffer(session_.queue(), o_.c, c_.size(), shape_.dtype);
   } catch (const cl::Error& e) {
     throw ClError(e);
   }
-  const double tolerance = (8.0 * std::sqrt(static_cast<double>(shape_.k)) + 4.0) * 0x1.0p-24;
+  double tolerance = (8.0 * std::sqrt(static_cast<double>(shape_.k)) + 4.0) * 0x1.0p-24;
+  // HGEMM may accumulate in fp16 (CLBlast does): up to K roundings of the running sum.
+  if (shape_.dtype == DType::kFp16) tolerance += static_cast<double>(shape_.k + 1) * dtype_roundoff(DType::kFp16);
   std::vector<std::uint8_t> written(c_.size(), 1);  // packed C: every element is written
   const VerifyResult r = verify_output(after, c_, reference(), tolerance, written);
   return r.ok ? "" : "wrong result: " + r.message;
@@ -107,7 +114,16 @@ std::string ClblastGemm::verify() {
 }  // namespace
 
 std::unique_ptr<Timed> make_clblast_gemm(Session& session, const GemmShape& shape) {
-  return std::make_unique<ClblastGemm>(session, shape);
+  // CLBlast has HGEMM where the device has cl_khr_fp16 and no bf16 GEMM: elsewhere the baseline of
+  // a 16-bit shape is its fp32 SGEMM, what an OpenCL user there has, and its label says so.
+  if (shape.dtype == DType::kFp32 ||
+      (shape.dtype == DType::kFp16 && session.device().has_extension("cl_khr_fp16"))) {
+    return std::make_unique<ClblastGemm>(session, shape, "");
+  }
+  GemmShape fp32 = shape;
+  fp32.dtype = DType::kFp32;
+  return std::make_unique<ClblastGemm>(session, fp32,
+                                       fmt::format(" (fp32: CLBlast has no {} GEMM on this device)", dtype_name(shape.dtype)));
 }
 
 std::vector<BaselineSpec> clblast_gemm_baselines(const Problem& problem) {

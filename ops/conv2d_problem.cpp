@@ -187,7 +187,7 @@ std::vector<std::string> Conv2dProblem::kernel_files() const {
                                     "conv2d_direct_bwd_weight.cl", "conv2d_igemm_gather.cl", "conv2d_igemm.cl",
                                     "conv2d_winograd.cl",     "conv2d_depthwise.cl", "gemm_layout.cl", "gemm.cl"};
   if (shape_.math == "tf32") files.insert(files.end(), {"tile_order.cl", "mma_tf32.cl", "conv2d_igemm_mma.cl", "gemm_mma.cl", "storage.cl", "wgmma.cl",
-                                                      "gemm_wgmma.cl", "gemm_pack_tf32.cl", "gemm_wgmma_packed.cl",
+                                                      "gemm_wgmma.cl", "gemm_pack_tf32.cl", "packed_pipeline.cl", "gemm_wgmma_packed.cl",
                                                       "conv2d_im2col_tf32.cl"});
   return files;
 }

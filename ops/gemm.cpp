@@ -194,6 +194,7 @@ SearchSpace gemm_space(const GemmShape& shape, const DeviceInfo& device) {
   parts.push_back(fma_space(shape, device));
   if (shape.tensor_cores_allowed() && satisfies(device, nvidia_mma_tf32())) {
     parts.push_back(gemm_detail::mma_space(shape, device));
+    parts.push_back(gemm_detail::mma_packed_space(shape, device));
   }
   if (shape.tensor_cores_allowed() && satisfies(device, nvidia_wgmma_tf32())) {
     parts.push_back(gemm_detail::wgmma_space(shape, device));
@@ -218,8 +219,12 @@ Config gemm_default_config(const GemmShape& shape) {
 
 LaunchPlan gemm_plan(const GemmShape& s, const GemmOperands& o, const Config& config, Workspace& workspace) {
   check_operands(s, o);
-  // 16-bit storage: the packed wgmma variant reads it itself, every other one through fp32 copies.
-  if (s.dtype != DType::kFp32 && !is_wgmma_packed_config(config)) return gemm_detail::widened_plan(s, o, config, workspace);
+  // 16-bit storage: the variants on packed operands read it themselves, every other one through
+  // fp32 copies.
+  if (s.dtype != DType::kFp32 && !is_wgmma_packed_config(config) && !is_mma_packed_config(config)) {
+    return gemm_detail::widened_plan(s, o, config, workspace);
+  }
+  if (is_mma_packed_config(config)) return gemm_detail::mma_packed_plan(s, o, config, workspace);
   if (is_mma_config(config)) return gemm_detail::mma_plan(s, o, config);
   if (is_wgmma_config(config)) return gemm_detail::wgmma_plan(s, o, config);
   if (is_wgmma_packed_config(config)) return gemm_detail::wgmma_packed_plan(s, o, config, workspace);

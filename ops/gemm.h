@@ -85,6 +85,10 @@ bool is_mma_config(const Config& config);
 // The untuned warpgroup tensor-core configuration (only where the wgmma_tf32 variant exists).
 Config gemm_wgmma_default_config();
 bool is_wgmma_config(const Config& config);
+// The untuned configuration of mma.sync on packed operands (mma_packed_*: tf32 math or 16-bit
+// storage, compute capability >= 8.0).
+Config gemm_mma_packed_default_config();
+bool is_mma_packed_config(const Config& config);
 // The untuned configuration of the warpgroup variant on packed operands (wgmma_packed_tf32).
 Config gemm_wgmma_packed_default_config();
 bool is_wgmma_packed_config(const Config& config);

@@ -195,6 +195,9 @@ std::vector<Config> GemmProblem::default_configs(const DeviceInfo& device) const
   const SearchSpace space = gemm_space(shape_, device);
   if (space.variants().size() > 1 && space.contains(gemm_mma_default_config())) add(gemm_mma_default_config());
   if (space.variants().size() > 1 && space.contains(gemm_wgmma_default_config())) add(gemm_wgmma_default_config());
+  if (space.variants().size() > 1 && space.contains(gemm_mma_packed_default_config())) {
+    add(gemm_mma_packed_default_config());
+  }
   if (space.variants().size() > 1 && space.contains(gemm_wgmma_packed_default_config())) {
     add(gemm_wgmma_packed_default_config());
   }
@@ -207,7 +210,8 @@ std::vector<std::string> GemmProblem::kernel_files() const {
   if (shape_.dtype != DType::kFp32) files.insert(files.end(), {"storage.cl", "gemm_convert.cl", "gemm_pack_16bit.cl"});
   if (shape_.tensor_cores_allowed()) {
     files.insert(files.end(), {"tile_order.cl", "mma_tf32.cl", "gemm_mma.cl", "storage.cl", "wgmma.cl", "gemm_wgmma.cl",
-                               "gemm_pack_tf32.cl", "gemm_wgmma_packed.cl"});
+                               "gemm_pack_tf32.cl", "gemm_wgmma_packed.cl", "packed_pipeline.cl",
+                               "mma_packed.cl", "gemm_mma_packed.cl"});
   }
   std::sort(files.begin(), files.end());
   files.erase(std::unique(files.begin(), files.end()), files.end());

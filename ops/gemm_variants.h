@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "ops/gemm.h"
@@ -37,6 +38,26 @@ LaunchPlan wgmma_packed_plan(const GemmShape& shape, const GemmOperands& operand
 // A, B (and C when beta != 0) into fp32 scratch, run `config`, narrow C.
 LaunchPlan widened_plan(const GemmShape& shape, const GemmOperands& operands, const Config& config,
                         Workspace& workspace);
+
+// The plan of a kernel on packed operands: A and op(B) packed into the workspace (pack_tf32 or
+// pack_16bit by the dtype; an operand every batch entry shares once), then `gemm` on them (packed
+// buffers and their batch strides in words).
+using PackedGemmLaunch =
+    std::function<KernelLaunch(const cl::Buffer& a, std::int64_t stride_a, const cl::Buffer& b, std::int64_t stride_b)>;
+LaunchPlan packed_operands_plan(const GemmShape& shape, const GemmOperands& operands, const Config& config,
+                                Workspace& workspace, const PackedGemmLaunch& gemm);
+
+// The 13 arguments of both GEMM kernels on packed operands (sizes, scalars, packed A and B with
+// their batch strides in words, then C where `c` says).
+std::vector<KernelArg> packed_gemm_args(const GemmShape& shape, const PackedGemmSizes& sizes, const cl::Buffer& a,
+                                        std::int64_t stride_a, const cl::Buffer& b, std::int64_t stride_b,
+                                        const GemmOperands& c);
+
+// mma.sync on packed operands (ops/gemm_mma_packed.cpp, kernels/mma_packed.cl +
+// gemm_mma_packed.cl): variant "mma_packed_tf32" / "_fp16" / "_bf16", compute capability >= 8.0.
+SearchSpace mma_packed_space(const GemmShape& shape, const DeviceInfo& device);
+LaunchPlan mma_packed_plan(const GemmShape& shape, const GemmOperands& operands, const Config& config,
+                           Workspace& workspace);
 
 // Explicitly vectorised register tiles for CPU devices (ops/gemm_cpu.cpp, kernels/gemm_cpu.cl):
 // variant "cpu".

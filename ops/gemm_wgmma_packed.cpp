@@ -78,7 +78,7 @@ KernelLaunch packed_gemm_launch(const GemmShape& s, const Config& config, const 
   const PackedGemmSizes p = packed_gemm_sizes(s, config);
   const std::int64_t threads = 128 * config.at("WGS");
   KernelLaunch launch;
-  launch.program.files = {"storage.cl", "tile_order.cl", "wgmma.cl", "gemm_wgmma_packed.cl"};
+  launch.program.files = {"storage.cl", "tile_order.cl", "wgmma.cl", "packed_pipeline.cl", "gemm_wgmma_packed.cl"};
   launch.program.ptx_target = "sm_90a";  // wgmma (see harness/program.h)
   launch.program.defines.push_back(dtype_define(s.dtype));
   for (const char* name : {"BM", "BN", "BK", "WGS", "STAGES", "LAG", "GROUP_M"}) {
@@ -88,17 +88,23 @@ KernelLaunch packed_gemm_launch(const GemmShape& s, const Config& config, const 
   launch.global = cl::NDRange(static_cast<std::size_t>(p.rows_b / config.at("BN") * threads),
                               static_cast<std::size_t>(p.rows_a / config.at("BM")), static_cast<std::size_t>(s.batch));
   launch.local = cl::NDRange(static_cast<std::size_t>(threads), 1, 1);
-  launch.args = {static_cast<cl_int>(s.m),         static_cast<cl_int>(s.n),
-                 static_cast<cl_int>(p.k_words),   static_cast<cl_float>(s.alpha),
-                 static_cast<cl_float>(s.beta),    a,
-                 static_cast<cl_long>(stride_a),   b,
-                 static_cast<cl_long>(stride_b),   c.c,
-                 static_cast<cl_long>(c.c_offset), static_cast<cl_int>(c.ldc),
-                 static_cast<cl_long>(c.stride_c)};
+  launch.args = gemm_detail::packed_gemm_args(s, p, a, stride_a, b, stride_b, c);
   return launch;
 }
 
 namespace gemm_detail {
+
+std::vector<KernelArg> packed_gemm_args(const GemmShape& s, const PackedGemmSizes& p, const cl::Buffer& a,
+                                        std::int64_t stride_a, const cl::Buffer& b, std::int64_t stride_b,
+                                        const GemmOperands& c) {
+  return {static_cast<cl_int>(s.m),         static_cast<cl_int>(s.n),
+          static_cast<cl_int>(p.k_words),   static_cast<cl_float>(s.alpha),
+          static_cast<cl_float>(s.beta),    a,
+          static_cast<cl_long>(stride_a),   b,
+          static_cast<cl_long>(stride_b),   c.c,
+          static_cast<cl_long>(c.c_offset), static_cast<cl_int>(c.ldc),
+          static_cast<cl_long>(c.stride_c)};
+}
 
 SearchSpace wgmma_packed_space(const GemmShape& shape, const DeviceInfo& device) {
   SearchSpace space(shape.dtype == DType::kFp32 ? "wgmma_packed_tf32"
@@ -123,7 +129,8 @@ SearchSpace wgmma_packed_space(const GemmShape& shape, const DeviceInfo& device)
   return space;
 }
 
-LaunchPlan wgmma_packed_plan(const GemmShape& s, const GemmOperands& o, const Config& config, Workspace& workspace) {
+LaunchPlan packed_operands_plan(const GemmShape& s, const GemmOperands& o, const Config& config, Workspace& workspace,
+                                const PackedGemmLaunch& gemm) {
   const PackedGemmSizes p = packed_gemm_sizes(s, config);
   // An operand shared by every batch entry (batch stride 0, as conv2d's weights) is packed once.
   const std::int64_t a_batches = o.stride_a == 0 ? 1 : s.batch, b_batches = o.stride_b == 0 ? 1 : s.batch;
@@ -134,9 +141,15 @@ LaunchPlan wgmma_packed_plan(const GemmShape& s, const GemmOperands& o, const Co
   // A (M x K, op applied) has K contiguous unless stored transposed; B (K x N) the other way round.
   plan.kernels.push_back(pack(a_batches, o.a, o.a_offset, o.lda, o.stride_a, !s.trans_a, s.m, s.k, p.rows_a, p.k, ap));
   plan.kernels.push_back(pack(b_batches, o.b, o.b_offset, o.ldb, o.stride_b, s.trans_b, s.n, s.k, p.rows_b, p.k, bp));
-  plan.kernels.push_back(packed_gemm_launch(s, config, ap, a_batches == 1 ? 0 : p.rows_a * p.k_words, bp,
-                                            b_batches == 1 ? 0 : p.rows_b * p.k_words, o));
+  plan.kernels.push_back(gemm(ap, a_batches == 1 ? 0 : p.rows_a * p.k_words, bp, b_batches == 1 ? 0 : p.rows_b * p.k_words));
   return plan;
+}
+
+LaunchPlan wgmma_packed_plan(const GemmShape& s, const GemmOperands& o, const Config& config, Workspace& workspace) {
+  return packed_operands_plan(s, o, config, workspace,
+                              [&](const cl::Buffer& a, std::int64_t stride_a, const cl::Buffer& b, std::int64_t stride_b) {
+                                return packed_gemm_launch(s, config, a, stride_a, b, stride_b, o);
+                              });
 }
 
 }  // namespace gemm_detail

@@ -69,10 +69,12 @@ TEST_P(GemmHalf, TensorCoreVariantsFollowTheDevice) {
     const SearchSpace h200 = gemm_space(shape, testing::described_h200());
     EXPECT_TRUE(h200.contains(gemm_wgmma_packed_default_config())) << math;
     EXPECT_TRUE(h200.contains(gemm_mma_default_config())) << math;
+    EXPECT_TRUE(h200.contains(gemm_mma_packed_default_config())) << math;
     DeviceInfo ampere = testing::described_h200();
     ampere.nv_compute_capability = 80;
     const SearchSpace a100 = gemm_space(shape, ampere);
     EXPECT_TRUE(a100.contains(gemm_mma_default_config())) << math;
+    EXPECT_TRUE(a100.contains(gemm_mma_packed_default_config())) << math;
     EXPECT_FALSE(a100.contains(gemm_wgmma_packed_default_config())) << math;
   }
 }
@@ -98,11 +100,17 @@ TEST_P(GemmHalf, PlansConvertOnlyWhatTheyRead) {
   ASSERT_EQ(plan.kernels.size(), 5u);
   EXPECT_EQ(plan.kernels[2].kernel, "widen_matrix");
 
-  plan = gemm_plan(shape, o, gemm_wgmma_packed_default_config(), workspace);
-  ASSERT_EQ(plan.kernels.size(), 3u);
-  EXPECT_EQ(plan.kernels[0].kernel, "pack_16bit");
-  EXPECT_EQ(plan.kernels[0].global[0], 128u / 2);  // K padded to 128 elements: two 64 x 64 blocks
-  EXPECT_EQ(std::get<cl_int>(plan.kernels[2].args[2]), 64);  // the GEMM's K: 64 words
+  for (const Config& packed : {gemm_wgmma_packed_default_config(), gemm_mma_packed_default_config()}) {
+    plan = gemm_plan(shape, o, packed, workspace);
+    ASSERT_EQ(plan.kernels.size(), 3u);
+    EXPECT_EQ(plan.kernels[0].kernel, "pack_16bit");
+    EXPECT_EQ(plan.kernels[0].global[0], 128u / 2);  // K padded to 128 elements: two 64 x 64 blocks
+    EXPECT_EQ(plan.kernels[2].kernel, is_mma_packed_config(packed) ? "gemm_mma_packed" : "gemm_wgmma_packed");
+    EXPECT_EQ(std::get<cl_int>(plan.kernels[2].args[2]), 64);  // the GEMM's K: 64 words
+  }
+  plan = gemm_plan(shape, o, gemm_mma_packed_default_config(), workspace);
+  EXPECT_EQ(plan.kernels[2].global[0], 128u);  // one 128-wide tile of 2 x 2 warps
+  EXPECT_EQ(plan.kernels[2].local[0], 128u);
 }
 
 // A GEMM that never narrows its last row leaves NaN there (C starts as NaN where beta is 0).
@@ -119,18 +127,19 @@ TEST_P(GemmHalf, VerificationDetectsAnUnwrittenRow) {
   EXPECT_FALSE(evaluation->verify().ok);
 }
 
-// A covering sample of the packed wgmma variant on 16-bit operands (Hopper only), every layout.
+// A covering sample of the variants on packed 16-bit operands (mma.sync from compute capability
+// 8.0, wgmma on Hopper), every layout.
 TEST_P(GemmHalf, PackedTensorCoreConfigurationsMatchTheReference) {
   Session& session = testing::test_session();
-  if (!satisfies(session.device(), nvidia_wgmma_tf32())) GTEST_SKIP() << "needs " << nvidia_wgmma_tf32().describe();
+  if (!satisfies(session.device(), nvidia_mma_tf32())) GTEST_SKIP() << "needs " << nvidia_mma_tf32().describe();
   std::map<std::pair<bool, bool>, std::vector<Config>> samples;  // per layout, as tiles larger than the shape run too
   expect_all_ok(session, half_cases(GetParam()), [&](const GemmShape& shape) {
     std::vector<Config>& sample = samples[{shape.trans_a, shape.trans_b}];
     if (sample.empty()) {
       GemmShape big = shape;
       big.m = big.n = big.k = 256;
-      for (const Config& c : covering_sample(gemm_space(big, session.device()), 9, gemm_wgmma_packed_default_config())) {
-        if (is_wgmma_packed_config(c)) sample.push_back(c);
+      for (const Config& c : covering_sample(gemm_space(big, session.device()), 9, gemm_mma_packed_default_config())) {
+        if (is_wgmma_packed_config(c) || is_mma_packed_config(c)) sample.push_back(c);
       }
     }
     return sample;

@@ -123,7 +123,8 @@ TEST(GemmTf32, TensorCoreVariantIsAbsentWithoutTheCapability) {
   shape.math = "tf32";
   const SearchSpace tf32 = gemm_space(shape, device);
   if (satisfies(device, nvidia_mma_tf32())) {
-    EXPECT_EQ(tf32.variants().size(), satisfies(device, nvidia_wgmma_tf32()) ? 4u : 2u);
+    EXPECT_EQ(tf32.variants().size(), satisfies(device, nvidia_wgmma_tf32()) ? 5u : 3u);
+    EXPECT_TRUE(tf32.contains(gemm_mma_packed_default_config())) << tf32.check(gemm_mma_packed_default_config());
     EXPECT_TRUE(tf32.contains(gemm_mma_default_config())) << tf32.check(gemm_mma_default_config());
   } else {
     // gemm.cl's variant, and on CPUs the cpu variant (tests/gemm_cpu_test.cpp).
@@ -136,6 +137,7 @@ TEST(GemmTf32, TensorCoreVariantIsAbsentWithoutTheCapability) {
   EXPECT_FALSE(exact.contains(gemm_mma_default_config()));
   EXPECT_FALSE(exact.contains(gemm_wgmma_default_config()));
   EXPECT_FALSE(exact.contains(gemm_wgmma_packed_default_config()));
+  EXPECT_FALSE(exact.contains(gemm_mma_packed_default_config()));
 }
 
 // The capability rule on described devices: an H200 as OpenCL reports it, the same GPU with the
@@ -247,7 +249,7 @@ TEST(GemmTf32, TensorCoreConfigurationsMatchTheReference) {
         if (is_wgmma_config(c)) sample.push_back(c);
       }
       for (const Config& c : covering_sample(space, 9, gemm_wgmma_packed_default_config())) {
-        if (is_wgmma_packed_config(c)) sample.push_back(c);
+        if (is_wgmma_packed_config(c) || is_mma_packed_config(c)) sample.push_back(c);
       }
       ASSERT_FALSE(sample.empty());
     }

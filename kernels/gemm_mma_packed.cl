@@ -1,0 +1,79 @@
+// GEMM with mma.sync on operands packed by gemm_pack_tf32.cl (fp32 storage, TF32) or
+// gemm_pack_16bit.cl (fp16, bf16): C = alpha * A * B^T + beta * C with A M x K and B N x K as
+// packed (any layout of the caller's matrices), C of the storage type. The warp-level sibling of
+// gemm_wgmma_packed.cl for every tensor-core generation from Ampere (compute capability 8.0) on:
+// tiles arrive through the same cp.async ring, and each warp reads its fragments with ldmatrix.
+// Launch: global (ceil(N/BN) * 32 * WN * WM, ceil(M/BM), batch), local (32 * WN * WM, 1, 1).
+// Appended to storage.cl, tile_order.cl, mma_packed.cl and packed_pipeline.cl (LAG is 0:
+// mma.sync has finished reading a stage when the warp reaches the next barrier).
+
+// C = alpha * acc + beta * C for this warp's fragments, within M x N, rounded to the storage type.
+// Accumulator i of fragment (fm, fn): row g + 8 * (i / 2), column 2t + i % 2.
+static inline void store_fragments(const float acc[FM][FN][4], global STORAGE* Cb, const int ldc, const int M,
+                                   const int N, const int m_base, const int n_base, const int lane,
+                                   const float alpha, const float beta) {
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int fm = 0; fm < FM; ++fm) {
+#pragma unroll
+    for (int fn = 0; fn < FN; ++fn) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int m = m_base + fm * 16 + g + 8 * (i / 2), n = n_base + fn * 8 + 2 * t + i % 2;
+        if (m < M && n < N) {
+          const long dst = (long)m * ldc + n;
+          float result = alpha * acc[fm][fn][i];
+          if (beta != 0.0f) result += beta * LOAD(Cb, dst);
+          STORE(result, Cb, dst);
+        }
+      }
+    }
+  }
+}
+
+__attribute__((reqd_work_group_size(THREADS, 1, 1)))
+kernel void gemm_mma_packed(const int M, const int N, const int Kp, const float alpha, const float beta,
+                            const global uint* restrict A, const long stride_a, const global uint* restrict B,
+                            const long stride_b, global STORAGE* C, const long c_offset, const int ldc,
+                            const long stride_c) {
+  const int tid = get_local_id(0), lane = tid % 32, warp = tid / 32;
+  const int wm = warp / WN, wn = warp % WN;
+  const int2 origin = tile_origin(GROUP_M, BM, BN);  // tile_order.cl
+  const int m0 = origin.x, n0 = origin.y;
+  const long batch = get_group_id(2);
+  const global uint* Ap = A + batch * stride_a + (long)m0 * Kp;
+  const global uint* Bp = B + batch * stride_b + (long)n0 * Kp;
+
+  float acc[FM][FN][4];
+#pragma unroll
+  for (int fm = 0; fm < FM; ++fm)
+#pragma unroll
+    for (int fn = 0; fn < FN; ++fn)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[fm][fn][i] = 0.0f;
+
+  local uint As_all[STAGES * BM * BK] __attribute__((aligned(128)));
+  local uint Bs_all[STAGES * BN * BK] __attribute__((aligned(128)));
+  const int tiles = Kp / BK;
+  for (int kt = 0; kt < AHEAD; ++kt) load_stage(As_all, Bs_all, Ap, Bp, Kp, kt, tiles, tid);
+  for (int kt = 0; kt < tiles; ++kt) {
+    // Tile kt has landed for every work-item, and every warp has finished tile kt - 1, whose
+    // buffer is the one refilled next.
+    cp_async_wait_current();
+    barrier(CLK_LOCAL_MEM_FENCE);
+    load_stage(As_all, Bs_all, Ap, Bp, Kp, kt + AHEAD, tiles, tid);
+    const int s = kt % STAGES;
+    const local uint* As = As_all + s * BM * BK;
+    const local uint* Bs = Bs_all + s * BN * BK;
+#pragma unroll
+    for (int ks = 0; ks < BK / 8; ++ks) {
+      uint a[FM][4], b[FN][2];
+      load_fragments(a, b, As, Bs, ks, wm * TM, wn * TN, lane);
+#pragma unroll
+      for (int fm = 0; fm < FM; ++fm)
+#pragma unroll
+        for (int fn = 0; fn < FN; ++fn) mma_packed(acc[fm][fn], a[fm], b[fn][0], b[fn][1]);
+    }
+  }
+  store_fragments(acc, C + c_offset + batch * stride_c, ldc, M, N, m0 + wm * TM, n0 + wn * TN, lane, alpha, beta);
+}
