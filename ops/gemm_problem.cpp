@@ -177,11 +177,16 @@ double GemmEvaluation::tolerance() const {
 }  // namespace
 
 Config GemmProblem::default_config(const DeviceInfo& device) const {
-  // On a CPU the cpu variant's untuned tile runs 1024^3 about 25x faster than gemm.cl's on PoCL
-  // (docs/NOTES.md "CPU GEMM variant (PoCL)"): it is the honest built-in for a user who never tunes.
-  if (satisfies(device, cpu_device())) {
-    const Config cpu = gemm_cpu_default_config(shape_);
-    if (gemm_space(shape_, device).contains(cpu)) return cpu;
+  // The honest built-in for a user who never tunes is the fastest untuned kernel the device has.
+  // On a CPU the cpu variant's tile runs 1024^3 about 25x faster than gemm.cl's on PoCL
+  // (docs/NOTES.md "CPU GEMM variant (PoCL)"). Where tensor cores are allowed (tf32 math, 16-bit
+  // storage) the untuned kernels on packed operands beat gemm.cl's by 12-30x on the H200 (probe47,
+  // probe48: fp16 4096^3 340 us with wgmma, 442 us with mma.sync, 10.8 ms through fp32 copies);
+  // their tiles need M and N of at least 65, so small shapes keep gemm.cl's.
+  const SearchSpace space = gemm_space(shape_, device);
+  for (const Config& c : {gemm_cpu_default_config(shape_), gemm_wgmma_packed_default_config(),
+                          gemm_mma_packed_default_config()}) {
+    if (space.variants().size() > 1 && space.contains(c)) return c;
   }
   return gemm_default_config(shape_);
 }

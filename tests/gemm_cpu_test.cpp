@@ -92,8 +92,12 @@ TEST(GemmCpuDefault, IsTheBuiltinOnACpuAndGemmClsElsewhere) {
     EXPECT_EQ(cpu_defaults[0], on_cpu);
     EXPECT_EQ(cpu_defaults[1], gemm_default_config(shape));
 
-    EXPECT_EQ(problem.default_config(h200), gemm_default_config(shape)) << shape.key();
-    EXPECT_EQ(problem.default_configs(h200).front(), gemm_default_config(shape)) << shape.key();
+    // On the H200: gemm.cl's, or in tf32 mode the packed tensor-core kernel's where its tile fits.
+    const Config packed = gemm_wgmma_packed_default_config();
+    const Config expected = problem.space(h200).contains(packed) ? packed : gemm_default_config(shape);
+    EXPECT_EQ(expected == packed, shape.math == "tf32") << shape.key();
+    EXPECT_EQ(problem.default_config(h200), expected) << shape.key();
+    EXPECT_EQ(problem.default_configs(h200).front(), expected) << shape.key();
   }
   const GemmProblem big({.m = 1024, .n = 1024, .k = 1024});
   ASSERT_NE(big.space(small_local).check(gemm_cpu_default_config(big.shape())), "");

@@ -76,6 +76,12 @@ TEST_P(GemmHalf, TensorCoreVariantsFollowTheDevice) {
     EXPECT_TRUE(a100.contains(gemm_mma_default_config())) << math;
     EXPECT_TRUE(a100.contains(gemm_mma_packed_default_config())) << math;
     EXPECT_FALSE(a100.contains(gemm_wgmma_packed_default_config())) << math;
+    // The built-in configuration is the fastest untuned kernel there, where its tile fits.
+    EXPECT_EQ(GemmProblem(shape).default_config(testing::described_h200()), gemm_wgmma_packed_default_config());
+    EXPECT_EQ(GemmProblem(shape).default_config(ampere), gemm_mma_packed_default_config());
+    GemmShape small = shape;
+    small.m = 33;
+    EXPECT_EQ(GemmProblem(small).default_config(ampere), gemm_default_config(small));
   }
 }
 
