@@ -34,6 +34,12 @@ Config cpu(std::int64_t mr, std::int64_t vw, std::int64_t nv, std::int64_t mb, s
 std::vector<Config> GemmProblem::seed_configs(const DeviceInfo& device) const {
   std::vector<Config> seeds;
   if (shape_.tensor_cores_allowed()) {
+    // mma.sync on packed operands, the tensor-core path of compute capability 8.x (on the H200,
+    // probe47, 4096^3: fp16 442 us, tf32 789 us with the default; 460 / 820 us with BK = 8 in 4
+    // stages and bands of 8 tile rows). After the wgmma seeds on Hopper, where those win.
+    const std::vector<Config> mma_packed = {gemm_mma_packed_default_config(),
+                                            {{"MMA_PACKED", 1}, {"BM", 128}, {"BN", 128}, {"BK", 8}, {"WM", 2},
+                                             {"WN", 2}, {"STAGES", 4}, {"GROUP_M", 8}}};
     // H200 (Hopper only), 4096^3 NN, wgmma on packed operands (probe35, packing included): 128x128
     // of one warpgroup, 3 stages of BK = 16, 589 us; 64x256 of one warpgroup, 4 stages of BK = 8,
     // 700 us; 128x256 of two, 749 us; 128x128 of two, 4 stages of BK = 8, 769 us. At 8192^3 128x128
@@ -41,6 +47,7 @@ std::vector<Config> GemmProblem::seed_configs(const DeviceInfo& device) const {
     seeds = {wgmma_packed(128, 128, 16, 1, 3, 0), wgmma_packed(128, 128, 8, 1, 4, 0, 8), wgmma_packed(64, 256, 8, 1, 4, 0),
              wgmma_packed(128, 256, 8, 2, 4, 0), wgmma_packed(128, 128, 8, 2, 4, 1), wgmma_packed(64, 128, 16, 1, 4, 1),
              wgmma_packed(128, 128, 8, 1, 4, 0)};
+    seeds.insert(seeds.end(), mma_packed.begin(), mma_packed.end());
     // H200, 4096^3 NN: 128x128 tiles of four 64x64 warp tiles, register-staged and double-buffered,
     // ran at 125 TFLOP/s (4.1x CLBlast fp32); then the same with 16-byte B fragment loads and with
     // cp.async pipelines (2 stages of BK = 16, 4 of BK = 8: 48 KiB of local memory allows no more
