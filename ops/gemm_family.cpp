@@ -18,13 +18,22 @@ GemmShape tn(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch 
   return {.m = m, .n = n, .k = k, .batch = batch, .trans_a = true};
 }
 
+GemmShape in(DType dtype, GemmShape shape) {
+  shape.dtype = dtype;
+  return shape;
+}
+
 // BERT-base at 8 sequences of 512 tokens (4096 rows), its attention heads (96 = 8 x 12), the
-// ResNet-50 classifier at batch 1 and 32, and square sizes for comparison with BLAS figures.
+// ResNet-50 classifier at batch 1 and 32, and square sizes for comparison with BLAS figures; then
+// the half-precision forms PyTorch's autocast runs (a square size and a BERT linear layer as
+// nn.Linear calls it).
 std::vector<GemmShape> default_shapes() {
   return {nn(1024, 1024, 1024), nn(2048, 2048, 2048), nn(4096, 4096, 4096),
           nn(4096, 2304, 768),  nn(4096, 768, 768),   nn(4096, 3072, 768), nn(4096, 768, 3072),
           tn(768, 3072, 4096),  nt(512, 512, 64, 96), nn(512, 64, 512, 96),
-          nt(1, 1000, 2048),    nt(32, 1000, 2048)};
+          nt(1, 1000, 2048),    nt(32, 1000, 2048),
+          in(DType::kFp16, nn(4096, 4096, 4096)), in(DType::kBf16, nn(4096, 4096, 4096)),
+          in(DType::kFp16, nt(4096, 3072, 768))};
 }
 
 // The same layer types at sizes a 2-core CPU tunes in a minute or two.
@@ -60,7 +69,7 @@ class GemmFamily : public OpFamily {
  public:
   std::string name() const override { return "gemm"; }
   std::string description() const override {
-    return "C = alpha*op(A)*op(B) + beta*C, fp32, NN/NT/TN/TT, strided batches";
+    return "C = alpha*op(A)*op(B) + beta*C, fp32/fp16/bf16, NN/NT/TN/TT, strided batches";
   }
   ProblemList preset(const std::string& preset) const override {
     ProblemList problems;

@@ -92,10 +92,11 @@ TEST(GemmCpuDefault, IsTheBuiltinOnACpuAndGemmClsElsewhere) {
     EXPECT_EQ(cpu_defaults[0], on_cpu);
     EXPECT_EQ(cpu_defaults[1], gemm_default_config(shape));
 
-    // On the H200: gemm.cl's, or in tf32 mode the packed tensor-core kernel's where its tile fits.
+    // On the H200: gemm.cl's, or where tensor cores are allowed (tf32 mode, 16-bit storage) the
+    // packed tensor-core kernel's where its tile fits.
     const Config packed = gemm_wgmma_packed_default_config();
     const Config expected = problem.space(h200).contains(packed) ? packed : gemm_default_config(shape);
-    EXPECT_EQ(expected == packed, shape.math == "tf32") << shape.key();
+    EXPECT_EQ(expected == packed, shape.tensor_cores_allowed() && shape.m >= 65 && shape.n >= 65) << shape.key();
     EXPECT_EQ(problem.default_config(h200), expected) << shape.key();
     EXPECT_EQ(problem.default_configs(h200).front(), expected) << shape.key();
   }
