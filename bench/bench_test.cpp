@@ -12,6 +12,8 @@
 #include "bench/roofline.h"
 #include "bench/suite.h"
 #include "db/database.h"
+#include "ops/families.h"
+#include "ops/gemm_problem.h"
 #include "ops/gemm_problem.h"
 #include "tests/test_session.h"
 
@@ -27,12 +29,26 @@ TEST(Roofline, BoundIsTheSlowerOfComputeAndTraffic) {
 }
 
 TEST(Roofline, Tf32ProblemsMeetTheTensorCoreCeilingWhereOneWasMeasured) {
-  const Ceilings c{.peak_gflops = 1000, .copy_gbs = 100, .tf32_gflops = 4000};
-  EXPECT_DOUBLE_EQ(c.for_math("tf32").peak_gflops, 4000);
-  EXPECT_DOUBLE_EQ(roofline_bound_ns(c.for_math("tf32"), 1e8, 1e6), 2.5e4);  // 1e8 FLOP / 4000 FLOP/ns
-  EXPECT_DOUBLE_EQ(c.for_math("exact").peak_gflops, 1000);
+  const Ceilings c{.peak_gflops = 1000, .copy_gbs = 100, .tf32_gflops = 4000, .fp16_gflops = 8000, .bf16_gflops = 7900};
+  EXPECT_DOUBLE_EQ(c.for_inputs("tf32").peak_gflops, 4000);
+  EXPECT_DOUBLE_EQ(roofline_bound_ns(c.for_inputs("tf32"), 1e8, 1e6), 2.5e4);  // 1e8 FLOP / 4000 FLOP/ns
+  EXPECT_DOUBLE_EQ(c.for_inputs("").peak_gflops, 1000);
+  EXPECT_DOUBLE_EQ(c.for_inputs("fp16").peak_gflops, 8000);
+  EXPECT_DOUBLE_EQ(c.for_inputs("bf16").peak_gflops, 7900);
   const Ceilings no_tensor_cores{.peak_gflops = 1000, .copy_gbs = 100};
-  EXPECT_DOUBLE_EQ(no_tensor_cores.for_math("tf32").peak_gflops, 1000);  // tf32 runs on the FMA units
+  EXPECT_DOUBLE_EQ(no_tensor_cores.for_inputs("tf32").peak_gflops, 1000);  // tf32 runs on the FMA units
+  EXPECT_DOUBLE_EQ(no_tensor_cores.for_inputs("fp16").peak_gflops, 1000);
+}
+
+// Which ceiling a problem meets: a 16-bit GEMM the 16-bit tensor-core rate in either math mode, an
+// fp32 GEMM the TF32 rate only in tf32 mode, a memory-bound fp16 op none (it computes in fp32).
+TEST(Roofline, ProblemsNameTheirMatrixInputs) {
+  EXPECT_EQ(GemmProblem({.m = 64, .n = 64, .k = 64, .dtype = DType::kFp16}).matrix_inputs(), "fp16");
+  EXPECT_EQ(GemmProblem({.m = 64, .n = 64, .k = 64, .math = "tf32", .dtype = DType::kBf16}).matrix_inputs(), "bf16");
+  EXPECT_EQ(GemmProblem({.m = 64, .n = 64, .k = 64, .math = "tf32"}).matrix_inputs(), "tf32");
+  EXPECT_EQ(GemmProblem({.m = 64, .n = 64, .k = 64}).matrix_inputs(), "");
+  const auto softmax = softmax_family().from_json({{"dims", {64, 64}}, {"dtype", "fp16"}});
+  EXPECT_EQ(softmax->matrix_inputs(), "");
 }
 
 TEST(Baselines, CopyVerifiesAndTimes) {

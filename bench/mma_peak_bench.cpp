@@ -31,9 +31,9 @@ int main() {
       const std::size_t groups = static_cast<std::size_t>(device.compute_units) * per_cu;
       const std::size_t items = groups * kWarpsPerGroup * 32;
       KernelLaunch launch;
-      launch.program.files = {"mma_tf32.cl", "peak_mma.cl"};
+      launch.program.files = {"storage.cl", "mma_packed.cl", "peak_mma.cl"};  // DTYPE 0: TF32 inputs
       launch.program.defines = {{"MMA_CHAINS", std::to_string(chains)}};
-      launch.kernel = "mma_tf32_peak";
+      launch.kernel = "mma_peak";
       cl::Buffer out(session.context(), CL_MEM_WRITE_ONLY, items * sizeof(float));
       launch.args = {out, cl_float(1.5f), cl_int(kIterations)};
       launch.global = cl::NDRange(items);

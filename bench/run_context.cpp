@@ -8,7 +8,7 @@
 
 namespace ocltune::bench {
 
-void add_run_context(const DeviceInfo& d, const Ceiling& copy, const Ceiling& peak, const Ceiling& tf32,
+void add_run_context(const DeviceInfo& d, const Ceiling& copy, const Ceiling& peak, const MmaCeilings& mma,
                      const RunInfo& info) {
   const auto add = [](const char* key, const std::string& value) { benchmark::AddCustomContext(key, value); };
   add("ocltune_version", OCLTUNE_VERSION);
@@ -30,9 +30,10 @@ void add_run_context(const DeviceInfo& d, const Ceiling& copy, const Ceiling& pe
   add("ocltune_copy_spread", fmt::format("{:.4f}", copy.stats.spread));
   add("ocltune_peak_gflops", fmt::format("{:.6g}", peak.value));
   add("ocltune_peak_spread", fmt::format("{:.4f}", peak.stats.spread));
-  if (tf32.value > 0) {
-    add("ocltune_tf32_peak_gflops", fmt::format("{:.6g}", tf32.value));
-    add("ocltune_tf32_peak_spread", fmt::format("{:.4f}", tf32.stats.spread));
+  for (const auto& [inputs, ceiling] : {std::pair{"tf32", &mma.tf32}, std::pair{"fp16", &mma.fp16}, std::pair{"bf16", &mma.bf16}}) {
+    if (ceiling->value <= 0) continue;
+    add(fmt::format("ocltune_{}_peak_gflops", inputs).c_str(), fmt::format("{:.6g}", ceiling->value));
+    add(fmt::format("ocltune_{}_peak_spread", inputs).c_str(), fmt::format("{:.4f}", ceiling->stats.spread));
   }
   add("ocltune_shapes", info.shapes);
   add("ocltune_database", info.database);

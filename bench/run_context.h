@@ -14,10 +14,15 @@ struct RunInfo {
   std::string database;  // where tuned configurations were read
 };
 
+// The mma.sync ceilings by input type (value 0: not measured, or no tensor cores).
+struct MmaCeilings {
+  Ceiling tf32, fp16, bf16;
+};
+
 // Adds "ocltune_*" keys with benchmark::AddCustomContext: the report reads the device, the
-// ceilings every result is placed against, and the versions a regression is attributed to.
-// `tf32` is the TF32 mma.sync ceiling (value 0: not measured, or no tensor cores).
-void add_run_context(const DeviceInfo& device, const Ceiling& copy, const Ceiling& peak, const Ceiling& tf32,
+// ceilings every result is placed against (ocltune_<inputs>_peak_gflops for each measured mma
+// ceiling), and the versions a regression is attributed to.
+void add_run_context(const DeviceInfo& device, const Ceiling& copy, const Ceiling& peak, const MmaCeilings& mma,
                      const RunInfo& info);
 
 }  // namespace ocltune::bench

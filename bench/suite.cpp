@@ -137,7 +137,7 @@ void Suite::set_counters(benchmark::State& state, const Problem& p, std::vector<
   const double t = stats.median_ns;
   if (t <= 0) return;
   const double gflops = p.flops() / t, gbs = p.bytes() / t;
-  const Ceilings ceilings = ceilings_.for_math(p.math());
+  const Ceilings ceilings = ceilings_.for_inputs(p.matrix_inputs());
   const double peak_frac = p.memory_bound() ? (ceilings.copy_gbs > 0 ? gbs / ceilings.copy_gbs : 0)
                                             : (ceilings.peak_gflops > 0 ? gflops / ceilings.peak_gflops : 0);
   state.counters["GFLOP/s"] = gflops;

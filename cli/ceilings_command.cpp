@@ -23,12 +23,17 @@ int run_ceilings(const CliOptions& options) {
   const Ceiling copy = measure_copy_bandwidth(session);
   const Ceiling fma = measure_peak_gflops(session);
   const Ceiling mma = measure_mma_tf32_peak_gflops(session);  // value 0 without tensor cores
+  const Ceiling fp16 = measure_mma_peak_gflops(session, MmaInputs::kFp16);
+  const Ceiling bf16 = measure_mma_peak_gflops(session, MmaInputs::kBf16);
+  const auto or_null = [](const Ceiling& c) { return c.value > 0 ? nlohmann::json(c.value) : nlohmann::json(nullptr); };
   if (options.json) {
     nlohmann::json j = {{"device", device.name},
                         {"device_key", device.key()},
                         {"copy_gbs", copy.value},
                         {"fp32_fma_gflops", fma.value},
-                        {"tf32_mma_gflops", mma.value > 0 ? nlohmann::json(mma.value) : nlohmann::json(nullptr)}};
+                        {"tf32_mma_gflops", or_null(mma)},
+                        {"fp16_mma_gflops", or_null(fp16)},
+                        {"bf16_mma_gflops", or_null(bf16)}};
     fmt::print("{}\n", j.dump(2));
     return 0;
   }
@@ -37,6 +42,8 @@ int run_ceilings(const CliOptions& options) {
   fmt::print("    fp32 FMA peak        {:10.1f} GFLOP/s   (kernels/peak.cl)\n", fma.value);
   if (mma.value > 0) {
     fmt::print("    TF32 mma.sync peak   {:10.1f} GFLOP/s   (kernels/peak_mma.cl, m16n8k8)\n", mma.value);
+    fmt::print("    fp16 mma.sync peak   {:10.1f} GFLOP/s   (kernels/peak_mma.cl, m16n8k16)\n", fp16.value);
+    fmt::print("    bf16 mma.sync peak   {:10.1f} GFLOP/s   (kernels/peak_mma.cl, m16n8k16)\n", bf16.value);
   } else {
     fmt::print("    TF32 mma.sync peak   not available (needs NVIDIA, compute capability >= 8.0)\n");
   }

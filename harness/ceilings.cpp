@@ -66,7 +66,7 @@ Ceiling measure_peak_gflops(Session& session) {
   return best;
 }
 
-Ceiling measure_mma_tf32_peak_gflops(Session& session) {
+Ceiling measure_mma_peak_gflops(Session& session, MmaInputs inputs) {
   const DeviceInfo& d = session.device();
   if (!satisfies(d, nvidia_mma_tf32())) return {};
   constexpr int kChains = 8, kWarpsPerGroup = 4, kIterations = 4096;
@@ -74,9 +74,9 @@ Ceiling measure_mma_tf32_peak_gflops(Session& session) {
   const std::size_t groups = static_cast<std::size_t>(std::max<std::uint32_t>(1, d.compute_units)) * 16;
   const std::size_t items = groups * kWarpsPerGroup * 32;
   KernelLaunch launch;
-  launch.program.files = {"mma_tf32.cl", "peak_mma.cl"};
-  launch.program.defines = {{"MMA_CHAINS", std::to_string(kChains)}};
-  launch.kernel = "mma_tf32_peak";
+  launch.program.files = {"storage.cl", "mma_packed.cl", "peak_mma.cl"};
+  launch.program.defines = {{"MMA_CHAINS", std::to_string(kChains)}, {"DTYPE", std::to_string(static_cast<int>(inputs))}};
+  launch.kernel = "mma_peak";
   try {
     cl::Buffer out(session.context(), CL_MEM_WRITE_ONLY, items * sizeof(float));
     launch.args = {out, cl_float(1.5f), cl_int(kIterations)};
@@ -86,7 +86,8 @@ Ceiling measure_mma_tf32_peak_gflops(Session& session) {
     Ceiling c;
     c.stats = time_plan(session.queue(), prepared, {.warmup = 2, .min_runs = 7, .max_runs = 15});
     const double warps = static_cast<double>(items / 32);
-    c.value = warps * kIterations * kChains * 2048.0 / c.stats.median_ns;
+    const double flops_per_mma = 2.0 * 16 * 8 * (inputs == MmaInputs::kTf32 ? 8 : 16);
+    c.value = warps * kIterations * kChains * flops_per_mma / c.stats.median_ns;
     return c;
   } catch (const cl::Error& e) {
     throw ClError(e);

@@ -24,6 +24,10 @@ class GemmProblem : public Problem {
   std::string op() const override { return "gemm"; }
   std::string math() const override { return shape_.math; }
   std::string dtype() const override { return dtype_name(shape_.dtype); }
+  // 16-bit storage runs on 16-bit tensor-core inputs in either math mode.
+  std::string matrix_inputs() const override {
+    return shape_.dtype != DType::kFp32 ? dtype_name(shape_.dtype) : Problem::matrix_inputs();
+  }
   std::string shape_key() const override { return shape_.key(); }
   nlohmann::json shape_json() const override { return shape_.to_json(); }
   SearchSpace space(const DeviceInfo& device) const override { return gemm_space(shape_, device); }

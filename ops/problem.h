@@ -38,6 +38,9 @@ class Problem {
   virtual std::string dtype() const { return "fp32"; }  // storage type: fp32, fp16 or bf16
   // Arithmetic mode: "exact" (fp32 FMA) or "tf32" (matrix units); part of the database key.
   virtual std::string math() const { return "exact"; }
+  // The input type matrix units may use for the problem ("tf32", "fp16", "bf16"; "" where it runs
+  // on the FMA units): what its compute-bound results are placed against in benchmarks.
+  virtual std::string matrix_inputs() const { return math() == "tf32" ? "tf32" : ""; }
   virtual std::string shape_key() const = 0;  // canonical text of the shape: the database key
   virtual nlohmann::json shape_json() const = 0;  // accepted back by the family's from_json
   virtual SearchSpace space(const DeviceInfo& device) const = 0;

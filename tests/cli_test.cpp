@@ -86,7 +86,10 @@ TEST(Cli, CeilingsMeasureTheDeviceAndSayWhatItLacks) {
   EXPECT_GT(j.value("fp32_fma_gflops", 0.0), 0.0) << r.output;
   // null without tensor cores (PoCL in CI), a positive rate with them.
   ASSERT_TRUE(j.contains("tf32_mma_gflops"));
-  EXPECT_TRUE(j["tf32_mma_gflops"].is_null() || j["tf32_mma_gflops"].get<double>() > 0) << r.output;
+  for (const char* key : {"tf32_mma_gflops", "fp16_mma_gflops", "bf16_mma_gflops"}) {
+    ASSERT_TRUE(j.contains(key)) << key;
+    EXPECT_TRUE(j[key].is_null() || j[key].get<double>() > 0) << key << ": " << r.output;
+  }
   EXPECT_EQ(run("--device 99 ceilings").code, 2);
 }
 

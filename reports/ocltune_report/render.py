@@ -100,11 +100,13 @@ def device_table(section):
                                           f"(spread {100 * (run.ctx_float('copy_spread') or 0):.1f} %)"),
             ("fp32 FMA peak (this run)", f"{run.ctx_float('peak_gflops') or 0:.4g} GFLOP/s "
                                          f"(spread {100 * (run.ctx_float('peak_spread') or 0):.1f} %)")]
-    if run.ctx_float("tf32_peak_gflops"):
-        # tf32 rows' "% of peak" and "% of roofline" are against this ceiling (bench/roofline.h).
-        rows.append(("TF32 mma.sync peak (this run; ceiling of tf32 rows)",
-                     f"{run.ctx_float('tf32_peak_gflops'):.4g} GFLOP/s "
-                     f"(spread {100 * (run.ctx_float('tf32_peak_spread') or 0):.1f} %)"))
+    for inputs, label in (("tf32", "TF32 mma.sync peak (this run; ceiling of tf32 rows)"),
+                          ("fp16", "fp16 mma.sync peak (this run; ceiling of fp16 GEMM rows)"),
+                          ("bf16", "bf16 mma.sync peak (this run; ceiling of bf16 GEMM rows)")):
+        # Those rows' "% of peak" and "% of roofline" are against this ceiling (bench/roofline.h).
+        if run.ctx_float(f"{inputs}_peak_gflops"):
+            rows.append((label, f"{run.ctx_float(f'{inputs}_peak_gflops'):.4g} GFLOP/s "
+                                f"(spread {100 * (run.ctx_float(f'{inputs}_peak_spread') or 0):.1f} %)"))
     if d:
         rows.append(("ceilings stored by the tuner", f"{d.get('copy_bandwidth_gbs') or 0:.4g} GB/s, "
                                                      f"{d.get('peak_gflops') or 0:.4g} GFLOP/s"))

@@ -106,6 +106,19 @@ class PipelineTest(unittest.TestCase):
                 if listed:
                     self.assertIn("3.2e+05 GFLOP/s", page)
 
+    def test_half_precision_ceilings_are_listed_only_when_measured(self):
+        """ocltune_bench measures the fp16/bf16 mma.sync rates for 16-bit GEMM problems."""
+        with tempfile.TemporaryDirectory() as tmp:
+            data = synthetic.bench_json("2026-11-01T03:00:00Z")
+            data["context"]["ocltune_fp16_peak_gflops"] = "650000"
+            path = synthetic.write(os.path.join(tmp, "run.json"), data)
+            self.assertEqual(cli.main(["--bench", path, "--out", os.path.join(tmp, "out")]), cli.EXIT_OK)
+            with open(os.path.join(tmp, "out", "index.html"), encoding="utf-8") as f:
+                page = f.read()
+            self.assertIn("fp16 mma.sync peak", page)
+            self.assertIn("6.5e+05 GFLOP/s", page)
+            self.assertNotIn("bf16 mma.sync peak", page)
+
     def test_history_append_is_idempotent(self):
         with tempfile.TemporaryDirectory() as tmp:
             entry = history.make_entry([parse_bench(synthetic.bench_json("2026-11-01T03:00:00Z"))])
