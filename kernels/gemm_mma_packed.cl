@@ -7,6 +7,32 @@
 // Appended to storage.cl, tile_order.cl, mma_packed.cl and packed_pipeline.cl (LAG is 0:
 // mma.sync has finished reading a stage when the warp reaches the next barrier).
 
+// Row `row` (any row of the tile), words kw..kw+3 (kw a multiple of 4) of a stage in the packed
+// layout: 8-row groups of BK words, core matrices of 32 words along K, 4 words per row.
+#define STAGE_ROW(stage, row, kw) ((stage) + ((row) / 8) * 8 * BK + ((kw) / 4) * 32 + ((row) % 8) * 4)
+
+// The fragments of k-step ks (words 8 ks .. 8 ks + 7 of the stage) for the warp whose tile starts
+// at row m_base of the A stage and row n_base of the B stage (B is packed N x K).
+static inline void load_fragments(uint a[FM][4], uint b[FN][2], const local uint* As, const local uint* Bs,
+                                  const int ks, const int m_base, const int n_base, const int lane) {
+  const int j = lane / 8, r = lane % 8;
+#pragma unroll
+  for (int fm = 0; fm < FM; ++fm) {
+    // Matrices: rows 0-7 | 8-15 (j % 2) x words 0-3 | 4-7 (j / 2): a0..a3 in order.
+    ldmatrix_x4(a[fm], STAGE_ROW(As, m_base + fm * 16 + (j % 2) * 8 + r, 8 * ks + (j / 2) * 4));
+  }
+#pragma unroll
+  for (int fp = 0; fp < FN / 2; ++fp) {
+    // Matrices: words 0-3 | 4-7 (j % 2) of n8 block 2 fp + j / 2: b0, b1 of one, then of the next.
+    uint d[4];
+    ldmatrix_x4(d, STAGE_ROW(Bs, n_base + (2 * fp + j / 2) * 8 + r, 8 * ks + (j % 2) * 4));
+    b[2 * fp][0] = d[0];
+    b[2 * fp][1] = d[1];
+    b[2 * fp + 1][0] = d[2];
+    b[2 * fp + 1][1] = d[3];
+  }
+}
+
 // C = alpha * acc + beta * C for this warp's fragments, within M x N, rounded to the storage type.
 // Accumulator i of fragment (fm, fn): row g + 8 * (i / 2), column 2t + i % 2.
 static inline void store_fragments(const float acc[FM][FN][4], global STORAGE* Cb, const int ldc, const int M,
