@@ -1,9 +1,11 @@
 // Which step of the TF32 GEMM's loop limits it: the best H200 tiles of the mma.sync and wgmma
 // kernels at 4096^3 timed as is and with steps removed (their ABLATE bits; the results are then
 // wrong, only the time counts). Prints TFLOP/s per variant (NVIDIA only; wgmma on Hopper). On
-// Hopper also the three kernels of the wgmma variant on packed operands, each timed alone: the two
-// packing passes (GB/s: each reads and writes its operand once) and the GEMM.
-//   build/bench/mma_ablation_bench   (device: $OCLTUNE_BENCH_DEVICE, default 0)
+// the three kernels of the variants on packed operands (mma.sync; wgmma on Hopper), TF32 and fp16,
+// each timed alone: the two packing passes (GB/s: each reads and writes its operand once) and the
+// GEMM.
+//   build/bench/mma_ablation_bench [--packed-only]   (device: $OCLTUNE_BENCH_DEVICE, default 0)
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -17,8 +19,9 @@
 #include "harness/timing.h"
 #include "ops/gemm.h"
 
-int main() {
+int main(int argc, char** argv) {
   using namespace ocltune;
+  const bool packed_only = argc > 1 && std::string(argv[1]) == "--packed-only";  // skip the ablation studies
   const std::optional<DeviceInfo> found = study_device(nvidia_mma_tf32());
   if (!found) return 0;
   const DeviceInfo& device = *found;
@@ -43,6 +46,7 @@ int main() {
     studies.push_back({wide, {0, 1, 2, 4, 11, 13}});
   }
   Workspace workspace(session.context());
+  if (packed_only) studies.clear();
   for (const auto& [config, bits] : studies) {
     fmt::print("{}: TF32 GEMM 4096^3, {}\n", device.name, to_string(config));
     for (const int ablate : bits) {
@@ -54,23 +58,31 @@ int main() {
                  shape.flops() / stats.median_ns / 1000.0);
     }
   }
-  if (satisfies(device, nvidia_wgmma_tf32())) {
-    const Config packed = gemm_wgmma_packed_default_config();
-    fmt::print("{}: TF32 GEMM 4096^3, {}, kernel by kernel\n", device.name, to_string(packed));
-    const PreparedPlan whole = prepare(session, gemm_plan(shape, packed_operands(shape, a, b, c), packed, workspace));
-    const char* names[] = {"pack A", "pack B", "GEMM"};
-    for (std::size_t i = 0; i < whole.steps.size() && i < 3; ++i) {
-      const PreparedPlan one{{whole.steps[i]}};
-      const TimingStats stats = time_plan(session.queue(), one, {.warmup = 2, .min_runs = 7, .max_runs = 15});
-      const double us = stats.median_ns / 1000.0;
-      if (i < 2) {
-        fmt::print("  {:<7} {:8.1f} us  {:6.0f} GB/s\n", names[i], us, 2.0 * static_cast<double>(bytes) / stats.median_ns);
-      } else {
-        fmt::print("  {:<7} {:8.1f} us  {:6.1f} TFLOP/s\n", names[i], us, shape.flops() / stats.median_ns / 1000.0);
+  // The kernels of the variants on packed operands, TF32 and fp16: packing passes and the GEMM.
+  for (const DType dtype : {DType::kFp32, DType::kFp16}) {
+    GemmShape s = shape;
+    s.dtype = dtype;
+    const double pack_bytes = 2.0 * static_cast<double>(s.m * s.k * static_cast<std::int64_t>(dtype_bytes(dtype)));
+    std::vector<Config> packed = {gemm_mma_packed_default_config()};
+    if (satisfies(device, nvidia_wgmma_tf32())) packed.insert(packed.begin(), gemm_wgmma_packed_default_config());
+    for (const Config& config : packed) {
+      fmt::print("{}: {} GEMM 4096^3, {}, kernel by kernel\n", device.name, dtype == DType::kFp32 ? "TF32" : "fp16",
+                 to_string(config));
+      const PreparedPlan whole = prepare(session, gemm_plan(s, packed_operands(s, a, b, c), config, workspace));
+      const char* names[] = {"pack A", "pack B", "GEMM"};
+      for (std::size_t i = 0; i < whole.steps.size() && i < 3; ++i) {
+        const PreparedPlan one{{whole.steps[i]}};
+        const TimingStats stats = time_plan(session.queue(), one, {.warmup = 2, .min_runs = 7, .max_runs = 15});
+        const double us = stats.median_ns / 1000.0;
+        if (i < 2) {
+          fmt::print("  {:<7} {:8.1f} us  {:6.0f} GB/s\n", names[i], us, pack_bytes / stats.median_ns);
+        } else {
+          fmt::print("  {:<7} {:8.1f} us  {:6.1f} TFLOP/s\n", names[i], us, s.flops() / stats.median_ns / 1000.0);
+        }
       }
+      const TimingStats stats = time_plan(session.queue(), whole, {.warmup = 2, .min_runs = 7, .max_runs = 15});
+      fmt::print("  all     {:8.1f} us  {:6.1f} TFLOP/s\n", stats.median_ns / 1000.0, s.flops() / stats.median_ns / 1000.0);
     }
-    const TimingStats stats = time_plan(session.queue(), whole, {.warmup = 2, .min_runs = 7, .max_runs = 15});
-    fmt::print("  all     {:8.1f} us  {:6.1f} TFLOP/s\n", stats.median_ns / 1000.0, shape.flops() / stats.median_ns / 1000.0);
   }
   return 0;
 }

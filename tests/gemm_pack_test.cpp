@@ -103,11 +103,14 @@ TEST(GemmPack, SeveralBlocksEachWay) { check_pack(false, 130, 97, 1); }
 
 // The 16-bit pack (kernels/gemm_pack_16bit.cl): bits copied unchanged (NaN payloads included)
 // into core matrices of 8 rows x 8 k, K padded to 128, zeros in the padding.
-void check_pack_16bit(bool k_contiguous, std::int64_t rows, std::int64_t k, std::int64_t batches) {
+// `aligned`: even offset, leading dimension and batch stride, the kernel's 4-byte path; else odd
+// ones, its 2-byte path.
+void check_pack_16bit(bool k_contiguous, std::int64_t rows, std::int64_t k, std::int64_t batches, bool aligned = false) {
   Session& session = testing::test_session();
   const std::int64_t padded_rows = (rows + 63) / 64 * 64, padded_k = (k + 127) / 128 * 128;
-  const std::int64_t ld = (k_contiguous ? k : rows) + 3, offset = 5;
-  const std::int64_t stride = (k_contiguous ? rows : k) * ld + 9;
+  const std::int64_t contiguous = k_contiguous ? k : rows;
+  const std::int64_t ld = aligned ? (contiguous + 1) / 2 * 2 + 2 : contiguous | 1, offset = aligned ? 6 : 5;
+  const std::int64_t stride = aligned ? (k_contiguous ? rows : k) * ld + 8 : (k_contiguous ? rows : k) * ld + 9;
   std::vector<std::uint16_t> src(static_cast<std::size_t>(offset + batches * stride));
   std::mt19937 rng(7);
   for (std::uint16_t& x : src) x = static_cast<std::uint16_t>(rng() | 1u);  // never 0, so padding stands out
@@ -152,6 +155,12 @@ TEST(GemmPack16, SingleElement) {
 TEST(GemmPack16, SeveralBlocksEachWay) {
   check_pack_16bit(false, 130, 197, 1);
   check_pack_16bit(true, 65, 129, 1);
+}
+TEST(GemmPack16, AlignedPairsOnOddShapes) {  // odd sizes: the last pair of a row is half outside
+  check_pack_16bit(true, 37, 45, 2, true);
+  check_pack_16bit(false, 37, 45, 2, true);
+  check_pack_16bit(true, 130, 197, 1, true);
+  check_pack_16bit(false, 65, 1, 1, true);
 }
 
 // The plan: A and op(B) packed into the workspace (an operand shared by every batch entry once),
