@@ -24,28 +24,17 @@ kernel void pack_16bit(const global ushort* restrict src, const long offset, con
   const long batch = get_group_id(2);
   const global ushort* s = src + offset + batch * stride;
 
-  // Read along whichever index is contiguous in memory, each work-item a pair of neighbours, 32
-  // work-items on 64 consecutive elements: 4-byte loads where the pairs are 4-byte aligned (even
-  // offset, leading dimension and batch stride; 2-byte loads of 16-bit data ran at 2.8 TB/s against
-  // the TF32 pack's 3.6, probe50), else two 2-byte loads.
-  const bool aligned_pairs = ((offset | ld | stride) & 1) == 0;
+  // Read along whichever index is contiguous in memory, 32 work-items on 32 consecutive elements.
 #pragma unroll
   for (int i = 0; i < PACK_BLOCK / 8; ++i) {
-    const int a = ly + 8 * i, b = 2 * lx;  // a along the strided index, b and b + 1 along the contiguous one
-    const int r = k_contiguous ? r0 + a : r0 + b, k = k_contiguous ? k0 + b : k0 + a;
-    const int r_next = k_contiguous ? r : r + 1, k_next = k_contiguous ? k + 1 : k;  // the neighbour
-    const long at = k_contiguous ? (long)r * ld + k : (long)k * ld + r;
-    ushort v, v_next;
-    if (aligned_pairs && r_next < R && k_next < K) {
-      const ushort2 pair = *(const global ushort2*)(s + at);
-      v = pair.x;
-      v_next = pair.y;
-    } else {
-      v = (r < R && k < K) ? s[at] : (ushort)0;
-      v_next = (r_next < R && k_next < K) ? s[at + 1] : (ushort)0;
+#pragma unroll
+    for (int h = 0; h < PACK_BLOCK / 32; ++h) {
+      const int a = ly + 8 * i, b = lx + 32 * h;  // a along the strided index, b along the contiguous one
+      const int r = k_contiguous ? r0 + a : r0 + b;
+      const int k = k_contiguous ? k0 + b : k0 + a;
+      const ushort v = (r < R && k < K) ? s[k_contiguous ? (long)r * ld + k : (long)k * ld + r] : (ushort)0;
+      block[r - r0][k - k0] = v;
     }
-    block[r - r0][k - k0] = v;
-    block[r_next - r0][k_next - k0] = v_next;
   }
   barrier(CLK_LOCAL_MEM_FENCE);
 
