@@ -181,11 +181,21 @@ Config GemmProblem::default_config(const DeviceInfo& device) const {
   // On a CPU the cpu variant's tile runs 1024^3 about 25x faster than gemm.cl's on PoCL
   // (docs/NOTES.md "CPU GEMM variant (PoCL)"). Where tensor cores are allowed (tf32 math, 16-bit
   // storage) the untuned kernels on packed operands beat gemm.cl's by 12-30x on the H200 (probe47,
-  // probe48: fp16 4096^3 340 us with wgmma, 442 us with mma.sync, 10.8 ms through fp32 copies);
-  // their tiles need M and N of at least 65, so small shapes keep gemm.cl's.
+  // probe48: fp16 4096^3 340 us with wgmma, 442 us with mma.sync, 10.8 ms through fp32 copies).
+  // Their 128 x 128 tiles need M and N above 64; smaller shapes get 64 x 64 tiles (the shapes of
+  // the tuned winners of the attention products, probe48: 96 x 512x64x512 fp16 in 73 us with
+  // mma.sync, against 576 us for gemm.cl's default through fp32 copies).
+  Config wgmma_small = gemm_wgmma_packed_default_config();
+  wgmma_small["BM"] = wgmma_small["BN"] = 64;
+  wgmma_small["STAGES"] = 4;
+  Config mma_small = gemm_mma_packed_default_config();
+  mma_small["BM"] = mma_small["BN"] = 64;
+  mma_small["BK"] = 8;
+  mma_small["WM"] = 1;
+  mma_small["STAGES"] = 4;
   const SearchSpace space = gemm_space(shape_, device);
   for (const Config& c : {gemm_cpu_default_config(shape_), gemm_wgmma_packed_default_config(),
-                          gemm_mma_packed_default_config()}) {
+                          gemm_mma_packed_default_config(), wgmma_small, mma_small}) {
     if (space.variants().size() > 1 && space.contains(c)) return c;
   }
   return gemm_default_config(shape_);

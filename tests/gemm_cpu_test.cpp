@@ -93,12 +93,15 @@ TEST(GemmCpuDefault, IsTheBuiltinOnACpuAndGemmClsElsewhere) {
     EXPECT_EQ(cpu_defaults[1], gemm_default_config(shape));
 
     // On the H200: gemm.cl's, or where tensor cores are allowed (tf32 mode, 16-bit storage) the
-    // packed tensor-core kernel's where its tile fits.
-    const Config packed = gemm_wgmma_packed_default_config();
-    const Config expected = problem.space(h200).contains(packed) ? packed : gemm_default_config(shape);
-    EXPECT_EQ(expected == packed, shape.tensor_cores_allowed() && shape.m >= 65 && shape.n >= 65) << shape.key();
-    EXPECT_EQ(problem.default_config(h200), expected) << shape.key();
-    EXPECT_EQ(problem.default_configs(h200).front(), expected) << shape.key();
+    // packed wgmma kernel's (128 x 128 tiles where they fit, else 64 x 64).
+    const Config on_h200 = problem.default_config(h200);
+    if (shape.tensor_cores_allowed()) {
+      EXPECT_TRUE(is_wgmma_packed_config(on_h200)) << shape.key() << ": " << to_string(on_h200);
+      EXPECT_EQ(on_h200.at("BM"), shape.m > 64 && shape.n > 64 ? 128 : 64) << shape.key();
+    } else {
+      EXPECT_EQ(on_h200, gemm_default_config(shape)) << shape.key();
+    }
+    EXPECT_EQ(problem.default_configs(h200).front(), on_h200) << shape.key();
   }
   const GemmProblem big({.m = 1024, .n = 1024, .k = 1024});
   ASSERT_NE(big.space(small_local).check(gemm_cpu_default_config(big.shape())), "");

@@ -79,9 +79,15 @@ TEST_P(GemmHalf, TensorCoreVariantsFollowTheDevice) {
     // The built-in configuration is the fastest untuned kernel there, where its tile fits.
     EXPECT_EQ(GemmProblem(shape).default_config(testing::described_h200()), gemm_wgmma_packed_default_config());
     EXPECT_EQ(GemmProblem(shape).default_config(ampere), gemm_mma_packed_default_config());
-    GemmShape small = shape;
+    GemmShape small = shape;  // 64 x 64 tiles of the same kernels
     small.m = 33;
-    EXPECT_EQ(GemmProblem(small).default_config(ampere), gemm_default_config(small));
+    const Config small_h200 = GemmProblem(small).default_config(testing::described_h200());
+    EXPECT_TRUE(is_wgmma_packed_config(small_h200) && small_h200.at("BM") == 64) << to_string(small_h200);
+    const Config small_ampere = GemmProblem(small).default_config(ampere);
+    EXPECT_TRUE(is_mma_packed_config(small_ampere) && small_ampere.at("BM") == 64) << to_string(small_ampere);
+    DeviceInfo turing = ampere;  // no tensor-core variant: gemm.cl's
+    turing.nv_compute_capability = 75;
+    EXPECT_EQ(GemmProblem(small).default_config(turing), gemm_default_config(small));
   }
 }
 

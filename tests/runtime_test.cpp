@@ -32,7 +32,13 @@ std::unique_ptr<Runtime> make_runtime(const std::string& user_db, const std::str
 Level run_checked(Runtime& rt, const GemmShape& shape, const GemmLayout& layout = {}) {
   HostGemm g(session().context(), shape, layout);
   const Dispatch d = ops::gemm(rt, session().queue()(), g.call());
-  EXPECT_EQ(d.count, shape.dtype == DType::kFp32 || d.level == Level::kLibrary ? 1u : 4u + (shape.beta != 0.0f));
+  // One kernel, or a plan: packing passes and the GEMM, or widening, the GEMM and narrowing.
+  const Config config = d.level == Level::kLibrary ? Config{} : ops::gemm_decision(rt, g.call()).config;
+  const bool packed = is_wgmma_packed_config(config) || is_mma_packed_config(config);
+  EXPECT_EQ(d.count, shape.dtype == DType::kFp32 && !packed ? 1u
+                     : d.level == Level::kLibrary       ? 1u
+                     : packed                           ? 3u
+                                                        : 4u + (shape.beta != 0.0f));
   EXPECT_EQ(g.check(session().queue()), "") << shape.key();
   return d.level;
 }
