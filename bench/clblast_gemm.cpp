@@ -116,8 +116,7 @@ std::string ClblastGemm::verify() {
 std::unique_ptr<Timed> make_clblast_gemm(Session& session, const GemmShape& shape) {
   // CLBlast has HGEMM where the device has cl_khr_fp16 and no bf16 GEMM: elsewhere the baseline of
   // a 16-bit shape is its fp32 SGEMM, what an OpenCL user there has, and its label says so.
-  if (shape.dtype == DType::kFp32 ||
-      (shape.dtype == DType::kFp16 && session.device().has_extension("cl_khr_fp16"))) {
+  if (clblast_supports(shape.dtype, session.device())) {
     return std::make_unique<ClblastGemm>(session, shape, "");
   }
   GemmShape fp32 = shape;

@@ -73,7 +73,7 @@ std::optional<double> clblast_median_ns(Session& session, const Problem& problem
   if (problem.op() != "gemm") return std::nullopt;
   GemmShape shape = GemmShape::from_json(problem.shape_json());
   label = "clblast";
-  if (shape.dtype == DType::kBf16 || (shape.dtype == DType::kFp16 && !session.device().has_extension("cl_khr_fp16"))) {
+  if (!clblast_supports(shape.dtype, session.device())) {
     label = fmt::format("clblast (fp32 SGEMM: no {} GEMM on this device)", dtype_name(shape.dtype));
     shape.dtype = DType::kFp32;
   }

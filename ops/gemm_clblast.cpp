@@ -33,6 +33,10 @@ clblast::StatusCode gemm_in(cl_command_queue* queue, const GemmShape& s, const G
 
 }  // namespace
 
+bool clblast_supports(DType dtype, const DeviceInfo& device) {
+  return dtype == DType::kFp32 || (dtype == DType::kFp16 && device.has_extension("cl_khr_fp16"));
+}
+
 void clblast_gemm(cl::CommandQueue& queue, const GemmShape& s, const GemmOperands& o, cl::Event* event) {
   check_operands(s, o);
   if (s.dtype == DType::kBf16) throw Error("CLBlast has no bf16 GEMM");

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "harness/cl.h"
+#include "harness/device.h"
 #include "ops/gemm.h"
 
 namespace ocltune {
@@ -12,6 +13,10 @@ namespace ocltune {
 // covers only the last, so time a whole call (markers around it, or queue.finish() and a host
 // clock). `event`, when given, receives CLBlast's event. Throws ocltune::Error naming CLBlast's
 // status code on failure, and for bf16.
+// Whether CLBlast can run a GEMM of this storage type on `device`: fp32 always, fp16 where the
+// device has cl_khr_fp16 (NVIDIA's OpenCL does not), bf16 never.
+bool clblast_supports(DType dtype, const DeviceInfo& device);
+
 void clblast_gemm(cl::CommandQueue& queue, const GemmShape& shape, const GemmOperands& operands,
                   cl::Event* event = nullptr);
 

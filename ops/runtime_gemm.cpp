@@ -118,8 +118,7 @@ bool GemmAdapter::fast_args_of(const GemmCall& c, std::span<RawArgs> steps) cons
 }
 
 bool GemmAdapter::library_serves_of(const GemmCall& c, const DeviceInfo& device) const {
-  if (c.dtype == DType::kFp32) return true;
-  return c.dtype == DType::kFp16 && device.has_extension("cl_khr_fp16");
+  return clblast_supports(c.dtype, device);
 }
 
 Dispatch GemmAdapter::library_enqueue_of(const GemmCall& c, cl_command_queue queue,
