@@ -13,9 +13,9 @@
 #include "bench/suite.h"
 #include "db/database.h"
 #include "ops/families.h"
-#include "ops/gemm_problem.h"
-#include "ops/gemm_problem.h"
-#include "tests/test_session.h"
+#include "ops/gemm/gemm_problem.h"
+#include "ops/gemm/gemm_problem.h"
+#include "tests/support/test_session.h"
 
 namespace ocltune::bench {
 namespace {

@@ -10,8 +10,8 @@
 #include "harness/error.h"
 #include "harness/session.h"
 #include "harness/verify.h"
-#include "ops/gemm_clblast.h"
-#include "ops/storage.h"
+#include "ops/gemm/gemm_clblast.h"
+#include "core/storage.h"
 
 namespace ocltune::bench {
 namespace {

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "bench/baselines.h"
-#include "ops/gemm.h"
+#include "ops/gemm/gemm.h"
 
 namespace ocltune::bench {
 

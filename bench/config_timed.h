@@ -6,7 +6,7 @@
 #include "bench/timed.h"
 #include "harness/launch.h"
 #include "ops/problem.h"
-#include "tuner/config.h"
+#include "core/config.h"
 
 namespace ocltune::bench {
 

@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 
 #include "harness/session.h"
-#include "ops/runtime.h"
-#include "ops/runtime_gemm.h"
+#include "runtime/runtime.h"
+#include "runtime/gemm.h"
 
 namespace ocltune {
 namespace {

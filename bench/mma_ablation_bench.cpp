@@ -17,7 +17,7 @@
 #include "harness/launch.h"
 #include "harness/session.h"
 #include "harness/timing.h"
-#include "ops/gemm.h"
+#include "ops/gemm/gemm.h"
 
 int main(int argc, char** argv) {
   using namespace ocltune;

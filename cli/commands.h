@@ -49,6 +49,9 @@ struct CliOptions {
   std::int64_t sample = 0;             // also evaluate this many random configurations (of --restrict)
 };
 
+// The whole command line: flags, subcommand, exit code (0 success, 1 failure, 2 usage error).
+int cli_main(int argc, char** argv);
+
 int run_tune(const CliOptions& options);
 int run_devices(const CliOptions& options);
 int run_ceilings(const CliOptions& options);

@@ -11,8 +11,8 @@
 #include "db/sqlite.h"
 #include "db/transfer.h"
 #include "harness/hash.h"
-#include "ops/db_verify.h"
-#include "ops/runtime.h"
+#include "runtime/db_verify.h"
+#include "runtime/runtime.h"
 
 namespace ocltune {
 namespace {

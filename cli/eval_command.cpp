@@ -15,8 +15,8 @@
 #include "harness/timing.h"
 #include "harness/verify.h"
 #include "ops/family.h"
-#include "ops/gemm_clblast.h"
-#include "ops/storage.h"
+#include "ops/gemm/gemm_clblast.h"
+#include "core/storage.h"
 #include "tuner/evaluator.h"
 #include "tuner/strategy.h"
 

@@ -21,7 +21,6 @@
 #include "harness/device_errors.h"
 #include "harness/session.h"
 #include "ops/family.h"
-#include "ops/selftest.h"
 #include "tuner/budget.h"
 #include "tuner/stop.h"
 #include "tuner/tuner.h"
@@ -33,7 +32,7 @@ std::vector<const OpFamily*> resolve_ops(const std::vector<std::string>& names) 
   std::vector<const OpFamily*> families;
   for (const std::string& name : names) {
     if (name == "all") return op_families();
-    const OpFamily* family = find_family_or_selftest(name);
+    const OpFamily* family = find_family(name);
     if (!family) {
       throw UsageError(fmt::format("unknown op '{}'; available: {} (or all)", name, fmt::join(family_names(), ", ")));
     }
@@ -74,17 +73,7 @@ ProblemList load_problems(const std::vector<const OpFamily*>& families, const st
   std::vector<std::string> names;
   for (const OpFamily* f : families) names.push_back(f->name());
   try {
-    // The hidden test-only family is not in the registry: its shapes are read here.
-    nlohmann::json registered = nlohmann::json::array();
-    for (const nlohmann::json& shape : list.is_array() ? list : nlohmann::json::array()) {
-      if (shape.is_object() && shape.value("op", "") == "selftest") {
-        if (std::find(names.begin(), names.end(), "selftest") != names.end()) problems.push_back(selftest_family().from_json(shape));
-      } else {
-        registered.push_back(shape);
-      }
-    }
-    for (auto& p : problems_from_json(list.is_array() ? registered : list, names)) problems.push_back(std::move(p));
-    return problems;
+    return problems_from_json(list, names);
   } catch (const Error& e) {
     throw UsageError(fmt::format("--shapes {}: {}", shapes, e.what()));
   }

@@ -4,12 +4,12 @@
 #include <vector>
 
 #include "ops/family.h"
-#include "ops/elementwise_problem.h"
-#include "ops/gemm_problem.h"
-#include "ops/norm_problem.h"
-#include "ops/reduce_problem.h"
-#include "ops/pool_problem.h"
-#include "ops/softmax_problem.h"
+#include "ops/elementwise/elementwise_problem.h"
+#include "ops/gemm/gemm_problem.h"
+#include "ops/norm/norm_problem.h"
+#include "ops/reduce/reduce_problem.h"
+#include "ops/pool/pool_problem.h"
+#include "ops/softmax/softmax_problem.h"
 
 namespace ocltune {
 

@@ -24,8 +24,11 @@ class OpFamily {
 
 // All families, in the order `--ops all` tunes them.
 const std::vector<const OpFamily*>& op_families();
-// nullptr when there is no family of that name.
+// nullptr when there is no family of that name (registered ones included).
 const OpFamily* find_family(std::string_view name);
+// Adds a family outside the built-in list: find_family, --ops NAME and shapes files see it, --ops all
+// does not. Test support registers its own families this way, before any lookup; not thread-safe.
+void register_family(const OpFamily& family);
 std::vector<std::string> family_names();
 
 // The preset names every family understands.

@@ -11,8 +11,8 @@
 #include "harness/device.h"
 #include "harness/launch.h"
 #include "harness/verify.h"
-#include "tuner/config.h"
-#include "tuner/space.h"
+#include "core/config.h"
+#include "core/space.h"
 
 namespace ocltune {
 

@@ -17,11 +17,26 @@ const std::vector<const OpFamily*>& op_families() {
   return families;
 }
 
+namespace {
+std::vector<const OpFamily*>& registered_families() {
+  static std::vector<const OpFamily*> families;
+  return families;
+}
+}  // namespace
+
 const OpFamily* find_family(std::string_view name) {
   for (const OpFamily* f : op_families()) {
     if (f->name() == name) return f;
   }
+  for (const OpFamily* f : registered_families()) {
+    if (f->name() == name) return f;
+  }
   return nullptr;
+}
+
+void register_family(const OpFamily& family) {
+  if (find_family(family.name())) throw Error(fmt::format("op family '{}' is already registered", family.name()));
+  registered_families().push_back(&family);
 }
 
 std::vector<std::string> family_names() {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/ocltune_c.h"
+#include "ocltune/ocltune.h"
 
 static int failures = 0;
 

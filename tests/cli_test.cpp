@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "db/database.h"
-#include "ops/gemm_problem.h"
-#include "tests/test_session.h"
+#include "ops/gemm/gemm_problem.h"
+#include "tests/support/test_session.h"
 
 namespace ocltune {
 namespace {

@@ -12,8 +12,8 @@
 
 #include "db/sqlite.h"
 #include "db/transfer.h"
-#include "tests/runtime_support.h"
-#include "tests/test_session.h"
+#include "tests/support/runtime_support.h"
+#include "tests/support/test_session.h"
 
 namespace ocltune {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "db/database.h"
 #include "db/sqlite.h"
-#include "tests/test_session.h"
+#include "tests/support/test_session.h"
 
 namespace ocltune {
 namespace {

@@ -9,9 +9,9 @@
 #include "db/jsonl.h"
 #include "db/sqlite.h"
 #include "db/transfer.h"
-#include "ops/db_verify.h"
-#include "tests/runtime_support.h"
-#include "tests/test_session.h"
+#include "runtime/db_verify.h"
+#include "tests/support/runtime_support.h"
+#include "tests/support/test_session.h"
 
 namespace ocltune {
 namespace {

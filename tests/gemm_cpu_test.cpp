@@ -7,11 +7,11 @@
 #include <array>
 
 #include "harness/capability.h"
-#include "ops/db_verify.h"
+#include "runtime/db_verify.h"
 #include "ops/families.h"
-#include "ops/gemm_problem.h"
-#include "tests/runtime_support.h"
-#include "tests/test_session.h"
+#include "ops/gemm/gemm_problem.h"
+#include "tests/support/runtime_support.h"
+#include "tests/support/test_session.h"
 #include "tuner/evaluator.h"
 #include "tuner/sampling.h"
 

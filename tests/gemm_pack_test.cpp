@@ -14,9 +14,9 @@
 
 #include "harness/launch.h"
 #include "harness/session.h"
-#include "ops/gemm_variants.h"
-#include "tests/test_session.h"
-#include "tests/tf32_model.h"
+#include "ops/gemm/gemm_variants.h"
+#include "tests/support/test_session.h"
+#include "tests/support/tf32_model.h"
 
 namespace ocltune {
 namespace {

@@ -7,8 +7,8 @@
 
 #include "harness/capability.h"
 #include "ops/families.h"
-#include "ops/gemm_problem.h"
-#include "tests/test_session.h"
+#include "ops/gemm/gemm_problem.h"
+#include "tests/support/test_session.h"
 #include "tuner/evaluator.h"
 #include "tuner/sampling.h"
 

@@ -8,9 +8,9 @@
 
 #include "harness/error.h"
 #include "ops/families.h"
-#include "ops/norm_problem.h"
-#include "tests/covering.h"
-#include "tests/test_session.h"
+#include "ops/norm/norm_problem.h"
+#include "tests/support/covering.h"
+#include "tests/support/test_session.h"
 #include "tuner/evaluator.h"
 
 namespace ocltune {

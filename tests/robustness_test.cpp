@@ -21,7 +21,7 @@
 
 #include "db/database.h"
 #include "db/space_records.h"
-#include "tests/test_session.h"
+#include "tests/support/test_session.h"
 
 extern char** environ;
 

@@ -2,8 +2,8 @@
 // that shape, logged, and the next level answers.
 #include <gtest/gtest.h>
 
-#include "tests/runtime_support.h"
-#include "tests/test_session.h"
+#include "tests/support/runtime_support.h"
+#include "tests/support/test_session.h"
 
 namespace ocltune {
 namespace {

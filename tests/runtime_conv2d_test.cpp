@@ -6,11 +6,11 @@
 
 #include "harness/capability.h"
 #include "harness/verify.h"
-#include "ops/conv2d_problem.h"
-#include "ops/conv2d_reference.h"
-#include "ops/runtime_conv2d.h"
-#include "tests/runtime_support.h"
-#include "tests/test_session.h"
+#include "ops/conv2d/conv2d_problem.h"
+#include "ops/conv2d/conv2d_reference.h"
+#include "runtime/conv2d.h"
+#include "tests/support/runtime_support.h"
+#include "tests/support/test_session.h"
 
 namespace ocltune {
 namespace {

@@ -6,8 +6,8 @@
 #include <fstream>
 
 #include "db/sqlite.h"
-#include "tests/runtime_support.h"
-#include "tests/test_session.h"
+#include "tests/support/runtime_support.h"
+#include "tests/support/test_session.h"
 
 namespace ocltune {
 namespace {

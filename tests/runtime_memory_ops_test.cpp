@@ -6,19 +6,19 @@
 #include <cmath>
 #include <limits>
 
-#include "ops/elementwise_problem.h"
-#include "ops/elementwise_reference.h"
-#include "ops/norm_problem.h"
-#include "ops/norm_reference.h"
-#include "ops/reduce_problem.h"
-#include "ops/reduce_tensor.h"
-#include "ops/runtime_elementwise.h"
-#include "ops/runtime_norm.h"
-#include "ops/runtime_reduce.h"
-#include "ops/runtime_softmax.h"
-#include "ops/softmax_problem.h"
-#include "tests/runtime_support.h"
-#include "tests/test_session.h"
+#include "ops/elementwise/elementwise_problem.h"
+#include "ops/elementwise/elementwise_reference.h"
+#include "ops/norm/norm_problem.h"
+#include "ops/norm/norm_reference.h"
+#include "ops/reduce/reduce_problem.h"
+#include "core/stored_tensor.h"
+#include "runtime/elementwise.h"
+#include "runtime/norm.h"
+#include "runtime/reduce.h"
+#include "runtime/softmax.h"
+#include "ops/softmax/softmax_problem.h"
+#include "tests/support/runtime_support.h"
+#include "tests/support/test_session.h"
 
 namespace ocltune {
 namespace {

@@ -7,12 +7,12 @@
 #include <fmt/format.h>
 
 #include "harness/verify.h"
-#include "ops/pool_problem.h"
-#include "ops/pool_reference.h"
-#include "ops/runtime_pool.h"
-#include "ops/storage.h"
-#include "tests/runtime_support.h"
-#include "tests/test_session.h"
+#include "ops/pool/pool_problem.h"
+#include "ops/pool/pool_reference.h"
+#include "runtime/pool.h"
+#include "core/storage.h"
+#include "tests/support/runtime_support.h"
+#include "tests/support/test_session.h"
 
 namespace ocltune {
 namespace {

@@ -7,8 +7,8 @@
 
 #include "harness/capability.h"
 #include "ops/families.h"
-#include "tests/runtime_support.h"
-#include "tests/test_session.h"
+#include "tests/support/runtime_support.h"
+#include "tests/support/test_session.h"
 
 namespace ocltune {
 namespace {

@@ -8,9 +8,9 @@
 
 #include "harness/error.h"
 #include "ops/families.h"
-#include "ops/softmax_problem.h"
-#include "tests/covering.h"
-#include "tests/test_session.h"
+#include "ops/softmax/softmax_problem.h"
+#include "tests/support/covering.h"
+#include "tests/support/test_session.h"
 #include "tuner/evaluator.h"
 #include "tuner/sampling.h"
 

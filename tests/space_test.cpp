@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/error.h"
-#include "tuner/config.h"
-#include "tuner/space.h"
+#include "core/config.h"
+#include "core/space.h"
 #include "tuner/strategy.h"
 
 namespace ocltune {

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "harness/error.h"
-#include "tests/test_session.h"
+#include "tests/support/test_session.h"
 #include "tuner/budget.h"
 #include "tuner/forest.h"
 #include "tuner/simulate.h"

@@ -6,9 +6,9 @@
 
 #include "db/database.h"
 #include "ops/family.h"
-#include "ops/gemm_problem.h"
-#include "ops/selftest.h"
-#include "tests/test_session.h"
+#include "ops/gemm/gemm_problem.h"
+#include "tests/support/selftest.h"
+#include "tests/support/test_session.h"
 #include "tuner/prior.h"
 #include "tuner/tuner.h"
 

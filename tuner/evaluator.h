@@ -7,7 +7,7 @@
 
 #include "harness/timing.h"
 #include "ops/problem.h"
-#include "tuner/config.h"
+#include "core/config.h"
 
 namespace ocltune {
 

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tuner/config.h"
+#include "core/config.h"
 
 namespace ocltune {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "tuner/space.h"
+#include "core/space.h"
 
 namespace ocltune {
 

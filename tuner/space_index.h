@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tuner/config.h"
+#include "core/config.h"
 #include "tuner/random.h"
 
 namespace ocltune {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "tuner/config.h"
-#include "tuner/space.h"
+#include "core/config.h"
+#include "core/space.h"
 
 namespace ocltune {
 

@@ -9,7 +9,7 @@
 
 #include "harness/error.h"
 #include "harness/session.h"
-#include "ops/selftest.h"
+#include "ops/family.h"
 #include "tuner/compile_pool.h"
 #include "tuner/executor.h"
 #include "tuner/wire.h"
@@ -46,7 +46,7 @@ int run_worker(int device_index, int compile_threads) {
     try {
       if (request.contains("problem")) {
         const nlohmann::json& shape = request["problem"];
-        const OpFamily* family = find_family_or_selftest(shape.value("op", ""));
+        const OpFamily* family = find_family(shape.value("op", ""));
         if (!family) throw Error("unknown op");
         executor.reset();
         problem = family->from_json(shape);

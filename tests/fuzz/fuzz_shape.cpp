@@ -9,9 +9,9 @@
 
 #include "harness/error.h"
 #include "ops/family.h"
-#include "ops/tuned_rows.h"
+#include "runtime/tuned_rows.h"
 #include "tests/fuzz/fuzz_device.h"
-#include "tuner/config.h"
+#include "core/config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace ocltune;

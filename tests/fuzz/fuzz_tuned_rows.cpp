@@ -6,8 +6,8 @@
 
 #include "db/jsonl.h"
 #include "db/transfer.h"
-#include "ops/db_verify.h"
-#include "ops/runtime_table.h"
+#include "runtime/db_verify.h"
+#include "runtime/table.h"
 #include "tests/fuzz/fuzz_device.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -8,7 +8,7 @@
 #include "db/jsonl.h"
 #include "db/sqlite.h"
 #include "db/transfer.h"
-#include "ops/gemm.h"
+#include "ops/gemm/gemm.h"
 #include "tests/fuzz/fuzz_device.h"
 
 namespace {

@@ -1,0 +1,108 @@
+// Internal to the conv2d op: one search space, default configuration and launch plan per
+// algorithm, and the helpers their plans share. ops/conv2d.cpp dispatches on ALGO.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ops/conv2d/conv2d.h"
+#include "ops/gemm/gemm.h"
+
+namespace ocltune::conv2d_detail {
+
+// Per algorithm: its variant of the search space (ALGO is a parameter with that one value), its
+// untuned default configuration, and its kernels appended to a plan.
+SearchSpace direct_space(const Conv2dShape& shape, const DeviceInfo& device);
+Config direct_default(const Conv2dShape& shape);
+void direct_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Config& config, LaunchPlan& plan);
+
+SearchSpace igemm_space(const Conv2dShape& shape, const DeviceInfo& device);
+Config igemm_default(const Conv2dShape& shape);
+void igemm_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Config& config, LaunchPlan& plan);
+
+// The same GEMMs on NVIDIA tensor cores (kernels/conv2d_igemm_mma.cl), math "tf32" only; the space
+// is empty where the device lacks the capability.
+SearchSpace igemm_tf32_space(const Conv2dShape& shape, const DeviceInfo& device);
+Config igemm_tf32_default(const Conv2dShape& shape);
+void igemm_tf32_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Config& config, LaunchPlan& plan);
+// The im2col matrix of each image packed for the wgmma GEMM on packed operands, then that GEMM
+// (math "tf32", forward, groups 1); the space is empty where the device lacks wgmma. The packed
+// operands live in `workspace` (the GEMM's pack slots).
+SearchSpace im2col_tf32_space(const Conv2dShape& shape, const DeviceInfo& device);
+Config im2col_tf32_default(const Conv2dShape& shape);
+void im2col_tf32_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Config& config, Workspace& workspace,
+                      LaunchPlan& plan);
+// Its GEMM (per image: K x PQ = K x CRS filter times CRS x PQ im2col), and the launch that packs
+// the im2col matrices of all images into dst as `sizes` lays out B.
+GemmShape im2col_gemm(const Conv2dShape& shape);
+KernelLaunch im2col_pack_launch(const Conv2dShape& shape, const Conv2dOperands& o, const PackedGemmSizes& sizes,
+                                const cl::Buffer& dst);
+// What both implicit-GEMM kernels compute per group (sizes and the shape's math mode), and their
+// arguments: the shape, then A, B, C and the bias with element offsets.
+GemmShape implicit_gemm(const Conv2dShape& shape);
+std::vector<KernelArg> implicit_gemm_args(const Conv2dShape& shape, const Conv2dOperands& o);
+
+SearchSpace winograd_space(const Conv2dShape& shape, const DeviceInfo& device);
+Config winograd_default(const Conv2dShape& shape);
+void winograd_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Config& config, Workspace& workspace,
+                   LaunchPlan& plan);
+
+SearchSpace gemm1x1_space(const Conv2dShape& shape, const DeviceInfo& device);
+Config gemm1x1_default(const Conv2dShape& shape);
+void gemm1x1_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Config& config, Workspace& workspace,
+                  LaunchPlan& plan);
+
+SearchSpace depthwise_space(const Conv2dShape& shape, const DeviceInfo& device);
+Config depthwise_default(const Conv2dShape& shape);
+void depthwise_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Config& config, LaunchPlan& plan);
+
+// ---- Shared by the plans ----
+
+std::int64_t at(const Config& config, const char* name);
+std::int64_t ceil_div(std::int64_t a, std::int64_t b);
+std::int64_t next_pow2(std::int64_t x);
+
+// The 16 shape arguments of CONV_SHAPE_PARAMS in kernels/conv2d_common.cl.
+std::vector<KernelArg> shape_args(const Conv2dShape& shape);
+// conv2d_common.cl + `file` (or `files`, in order), with HAS_BIAS, ACT and the listed parameters of
+// `config` as defines.
+ProgramSource conv_program(const std::string& file, const Conv2dShape& shape, const Config& config,
+                           std::initializer_list<const char*> params);
+ProgramSource conv_program(const std::vector<std::string>& files, const Conv2dShape& shape, const Config& config,
+                           std::initializer_list<const char*> params);
+// A kernel launch with 3-D ranges.
+KernelLaunch make_launch(ProgramSource program, std::string kernel, std::vector<KernelArg> args,
+                         std::int64_t g0, std::int64_t g1, std::int64_t g2, std::int64_t l0, std::int64_t l1,
+                         std::int64_t l2);
+// Forward epilogue y = act(y + bias) for algorithms that end in a plain GEMM (nothing when the
+// shape has neither bias nor activation).
+void add_bias_act(const Conv2dShape& shape, const Conv2dOperands& o, LaunchPlan& plan);
+// Backward-weight: the bias gradient, when the shape has a bias.
+void add_bias_grad(const Conv2dShape& shape, const Conv2dOperands& o, LaunchPlan& plan);
+// A buffer to pass where a kernel declares a bias it will not read.
+cl::Buffer bias_or(const Conv2dOperands& o, const cl::Buffer& stand_in);
+
+// One variant of a GEMM-based algorithm's space: ALGO = `algo` first, then the parameters and
+// constraints of `variant` (a variant of the GEMM's space), under the name `name`.
+SearchSpace algorithm_variant(const std::string& name, std::int64_t algo, const SearchSpace::Variant& variant);
+
+// A copy of `space` with the listed parameters restricted to the given values (the GEMM spaces
+// are reused with fewer values, so that no algorithm's variant dominates a random search).
+SearchSpace restrict_values(const SearchSpace& space,
+                            const std::vector<std::pair<std::string, std::vector<std::int64_t>>>& values);
+
+// A copy of `space` without the listed parameters, each fixed at the given value in the constraints
+// that read it (e.g. the GEMM space without VWL and DB for the implicit-GEMM kernel).
+SearchSpace drop_parameters(const SearchSpace& space, const Config& fixed);
+
+// Device limits every variant checks.
+struct DeviceLimits {
+  std::int64_t max_wg, max_x, max_y, max_z, local_bytes;
+};
+DeviceLimits device_limits(const DeviceInfo& device);
+
+}  // namespace ocltune::conv2d_detail

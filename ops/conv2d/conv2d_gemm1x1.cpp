@@ -1,0 +1,111 @@
+// The 1x1 algorithm of conv2d: a 1x1, stride-1, unpadded convolution is a GEMM per image on the
+// NCHW planes, run by the GEMM family's kernels with its own space (in math "tf32" on NVIDIA also
+// its tensor-core variant); bias and activation follow as an elementwise epilogue (the GEMM
+// kernels are not changed for them).
+#include "ops/conv2d/conv2d_algorithms.h"
+#include "ops/gemm/gemm.h"
+
+namespace ocltune::conv2d_detail {
+namespace {
+
+// One GEMM per image (batched):
+//   fwd:        y[n] (K x HW)  = w (K x C)    * x[n] (C x HW)
+//   bwd_data:   dx[n] (C x HW) = w^T (C x K)  * dy[n] (K x HW)
+//   bwd_weight: dw (K x C)    += dy[n] (K x HW) * x[n]^T (HW x C), one launch per image
+GemmShape plane_gemm(const Conv2dShape& s) {
+  const std::int64_t hw = s.h * s.w;
+  switch (s.dir) {
+    case ConvDirection::kForward: return {.m = s.k, .n = hw, .k = s.c, .batch = s.n, .math = s.math};
+    case ConvDirection::kBackwardData: return {.m = s.c, .n = hw, .k = s.k, .batch = s.n, .trans_a = true, .math = s.math};
+    default: return {.m = s.k, .n = s.c, .k = hw, .trans_b = true, .math = s.math};
+  }
+}
+
+}  // namespace
+
+SearchSpace gemm1x1_space(const Conv2dShape& s, const DeviceInfo& device) {
+  // The GEMM's own space with fewer values, so that this algorithm does not crowd the others out
+  // of a random search; one variant per GEMM variant, each with ALGO in front.
+  const SearchSpace gemm = restrict_values(gemm_space(plane_gemm(s), device), {{"MWG", {16, 32, 64, 128}},
+                                                                               {"NWG", {16, 32, 64, 128}},
+                                                                               {"KWG", {16, 32}},
+                                                                               {"WPTM", {2, 4, 8}},
+                                                                               {"WPTN", {2, 4, 8}},
+                                                                               {"VWM", {1, 2}},
+                                                                               {"VWN", {1, 2}},
+                                                                               {"VWL", {1, 4}},
+                                                                               {"KWI", {2}},
+                                                                               {"WTN", {0}},
+                                                                               {"BM", {32, 64, 128}},
+                                                                               {"BN", {32, 64, 128}},
+                                                                               {"WM", {1, 2, 4}},
+                                                                               {"WN", {1, 2, 4}}});
+  SearchSpace space;
+  for (const SearchSpace::Variant& v : gemm.variants()) {
+    space = SearchSpace::unite(
+        {std::move(space), algorithm_variant(v.name == "fma" ? "gemm1x1" : "gemm1x1_" + v.name, kAlgoGemm1x1, v)});
+  }
+  return space;
+}
+
+Config gemm1x1_default(const Conv2dShape& s) {
+  const GemmShape g = plane_gemm(s);
+  Config c = gemm_default_config();
+  c["MWG"] = g.m <= 16 ? 16 : 32;
+  c["NWG"] = g.n <= 16 ? 16 : 32;
+  c["ALGO"] = kAlgoGemm1x1;
+  return c;
+}
+
+void gemm1x1_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, Workspace& workspace,
+                  LaunchPlan& plan) {
+  // Every parameter but ALGO is the GEMM's, whatever gemm_space declares now.
+  // (gemm.cl's default as the base only for gemm.cl's variant: the other variants have their own.)
+  const bool own_defaults = is_mma_config(c) || is_wgmma_config(c) || is_wgmma_packed_config(c) || is_cpu_config(c);
+  Config gemm_config = own_defaults ? Config{} : gemm_default_config();
+  for (const auto& [name, value] : c) {
+    if (name != "ALGO") gemm_config[name] = value;
+  }
+  GemmShape g = plane_gemm(s);
+  const std::int64_t hw = s.h * s.w;
+  const auto append = [&](const GemmOperands& operands) {
+    for (KernelLaunch& launch : gemm_plan(g, operands, gemm_config, workspace).kernels) {
+      plan.kernels.push_back(std::move(launch));
+    }
+  };
+  GemmOperands ops;
+  if (s.dir == ConvDirection::kForward || s.dir == ConvDirection::kBackwardData) {
+    const bool forward = s.dir == ConvDirection::kForward;
+    ops.a = o.weight;
+    ops.a_offset = o.weight_offset;
+    ops.lda = s.c;  // w is K x C in both directions; bwd_data reads it transposed
+    ops.stride_a = 0;
+    ops.b = forward ? o.input : o.output;
+    ops.b_offset = forward ? o.input_offset : o.output_offset;
+    ops.ldb = hw;
+    ops.stride_b = g.k * hw;
+    ops.c = forward ? o.output : o.input;
+    ops.c_offset = forward ? o.output_offset : o.input_offset;
+    ops.ldc = hw;
+    ops.stride_c = g.m * hw;
+    append(ops);
+    if (forward) add_bias_act(s, o, plan);
+    return;
+  }
+  ops.a = o.output;
+  ops.lda = hw;
+  ops.b = o.input;
+  ops.ldb = hw;
+  ops.c = o.weight;
+  ops.c_offset = o.weight_offset;
+  ops.ldc = s.c;
+  for (std::int64_t n = 0; n < s.n; ++n) {
+    g.beta = n == 0 ? 0.0f : 1.0f;  // the first image overwrites dw, the others accumulate
+    ops.a_offset = o.output_offset + n * s.k * hw;
+    ops.b_offset = o.input_offset + n * s.c * hw;
+    append(ops);
+  }
+  add_bias_grad(s, o, plan);
+}
+
+}  // namespace ocltune::conv2d_detail

@@ -1,0 +1,199 @@
+// conv2d as a tunable Problem: random tensors, float64 reference, verification with canaries.
+#include "ops/conv2d/conv2d_problem.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "harness/error.h"
+#include "harness/session.h"
+#include "ops/conv2d/conv2d_reference.h"
+
+namespace ocltune {
+namespace {
+
+// One tensor in its buffer: host contents before the run and, when the op writes it, the
+// reference and the mask of written elements.
+struct Tensor {
+  std::string name;
+  std::int64_t offset = 0, elements = 0;
+  std::vector<float> before;
+  cl::Buffer buffer;
+  bool written = false;
+  std::vector<Expected> expected;
+  std::vector<std::uint8_t> written_mask;
+};
+
+class Conv2dEvaluation : public Evaluation {
+ public:
+  Conv2dEvaluation(Session& session, const Conv2dShape& shape, const Conv2dLayout& layout);
+  LaunchPlan plan(const Config& config) override;
+  void reset() override;
+  VerifyResult verify() override;
+
+ private:
+  void build_reference();
+  double tolerance() const;
+
+  Session& session_;
+  Conv2dShape shape_;
+  Workspace workspace_;
+  Tensor input_, weight_, output_, bias_;
+  Conv2dOperands operands_;
+  Config last_config_;  // verify() uses the tolerance of the algorithm last planned
+};
+
+void init_tensor(Tensor& t, const char* name, std::int64_t offset, std::int64_t elements, bool written,
+                 std::uint64_t seed) {
+  t.name = name;
+  t.offset = offset;
+  t.elements = elements;
+  t.written = written;
+  t.before.resize(static_cast<std::size_t>(offset + elements) + kCanaryWords);
+  if (!written) {
+    fill_uniform(t.before, seed);
+    return;
+  }
+  // Written elements start as NaN, so a kernel that reads its output before writing it fails.
+  std::fill(t.before.begin(), t.before.end(), canary_value());
+  t.written_mask.assign(t.before.size(), 0);
+  for (std::int64_t i = 0; i < elements; ++i) {
+    t.before[static_cast<std::size_t>(offset + i)] = std::nanf("");
+    t.written_mask[static_cast<std::size_t>(offset + i)] = 1;
+  }
+}
+
+std::span<const float> data(const Tensor& t) {
+  if (t.before.empty()) return {};
+  return std::span<const float>(t.before).subspan(static_cast<std::size_t>(t.offset), static_cast<std::size_t>(t.elements));
+}
+
+Conv2dEvaluation::Conv2dEvaluation(Session& session, const Conv2dShape& shape, const Conv2dLayout& layout)
+    : session_(session), shape_(shape), workspace_(session.context()) {
+  shape.validate();
+  const ConvDirection dir = shape.dir;
+  init_tensor(input_, "input", layout.input_offset, shape.input_elements(), dir == ConvDirection::kBackwardData, 1);
+  init_tensor(weight_, "weight", layout.weight_offset, shape.weight_elements(), dir == ConvDirection::kBackwardWeight, 2);
+  init_tensor(output_, "output", layout.output_offset, shape.output_elements(), dir == ConvDirection::kForward, 3);
+  if (shape.bias) init_tensor(bias_, "bias", layout.bias_offset, shape.k, dir == ConvDirection::kBackwardWeight, 4);
+  build_reference();
+  try {
+    const cl::Context& ctx = session.context();
+    for (Tensor* t : {&input_, &weight_, &output_, &bias_}) {
+      if (t->before.empty()) continue;
+      const cl_mem_flags flags = t->written ? CL_MEM_READ_WRITE : (CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR);
+      t->buffer = cl::Buffer(ctx, flags, t->before.size() * sizeof(float), t->written ? nullptr : t->before.data());
+    }
+  } catch (const cl::Error& e) {
+    throw ClError(e);
+  }
+  operands_ = {input_.buffer, weight_.buffer, output_.buffer, bias_.buffer,
+               layout.input_offset, layout.weight_offset, layout.output_offset, layout.bias_offset};
+  reset();
+}
+
+void Conv2dEvaluation::build_reference() {
+  const Conv2dShape& s = shape_;
+  const Conv2dReference ref(s, data(input_), data(weight_), data(output_), data(bias_));
+  const std::int64_t terms = accumulation_length(s);
+  const auto add = [](Tensor& t, std::int64_t index, ReferenceValue v) {
+    t.expected.push_back({static_cast<std::size_t>(t.offset + index), v.value, v.scale});
+  };
+  if (s.dir == ConvDirection::kForward) {
+    const std::int64_t p = s.p(), q = s.q();
+    for (const auto& e : reference_sample({s.n, s.k, p, q}, terms, kConv2dFullCheckMacs)) {
+      add(output_, ((e[0] * s.k + e[1]) * p + e[2]) * q + e[3], ref.forward(e[0], e[1], e[2], e[3]));
+    }
+  } else if (s.dir == ConvDirection::kBackwardData) {
+    for (const auto& e : reference_sample({s.n, s.c, s.h, s.w}, terms, kConv2dFullCheckMacs)) {
+      add(input_, ((e[0] * s.c + e[1]) * s.h + e[2]) * s.w + e[3], ref.backward_data(e[0], e[1], e[2], e[3]));
+    }
+  } else {
+    const std::int64_t cg = s.c_per_group();
+    for (const auto& e : reference_sample({s.k, cg, s.r, s.s}, terms, kConv2dFullCheckMacs)) {
+      add(weight_, ((e[0] * cg + e[1]) * s.r + e[2]) * s.s + e[3], ref.backward_weight(e[0], e[1], e[2], e[3]));
+    }
+    if (s.bias) {
+      for (std::int64_t k = 0; k < s.k; ++k) add(bias_, k, ref.bias_gradient(k));
+    }
+  }
+}
+
+LaunchPlan Conv2dEvaluation::plan(const Config& config) {
+  last_config_ = config;
+  return conv2d_plan(shape_, operands_, config, workspace_);
+}
+
+void Conv2dEvaluation::reset() {
+  try {
+    for (Tensor* t : {&input_, &weight_, &output_, &bias_}) {
+      if (t->written) {
+        session_.queue().enqueueWriteBuffer(t->buffer, CL_TRUE, 0, t->before.size() * sizeof(float), t->before.data());
+      }
+    }
+  } catch (const cl::Error& e) {
+    throw ClError(e);
+  }
+}
+
+double Conv2dEvaluation::tolerance() const {
+  // fp32 accumulation of L terms: rounding grows like sqrt(L) for random data (as for GEMM).
+  // Winograd's transforms form intermediates larger than the products by a fixed factor.
+  const double terms = static_cast<double>(accumulation_length(shape_));
+  double tol = (8.0 * std::sqrt(terms) + 4.0) * 0x1.0p-24;
+  if (value_or(last_config_, "ALGO", kAlgoDirect) == kAlgoWinograd) {
+    tol *= winograd_magnitude_factor(static_cast<int>(value_or(last_config_, "WINO_M", 2)));
+  }
+  // TF32 operands carry up to 2^-10 relative error per product (as in the GEMM's verification).
+  if (shape_.math == "tf32") tol += 8.0 * 0x1.0p-10 / std::sqrt(terms);
+  return tol;
+}
+
+VerifyResult Conv2dEvaluation::verify() {
+  VerifyResult total;
+  for (Tensor* t : {&input_, &weight_, &output_, &bias_}) {
+    if (!t->written) continue;
+    std::vector<float> after(t->before.size());
+    try {
+      session_.queue().enqueueReadBuffer(t->buffer, CL_TRUE, 0, after.size() * sizeof(float), after.data());
+    } catch (const cl::Error& e) {
+      throw ClError(e);
+    }
+    const VerifyResult r = verify_output(after, t->before, t->expected, tolerance(), t->written_mask);
+    total.max_error = std::max(total.max_error, r.max_error);
+    total.mismatches += r.mismatches;
+    if (!r.ok && total.ok) total.message = fmt::format("{}: {}", t->name, r.message);
+    total.ok = total.ok && r.ok;
+  }
+  return total;
+}
+
+}  // namespace
+
+std::vector<Config> Conv2dProblem::default_configs(const DeviceInfo& device) const {
+  const SearchSpace space = conv2d_space(shape_, device);
+  std::vector<Config> configs;
+  for (const Config& c : conv2d_default_configs(shape_)) {
+    // The tensor-core algorithms apply to tf32 shapes on every device but exist only where the
+    // device has the capability.
+    const std::int64_t algo = c.at("ALGO");
+    if ((algo != kAlgoImplicitGemmTf32 && algo != kAlgoIm2colTf32) || space.contains(c)) configs.push_back(c);
+  }
+  return configs;
+}
+
+std::vector<std::string> Conv2dProblem::kernel_files() const {
+  std::vector<std::string> files = {"conv2d_common.cl",       "conv2d_direct.cl", "conv2d_direct_bwd_data.cl",
+                                    "conv2d_direct_bwd_weight.cl", "conv2d_igemm_gather.cl", "conv2d_igemm.cl",
+                                    "conv2d_winograd.cl",     "conv2d_depthwise.cl", "gemm_layout.cl", "gemm.cl"};
+  if (shape_.math == "tf32") files.insert(files.end(), {"tile_order.cl", "mma_tf32.cl", "conv2d_igemm_mma.cl", "gemm_mma.cl", "storage.cl", "wgmma.cl",
+                                                      "gemm_wgmma.cl", "gemm_pack_tf32.cl", "packed_pipeline.cl", "gemm_wgmma_packed.cl",
+                                                      "conv2d_im2col_tf32.cl"});
+  return files;
+}
+
+std::unique_ptr<Evaluation> Conv2dProblem::instantiate(Session& session) const {
+  return std::make_unique<Conv2dEvaluation>(session, shape_, layout_);
+}
+
+}  // namespace ocltune

@@ -1,0 +1,51 @@
+// conv2d as a tunable Problem: random tensors, float64 reference, verification with canaries.
+#pragma once
+
+#include <cstdint>
+
+#include "ops/conv2d/conv2d.h"
+#include "ops/problem.h"
+
+namespace ocltune {
+
+// Element offsets of the tensors inside their buffers for a test instance (the tuner uses zeros):
+// the data before an offset must stay untouched.
+struct Conv2dLayout {
+  std::int64_t input_offset = 0, weight_offset = 0, output_offset = 0, bias_offset = 0;
+};
+
+class Conv2dProblem : public Problem {
+ public:
+  explicit Conv2dProblem(Conv2dShape shape, Conv2dLayout layout = {}) : shape_(shape), layout_(layout) {}
+
+  const Conv2dShape& shape() const { return shape_; }
+  std::string op() const override { return "conv2d"; }
+  std::string math() const override { return shape_.math; }
+  std::string shape_key() const override { return shape_.key(); }
+  nlohmann::json shape_json() const override { return shape_.to_json(); }
+  SearchSpace space(const DeviceInfo& device) const override { return conv2d_space(shape_, device); }
+  Config default_config(const DeviceInfo&) const override { return conv2d_default_configs(shape_).front(); }
+  // One per algorithm in this device's space (the tensor-core one only where the device has it).
+  std::vector<Config> default_configs(const DeviceInfo& device) const override;
+  double flops() const override { return shape_.flops(); }
+  double bytes() const override { return shape_.bytes(); }
+  std::vector<std::string> kernel_files() const override;
+  std::unique_ptr<Evaluation> instantiate(Session& session) const override;
+
+ private:
+  Conv2dShape shape_;
+  Conv2dLayout layout_;
+};
+
+// Problems whose full reference costs more multiply-adds than this are verified on a sample of
+// outputs that takes every value of every index (the rest must be finite).
+inline constexpr double kConv2dFullCheckMacs = 1 << 26;
+
+// The conv2d correctness table (tests and the "test" preset): every direction of each layer.
+struct Conv2dTestCase {
+  Conv2dShape shape;
+  Conv2dLayout layout;
+};
+std::vector<Conv2dTestCase> conv2d_test_cases();
+
+}  // namespace ocltune

@@ -1,0 +1,49 @@
+// Elementwise ops as tunable Problems: random operands with special values, float64 reference with
+// a first-order error bound, verification with canaries.
+#pragma once
+
+#include <cstdint>
+
+#include "ops/elementwise/elementwise.h"
+#include "ops/problem.h"
+
+namespace ocltune {
+
+// Element offsets of the buffers beyond the packed default (tests exercise them; the tuner uses 0).
+struct ElementwiseLayout {
+  std::int64_t out_offset = 0;
+  std::int64_t input_offset = 0;  // every input buffer starts this many elements in
+};
+
+class ElementwiseProblem : public Problem {
+ public:
+  explicit ElementwiseProblem(ElementwiseShape shape, ElementwiseLayout layout = {});
+
+  const ElementwiseShape& shape() const { return shape_; }
+  std::string op() const override { return "elementwise"; }
+  std::string dtype() const override { return dtype_name(shape_.dtype); }
+  std::string shape_key() const override { return shape_.key(); }
+  nlohmann::json shape_json() const override { return shape_.to_json(); }
+  SearchSpace space(const DeviceInfo& device) const override { return elementwise_space(shape_, device); }
+  Config default_config(const DeviceInfo&) const override { return elementwise_default_config(); }
+  double flops() const override { return shape_.flops(); }
+  double bytes() const override { return shape_.bytes(); }
+  bool memory_bound() const override { return true; }
+  std::vector<std::string> kernel_files() const override { return {"storage.cl", "elementwise.cl"}; }
+  std::unique_ptr<Evaluation> instantiate(Session& session) const override;
+
+ private:
+  ElementwiseShape shape_;
+  ElementwiseLayout layout_;
+};
+
+// Outputs above this many elements are verified on a deterministic sample of this size (plus the
+// first and last 2^16 elements); every other output element must still be finite... or match a
+// non-finite reference.
+inline constexpr std::int64_t kElementwiseFullCheck = std::int64_t{1} << 22;
+
+// Kernel error allowed, in units of the bound elementwise_step derives: a margin for the
+// first-order analysis.
+inline constexpr double kElementwiseMargin = 2.0;
+
+}  // namespace ocltune

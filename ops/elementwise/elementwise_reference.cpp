@@ -1,0 +1,192 @@
+// Float64 reference of elementwise ops with a first-order bound of the fp32 kernel's error.
+#include "ops/elementwise/elementwise_reference.h"
+
+#include <cmath>
+#include <limits>
+#include <numbers>
+
+namespace ocltune {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kGeluTanhBeta = 0.79788456080286535588;  // sqrt(2/pi)
+constexpr double kGeluTanhKappa = 0.044715;
+
+bool either_nan(double a, double b) { return std::isnan(a) || std::isnan(b); }
+
+double sigmoid(double a) { return 1.0 / (1.0 + std::exp(-a)); }
+
+// An fp32 result at least half an ulp above FLT_MAX is Inf.
+double to_fp32_range(double v) {
+  const double limit = static_cast<double>(std::numeric_limits<float>::max()) * (1.0 + 0x1.0p-24);
+  return std::isfinite(v) && std::abs(v) >= limit ? std::copysign(kInf, v) : v;
+}
+
+// |d| * e without 0 * Inf = NaN: an exact operand contributes nothing whatever the derivative.
+double carried(double derivative, double error) { return error == 0 ? 0 : std::abs(derivative) * error; }
+
+// The error the op itself adds (units of 2^-24), given an exact operand a and result y. An
+// OpenCL builtin within n ulp errs by at most 2n u |y|; composite ops sum their steps' roundings.
+double own_error(ElementwiseOp op, double a, double y) {
+  const double ay = std::abs(y);
+  switch (op) {
+    case ElementwiseOp::kRelu:
+    case ElementwiseOp::kRelu6:
+    case ElementwiseOp::kNeg:
+    case ElementwiseOp::kAbs:
+    case ElementwiseOp::kMaximum:
+    case ElementwiseOp::kMinimum:
+      return 0;
+    case ElementwiseOp::kAdd:
+    case ElementwiseOp::kSub:
+    case ElementwiseOp::kMul:
+      return ay;
+    case ElementwiseOp::kDiv:
+      return 5 * ay;
+    case ElementwiseOp::kExp:
+    case ElementwiseOp::kLog:
+    case ElementwiseOp::kSqrt:
+      return 6 * ay;
+    case ElementwiseOp::kRsqrt:
+      return 4 * ay;
+    case ElementwiseOp::kTanh:
+      return 10 * ay;
+    case ElementwiseOp::kPow:
+      return 32 * ay;
+    case ElementwiseOp::kSilu:
+    case ElementwiseOp::kSigmoid:
+      return 12 * ay;  // exp (3 ulp), 1 + e, a division (2.5 ulp)
+    case ElementwiseOp::kGelu: {
+      const double t = a * std::numbers::sqrt2 / 2;
+      const double e = std::erf(t);
+      const double erf_slope = 2 / std::sqrt(std::numbers::pi) * std::exp(-t * t);
+      return 0.5 * std::abs(a) * (32 * std::abs(e) + erf_slope * std::abs(t) + std::abs(1 + e)) + ay;
+    }
+    case ElementwiseOp::kGeluTanh: {
+      // The kernel computes a / (1 + exp(-2w)), w = beta (a + kappa a^3): the argument's rounding
+      // becomes a relative error of exp, then exp (3 ulp), 1 + e and the division (2.5 ulp).
+      const double w = kGeluTanhBeta * (a + kGeluTanhKappa * a * a * a);
+      const double w_error = 3 * std::abs(w) + 3 * kGeluTanhBeta * kGeluTanhKappa * std::abs(a * a * a);
+      return ay * (2 * w_error + 13);
+    }
+  }
+  return kInf;
+}
+
+}  // namespace
+
+double elementwise_apply(ElementwiseOp op, double a, double b) {
+  switch (op) {
+    case ElementwiseOp::kRelu:
+      return std::isnan(a) ? a : (a < 0 ? 0.0 : a);
+    case ElementwiseOp::kRelu6:
+      return std::isnan(a) ? a : std::min(std::max(a, 0.0), 6.0);
+    case ElementwiseOp::kGelu:
+      return 0.5 * a * (1 + std::erf(a * std::numbers::sqrt2 / 2));
+    case ElementwiseOp::kGeluTanh:
+      return 0.5 * a * (1 + std::tanh(kGeluTanhBeta * (a + kGeluTanhKappa * a * a * a)));
+    case ElementwiseOp::kSilu:
+      return a / (1 + std::exp(-a));
+    case ElementwiseOp::kSigmoid:
+      return sigmoid(a);
+    case ElementwiseOp::kTanh:
+      return std::tanh(a);
+    case ElementwiseOp::kExp:
+      return std::exp(a);
+    case ElementwiseOp::kLog:
+      return std::log(a);
+    case ElementwiseOp::kSqrt:
+      return std::sqrt(a);
+    case ElementwiseOp::kRsqrt:
+      return 1 / std::sqrt(a);
+    case ElementwiseOp::kNeg:
+      return -a;
+    case ElementwiseOp::kAbs:
+      return std::abs(a);
+    case ElementwiseOp::kAdd:
+      return a + b;
+    case ElementwiseOp::kSub:
+      return a - b;
+    case ElementwiseOp::kMul:
+      return a * b;
+    case ElementwiseOp::kDiv:
+      return a / b;
+    case ElementwiseOp::kPow:
+      return std::pow(a, b);
+    case ElementwiseOp::kMaximum:
+      return either_nan(a, b) ? a + b : std::max(a, b);
+    case ElementwiseOp::kMinimum:
+      return either_nan(a, b) ? a + b : std::min(a, b);
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+BoundedValue elementwise_step(ElementwiseOp op, BoundedValue a, BoundedValue b) {
+  const double x = a.value, z = b.value;
+  const double y = to_fp32_range(elementwise_apply(op, x, z));
+  double da = 0, db = 0;  // partial derivatives
+  switch (op) {
+    case ElementwiseOp::kRelu:
+      da = x > 0;
+      break;
+    case ElementwiseOp::kRelu6:
+      da = x > 0 && x < 6;
+      break;
+    case ElementwiseOp::kGelu:
+      da = 0.5 * (1 + std::erf(x * std::numbers::sqrt2 / 2)) +
+           x * std::exp(-x * x / 2) / std::sqrt(2 * std::numbers::pi);
+      break;
+    case ElementwiseOp::kGeluTanh: {
+      const double th = std::tanh(kGeluTanhBeta * (x + kGeluTanhKappa * x * x * x));
+      da = 0.5 * (1 + th) + 0.5 * x * (1 - th * th) * kGeluTanhBeta * (1 + 3 * kGeluTanhKappa * x * x);
+      break;
+    }
+    case ElementwiseOp::kSilu: {
+      const double s = sigmoid(x);
+      da = s * (1 + x * (1 - s));
+      break;
+    }
+    case ElementwiseOp::kSigmoid:
+      da = sigmoid(x) * (1 - sigmoid(x));
+      break;
+    case ElementwiseOp::kTanh:
+      da = 1 - y * y;
+      break;
+    case ElementwiseOp::kExp:
+      da = y;
+      break;
+    case ElementwiseOp::kLog:
+      da = 1 / x;
+      break;
+    case ElementwiseOp::kSqrt:
+      da = 0.5 / std::sqrt(x);
+      break;
+    case ElementwiseOp::kRsqrt:
+      da = 0.5 / (x * std::sqrt(x));
+      break;
+    case ElementwiseOp::kNeg:
+    case ElementwiseOp::kAbs:
+      da = 1;
+      break;
+    case ElementwiseOp::kAdd:
+    case ElementwiseOp::kSub:
+      da = db = 1;
+      break;
+    case ElementwiseOp::kMul:
+      da = z, db = x;
+      break;
+    case ElementwiseOp::kDiv:
+      da = 1 / z, db = x / (z * z);
+      break;
+    case ElementwiseOp::kPow:
+      da = z * std::pow(x, z - 1), db = y * std::log(std::abs(x));
+      break;
+    case ElementwiseOp::kMaximum:
+    case ElementwiseOp::kMinimum:
+      return {y, std::max(a.error, b.error)};
+  }
+  const double error = carried(da, a.error) + carried(db, b.error) + own_error(op, x, y);
+  return {y, std::isnan(error) ? kInf : error};
+}
+
+}  // namespace ocltune

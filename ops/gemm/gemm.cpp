@@ -1,0 +1,247 @@
+// GEMM: problem description, parameter space, launch geometry and FLOP/byte model.
+#include "ops/gemm/gemm.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "harness/capability.h"
+#include "harness/error.h"
+#include "ops/gemm/gemm_variants.h"
+#include "core/shape_fields.h"
+
+namespace ocltune {
+namespace gemm_detail {
+
+std::int64_t next_pow2(std::int64_t x) {
+  std::int64_t p = 1;
+  while (p < x) p *= 2;
+  return p;
+}
+
+std::int64_t at(const Config& c, const char* name) { return c.at(name); }
+
+std::vector<KernelArg> gemm_args(const GemmShape& s, const GemmOperands& o) {
+  return {static_cast<cl_int>(s.m),     static_cast<cl_int>(s.n),     static_cast<cl_int>(s.k),
+          static_cast<cl_float>(s.alpha), static_cast<cl_float>(s.beta),
+          o.a, static_cast<cl_long>(o.a_offset), static_cast<cl_int>(o.lda), static_cast<cl_long>(o.stride_a),
+          o.b, static_cast<cl_long>(o.b_offset), static_cast<cl_int>(o.ldb), static_cast<cl_long>(o.stride_b),
+          o.c, static_cast<cl_long>(o.c_offset), static_cast<cl_int>(o.ldc), static_cast<cl_long>(o.stride_c)};
+}
+
+}  // namespace gemm_detail
+
+using gemm_detail::at;
+using gemm_detail::next_pow2;
+
+std::string GemmShape::key() const {
+  return fmt::format("batch={},k={},layout={}{},m={},n={}", batch, k, trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n);
+}
+
+nlohmann::json GemmShape::to_json() const {
+  nlohmann::json j = {{"op", "gemm"}, {"m", m},          {"n", n},          {"k", k},         {"batch", batch},
+                      {"trans_a", trans_a}, {"trans_b", trans_b}};
+  if (alpha != 1.0f) j["alpha"] = alpha;
+  if (beta != 0.0f) j["beta"] = beta;
+  if (math != "exact") j["math"] = math;
+  if (dtype != DType::kFp32) j["dtype"] = dtype_name(dtype);
+  return j;
+}
+
+GemmShape GemmShape::from_json(const nlohmann::json& j) {
+  check_known_fields(j, {"m", "n", "k", "batch", "trans_a", "trans_b", "alpha", "beta", "math", "dtype"});
+  GemmShape s;
+  s.m = int_field(j, "m", 1, kMaxDimension);
+  s.n = int_field(j, "n", 1, kMaxDimension);
+  s.k = int_field(j, "k", 1, kMaxDimension);
+  s.batch = int_field(j, "batch", 1, 65535, 1);
+  s.trans_a = bool_field(j, "trans_a", false);
+  s.trans_b = bool_field(j, "trans_b", false);
+  s.alpha = float_field(j, "alpha", 1.0f);
+  s.beta = float_field(j, "beta", 0.0f);
+  s.math = string_field(j, "math", "exact");
+  if (s.math != "exact" && s.math != "tf32") throw Error("shape field 'math' must be \"exact\" or \"tf32\"");
+  s.dtype = parse_dtype(string_field(j, "dtype", "fp32"));
+  return s;
+}
+
+double GemmShape::flops() const {
+  return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(batch);
+}
+
+double GemmShape::bytes() const {
+  const double c_passes = beta != 0.0f ? 2.0 : 1.0;
+  return static_cast<double>(dtype_bytes(dtype)) * static_cast<double>(batch) *
+         (static_cast<double>(m * k) + static_cast<double>(k * n) + c_passes * static_cast<double>(m * n));
+}
+
+GemmOperands packed_operands(const GemmShape& shape, cl::Buffer a, cl::Buffer b, cl::Buffer c) {
+  GemmOperands o;
+  o.a = std::move(a);
+  o.b = std::move(b);
+  o.c = std::move(c);
+  o.lda = shape.packed_lda();
+  o.ldb = shape.packed_ldb();
+  o.ldc = shape.packed_ldc();
+  o.stride_a = shape.rows_a() * o.lda;
+  o.stride_b = shape.rows_b() * o.ldb;
+  o.stride_c = shape.m * o.ldc;
+  return o;
+}
+
+void check_operands(const GemmShape& s, const GemmOperands& o) {
+  if (o.lda < s.packed_lda()) throw Error(fmt::format("gemm: lda {} < {}", o.lda, s.packed_lda()));
+  if (o.ldb < s.packed_ldb()) throw Error(fmt::format("gemm: ldb {} < {}", o.ldb, s.packed_ldb()));
+  if (o.ldc < s.packed_ldc()) throw Error(fmt::format("gemm: ldc {} < {}", o.ldc, s.packed_ldc()));
+  if (o.a_offset < 0 || o.b_offset < 0 || o.c_offset < 0) throw Error("gemm: negative buffer offset");
+  if (o.stride_a < 0 || o.stride_b < 0 || o.stride_c < 0) throw Error("gemm: negative batch stride");
+  // Within one matrix the kernel indexes with 32-bit ints.
+  if (s.rows_a() * o.lda > kMaxDimension || s.rows_b() * o.ldb > kMaxDimension || s.m * o.ldc > kMaxDimension) {
+    throw Error("gemm: a matrix has more than 2^31 elements");
+  }
+}
+
+namespace {
+
+SearchSpace fma_space(const GemmShape& shape, const DeviceInfo& device) {
+  SearchSpace space("fma");
+  space.add("MWG", {16, 32, 64, 128, 256}, "rows of C per work-group tile")
+      .add("NWG", {16, 32, 64, 128, 256}, "columns of C per work-group tile")
+      .add("KWG", {8, 16, 32}, "depth of the K tile loaded per step")
+      .add("WPTM", {1, 2, 4, 8, 16}, "rows of C per work-item")
+      .add("WPTN", {1, 2, 4, 8, 16, 32}, "columns of C per work-item")
+      .add("VWM", {1, 2, 4, 8}, "runs of adjacent rows per work-item (vector reads of A)")
+      .add("VWN", {1, 2, 4, 8, 16}, "runs of adjacent columns per work-item (vector reads of B, stores of C)")
+      .add("SA", {0, 1}, "stage A through local memory")
+      .add("SB", {0, 1}, "stage B through local memory")
+      .add("VWL", {1, 4}, "vector width of global loads into local memory")
+      .add("DB", {0, 1}, "double-buffer local memory, prefetching the next tile into registers")
+      .add("KWI", {2, 8}, "unroll factor of the inner k loop")
+      .add("WTN", {0, 4, 8, 16}, "work-items along N per warp of 32 (0: plain order)");
+
+  // Tiles larger than the problem only waste work-items: allow up to the next power of two.
+  const std::int64_t max_mwg = std::max<std::int64_t>(16, next_pow2(shape.m));
+  const std::int64_t max_nwg = std::max<std::int64_t>(16, next_pow2(shape.n));
+  space.constrain("MWG <= next_pow2(M)", {"MWG"}, [=](const Config& c) { return at(c, "MWG") <= max_mwg; });
+  space.constrain("NWG <= next_pow2(N)", {"NWG"}, [=](const Config& c) { return at(c, "NWG") <= max_nwg; });
+  space.constrain("MWG % WPTM == 0", {"MWG", "WPTM"}, [](const Config& c) { return at(c, "MWG") % at(c, "WPTM") == 0; });
+  space.constrain("NWG % WPTN == 0", {"NWG", "WPTN"}, [](const Config& c) { return at(c, "NWG") % at(c, "WPTN") == 0; });
+  // At least 4 accumulators (fewer never amortise the loads), unless the whole of C is smaller.
+  const std::int64_t min_acc = std::min<std::int64_t>(4, next_pow2(shape.m) * next_pow2(shape.n));
+  space.constrain("min(4, |C|) <= WPTM * WPTN <= 128 (accumulator registers)", {"WPTM", "WPTN"}, [=](const Config& c) {
+    const std::int64_t acc = at(c, "WPTM") * at(c, "WPTN");
+    return acc >= min_acc && acc <= 128;
+  });
+  // Work-group sizes: within the device's limits, and in the range that pays off on the device type
+  // (a GPU wants no more than 1024; a CPU runs a work-group as a loop on one core, where a few dozen
+  // work-items already amortise the loop). The GPU floor is 16, not a warp: the defaults of small
+  // problems (conv2d's narrow layers through this GEMM: 16x16 tiles of 4x4) have 16 or 32 work-items,
+  // and a default outside the space could win a tuning run yet never be proposed or borrowed.
+  const bool gpu = device.type == "GPU";
+  const auto max_wg = std::min<std::int64_t>(static_cast<std::int64_t>(device.max_work_group_size), gpu ? 1024 : 256);
+  const std::int64_t min_wg = gpu ? 16 : 4;
+  const auto max_x = static_cast<std::int64_t>(device.max_work_item_sizes.size() > 0 ? device.max_work_item_sizes[0] : max_wg);
+  const auto max_y = static_cast<std::int64_t>(device.max_work_item_sizes.size() > 1 ? device.max_work_item_sizes[1] : max_wg);
+  space.constrain("work-group size within device limits and useful for its type", {"MWG", "NWG", "WPTM", "WPTN"},
+                  [=](const Config& c) {
+                    const std::int64_t mdimc = at(c, "MWG") / at(c, "WPTM");
+                    const std::int64_t ndimc = at(c, "NWG") / at(c, "WPTN");
+                    const std::int64_t threads = mdimc * ndimc;
+                    return threads <= max_wg && threads >= min_wg && ndimc <= max_x && mdimc <= max_y;
+                  });
+  space.constrain("WPTM % VWM == 0", {"WPTM", "VWM"}, [](const Config& c) { return at(c, "WPTM") % at(c, "VWM") == 0; });
+  space.constrain("WPTN % VWN == 0", {"WPTN", "VWN"}, [](const Config& c) { return at(c, "WPTN") % at(c, "VWN") == 0; });
+  // Vectors of 8 and 16 serve the unstaged path (direct vector loads that CPUs turn into wide
+  // FMAs); from local memory 4 floats are the widest useful read.
+  space.constrain("VWM <= 4 when A is staged", {"SA", "VWM"}, [](const Config& c) { return !at(c, "SA") || at(c, "VWM") <= 4; });
+  space.constrain("VWN <= 4 when B is staged", {"SB", "VWN"}, [](const Config& c) { return !at(c, "SB") || at(c, "VWN") <= 4; });
+  // Each work-item loads a whole number of VWL-vectors of every staged tile.
+  space.constrain("staged tiles split evenly into VWL-vectors per work-item",
+                  {"MWG", "NWG", "KWG", "WPTM", "WPTN", "SA", "SB", "VWL"}, [](const Config& c) {
+                    const std::int64_t threads = (at(c, "MWG") / at(c, "WPTM")) * (at(c, "NWG") / at(c, "WPTN"));
+                    const std::int64_t unit = threads * at(c, "VWL");
+                    if (at(c, "SA") && (at(c, "MWG") * at(c, "KWG")) % unit != 0) return false;
+                    if (at(c, "SB") && (at(c, "NWG") * at(c, "KWG")) % unit != 0) return false;
+                    return true;
+                  });
+  space.constrain("VWL = 1 when nothing is staged (it would be unused)", {"SA", "SB", "VWL"},
+                  [](const Config& c) { return at(c, "SA") || at(c, "SB") || at(c, "VWL") == 1; });
+  space.constrain("DB needs a staged operand", {"SA", "SB", "DB"},
+                  [](const Config& c) { return at(c, "SA") || at(c, "SB") || at(c, "DB") == 0; });
+  const auto local_bytes = static_cast<std::int64_t>(device.local_mem_bytes);
+  space.constrain("local memory fits the device", {"MWG", "NWG", "KWG", "SA", "SB", "DB"}, [=](const Config& c) {
+    const std::int64_t floats = (at(c, "SA") * at(c, "MWG") + at(c, "SB") * at(c, "NWG")) * at(c, "KWG") * (1 + at(c, "DB"));
+    return floats * 4 <= local_bytes;
+  });
+  space.constrain("KWG % KWI == 0", {"KWG", "KWI"}, [](const Config& c) { return at(c, "KWG") % at(c, "KWI") == 0; });
+  // Warp blocks only where warps exist (GPUs, whole warps, a grid the blocks tile exactly) and
+  // where they matter: the reads of staged tiles from local memory.
+  space.constrain("WTN > 0 only on GPUs with both operands staged, tiling the work-item grid in warps of 32",
+                  {"MWG", "NWG", "WPTM", "WPTN", "SA", "SB", "WTN"}, [=](const Config& c) {
+                    const std::int64_t wtn = at(c, "WTN");
+                    if (wtn == 0) return true;
+                    if (!at(c, "SA") || !at(c, "SB")) return false;
+                    const std::int64_t mdimc = at(c, "MWG") / at(c, "WPTM"), ndimc = at(c, "NWG") / at(c, "WPTN");
+                    return gpu && (mdimc * ndimc) % 32 == 0 && ndimc % wtn == 0 && mdimc % (32 / wtn) == 0;
+                  });
+  return space;
+}
+
+}  // namespace
+
+SearchSpace gemm_space(const GemmShape& shape, const DeviceInfo& device) {
+  std::vector<SearchSpace> parts;
+  parts.push_back(fma_space(shape, device));
+  if (shape.tensor_cores_allowed() && satisfies(device, nvidia_mma_tf32())) {
+    parts.push_back(gemm_detail::mma_space(shape, device));
+    parts.push_back(gemm_detail::mma_packed_space(shape, device));
+  }
+  if (shape.tensor_cores_allowed() && satisfies(device, nvidia_wgmma_tf32())) {
+    parts.push_back(gemm_detail::wgmma_space(shape, device));
+    parts.push_back(gemm_detail::wgmma_packed_space(shape, device));
+  }
+  if (satisfies(device, cpu_device())) parts.push_back(gemm_detail::cpu_space(shape, device));
+  if (parts.size() == 1) return std::move(parts.front());
+  return SearchSpace::unite(std::move(parts));
+}
+
+Config gemm_default_config() {
+  return {{"MWG", 32}, {"NWG", 32}, {"KWG", 16}, {"WPTM", 4}, {"WPTN", 4}, {"VWM", 1},
+          {"VWN", 1},  {"SA", 1},   {"SB", 1},   {"VWL", 1},  {"DB", 0},   {"KWI", 2}, {"WTN", 0}};
+}
+
+Config gemm_default_config(const GemmShape& shape) {
+  Config c = gemm_default_config();
+  if (shape.m <= 16) c["MWG"] = 16;
+  if (shape.n <= 16) c["NWG"] = 16;
+  return c;
+}
+
+LaunchPlan gemm_plan(const GemmShape& s, const GemmOperands& o, const Config& config, Workspace& workspace) {
+  check_operands(s, o);
+  // 16-bit storage: the variants on packed operands read it themselves, every other one through
+  // fp32 copies.
+  if (s.dtype != DType::kFp32 && !is_wgmma_packed_config(config) && !is_mma_packed_config(config)) {
+    return gemm_detail::widened_plan(s, o, config, workspace);
+  }
+  if (is_mma_packed_config(config)) return gemm_detail::mma_packed_plan(s, o, config, workspace);
+  if (is_mma_config(config)) return gemm_detail::mma_plan(s, o, config);
+  if (is_wgmma_config(config)) return gemm_detail::wgmma_plan(s, o, config);
+  if (is_wgmma_packed_config(config)) return gemm_detail::wgmma_packed_plan(s, o, config, workspace);
+  if (is_cpu_config(config)) return gemm_detail::cpu_plan(s, o, config);
+  KernelLaunch launch;
+  launch.program.files = {"gemm_layout.cl", "gemm.cl"};
+  launch.program.defines = {{"TRANS_A", s.trans_a ? "1" : "0"}, {"TRANS_B", s.trans_b ? "1" : "0"}};
+  for (const auto& [name, value] : config) launch.program.defines.emplace_back(name, std::to_string(value));
+  launch.kernel = "gemm";
+  const std::int64_t mwg = at(config, "MWG"), nwg = at(config, "NWG");
+  const std::int64_t mdimc = mwg / at(config, "WPTM"), ndimc = nwg / at(config, "WPTN");
+  const std::int64_t groups_m = (s.m + mwg - 1) / mwg, groups_n = (s.n + nwg - 1) / nwg;
+  launch.global = cl::NDRange(static_cast<std::size_t>(groups_n * ndimc), static_cast<std::size_t>(groups_m * mdimc),
+                              static_cast<std::size_t>(s.batch));
+  launch.local = cl::NDRange(static_cast<std::size_t>(ndimc), static_cast<std::size_t>(mdimc), 1);
+  launch.args = gemm_detail::gemm_args(s, o);
+  return {{std::move(launch)}};
+}
+
+}  // namespace ocltune

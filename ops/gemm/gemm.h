@@ -1,0 +1,134 @@
+// GEMM: C = alpha * op(A) * op(B) + beta * C, row-major, strided batches; fp32, fp16 or bf16
+// storage with fp32 accumulation and fp32 scalars.
+// Problem description, parameter space, launch geometry, FLOP/byte model and float64 reference.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/cl.h"
+#include "harness/device.h"
+#include "harness/launch.h"
+#include "harness/workspace.h"
+#include "core/storage.h"
+#include "core/config.h"
+#include "core/space.h"
+
+namespace ocltune {
+
+struct GemmShape {
+  std::int64_t m = 1, n = 1, k = 1;
+  std::int64_t batch = 1;
+  bool trans_a = false;  // A stored K x M
+  bool trans_b = false;  // B stored N x K
+  float alpha = 1.0f;
+  float beta = 0.0f;
+  // "exact" (fp32 FMA) or "tf32" (matrix units allowed, like PyTorch's allow_tf32). Part of the
+  // database key through Problem::math(), not of the shape key.
+  std::string math = "exact";
+  // Storage type of A, B and C (a database key of its own through Problem::dtype()). fp16 and
+  // bf16 values are exact in TF32, so for them the tensor-core variants multiply exactly and are
+  // offered in both math modes (as PyTorch runs half matmuls on tensor cores).
+  DType dtype = DType::kFp32;
+
+  // Tight leading dimensions (row lengths of A, B, C as stored).
+  std::int64_t packed_lda() const { return trans_a ? m : k; }
+  std::int64_t packed_ldb() const { return trans_b ? k : n; }
+  std::int64_t packed_ldc() const { return n; }
+  // Rows of A, B as stored.
+  std::int64_t rows_a() const { return trans_a ? k : m; }
+  std::int64_t rows_b() const { return trans_b ? n : k; }
+
+  // "batch=1,k=1024,layout=NN,m=1024,n=1024": what the database keys results by. Scalars and
+  // memory layout are per call and not part of it.
+  std::string key() const;
+  nlohmann::json to_json() const;
+  static GemmShape from_json(const nlohmann::json& j);  // throws ocltune::Error
+  // Whether matrix units with TF32 (or 16-bit) inputs may serve the shape: math "tf32", or
+  // 16-bit storage, whose values those inputs hold exactly.
+  bool tensor_cores_allowed() const { return math == "tf32" || dtype != DType::kFp32; }
+  double flops() const;
+  double bytes() const;
+};
+
+// Where the matrices live: buffers, element offsets, leading dimensions, batch strides.
+struct GemmOperands {
+  cl::Buffer a, b, c;
+  std::int64_t a_offset = 0, b_offset = 0, c_offset = 0;
+  std::int64_t lda = 0, ldb = 0, ldc = 0;
+  std::int64_t stride_a = 0, stride_b = 0, stride_c = 0;
+};
+
+// Operands with packed leading dimensions and batch strides.
+GemmOperands packed_operands(const GemmShape& shape, cl::Buffer a, cl::Buffer b, cl::Buffer c);
+
+// Throws ocltune::Error when a leading dimension is too small or an index would exceed 32 bits.
+void check_operands(const GemmShape& shape, const GemmOperands& operands);
+
+// Tunables of kernels/gemm.cl (variant "fma"), with constraints from divisibility and from the
+// device; in tf32 mode on NVIDIA GPUs of compute capability >= 8.0 also those of
+// kernels/gemm_mma.cl (variant "mma_tf32", parameter MMA=1), and on 9.x those of gemm_wgmma.cl
+// ("wgmma_tf32", WGMMA=1) and gemm_wgmma_packed.cl ("wgmma_packed_tf32", WGMMA_PACKED=1).
+// On CPU devices also those of kernels/gemm_cpu.cl (variant "cpu", parameter CPU=1).
+SearchSpace gemm_space(const GemmShape& shape, const DeviceInfo& device);
+// A configuration valid on every OpenCL 1.2 device (64 work-items, 4 KiB of local memory).
+Config gemm_default_config();
+// The same with its tiles shrunk to the shape (16-row or 16-column tiles where M or N is at most
+// 16), so that it is a point of gemm_space for every shape.
+Config gemm_default_config(const GemmShape& shape);
+// The untuned tensor-core configuration (only meaningful where the mma_tf32 variant exists).
+Config gemm_mma_default_config();
+bool is_mma_config(const Config& config);
+// The untuned warpgroup tensor-core configuration (only where the wgmma_tf32 variant exists).
+Config gemm_wgmma_default_config();
+bool is_wgmma_config(const Config& config);
+// The untuned configuration of mma.sync on packed operands (mma_packed_*: tf32 math or 16-bit
+// storage, compute capability >= 8.0).
+Config gemm_mma_packed_default_config();
+bool is_mma_packed_config(const Config& config);
+// The untuned configuration of the warpgroup variant on packed operands (wgmma_packed_tf32).
+Config gemm_wgmma_packed_default_config();
+bool is_wgmma_packed_config(const Config& config);
+// The untuned CPU configuration for `shape` (only meaningful where the cpu variant exists).
+Config gemm_cpu_default_config(const GemmShape& shape);
+bool is_cpu_config(const Config& config);
+
+// Workspace slots of the operands the wgmma_packed_tf32 variant packs (kept apart from the slots
+// other ops' plans use around a GEMM, such as conv2d's 0-2).
+inline constexpr int kGemmPackSlotA = 3;
+inline constexpr int kGemmPackSlotB = 4;
+
+// The pieces of the wgmma_packed variants, for ops that pack an operand of their own (conv2d's
+// im2col matrix). Packed operands are stored K-major in wgmma's core matrices, fp32 rounded to
+// TF32 (kernels/gemm_pack_tf32.cl), fp16 and bf16 as they are (kernels/gemm_pack_16bit.cl); rows
+// padded to whole tiles of `config`, K to 64 words (64 fp32 or 128 16-bit elements): a batch
+// entry of A is rows_a x k elements (rows_a x k_words words), of B rows_b x k.
+struct PackedGemmSizes {
+  std::int64_t rows_a = 0, rows_b = 0, k = 0, k_words = 0;
+};
+PackedGemmSizes packed_gemm_sizes(const GemmShape& shape, const Config& config);
+// Packs rows x k of each of `batches` entries of one fp32 operand (element (r, k) at offset + batch
+// * stride + r * ld + k when k_contiguous, + k * ld + r otherwise) into dst, padded_rows x
+// padded_k words per entry.
+KernelLaunch pack_tf32_launch(std::int64_t batches, const cl::Buffer& src, std::int64_t offset, std::int64_t ld,
+                              std::int64_t stride, bool k_contiguous, std::int64_t rows, std::int64_t k,
+                              std::int64_t padded_rows, std::int64_t padded_k, const cl::Buffer& dst);
+// The same for an operand of 16-bit storage (fp16 or bf16): padded_rows x padded_k 16-bit elements
+// per entry (padded_k a multiple of 128).
+KernelLaunch pack_16bit_launch(std::int64_t batches, const cl::Buffer& src, std::int64_t offset, std::int64_t ld,
+                               std::int64_t stride, bool k_contiguous, std::int64_t rows, std::int64_t k,
+                               std::int64_t padded_rows, std::int64_t padded_k, const cl::Buffer& dst);
+// The GEMM on packed A and B (batch strides in words, 0 for an operand every entry shares),
+// writing C of shape.dtype where `c` says (c.c, c.c_offset, c.ldc, c.stride_c). `config` holds at least the
+// variant's tile parameters (BM, BN, BK, WGS, STAGES, LAG).
+KernelLaunch packed_gemm_launch(const GemmShape& shape, const Config& config, const cl::Buffer& a, std::int64_t stride_a,
+                                const cl::Buffer& b, std::int64_t stride_b, const GemmOperands& c);
+
+// The launches of `config`'s variant (one kernel; three for wgmma_packed_tf32, whose packed
+// operands live in `workspace`).
+LaunchPlan gemm_plan(const GemmShape& shape, const GemmOperands& operands, const Config& config, Workspace& workspace);
+
+}  // namespace ocltune

@@ -1,0 +1,42 @@
+// Normalisation as tunable Problems: random inputs, float64 references, verification of every output.
+#pragma once
+
+#include <cstdint>
+
+#include "ops/norm/norm.h"
+#include "ops/problem.h"
+
+namespace ocltune {
+
+// How a test or tuning instance lays out and fills its buffers beyond the packed default.
+struct NormInstance {
+  std::int64_t offset = 0;  // elements before every tensor in its buffer
+  bool specials = false;    // NaN, +Inf, -Inf among x (forward) or dy (backward)
+};
+
+class NormProblem : public Problem {
+ public:
+  explicit NormProblem(NormShape shape, NormInstance instance = {});
+
+  const NormShape& shape() const { return shape_; }
+  std::string op() const override { return "norm"; }
+  std::string dtype() const override { return shape_.dtype; }
+  std::string shape_key() const override { return shape_.key(); }
+  nlohmann::json shape_json() const override { return shape_.to_json(); }
+  SearchSpace space(const DeviceInfo& device) const override { return norm_space(shape_, device); }
+  Config default_config(const DeviceInfo& device) const override { return norm_default_config(shape_, device); }
+  std::vector<Config> seed_configs(const DeviceInfo& device) const override {
+    return norm_seed_configs(shape_, device);
+  }
+  double flops() const override { return shape_.flops(); }
+  double bytes() const override { return shape_.bytes(); }
+  bool memory_bound() const override { return true; }
+  std::vector<std::string> kernel_files() const override;
+  std::unique_ptr<Evaluation> instantiate(Session& session) const override;
+
+ private:
+  NormShape shape_;
+  NormInstance instance_;
+};
+
+}  // namespace ocltune

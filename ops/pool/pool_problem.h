@@ -1,0 +1,47 @@
+// Pooling as tunable Problems: random inputs with special values, float64 reference, verification
+// of outputs and indices with canaries.
+#pragma once
+
+#include <cstdint>
+
+#include "ops/pool/pool.h"
+#include "ops/problem.h"
+
+namespace ocltune {
+
+// Element offsets of the buffers (tests exercise them; the tuner uses 0).
+struct PoolLayout {
+  std::int64_t in_offset = 0;
+  std::int64_t out_offset = 0;
+  std::int64_t indices_offset = 0;
+};
+
+class PoolProblem : public Problem {
+ public:
+  explicit PoolProblem(PoolShape shape, PoolLayout layout = {}) : shape_(shape), layout_(layout) {}
+
+  const PoolShape& shape() const { return shape_; }
+  std::string op() const override { return "pool"; }
+  std::string dtype() const override { return dtype_name(shape_.dtype); }
+  std::string shape_key() const override { return shape_.key(); }
+  nlohmann::json shape_json() const override { return shape_.to_json(); }
+  SearchSpace space(const DeviceInfo& device) const override { return pool_space(shape_, device); }
+  Config default_config(const DeviceInfo&) const override { return pool_default_config(shape_); }
+  double flops() const override { return shape_.flops(); }
+  double bytes() const override { return shape_.bytes(); }
+  bool memory_bound() const override { return true; }
+  std::vector<std::string> kernel_files() const override { return pool_kernel_files(shape_); }
+  std::unique_ptr<Evaluation> instantiate(Session& session) const override;
+
+ private:
+  PoolShape shape_;
+  PoolLayout layout_;
+};
+
+// Outputs above this many elements are verified on a deterministic sample (plus both ends and
+// every non-finite reference); the rest must be finite. Indices are always compared in full.
+inline constexpr std::int64_t kPoolFullCheck = std::int64_t{1} << 22;
+// Kernel error allowed, in units of the reference's bound.
+inline constexpr double kPoolMargin = 2.0;
+
+}  // namespace ocltune

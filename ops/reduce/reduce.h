@@ -1,0 +1,69 @@
+// Reductions over any set of dimensions of a tensor of up to 4 dimensions: sum, mean, max, min,
+// argmax, argmin, L2 norm; fp32, fp16 or bf16 storage with fp32 arithmetic. Shape, parameter
+// space, default configuration and launch plan (kernels/reduce.cl).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/cl.h"
+#include "harness/device.h"
+#include "harness/launch.h"
+#include "harness/workspace.h"
+#include "ops/reduce/reduce_layout.h"
+#include "core/config.h"
+#include "core/space.h"
+
+namespace ocltune {
+
+enum class ReduceKind { kSum, kMean, kMax, kMin, kArgmax, kArgmin, kNorm2 };
+
+const char* reduce_kind_name(ReduceKind kind);          // "sum", "mean", "max", "min", "argmax", "argmin", "norm2"
+ReduceKind parse_reduce_kind(const std::string& name);  // throws ocltune::Error
+inline bool is_arg_kind(ReduceKind k) { return k == ReduceKind::kArgmax || k == ReduceKind::kArgmin; }
+
+struct ReduceShape {
+  std::vector<std::int64_t> dims{1};  // row-major, contiguous; kept extents may be 0
+  std::vector<int> axes;              // reduced dimensions, ascending; argmax/argmin: one run
+  bool keepdim = false;               // only the output's dimensions change, not its layout
+  ReduceKind kind = ReduceKind::kSum;
+  std::string dtype = "fp32";  // storage of input and output (argmax/argmin write int64)
+
+  ReduceLayout layout() const { return reduce_layout(dims, axes); }
+  // "axes=1,dims=4096x768,keepdim=0,kind=sum" (dtype is a key of its own in the database).
+  std::string key() const;
+  nlohmann::json to_json() const;
+  static ReduceShape from_json(const nlohmann::json& j);  // throws ocltune::Error
+  void validate() const;                                  // throws ocltune::Error
+  double flops() const;
+  double bytes() const;  // input read once + output written once, at their storage sizes
+};
+
+// Caller-provided buffers and element offsets: the input in the storage type, the output in the
+// storage type (int64 for argmax/argmin), both contiguous.
+struct ReduceOperands {
+  cl::Buffer input;
+  std::int64_t input_offset = 0;
+  cl::Buffer output;
+  std::int64_t output_offset = 0;
+};
+
+// Tunables of kernels/reduce.cl for the main pass of `shape` (rows or columns).
+SearchSpace reduce_space(const ReduceShape& shape, const DeviceInfo& device);
+// A configuration in reduce_space valid on every OpenCL 1.2 device.
+Config reduce_default_config(const ReduceShape& shape, const DeviceInfo& device);
+
+// The largest of 1, 4, 16, 64 within `bound` and the device limit: the work-group size of the
+// default configurations of the reduce, softmax and norm families.
+std::int64_t default_work_group(std::int64_t bound, const DeviceInfo& device);
+
+// The launches of `shape` under `config`: the main pass; with SPLIT > 1 a pass combining the
+// fp32 partials; for two runs of reduced dimensions, the pass over the outer run. Partials and
+// intermediates live in `workspace` (slots 0-2). An empty output gives an empty plan.
+LaunchPlan reduce_plan(const ReduceShape& shape, const ReduceOperands& operands, const Config& config,
+                       Workspace& workspace);
+
+}  // namespace ocltune

@@ -1,0 +1,42 @@
+// Reductions as tunable Problems: random inputs, a float64 reference, verification with canaries.
+#pragma once
+
+#include <cstdint>
+
+#include "ops/problem.h"
+#include "ops/reduce/reduce.h"
+
+namespace ocltune {
+
+// How a test or tuning instance lays out and fills its buffers beyond the packed default.
+struct ReduceInstance {
+  std::int64_t input_offset = 0, output_offset = 0;  // elements before the tensor in its buffer
+  bool specials = false;                             // NaN, +Inf, -Inf among the inputs
+};
+
+class ReduceProblem : public Problem {
+ public:
+  explicit ReduceProblem(ReduceShape shape, ReduceInstance instance = {});
+
+  const ReduceShape& shape() const { return shape_; }
+  std::string op() const override { return "reduce"; }
+  std::string dtype() const override { return shape_.dtype; }
+  std::string shape_key() const override { return shape_.key(); }
+  nlohmann::json shape_json() const override { return shape_.to_json(); }
+  SearchSpace space(const DeviceInfo& device) const override { return reduce_space(shape_, device); }
+  Config default_config(const DeviceInfo& device) const override { return reduce_default_config(shape_, device); }
+  double flops() const override { return shape_.flops(); }
+  double bytes() const override { return shape_.bytes(); }
+  bool memory_bound() const override { return true; }
+  std::vector<std::string> kernel_files() const override { return {"storage.cl", "reduce_vec.cl", "reduce.cl"}; }
+  std::unique_ptr<Evaluation> instantiate(Session& session) const override;
+
+ private:
+  ReduceShape shape_;
+  ReduceInstance instance_;
+};
+
+// Outputs beyond this many are verified on an evenly spaced sample (every other one must be finite).
+inline constexpr std::int64_t kReduceFullCheckOutputs = std::int64_t{1} << 22;
+
+}  // namespace ocltune

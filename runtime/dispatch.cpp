@@ -1,0 +1,149 @@
+// The runtime's hot path: decision-cache lookup, a kernel set per thread, arguments, enqueue.
+// A cache hit hashes a few integers, takes a shared lock, and sets only the arguments that changed
+// (buffers always: a released buffer's handle may be reused by a new one).
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "harness/error.h"
+#include "runtime/runtime.h"
+#include "runtime/entry.h"
+
+namespace ocltune {
+
+std::size_t ShapeCodeHash::operator()(const ShapeCode& c) const noexcept {
+  std::uint64_t h = reinterpret_cast<std::uintptr_t>(c.adapter) * 0x9e3779b97f4a7c15ULL;
+  for (std::uint32_t i = 0; i < c.size; ++i) {
+    h ^= static_cast<std::uint64_t>(c.dims[i]) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  }
+  return static_cast<std::size_t>(h);
+}
+
+RawArgs raw_args(const KernelLaunch& launch) {
+  RawArgs out;
+  for (const KernelArg& arg : launch.args) {
+    std::visit(
+        [&](const auto& v) {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, cl::Buffer>) {
+            out.push(RawArg::mem(v()));
+          } else if constexpr (std::is_same_v<T, LocalMemory>) {
+            out.push(RawArg::local(v.bytes));
+          } else {
+            out.push(RawArg::value(v));
+          }
+        },
+        arg);
+  }
+  return out;
+}
+
+Runtime::Entry::Slot& Runtime::Entry::acquire() {
+  for (;;) {
+    const std::size_t n = slot_count.load(std::memory_order_acquire);
+    for (std::size_t i = 0; i < n; ++i) {
+      Slot& s = *slots[i];
+      if (!s.busy.load(std::memory_order_relaxed) && !s.busy.exchange(true, std::memory_order_acquire)) return s;
+    }
+    {
+      std::lock_guard lock(slots_mutex);
+      const std::size_t m = slot_count.load(std::memory_order_relaxed);
+      if (m < kSlots) {
+        auto slot = std::make_unique<Slot>();
+        slot->busy.store(true, std::memory_order_relaxed);
+        try {
+          for (const Step& step : steps) slot->kernels.emplace_back(step.program, step.kernel.c_str());
+        } catch (const cl::Error& e) {
+          throw ClError(e);
+        }
+        slot->last.resize(steps.size());
+        Slot& s = *slot;
+        slots[m] = std::move(slot);
+        slot_count.store(m + 1, std::memory_order_release);
+        return s;
+      }
+    }
+    std::this_thread::yield();
+  }
+}
+
+Runtime::Entry& Runtime::entry(const ShapeCode& code) {
+  {
+    std::shared_lock lock(entries_mutex_);
+    auto it = entries_.find(code);
+    if (it != entries_.end()) return *it->second;
+  }
+  std::unique_lock lock(entries_mutex_);
+  auto& e = entries_[code];
+  if (!e) e = std::make_unique<Entry>();
+  return *e;
+}
+
+Decision Runtime::decide(const DispatchAdapter& adapter, const ShapeCode& code, const void* call) {
+  Entry& e = entry(code);
+  if (!e.ready.load(std::memory_order_acquire)) resolve(e, adapter, call, session_.queue()());
+  return e.decision;
+}
+
+Dispatch Runtime::dispatch(const DispatchAdapter& adapter, const ShapeCode& code, const void* call,
+                           cl_command_queue queue, const DispatchOptions& options) {
+  Entry& e = entry(code);
+  if (!e.ready.load(std::memory_order_acquire)) resolve(e, adapter, call, queue);
+  if (e.library) {
+    Dispatch d = adapter.library_enqueue(call, queue, options);
+    d.level = Level::kLibrary;
+    return d;
+  }
+
+  const std::size_t steps = e.steps.size();
+  RawArgs args[kMaxSteps];
+  if (!e.fast || !adapter.fast_args(call, std::span<RawArgs>(args, steps))) {
+    const LaunchPlan plan = adapter.plan(call, e.decision.config, workspace(queue));
+    if (plan.kernels.size() != steps) throw Error(fmt::format("op {}: the plan changed its number of kernels", adapter.op()));
+    for (std::size_t i = 0; i < steps; ++i) args[i] = raw_args(plan.kernels[i]);
+  }
+
+  Dispatch out;
+  out.level = e.decision.level;
+  Entry::Slot& slot = e.acquire();
+  struct Release {
+    Entry::Slot& slot;
+    ~Release() { Entry::release(slot); }
+  } release{slot};
+  cl_event previous = nullptr;
+  for (std::size_t i = 0; i < steps; ++i) {
+    const Entry::Step& step = e.steps[i];
+    cl_kernel kernel = slot.kernels[i]();
+    RawArgs& last = slot.last[i];
+    const RawArgs& now = args[i];
+    for (std::uint32_t j = 0; j < now.count; ++j) {
+      const RawArg& a = now.args[j];
+      if (a.kind != RawArg::kMem && j < last.count && a == last.args[j]) continue;
+      const cl_int err = clSetKernelArg(kernel, j, a.size, a.kind == RawArg::kLocal ? nullptr : a.bytes);
+      if (err != CL_SUCCESS) {
+        last.count = 0;
+        throw ClError(fmt::format("clSetKernelArg({} argument {})", step.kernel, j), err);
+      }
+    }
+    last.count = now.count;
+    std::copy_n(now.args.begin(), now.count, last.args.begin());
+
+    // Kernels of one op are chained by events, so the op is also ordered on an out-of-order queue.
+    const bool first = i == 0;
+    const cl_uint waits = first ? static_cast<cl_uint>(options.wait.size()) : (previous ? 1u : 0u);
+    const cl_event* wait_list = first ? (options.wait.empty() ? nullptr : options.wait.data()) : &previous;
+    const bool want_event = options.events || i + 1 < steps;
+    cl_event event = nullptr;
+    const cl_int err = clEnqueueNDRangeKernel(queue, kernel, step.dims, nullptr, step.global.data(),
+                                              step.driver_local ? nullptr : step.local.data(), waits, wait_list,
+                                              want_event ? &event : nullptr);
+    if (!first && previous && !options.events) clReleaseEvent(previous);
+    if (err != CL_SUCCESS) throw ClError(fmt::format("clEnqueueNDRangeKernel({})", step.kernel), err);
+    if (options.events) out.events[i] = cl::Event(event, false);
+    previous = event;
+    ++out.count;
+  }
+  return out;
+}
+
+}  // namespace ocltune

@@ -1,0 +1,132 @@
+// ops::elementwise: the elementwise dispatch adapter (problem, plan on the caller's buffers, a shape
+// code that captures the whole chain).
+#include "runtime/elementwise.h"
+
+#include <fmt/format.h>
+
+#include <mutex>
+#include <unordered_map>
+
+#include "harness/error.h"
+#include "ops/elementwise/elementwise_problem.h"
+#include "runtime/marker.h"
+
+namespace ocltune {
+namespace {
+
+bool empty_call(const ElementwiseCall& c) { return c.shape.elements() == 0; }
+
+// The chain as a self-delimiting sequence of small values (so that padding the last slot with 0
+// cannot make two chains equal): header, then each tensor as rank*2+strided, dims, strides.
+class Packer {
+ public:
+  static constexpr std::size_t kMax = 1 + 9 + kElementwiseMaxSteps * 10;
+  void add(std::int64_t v) {
+    if (v < 0 || v >= (std::int64_t{1} << 31)) fits_ = false;
+    values_[count_++] = static_cast<std::uint32_t>(v);
+  }
+  void add(const TensorOperand& t) {
+    add(static_cast<std::int64_t>(t.dims.size()) * 2 + (t.strides.empty() ? 0 : 1));
+    for (std::int64_t d : t.dims) add(d);
+    for (std::int64_t s : t.strides) add(s);
+  }
+  // Two values per slot; false when they do not fit a ShapeCode.
+  bool pack(ShapeCode& code) const {
+    if (!fits_ || (count_ + 1) / 2 > ShapeCode::kMaxDims) return false;
+    for (std::size_t i = 0; i < count_; i += 2) {
+      const std::uint64_t lo = i + 1 < count_ ? values_[i + 1] : 0;
+      code.push(static_cast<std::int64_t>((std::uint64_t{values_[i]} << 32) | lo));
+    }
+    return true;
+  }
+
+ private:
+  std::array<std::uint32_t, kMax> values_{};
+  std::size_t count_ = 0;
+  bool fits_ = true;
+};
+
+// A process-wide id per distinct (dtype, shape key): exact, unlike a hash. Packed codes start with a
+// non-negative slot, interned ones with -1.
+std::int64_t interned_id(const ElementwiseShape& shape) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::int64_t> ids;
+  const std::string key = std::string(dtype_name(shape.dtype)) + "|" + shape.key();
+  std::lock_guard lock(mutex);
+  auto [it, inserted] = ids.try_emplace(key, static_cast<std::int64_t>(ids.size()));
+  return it->second;
+}
+
+}  // namespace
+
+void check_elementwise_call(const ElementwiseCall& c) {
+  c.shape.validate();
+  if (c.output_offset < 0) throw Error("elementwise: negative output offset");
+  const std::size_t tensors = c.shape.tensors().size();
+  for (std::size_t t = 0; t < tensors; ++t) {
+    if (c.input_offsets[t] < 0) throw Error(fmt::format("elementwise: negative offset of tensor operand {}", t));
+  }
+  if (empty_call(c)) return;
+  if (!c.output) throw Error("elementwise: the output buffer is null");
+  for (std::size_t t = 0; t < tensors; ++t) {
+    if (!c.inputs[t]) throw Error(fmt::format("elementwise: the buffer of tensor operand {} is null", t));
+  }
+}
+
+ShapeCode elementwise_shape_code(const DispatchAdapter& adapter, const ElementwiseCall& c) {
+  ShapeCode code;
+  code.adapter = &adapter;
+  const ElementwiseShape& s = c.shape;
+  Packer p;
+  p.add(static_cast<std::int64_t>(s.dtype) * 8 + static_cast<std::int64_t>(s.steps.size()));
+  p.add(s.input);
+  for (const ElementwiseStep& step : s.steps) {
+    p.add(static_cast<std::int64_t>(step.op) * 4 + (step.reversed ? 2 : 0) + (step.tensor ? 1 : 0));
+    if (step.tensor) p.add(*step.tensor);
+  }
+  if (p.pack(code)) return code;
+  code.size = 0;
+  code.push(-1);
+  code.push(interned_id(s));
+  return code;
+}
+
+std::unique_ptr<Problem> ElementwiseAdapter::problem_of(const ElementwiseCall& call) const {
+  return std::make_unique<ElementwiseProblem>(call.shape);
+}
+
+LaunchPlan ElementwiseAdapter::plan_of(const ElementwiseCall& c, const Config& config, Workspace&) const {
+  ElementwiseOperands o;
+  o.out = cl::Buffer(c.output, true);  // retained: the caller keeps its own reference
+  o.out_offset = c.output_offset;
+  const std::size_t tensors = c.shape.tensors().size();
+  for (std::size_t t = 0; t < tensors; ++t) {
+    o.inputs.emplace_back(c.inputs[t], true);
+    o.input_offsets.push_back(c.input_offsets[t]);
+  }
+  return elementwise_plan(c.shape, o, config);
+}
+
+const ElementwiseAdapter& elementwise_adapter() {
+  static const ElementwiseAdapter adapter;
+  return adapter;
+}
+
+namespace ops {
+
+Dispatch elementwise(Runtime& runtime, cl_command_queue queue, const ElementwiseCall& call,
+                     const DispatchOptions& options) {
+  check_elementwise_call(call);
+  if (empty_call(call)) return enqueue_marker(queue, options);
+  return runtime.dispatch(elementwise_adapter(), elementwise_shape_code(elementwise_adapter(), call), &call, queue,
+                          options);
+}
+
+Decision elementwise_decision(Runtime& runtime, const ElementwiseCall& call) {
+  check_elementwise_call(call);
+  if (empty_call(call)) throw Error("elementwise: an empty output launches no kernel");
+  return runtime.decide(elementwise_adapter(), elementwise_shape_code(elementwise_adapter(), call), &call);
+}
+
+}  // namespace ops
+}  // namespace ocltune

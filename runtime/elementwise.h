@@ -1,0 +1,52 @@
+// ops::elementwise: a fused chain of up to four unary/binary steps with broadcasting on the
+// caller's buffers, with the tuned configuration.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "harness/cl.h"
+#include "ops/elementwise/elementwise.h"
+#include "runtime/runtime.h"
+
+namespace ocltune {
+
+// One elementwise call: the family's shape (the chain, each tensor operand's dims and strides;
+// scalar operands are per call), the caller's contiguous output, and one buffer + element offset per
+// tensor operand in the order of ElementwiseShape::tensors() (the input, then each step's tensor).
+struct ElementwiseCall {
+  static constexpr std::size_t kMaxTensors = 1 + kElementwiseMaxSteps;
+  ElementwiseShape shape{};
+  cl_mem output = nullptr;
+  std::int64_t output_offset = 0;
+  std::array<cl_mem, kMaxTensors> inputs{};
+  std::array<std::int64_t, kMaxTensors> input_offsets{};
+};
+
+class ElementwiseAdapter : public TypedAdapter<ElementwiseCall> {
+ public:
+  std::string op() const override { return "elementwise"; }
+  std::unique_ptr<Problem> problem_of(const ElementwiseCall& call) const override;
+  // Arguments come from elementwise_plan on every call (no fast binder).
+  LaunchPlan plan_of(const ElementwiseCall& call, const Config& config, Workspace& workspace) const override;
+};
+const ElementwiseAdapter& elementwise_adapter();
+
+// Throws ocltune::Error for a call no kernel can serve (invalid chain or broadcast, a null buffer,
+// a negative offset).
+void check_elementwise_call(const ElementwiseCall& call);
+// The whole chain (dtype, steps, every tensor operand's dims and strides), packed two 31-bit values
+// per slot. A chain too long for that gets an id interned for its shape key and dtype for the life of
+// the process, so codes stay exact: equal codes always mean equal problems.
+ShapeCode elementwise_shape_code(const DispatchAdapter& adapter, const ElementwiseCall& call);
+
+namespace ops {
+
+// Enqueues the chain on `queue` (of the runtime's context). An empty output enqueues only a marker.
+Dispatch elementwise(Runtime& runtime, cl_command_queue queue, const ElementwiseCall& call,
+                     const DispatchOptions& options = {});
+// Which configuration ops::elementwise uses for this call, and which lookup level gave it.
+Decision elementwise_decision(Runtime& runtime, const ElementwiseCall& call);
+
+}  // namespace ops
+}  // namespace ocltune

@@ -1,0 +1,51 @@
+// Internal to the runtime: a cached decision with its prepared kernels and a pool of kernel sets.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "runtime/runtime.h"
+
+namespace ocltune {
+
+struct Runtime::Entry {
+  // One kernel of the op: built program, kernel name, launch geometry (fixed by the shape code).
+  struct Step {
+    cl::Program program;
+    std::string kernel;
+    cl_uint dims = 1;
+    std::array<std::size_t, 3> global{};
+    std::array<std::size_t, 3> local{};
+    bool driver_local = false;  // cl::NullRange: the driver picks the work-group size
+  };
+  // A set of kernel objects for one thread at a time: clSetKernelArg on a shared cl_kernel from two
+  // threads would race. `last` holds the scalar arguments already set, which need not be set again.
+  struct alignas(64) Slot {
+    std::atomic<bool> busy{false};
+    std::vector<cl::Kernel> kernels;
+    std::vector<RawArgs> last;
+  };
+  static constexpr std::size_t kSlots = 32;
+
+  std::mutex resolve_mutex;
+  std::atomic<bool> ready{false};
+  Decision decision;
+  bool library = false;  // served by the adapter's library (CLBlast)
+  bool fast = false;     // the adapter's fast_args reproduce its plan's arguments
+  std::vector<Step> steps;
+
+  std::mutex slots_mutex;  // creation of slots only
+  std::atomic<std::size_t> slot_count{0};
+  std::array<std::unique_ptr<Slot>, kSlots> slots;
+
+  // A free slot, created (with its kernels) when every existing one is busy. Waits when kSlots
+  // threads are dispatching the same problem at once.
+  Slot& acquire();
+  static void release(Slot& slot) { slot.busy.store(false, std::memory_order_release); }
+};
+
+}  // namespace ocltune

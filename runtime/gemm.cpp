@@ -1,0 +1,163 @@
+// ops::gemm: the GEMM dispatch adapter (problem, plan, fast arguments) and its CLBlast fallback.
+#include "runtime/gemm.h"
+
+#include <fmt/format.h>
+
+#include "harness/error.h"
+#include "ops/gemm/gemm_clblast.h"
+#include "ops/gemm/gemm_problem.h"
+#include "runtime/marker.h"
+#include "core/shape_fields.h"
+
+namespace ocltune {
+namespace {
+
+GemmOperands operands_of(const GemmCall& c, bool with_buffers) {
+  GemmOperands o;
+  if (with_buffers) {
+    o.a = cl::Buffer(c.a, true);
+    o.b = cl::Buffer(c.b, true);
+    o.c = cl::Buffer(c.c, true);
+  }
+  o.a_offset = c.a_offset;
+  o.b_offset = c.b_offset;
+  o.c_offset = c.c_offset;
+  o.lda = c.lda;
+  o.ldb = c.ldb;
+  o.ldc = c.ldc;
+  o.stride_a = c.stride_a;
+  o.stride_b = c.stride_b;
+  o.stride_c = c.stride_c;
+  return o;
+}
+
+bool empty_call(const GemmCall& c) { return c.m == 0 || c.n == 0 || c.batch == 0; }
+
+}  // namespace
+
+GemmCall& GemmCall::packed() {
+  const GemmShape s = gemm_shape(*this);
+  lda = s.packed_lda();
+  ldb = s.packed_ldb();
+  ldc = s.packed_ldc();
+  stride_a = s.rows_a() * lda;
+  stride_b = s.rows_b() * ldb;
+  stride_c = m * ldc;
+  return *this;
+}
+
+GemmShape gemm_shape(const GemmCall& c) {
+  return {.m = c.m, .n = c.n, .k = c.k, .batch = c.batch, .trans_a = c.trans_a, .trans_b = c.trans_b,
+          .alpha = c.alpha, .beta = c.beta, .math = c.tf32 ? "tf32" : "exact", .dtype = c.dtype};
+}
+
+void check_gemm_call(const GemmCall& c) {
+  if (c.m < 0 || c.n < 0 || c.batch < 0) throw Error("gemm: negative size");
+  if (c.dtype != DType::kFp32 && c.dtype != DType::kFp16 && c.dtype != DType::kBf16) {
+    throw Error(fmt::format("gemm: unknown dtype code {} (0 fp32, 1 fp16, 2 bf16)", static_cast<int>(c.dtype)));
+  }
+  if (c.m > kMaxDimension || c.n > kMaxDimension || c.k > kMaxDimension || c.batch > 65535) {
+    throw Error("gemm: a size is beyond what the kernels index (m, n, k < 2^31, batch <= 65535)");
+  }
+  if (empty_call(c)) return;
+  if (c.k < 1) throw Error("gemm: k must be at least 1");
+  if (!c.a || !c.b || !c.c) throw Error("gemm: a buffer is null");
+  const GemmShape s = gemm_shape(c);
+  check_operands(s, operands_of(c, false));
+  if (c.batch > 1 && c.stride_c < c.m * c.ldc) throw Error("gemm: batch entries of C overlap (stride_c < m * ldc)");
+}
+
+ShapeCode gemm_shape_code(const DispatchAdapter& adapter, const GemmCall& c) {
+  ShapeCode code;
+  code.adapter = &adapter;
+  code.push(c.trans_a);
+  code.push(c.trans_b);
+  code.push(c.m);
+  code.push(c.n);
+  code.push(c.k);
+  code.push(c.batch);
+  code.push(c.tf32);
+  code.push(static_cast<std::int64_t>(c.dtype));
+  return code;
+}
+
+std::unique_ptr<Problem> GemmAdapter::problem_of(const GemmCall& call) const {
+  return std::make_unique<GemmProblem>(gemm_shape(call));
+}
+
+LaunchPlan GemmAdapter::plan_of(const GemmCall& call, const Config& config, Workspace& workspace) const {
+  return gemm_plan(gemm_shape(call), operands_of(call, true), config, workspace);
+}
+
+bool GemmAdapter::fast_args_of(const GemmCall& c, std::span<RawArgs> steps) const {
+  // The argument list of kernels/gemm.cl as gemm_plan sets it; the runtime compares the two on the
+  // first call of every shape and falls back to gemm_plan if they ever differ. Plans of more than
+  // one kernel (the packed wgmma variant's, 16-bit storage through fp32 copies) run gemm_plan on
+  // every call.
+  if (steps.size() != 1) return false;
+  RawArgs& a = steps[0];
+  a.count = 0;
+  a.push(RawArg::value(static_cast<cl_int>(c.m)));
+  a.push(RawArg::value(static_cast<cl_int>(c.n)));
+  a.push(RawArg::value(static_cast<cl_int>(c.k)));
+  a.push(RawArg::value(static_cast<cl_float>(c.alpha)));
+  a.push(RawArg::value(static_cast<cl_float>(c.beta)));
+  a.push(RawArg::mem(c.a));
+  a.push(RawArg::value(static_cast<cl_long>(c.a_offset)));
+  a.push(RawArg::value(static_cast<cl_int>(c.lda)));
+  a.push(RawArg::value(static_cast<cl_long>(c.stride_a)));
+  a.push(RawArg::mem(c.b));
+  a.push(RawArg::value(static_cast<cl_long>(c.b_offset)));
+  a.push(RawArg::value(static_cast<cl_int>(c.ldb)));
+  a.push(RawArg::value(static_cast<cl_long>(c.stride_b)));
+  a.push(RawArg::mem(c.c));
+  a.push(RawArg::value(static_cast<cl_long>(c.c_offset)));
+  a.push(RawArg::value(static_cast<cl_int>(c.ldc)));
+  a.push(RawArg::value(static_cast<cl_long>(c.stride_c)));
+  return true;
+}
+
+bool GemmAdapter::library_serves_of(const GemmCall& c, const DeviceInfo& device) const {
+  return clblast_supports(c.dtype, device);
+}
+
+Dispatch GemmAdapter::library_enqueue_of(const GemmCall& c, cl_command_queue queue,
+                                         const DispatchOptions& options) const {
+  // CLBlast takes no wait list: a barrier orders it after the caller's events.
+  if (!options.wait.empty()) {
+    const cl_int err = clEnqueueBarrierWithWaitList(queue, static_cast<cl_uint>(options.wait.size()),
+                                                    options.wait.data(), nullptr);
+    if (err != CL_SUCCESS) throw ClError("clEnqueueBarrierWithWaitList", err);
+  }
+  cl::CommandQueue q(queue, true);
+  cl::Event event;
+  clblast_gemm(q, gemm_shape(c), operands_of(c, true), options.events ? &event : nullptr);
+  Dispatch d;
+  if (options.events) {
+    d.events[0] = std::move(event);
+    d.count = 1;
+  }
+  return d;
+}
+
+const GemmAdapter& gemm_adapter() {
+  static const GemmAdapter adapter;
+  return adapter;
+}
+
+namespace ops {
+
+Dispatch gemm(Runtime& runtime, cl_command_queue queue, const GemmCall& call, const DispatchOptions& options) {
+  check_gemm_call(call);
+  if (empty_call(call)) return enqueue_marker(queue, options);
+  return runtime.dispatch(gemm_adapter(), gemm_shape_code(gemm_adapter(), call), &call, queue, options);
+}
+
+Decision gemm_decision(Runtime& runtime, const GemmCall& call) {
+  check_gemm_call(call);
+  if (empty_call(call)) throw Error("gemm: an empty call (m, n or batch 0) launches no kernel");
+  return runtime.decide(gemm_adapter(), gemm_shape_code(gemm_adapter(), call), &call);
+}
+
+}  // namespace ops
+}  // namespace ocltune

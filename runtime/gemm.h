@@ -1,0 +1,60 @@
+// ops::gemm: C = alpha * op(A) * op(B) + beta * C on the caller's buffers, with the tuned configuration.
+#pragma once
+
+#include <cstdint>
+
+#include "harness/cl.h"
+#include "ops/gemm/gemm.h"
+#include "runtime/runtime.h"
+
+namespace ocltune {
+
+// One GEMM call, as BLAS takes it: row-major, element offsets, leading dimensions, batch strides.
+struct GemmCall {
+  bool trans_a = false;  // A stored K x M
+  bool trans_b = false;  // B stored N x K
+  std::int64_t m = 1, n = 1, k = 1, batch = 1;
+  float alpha = 1.0f, beta = 0.0f;
+  cl_mem a = nullptr, b = nullptr, c = nullptr;
+  std::int64_t a_offset = 0, b_offset = 0, c_offset = 0;
+  std::int64_t lda = 0, ldb = 0, ldc = 0;
+  std::int64_t stride_a = 0, stride_b = 0, stride_c = 0;  // elements between batch entries
+  // Matrix units with TF32 inputs may be used where the device has them (PyTorch's allow_tf32):
+  // the "tf32" math mode, tuned and looked up separately from "exact".
+  bool tf32 = false;
+  // Storage type of A, B and C (alpha, beta and the accumulation stay fp32).
+  DType dtype = DType::kFp32;
+
+  // Leading dimensions and batch strides of tightly packed matrices.
+  GemmCall& packed();
+};
+
+GemmShape gemm_shape(const GemmCall& call);
+
+class GemmAdapter : public TypedAdapter<GemmCall> {
+ public:
+  std::string op() const override { return "gemm"; }
+  std::unique_ptr<Problem> problem_of(const GemmCall& call) const override;
+  LaunchPlan plan_of(const GemmCall& call, const Config& config, Workspace& workspace) const override;
+  bool fast_args_of(const GemmCall& call, std::span<RawArgs> steps) const override;
+  std::string library() const override { return "clblast"; }
+  Dispatch library_enqueue_of(const GemmCall& call, cl_command_queue queue, const DispatchOptions& options) const override;
+  // CLBlast has fp32 and fp16 (where the device has cl_khr_fp16), no bf16.
+  bool library_serves_of(const GemmCall& call, const DeviceInfo& device) const override;
+};
+const GemmAdapter& gemm_adapter();
+
+// Throws ocltune::Error for a call no kernel can serve (null buffer, leading dimension too small,
+// overlapping output batches, sizes beyond 32-bit indexing).
+void check_gemm_call(const GemmCall& call);
+ShapeCode gemm_shape_code(const DispatchAdapter& adapter, const GemmCall& call);
+
+namespace ops {
+
+// Enqueues the GEMM on `queue` (of the runtime's context). M, N or batch of 0 enqueues only a marker.
+Dispatch gemm(Runtime& runtime, cl_command_queue queue, const GemmCall& call, const DispatchOptions& options = {});
+// Which configuration ops::gemm uses for this call, and which lookup level gave it.
+Decision gemm_decision(Runtime& runtime, const GemmCall& call);
+
+}  // namespace ops
+}  // namespace ocltune

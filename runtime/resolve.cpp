@@ -1,0 +1,151 @@
+// The runtime's cold path: the lookup chain (exact -> nearest -> device class -> built-in or
+// library), the first-dispatch check of borrowed configurations, and kernel preparation.
+#include <fmt/format.h>
+
+#include "db/transfer.h"
+#include "harness/error.h"
+#include "runtime/runtime.h"
+#include "runtime/entry.h"
+
+namespace ocltune {
+namespace {
+
+struct Candidate {
+  Level level;
+  Config config;
+  std::string source;
+  double distance = 0;
+};
+
+std::string blocked_key(const Problem& p, const Config& config) {
+  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}", p.op(), p.dtype(), p.math(), p.shape_key(), to_string(config));
+}
+
+std::string describe(const TunedEntry& e) {
+  return fmt::format("{} database {}: device {}, shape {}", e.layer, e.path, e.device_key, e.shape_key);
+}
+
+Runtime::Entry::Step make_step(const KernelLaunch& launch, cl::Program program) {
+  Runtime::Entry::Step step;
+  step.program = std::move(program);
+  step.kernel = launch.kernel;
+  step.dims = static_cast<cl_uint>(launch.global.dimensions());
+  for (cl_uint d = 0; d < step.dims; ++d) step.global[d] = launch.global.get()[d];
+  step.driver_local = launch.local.dimensions() == 0;
+  for (cl_uint d = 0; d < launch.local.dimensions(); ++d) step.local[d] = launch.local.get()[d];
+  return step;
+}
+
+}  // namespace
+
+std::string Runtime::check(const Problem& problem, const Config& config) {
+  try {
+    std::unique_ptr<Evaluation> evaluation = problem.instantiate(session_);
+    const PreparedPlan prepared = prepare(session_, evaluation->plan(config));
+    enqueue(session_.queue(), prepared);
+    session_.queue().finish();
+    const VerifyResult result = evaluation->verify();
+    return result.ok ? "" : fmt::format("first-dispatch check failed: {}", result.message);
+  } catch (const cl::Error& e) {
+    return fmt::format("first-dispatch check failed: {}", ClError(e).what());
+  } catch (const Error& e) {
+    return fmt::format("first-dispatch check failed: {}", e.what());
+  }
+}
+
+void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call, cl_command_queue queue) {
+  std::lock_guard lock(e.resolve_mutex);
+  if (e.ready.load(std::memory_order_acquire)) return;
+  ++resolutions_;
+  const std::unique_ptr<Problem> problem = adapter.problem(call);
+  std::shared_ptr<const TunedTable> table;
+  {
+    std::lock_guard tables(tables_mutex_);
+    table = table_;
+  }
+  const std::string op = problem->op(), dtype = problem->dtype(), math = problem->math(), key = problem->shape_key();
+  const SearchSpace space = problem->space(session_.device());
+  const ShapeInfo shape = shape_info(problem->shape_json());
+
+  // One candidate per level: the first usable configuration that level has.
+  std::vector<Candidate> candidates;
+  if (const TunedEntry* exact = table->exact(op, dtype, math, key); exact && space.contains(exact->config)) {
+    candidates.push_back({Level::kExact, exact->config, describe(*exact)});
+  }
+  for (const bool same_device : {true, false}) {
+    for (const auto& [distance, tuned] : table->nearest(op, dtype, math, key, shape, same_device,
+                                                        options_.max_nearest_distance)) {
+      if (!space.contains(tuned->config) || is_blocked(blocked_key(*problem, tuned->config))) continue;
+      candidates.push_back({same_device ? Level::kNearest : Level::kClass, tuned->config, describe(*tuned), distance});
+      break;
+    }
+  }
+  const bool use_library = !adapter.library().empty() && op == "gemm" && gemm_fallback_ == adapter.library() &&
+                           adapter.library_serves(call, session_.device());
+  if (use_library) {
+    candidates.push_back({Level::kLibrary, {}, adapter.library()});
+  } else {
+    candidates.push_back({Level::kBuiltin, problem->default_config(session_.device()), "built-in configuration"});
+  }
+
+  std::string failures;
+  for (Candidate& c : candidates) {
+    if (c.level == Level::kLibrary) {
+      e.decision = {c.level, {}, c.source, 0, false};
+      e.library = true;
+      e.ready.store(true, std::memory_order_release);
+      return;
+    }
+    const std::string bkey = blocked_key(*problem, c.config);
+    if (is_blocked(bkey)) continue;
+    const auto refuse = [&](const std::string& reason) {
+      block(bkey, {op, key, to_string(c.config), fmt::format("{} level, from {}: {}", level_name(c.level), c.source, reason)});
+      failures += fmt::format("; {}: {}", level_name(c.level), reason);
+    };
+    bool verified = false;
+    if ((c.level == Level::kNearest || c.level == Level::kClass) && options_.verify_first_dispatch) {
+      const std::string reason = check(*problem, c.config);
+      if (!reason.empty()) {
+        refuse(reason);
+        continue;
+      }
+      verified = true;
+    }
+    try {
+      const LaunchPlan plan = adapter.plan(call, c.config, workspace(queue));
+      if (plan.kernels.empty() || plan.kernels.size() > kMaxSteps) {
+        throw Error(fmt::format("op {} plans {} kernels; the runtime supports 1 to {}", op, plan.kernels.size(), kMaxSteps));
+      }
+      std::vector<Entry::Step> steps;
+      for (const KernelLaunch& launch : plan.kernels) {
+        steps.push_back(make_step(launch, session_.programs().get(launch.program)));
+        cl::Kernel probe(steps.back().program, launch.kernel.c_str());  // the kernel name exists
+      }
+      // The fast binder must reproduce the plan's arguments exactly, or the plan runs every call.
+      RawArgs fast[kMaxSteps];
+      bool fast_ok = adapter.fast_args(call, std::span<RawArgs>(fast, plan.kernels.size()));
+      for (std::size_t i = 0; fast_ok && i < plan.kernels.size(); ++i) {
+        const RawArgs expected = raw_args(plan.kernels[i]);
+        fast_ok = expected.count == fast[i].count &&
+                  std::equal(expected.args.begin(), expected.args.begin() + expected.count, fast[i].args.begin());
+      }
+      if (!fast_ok && adapter.fast_args(call, std::span<RawArgs>(fast, plan.kernels.size()))) {
+        log(fmt::format("internal: op {}: fast arguments differ from the plan's; using the plan on every call", op));
+      }
+      e.steps = std::move(steps);
+      e.fast = fast_ok;
+      e.decision = {c.level, c.config, c.source, c.distance, verified};
+      e.ready.store(true, std::memory_order_release);
+      return;
+    } catch (const cl::Error& err) {
+      if (c.level == Level::kBuiltin) throw ClError(err);
+      refuse(ClError(err).what());
+    } catch (const ClError& err) {
+      if (c.level == Level::kBuiltin) throw;
+      refuse(err.what());
+    }
+  }
+  throw Error(fmt::format("op {} shape {}: no configuration could be used{}", op, key, failures));
+}
+
+}  // namespace ocltune

@@ -1,0 +1,130 @@
+// The runtime dispatch library: picks the tuned configuration of each call (exact shape, nearest
+// tuned shape, device class, built-in or library fallback) and launches it on the caller's buffers.
+// See docs/RUNTIME.md. Thread-safe: any number of host threads may dispatch on one runtime.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "harness/cl.h"
+#include "harness/device.h"
+#include "harness/session.h"
+#include "runtime/adapter.h"
+#include "runtime/table.h"
+
+namespace ocltune {
+
+struct RuntimeOptions {
+  // Read-only system database (shipped). Empty: $OCLTUNE_SYSTEM_DB, else default_system_database_path().
+  std::string system_db;
+  // The user's database, which wins over the system one. Empty: default_database_path() ($OCLTUNE_DB, ...).
+  std::string user_db;
+  bool use_system_db = true;
+  bool use_user_db = true;
+  // GEMM's last level: the built-in configuration, or CLBlast. Empty: $OCLTUNE_GEMM_FALLBACK, else builtin.
+  std::string gemm_fallback;
+  // Nearest-shape candidates farther than this (log2 units, docs/RUNTIME.md) are not considered.
+  double max_nearest_distance = 8.0;
+  // Verify a configuration taken from another shape or device the first time it runs on a shape.
+  bool verify_first_dispatch = true;
+  // A database file that is refused (corrupt, foreign, newer) fails construction instead of being skipped.
+  bool strict_databases = false;
+  // Warnings (refused files, rejected rows, blocked configurations). Default: stderr.
+  std::function<void(const std::string&)> log;
+};
+
+// The configuration chosen for one problem, and where it came from.
+struct Decision {
+  Level level = Level::kBuiltin;
+  Config config;        // empty for kLibrary
+  std::string source;   // e.g. "user database /x.db, device 1a2b..., shape batch=1,..." or "built-in"
+  double distance = 0;  // nearest-shape distance, for kNearest and kClass
+  bool verified = false;  // passed the first-dispatch check
+};
+
+// A configuration refused for a shape: its first-dispatch check failed or it did not build.
+struct BlockedConfig {
+  std::string op, shape_key, config, reason;
+};
+
+struct RuntimeStats {
+  std::uint64_t resolutions = 0;  // decision-cache misses
+  int programs_built = 0;  // compiled, or loaded from the on-disk binary cache
+};
+
+// Default system database: the installed <datadir>/ocltune/system.db if present, else the build tree's.
+std::string default_system_database_path();
+
+class Runtime {
+ public:
+  // A runtime for a caller's context and device. Throws ocltune::Error (DatabaseError with
+  // strict_databases) when the device is unknown.
+  Runtime(cl::Context context, cl::Device device, RuntimeOptions options = {});
+  // A runtime with its own context on device `index` (as `ocltune devices` counts).
+  static std::unique_ptr<Runtime> for_device_index(int index, RuntimeOptions options = {});
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  const DeviceInfo& device() const { return session_.device(); }
+  const cl::Context& context() const { return session_.context(); }
+  // An in-order queue of the runtime's own (for callers that have none).
+  cl::CommandQueue& queue() { return session_.queue(); }
+
+  // Enqueues `call` (the adapter's call struct) on `queue`. Entry points such as ops::gemm call this.
+  Dispatch dispatch(const DispatchAdapter& adapter, const ShapeCode& code, const void* call, cl_command_queue queue,
+                    const DispatchOptions& options = {});
+  // The decision for a call, resolving it (checks included) if it is not cached yet.
+  Decision decide(const DispatchAdapter& adapter, const ShapeCode& code, const void* call);
+  // The OpenCL handles behind this runtime, for the C API.
+  const Session& session() const { return session_; }
+
+  // Reads the database layers again and forgets every cached decision (not the blocked configurations).
+  void reload();
+
+  std::vector<std::string> messages() const;  // refused layers and rejected rows of the last load
+  std::vector<BlockedConfig> blocked() const;
+  RuntimeStats stats() const;
+  std::vector<std::string> layer_paths() const;  // the database files loaded, system first
+
+  struct Entry;  // a resolved decision with its prepared kernels (ops/runtime_dispatch.cpp)
+
+ private:
+  Entry& entry(const ShapeCode& code);
+  void resolve(Entry& entry, const DispatchAdapter& adapter, const void* call, cl_command_queue queue);
+  // First-dispatch check of `config` on the problem's synthetic data; empty when it passes.
+  std::string check(const Problem& problem, const Config& config);
+  bool is_blocked(const std::string& key) const;
+  void block(const std::string& key, BlockedConfig blocked);
+  void load_layers();
+  Workspace& workspace(cl_command_queue queue);
+  void log(const std::string& message) const;
+
+  RuntimeOptions options_;
+  mutable Session session_;  // mutable for stats(): its program cache synchronises itself
+  std::string gemm_fallback_;
+
+  mutable std::mutex tables_mutex_;  // guards table_, messages_, layer_paths_, blocked_*, workspaces_
+  std::shared_ptr<const TunedTable> table_;
+  std::vector<std::string> messages_;
+  std::vector<std::string> layer_paths_;
+  std::vector<BlockedConfig> blocked_;
+  std::set<std::string> blocked_keys_;
+  std::unordered_map<cl_command_queue, std::unique_ptr<Workspace>> workspaces_;
+
+  mutable std::shared_mutex entries_mutex_;  // guards entries_ and retired_
+  std::unordered_map<ShapeCode, std::unique_ptr<Entry>, ShapeCodeHash> entries_;
+  // Entries dropped by reload() stay alive: another thread may still be dispatching through one.
+  std::vector<std::unique_ptr<Entry>> retired_;
+
+  std::atomic<std::uint64_t> resolutions_{0};
+};
+
+}  // namespace ocltune

@@ -1,0 +1,81 @@
+// The runtime's in-memory view of the database layers: validated rows for one device and its class.
+#include "runtime/table.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "db/transfer.h"
+
+namespace ocltune {
+
+void TunedTable::add_layer(Database& db, const std::string& layer, const Log& log) {
+  const std::string my_key = device_.key();
+  const std::string my_class = device_.device_class();
+  std::set<std::string> usable = {my_key};
+  for (const DeviceRow& d : db.devices()) {
+    if (device_from_row(d).device_class() == my_class) usable.insert(d.device_key);
+  }
+  std::set<std::string> unknown_ops;
+  for (const BestRow& row : db.all_best()) {
+    if (!usable.count(row.device_key)) continue;
+    try {
+      CheckedRow checked = check_row(row, device_);
+      TunedEntry e;
+      e.layer = layer;
+      e.path = db.path();
+      e.device_key = row.device_key;
+      e.op = row.op;
+      e.dtype = row.dtype;
+      e.math = row.math;
+      e.shape_key = row.shape_key;
+      e.config = std::move(checked.config);
+      e.shape = shape_info(checked.problem->shape_json());
+      e.median_ns = row.median_ns;
+      e.same_device = row.device_key == my_key;
+      entries_[{e.device_key, e.op, e.dtype, e.math, e.shape_key}] = std::move(e);
+    } catch (const std::exception& ex) {
+      // Rows of op families this build does not have are expected in a shared database: say so once.
+      if (std::string(ex.what()).rfind("unknown op", 0) == 0) {
+        if (unknown_ops.insert(row.op).second && log) {
+          log(fmt::format("{} database {}: skipping rows of op '{}', which this build does not know", layer, db.path(),
+                          printable(row.op, 40)));
+        }
+        continue;
+      }
+      std::string message = fmt::format("{} database {}: rejected table best row {}: {}", layer, db.path(),
+                                        describe_row(row), ex.what());
+      if (log) log(message);
+      rejected_.push_back(std::move(message));
+    }
+  }
+}
+
+const TunedEntry* TunedTable::exact(const std::string& op, const std::string& dtype, const std::string& math,
+                                    const std::string& shape_key) const {
+  auto it = entries_.find({device_.key(), op, dtype, math, shape_key});
+  return it == entries_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::pair<double, const TunedEntry*>> TunedTable::nearest(const std::string& op, const std::string& dtype,
+                                                                      const std::string& math,
+                                                                      const std::string& shape_key,
+                                                                      const ShapeInfo& shape, bool same_device,
+                                                                      double max_distance) const {
+  std::vector<std::pair<double, const TunedEntry*>> found;
+  for (const auto& [key, e] : entries_) {
+    if (e.same_device != same_device || e.op != op || e.dtype != dtype || e.math != math) continue;
+    if (same_device && e.shape_key == shape_key) continue;
+    const double d = shape_distance(shape, e.shape);
+    if (d <= max_distance) found.emplace_back(d, &e);
+  }
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first < b.first;
+    if (a.second->shape_key != b.second->shape_key) return a.second->shape_key < b.second->shape_key;
+    return a.second->device_key < b.second->device_key;
+  });
+  return found;
+}
+
+}  // namespace ocltune
