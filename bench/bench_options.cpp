@@ -51,7 +51,7 @@ ProblemList select_problems(const BenchOptions& options, const DeviceInfo& devic
     }
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   }
-  const std::string preset = options.shapes.empty() ? (device.type == "CPU" ? "quick" : "default") : options.shapes;
+  const std::string preset = options.shapes.empty() ? (device.type == DeviceType::kCpu ? "quick" : "default") : options.shapes;
   const std::vector<std::string> presets = preset_names();
   ProblemList problems;
   if (std::find(presets.begin(), presets.end(), preset) != presets.end()) {

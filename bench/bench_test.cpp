@@ -44,8 +44,8 @@ TEST(Roofline, Tf32ProblemsMeetTheTensorCoreCeilingWhereOneWasMeasured) {
 // fp32 GEMM the TF32 rate only in tf32 mode, a memory-bound fp16 op none (it computes in fp32).
 TEST(Roofline, ProblemsNameTheirMatrixInputs) {
   EXPECT_EQ(GemmProblem({.m = 64, .n = 64, .k = 64, .dtype = DType::kFp16}).matrix_inputs(), "fp16");
-  EXPECT_EQ(GemmProblem({.m = 64, .n = 64, .k = 64, .math = "tf32", .dtype = DType::kBf16}).matrix_inputs(), "bf16");
-  EXPECT_EQ(GemmProblem({.m = 64, .n = 64, .k = 64, .math = "tf32"}).matrix_inputs(), "tf32");
+  EXPECT_EQ(GemmProblem({.m = 64, .n = 64, .k = 64, .math = MathMode::kTf32, .dtype = DType::kBf16}).matrix_inputs(), "bf16");
+  EXPECT_EQ(GemmProblem({.m = 64, .n = 64, .k = 64, .math = MathMode::kTf32}).matrix_inputs(), "tf32");
   EXPECT_EQ(GemmProblem({.m = 64, .n = 64, .k = 64}).matrix_inputs(), "");
   const auto softmax = softmax_family().from_json({{"dims", {64, 64}}, {"dtype", "fp16"}});
   EXPECT_EQ(softmax->matrix_inputs(), "");

@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
   if (!found) return 0;
   const DeviceInfo& device = *found;
   Session session(device);
-  const GemmShape shape{.m = 4096, .n = 4096, .k = 4096, .math = "tf32"};
+  const GemmShape shape{.m = 4096, .n = 4096, .k = 4096, .math = MathMode::kTf32};
   const Config mma = {{"MMA", 1},    {"BM", 128},  {"BN", 128},  {"BK", 16},   {"WM", 2},       {"WN", 2},
                       {"STAGES", 0}, {"DBUF", 1},  {"LDSM", 0},  {"BVEC", 0},  {"GROUP_M", 1}, {"SWIZZLE", 0}, {"FRAG_DBUF", 0}};
   const Config wgmma = {{"WGMMA", 1}, {"BM", 64}, {"BN", 256}, {"BK", 16}, {"WGS", 1}};

@@ -47,7 +47,7 @@ int bench_main(int argc, char** argv) {
                         .bf16 = mma_peak("bf16", MmaInputs::kBf16)};
   const std::string db_path = options.db.empty() ? default_database_path() : options.db;
   add_run_context(device, copy, peak, mma,
-                  {.shapes = options.shapes.empty() ? (device.type == "CPU" ? "quick" : "default") : options.shapes,
+                  {.shapes = options.shapes.empty() ? (device.type == DeviceType::kCpu ? "quick" : "default") : options.shapes,
                    .database = db_path});
   fmt::print(stderr, "ocltune_bench: [{}] {} ({}): copy {:.1f} GB/s, fp32 FMA peak {:.1f} GFLOP/s\n", device.index,
              device.name, device.platform_name, copy.value, peak.value);

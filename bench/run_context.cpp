@@ -18,7 +18,7 @@ void add_run_context(const DeviceInfo& d, const Ceiling& copy, const Ceiling& pe
   add("ocltune_device_key", d.key());
   add("ocltune_device_name", d.name);
   add("ocltune_device_vendor", d.vendor);
-  add("ocltune_device_type", d.type);
+  add("ocltune_device_type", device_type_name(d.type));
   add("ocltune_platform_name", d.platform_name);
   add("ocltune_platform_version", d.platform_version);
   add("ocltune_driver_version", d.driver_version);

@@ -18,7 +18,7 @@ int run_devices(const CliOptions& options) {
   for (const DeviceInfo& d : devices) {
     fmt::print("[{}] {}\n", d.index, d.name);
     fmt::print("    platform        {} ({})\n", d.platform_name, d.platform_version);
-    fmt::print("    type            {}\n", d.type);
+    fmt::print("    type            {}\n", device_type_name(d.type));
     fmt::print("    vendor          {}\n", d.vendor);
     fmt::print("    driver          {}\n", d.driver_version);
     fmt::print("    compute units   {}\n", d.compute_units);

@@ -124,27 +124,27 @@ int run_eval(const CliOptions& options) {
   Evaluator evaluator(session, *evaluation);
   const TimingPolicy timing{.warmup = 3, .min_runs = 10, .max_runs = 60, .target_spread = 0.02, .max_seconds = 3};
 
-  fmt::print("[{}] {} | {} {} {} {}\n", device.index, device.name, problem->op(), problem->dtype(), problem->math(),
+  fmt::print("[{}] {} | {} {} {} {}\n", device.index, device.name, problem->op(), dtype_name(problem->dtype()), math_name(problem->math()),
              problem->shape_key());
   nlohmann::json results = nlohmann::json::array();
   std::optional<double> best_ns;
   for (const Config& config : configs) {
     const EvalOutcome o = evaluator.evaluate(config, timing);
-    nlohmann::json r = {{"params", to_string(config)}, {"status", o.status}, {"compile_ms", o.compile_ms}};
+    nlohmann::json r = {{"params", to_string(config)}, {"status", status_name(o.status)}, {"compile_ms", o.compile_ms}};
     if (o.stats) {
       r["median_ns"] = o.stats->median_ns;
       r["spread"] = o.stats->spread;
       r["rate"] = throughput(*problem, o.stats->median_ns);
-      if (o.status == "ok" && (!best_ns || o.stats->median_ns < *best_ns)) best_ns = o.stats->median_ns;
-      fmt::print("{:<13} {:>10.1f} us {:>18} spread {:5.1f}%  {}\n", o.status, o.stats->median_ns * 1e-3,
+      if (o.status == Status::kOk && (!best_ns || o.stats->median_ns < *best_ns)) best_ns = o.stats->median_ns;
+      fmt::print("{:<13} {:>10.1f} us {:>18} spread {:5.1f}%  {}\n", status_name(o.status), o.stats->median_ns * 1e-3,
                  format_throughput(*problem, o.stats->median_ns), 100 * o.stats->spread, to_string(config));
     } else {
       r["error"] = o.error;
-      fmt::print("{:<13} {}\n    {}\n", o.status, to_string(config), o.error.substr(0, 600));
+      fmt::print("{:<13} {}\n    {}\n", status_name(o.status), to_string(config), o.error.substr(0, 600));
     }
     results.push_back(std::move(r));
   }
-  nlohmann::json out = {{"device", to_json(device)}, {"op", problem->op()}, {"dtype", problem->dtype()}, {"math", problem->math()},
+  nlohmann::json out = {{"device", to_json(device)}, {"op", problem->op()}, {"dtype", dtype_name(problem->dtype())}, {"math", math_name(problem->math())},
                         {"shape_key", problem->shape_key()},
                         {"results", results}};
   if (options.baseline) {
@@ -167,7 +167,7 @@ int run_eval(const CliOptions& options) {
   // The fastest verified configurations, fastest first.
   std::vector<const nlohmann::json*> ok;
   for (const auto& r : results) {
-    if (r["status"] == "ok") ok.push_back(&r);
+    if (r["status"] == status_name(Status::kOk)) ok.push_back(&r);
   }
   std::sort(ok.begin(), ok.end(), [](auto* a, auto* b) { return (*a)["median_ns"] < (*b)["median_ns"]; });
   if (ok.size() > 1) {

@@ -31,8 +31,8 @@ void ConsoleProgress::evaluated(const Problem& problem, const EvalOutcome& outco
   if (quiet_) return;
   const std::string best_text = best && best->stats ? format_throughput(problem, best->stats->median_ns) : "-";
   if (!terminal_) {
-    const std::string result = outcome.stats ? format_throughput(problem, outcome.stats->median_ns) : outcome.status;
-    fmt::print(out_, "  {}/{} {:<13} {:>16}  best {}  {}\n", done, planned, outcome.status, result, best_text,
+    const std::string result = outcome.stats ? format_throughput(problem, outcome.stats->median_ns) : status_name(outcome.status);
+    fmt::print(out_, "  {}/{} {:<13} {:>16}  best {}  {}\n", done, planned, status_name(outcome.status), result, best_text,
                to_string(outcome.config));
     std::fflush(out_);
     return;
@@ -52,7 +52,7 @@ void ConsoleProgress::problem_finished(const Problem& problem, const ProblemRepo
   if (terminal_) fmt::print(out_, "\r\x1b[K");
   std::string line = fmt::format("  done: {} evaluated", report.evaluated);
   if (report.reused) line += fmt::format(", {} reused from earlier runs", report.reused);
-  for (const auto& [status, n] : report.by_status) line += fmt::format(", {} {}", n, status);
+  for (const auto& [status, n] : report.by_status) line += fmt::format(", {} {}", n, status_name(status));
   if (report.best) line += fmt::format("; best {}", format_throughput(problem, report.best->stats->median_ns));
   if (report.confidence) {
     line += fmt::format(" ({:.1f}% ahead of the runner-up after re-timing {} interleaved)", 100 * *report.confidence,

@@ -62,7 +62,7 @@ int run_record(const CliOptions& options) {
   const RecordedSpace space = recorded_space_from_db(db, options.op, options.shape, options.device_key);
   save_recorded_space(space, options.out);
   std::size_t ok = 0;
-  for (const RecordedPoint& p : space.points) ok += p.status == "ok";
+  for (const RecordedPoint& p : space.points) ok += p.status == Status::kOk;
   fmt::print(stderr, "ocltune: wrote {} configurations ({} verified) of {} {} on {} to {}\n", space.points.size(), ok,
              space.op, space.shape_key, space.device.empty() ? space.device_key : space.device, options.out);
   return kExitOk;

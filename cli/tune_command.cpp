@@ -2,11 +2,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <numeric>
 #include <csignal>
 #include <filesystem>
-#include <set>
 #include <fstream>
+#include <numeric>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -28,6 +28,13 @@
 namespace ocltune {
 namespace {
 
+// The per-status counts keyed by the database's status names.
+nlohmann::json by_status_json(const std::map<Status, int>& counts) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [status, n] : counts) j[status_name(status)] = n;
+  return j;
+}
+
 std::vector<const OpFamily*> resolve_ops(const std::vector<std::string>& names) {
   std::vector<const OpFamily*> families;
   for (const std::string& name : names) {
@@ -46,7 +53,7 @@ ProblemList load_problems(const std::vector<const OpFamily*>& families, const st
                           const DeviceInfo& device) {
   const std::vector<std::string> presets = preset_names();
   std::string preset = shapes;
-  if (preset.empty()) preset = device.type == "CPU" ? "quick" : "default";
+  if (preset.empty()) preset = device.type == DeviceType::kCpu ? "quick" : "default";
   ProblemList problems;
   if (std::find(presets.begin(), presets.end(), preset) != presets.end()) {
     // Families take turns (each preset lists its most common shapes first), so a time budget that
@@ -65,8 +72,8 @@ ProblemList load_problems(const std::vector<const OpFamily*>& families, const st
   }
   std::ifstream in(shapes);
   if (!in) {
-    throw UsageError(fmt::format("--shapes '{}' is neither a preset ({}) nor a readable file", shapes,
-                                 fmt::join(presets, ", ")));
+    throw UsageError(
+        fmt::format("--shapes '{}' is neither a preset ({}) nor a readable file", shapes, fmt::join(presets, ", ")));
   }
   nlohmann::json list = nlohmann::json::parse(in, nullptr, false);
   if (list.is_discarded()) throw UsageError(fmt::format("--shapes {}: not valid JSON", shapes));
@@ -96,7 +103,8 @@ ProblemList with_math_mode(ProblemList problems, const std::string& math, bool q
     }
   }
   if (!quiet && !unchanged.empty()) {
-    fmt::print(stderr, "ocltune: --math {} applies to gemm and conv2d; {} stay exact\n", math, fmt::join(unchanged, ", "));
+    fmt::print(stderr, "ocltune: --math {} applies to gemm and conv2d; {} stay exact\n", math,
+               fmt::join(unchanged, ", "));
   }
   return problems;
 }
@@ -125,11 +133,14 @@ TuneOptions tune_options(const CliOptions& options, const DeviceInfo& device) {
   TuneOptions tune;
   tune.strategy = options.strategy;
   const bool bounded = options.max_evals >= 0 || options.fraction > 0 || !options.time_budget.empty();
-  tune.max_evals = options.max_evals >= 0 ? options.max_evals : bounded ? 0 : (device.type == "CPU" ? 16 : 48);
+  tune.max_evals = options.max_evals >= 0 ? options.max_evals
+                   : bounded              ? 0
+                                          : (device.type == DeviceType::kCpu ? 16 : 48);
   // Without any budget flag a run is also held to a time budget in total (6 minutes on GPUs, whose
   // default preset has hundreds of problems; 5 on CPUs), so `--ops all` ends in minutes; families
   // take turns, and later runs resume where it stopped.
-  if (!bounded) tune.time_budget_s = device.type == "CPU" ? kDefaultCpuBudgetSeconds : kDefaultGpuBudgetSeconds;
+  if (!bounded)
+    tune.time_budget_s = device.type == DeviceType::kCpu ? kDefaultCpuBudgetSeconds : kDefaultGpuBudgetSeconds;
   tune.fraction = options.fraction;
   tune.patience = options.patience;
   tune.cut_factor = options.cut;
@@ -160,13 +171,13 @@ nlohmann::json report_json(const Problem& p, const ProblemReport& r) {
                       {"raw_space_size", r.raw_size},
                       {"evaluated", r.evaluated},
                       {"reused", r.reused},
-                      {"by_status", r.by_status},
+                      {"by_status", by_status_json(r.by_status)},
                       {"stop_reason", r.stop_reason},
                       {"final_candidates", r.final_candidates},
                       {"best_written", r.best_written}};
   if (r.confidence) j["confidence"] = *r.confidence;
   auto outcome_json = [&](const EvalOutcome& o) {
-    nlohmann::json x = {{"params", to_string(o.config)}, {"status", o.status}};
+    nlohmann::json x = {{"params", to_string(o.config)}, {"status", status_name(o.status)}};
     if (o.stats) {
       x["median_ns"] = o.stats->median_ns;
       x[p.memory_bound() ? "gbs" : "gflops"] = throughput(p, o.stats->median_ns);
@@ -188,17 +199,20 @@ void print_summary(const ProblemList& problems, const std::vector<ProblemReport>
   }
   std::vector<std::size_t> order(reports.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
-  const auto rank = [&](std::size_t i) { return std::find(op_order.begin(), op_order.end(), reports[i].op) - op_order.begin(); };
+  const auto rank = [&](std::size_t i) {
+    return std::find(op_order.begin(), op_order.end(), reports[i].op) - op_order.begin();
+  };
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return rank(a) < rank(b); });
   for (const std::size_t i : order) {
     const Problem& p = *problems[i];
     const ProblemReport& r = reports[i];
     int failed = 0;
-    for (const auto& [status, n] : r.by_status) failed += status == "ok" || status == "cut" ? 0 : n;
+    for (const auto& [status, n] : r.by_status) failed += is_timed(status) ? 0 : n;
     const auto& d = r.default_result;
-    const std::string dflt = d && d->stats ? format_throughput(p, d->stats->median_ns) : (d ? d->status : "-");
+    const std::string dflt = d && d->stats ? format_throughput(p, d->stats->median_ns) : (d ? status_name(d->status) : "-");
     const std::string best = r.best ? format_throughput(p, r.best->stats->median_ns) : "-";
-    const std::string speedup = r.best && d && d->stats ? fmt::format("{:.2f}x", d->stats->median_ns / r.best->stats->median_ns) : "-";
+    const std::string speedup =
+        r.best && d && d->stats ? fmt::format("{:.2f}x", d->stats->median_ns / r.best->stats->median_ns) : "-";
     // lead: how far ahead of the runner-up the winner is (after the interleaved re-timing).
     const std::string lead = r.confidence ? fmt::format("{:.1f}%", 100 * *r.confidence) : "-";
     fmt::print("{:<10} {:<44} {:>6} {:>6} {:>16} {:>16} {:>8} {:>6}  {}\n", r.op, r.shape_key, r.evaluated + r.reused,
@@ -221,8 +235,9 @@ int run_tune(const CliOptions& options) {
   const std::string db_path = options.db.empty() ? default_database_path() : options.db;
   Database db = Database::open(db_path);
   db.upsert_device(device);
-  Session session(device, options.binary_cache.empty() ? default_binary_cache_dir()
-                          : options.binary_cache == "off" ? std::string() : options.binary_cache);
+  Session session(device, options.binary_cache.empty()    ? default_binary_cache_dir()
+                          : options.binary_cache == "off" ? std::string()
+                                                          : options.binary_cache);
   // Ceilings are measured once per device key and kept with the device: every memory-bound result
   // is reported against the copy bandwidth, every compute-bound one against the FMA peak.
   if (!db.device_bandwidth(device.key())) {
@@ -233,7 +248,8 @@ int run_tune(const CliOptions& options) {
   if (!db.device_peak(device.key())) {
     const Ceiling peak = measure_peak_gflops(session);
     db.set_device_peak(device.key(), peak.value);
-    if (!options.quiet) fmt::print(stderr, "ocltune: fp32 FMA peak {:.1f} GFLOP/s (measured once, stored)\n", peak.value);
+    if (!options.quiet)
+      fmt::print(stderr, "ocltune: fp32 FMA peak {:.1f} GFLOP/s (measured once, stored)\n", peak.value);
   }
 
   RunRow run;
@@ -287,14 +303,15 @@ int run_tune(const CliOptions& options) {
     fmt::print("{}\n", out.dump(2));
   } else if (!options.quiet) {
     print_summary(problems, reports);
-    fmt::print("\nrun {} {}: compile {:.1f} s (evaluations waited {:.1f} s for builds; {} thread(s) built ahead), "
-               "verify {:.1f} s, timing {:.1f} s; results in {}\n",
-               run_id, run_status, tuner.compile_seconds(), tuner.compile_wait_seconds(),
-               tune.compile_threads, tuner.verify_seconds(),
-               tuner.timing_seconds(), db_path);
+    fmt::print(
+        "\nrun {} {}: compile {:.1f} s (evaluations waited {:.1f} s for builds; {} thread(s) built ahead), "
+        "verify {:.1f} s, timing {:.1f} s; results in {}\n",
+        run_id, run_status, tuner.compile_seconds(), tuner.compile_wait_seconds(), tune.compile_threads,
+        tuner.verify_seconds(), tuner.timing_seconds(), db_path);
   }
   if (run_status == "interrupted") {
-    fmt::print(stderr, "ocltune: interrupted; every finished evaluation is in {}; run the same command to resume\n", db_path);
+    fmt::print(stderr, "ocltune: interrupted; every finished evaluation is in {}; run the same command to resume\n",
+               db_path);
     return kExitInterrupted;
   }
   return kExitOk;

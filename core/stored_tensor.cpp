@@ -19,48 +19,35 @@ constexpr std::uint16_t kHalfCanary = 0x7e5a;
 constexpr std::uint16_t kBf16Canary = 0x7fca;
 constexpr std::int64_t kIndexCanary = -0x5eed;
 
-bool is_16bit(const std::string& dtype) { return dtype == "fp16" || dtype == "bf16"; }
+bool is_16bit(DType dtype) { return dtype != DType::kFp32; }
 
-std::uint16_t to_bits16(float x, const std::string& dtype) {
-  return dtype == "fp16" ? float_to_half(x) : float_to_bf16(x);
-}
-float from_bits16(std::uint16_t b, const std::string& dtype) {
-  return dtype == "fp16" ? half_to_float(b) : bf16_to_float(b);
-}
+std::uint16_t to_bits16(float x, DType dtype) { return dtype == DType::kFp16 ? float_to_half(x) : float_to_bf16(x); }
+float from_bits16(std::uint16_t b, DType dtype) { return dtype == DType::kFp16 ? half_to_float(b) : bf16_to_float(b); }
+float round_to_dtype(float x, DType dtype) { return is_16bit(dtype) ? from_bits16(to_bits16(x, dtype), dtype) : x; }
 
 }  // namespace
 
-bool is_storage_dtype(const std::string& dtype) { return dtype == "fp32" || is_16bit(dtype); }
-
-std::string dtype_define(const std::string& dtype) {
-  if (dtype == "fp16") return "1";
-  if (dtype == "bf16") return "2";
-  return "0";
-}
-
-std::size_t dtype_bytes(const std::string& dtype) {
-  if (dtype == "int64") return 8;
-  return is_16bit(dtype) ? 2 : 4;
-}
-
-float round_to_dtype(float x, const std::string& dtype) {
-  return is_16bit(dtype) ? from_bits16(to_bits16(x, dtype), dtype) : x;
-}
-
-StoredTensor::StoredTensor(std::string dtype, std::int64_t count, std::int64_t offset)
-    : dtype_(std::move(dtype)), count_(count), offset_(offset) {
-  if (dtype_ != "int64" && !is_storage_dtype(dtype_)) throw Error(fmt::format("unknown storage type '{}'", dtype_));
+StoredTensor::StoredTensor(DType dtype, std::int64_t count, std::int64_t offset)
+    : dtype_(dtype), count_(count), offset_(offset) {
   if (count < 0 || offset < 0) throw Error("negative tensor size or offset");
-  if (dtype_ == "int64") {
-    indices_.assign(total(), kIndexCanary);
-  } else if (is_16bit(dtype_)) {
-    values_.assign(total(), from_bits16(dtype_ == "fp16" ? kHalfCanary : kBf16Canary, dtype_));
+  if (is_16bit(dtype_)) {
+    values_.assign(total(), from_bits16(dtype_ == DType::kFp16 ? kHalfCanary : kBf16Canary, dtype_));
   } else {
     values_.assign(total(), canary_value());
   }
 }
 
-std::size_t StoredTensor::element_bytes() const { return dtype_bytes(dtype_); }
+StoredTensor StoredTensor::indices(std::int64_t count, std::int64_t offset) {
+  StoredTensor t;
+  if (count < 0 || offset < 0) throw Error("negative tensor size or offset");
+  t.index_ = true;
+  t.count_ = count;
+  t.offset_ = offset;
+  t.indices_.assign(t.total(), kIndexCanary);
+  return t;
+}
+
+std::size_t StoredTensor::element_bytes() const { return index_ ? sizeof(std::int64_t) : dtype_bytes(dtype_); }
 
 void StoredTensor::fill_uniform(std::uint64_t seed, float lo, float hi) {
   std::vector<float> data(static_cast<std::size_t>(count_));
@@ -74,7 +61,7 @@ void StoredTensor::fill(float value) {
 
 void StoredTensor::set(std::int64_t i, float value) {
   const auto at = static_cast<std::size_t>(offset_ + i);
-  if (dtype_ == "int64") {
+  if (index_) {
     indices_[at] = static_cast<std::int64_t>(value);
   } else {
     values_[at] = round_to_dtype(value, dtype_);
@@ -83,7 +70,7 @@ void StoredTensor::set(std::int64_t i, float value) {
 
 std::vector<std::uint8_t> StoredTensor::encode() const {
   std::vector<std::uint8_t> bytes(total() * element_bytes());
-  if (dtype_ == "int64") {
+  if (index_) {
     std::memcpy(bytes.data(), indices_.data(), bytes.size());
   } else if (is_16bit(dtype_)) {
     // Widening is exact and injective, so narrowing the widened image restores every bit pattern
@@ -91,7 +78,7 @@ std::vector<std::uint8_t> StoredTensor::encode() const {
     for (std::size_t i = 0; i < values_.size(); ++i) {
       const std::uint32_t x = std::bit_cast<std::uint32_t>(values_[i]);
       std::uint16_t b;
-      if (dtype_ == "bf16") {
+      if (dtype_ == DType::kBf16) {
         b = static_cast<std::uint16_t>(x >> 16);
       } else if (std::isnan(values_[i])) {
         b = static_cast<std::uint16_t>(((x >> 16) & 0x8000u) | 0x7c00u | ((x >> 13) & 0x3ffu));
@@ -134,7 +121,7 @@ std::vector<float> StoredTensor::read_values(cl::CommandQueue& queue) const {
     throw ClError(e);
   }
   std::vector<float> out(total());
-  if (is_16bit(dtype_)) {
+  if (!index_ && is_16bit(dtype_)) {
     for (std::size_t i = 0; i < out.size(); ++i) {
       std::uint16_t b;
       std::memcpy(&b, bytes.data() + 2 * i, 2);
@@ -156,11 +143,11 @@ std::vector<std::int64_t> StoredTensor::read_indices(cl::CommandQueue& queue) co
   return out;
 }
 
-Expected expect_stored(std::size_t index, double value, double magnitude, double tolerance, const std::string& dtype) {
+Expected expect_stored(std::size_t index, double value, double magnitude, double tolerance, DType dtype) {
   double scale = magnitude;
-  if (dtype != "fp32" && std::isfinite(value)) {
-    const double u = unit_roundoff(dtype.c_str());
-    const double half_subnormal = dtype == "fp16" ? 0x1.0p-25 : 0x1.0p-134;
+  if (dtype != DType::kFp32 && std::isfinite(value)) {
+    const double u = dtype_roundoff(dtype);
+    const double half_subnormal = dtype == DType::kFp16 ? 0x1.0p-25 : 0x1.0p-134;
     scale += (u * std::abs(value) + half_subnormal) / tolerance;
   }
   return {index, value, scale};

@@ -7,31 +7,27 @@
 #include <string>
 #include <vector>
 
+#include "core/storage.h"
 #include "harness/cl.h"
 #include "harness/verify.h"
 
 namespace ocltune {
-
-// "fp32", "fp16", "bf16": what Problem::dtype() returns and shapes name in "dtype".
-bool is_storage_dtype(const std::string& dtype);
-// Value of the DTYPE macro of kernels/storage.cl.
-std::string dtype_define(const std::string& dtype);
-std::size_t dtype_bytes(const std::string& dtype);
-// `x` rounded to the storage type and widened back (round to nearest even, as the kernels store).
-float round_to_dtype(float x, const std::string& dtype);
 
 // A finite value no kernel of these families computes for random inputs: outputs start with it,
 // so an output element that is never written fails even where the reference is NaN.
 inline constexpr float kUnwrittenSentinel = -12288.0f;  // exact in fp16 and bf16
 
 // One buffer of a test or tuning instance: `offset` elements of padding, `count` elements, then
-// kCanaryWords canary elements, in the storage type ("fp32", "fp16", "bf16" or "int64").
+// kCanaryWords canary elements, in a storage type or (indices()) as int64 indices.
 class StoredTensor {
  public:
   StoredTensor() = default;
-  StoredTensor(std::string dtype, std::int64_t count, std::int64_t offset = 0);
+  StoredTensor(DType dtype, std::int64_t count, std::int64_t offset = 0);
+  // An int64 index tensor (argmax/argmin outputs).
+  static StoredTensor indices(std::int64_t count, std::int64_t offset = 0);
 
-  const std::string& dtype() const { return dtype_; }
+  DType dtype() const { return dtype_; }
+  bool is_index() const { return index_; }
   std::int64_t count() const { return count_; }
   std::int64_t offset() const { return offset_; }
   std::size_t total() const { return static_cast<std::size_t>(offset_ + count_) + kCanaryWords; }
@@ -58,10 +54,11 @@ class StoredTensor {
   std::size_t element_bytes() const;
   std::vector<std::uint8_t> encode() const;
 
-  std::string dtype_ = "fp32";
+  DType dtype_ = DType::kFp32;
+  bool index_ = false;
   std::int64_t count_ = 0, offset_ = 0;
   std::vector<float> values_;          // float dtypes: exact widened values, padding and canaries included
-  std::vector<std::int64_t> indices_;  // "int64"
+  std::vector<std::int64_t> indices_;  // index tensors
   cl::Buffer buffer_;
 };
 
@@ -69,7 +66,7 @@ class StoredTensor {
 // (magnitude: the sum of the absolute terms that produced it); storing into `dtype` rounds by up
 // to u(dtype) * |value| more (and half a subnormal step near zero). Both fold into the scale of
 // an Expected compared at `tolerance`.
-Expected expect_stored(std::size_t index, double value, double magnitude, double tolerance, const std::string& dtype);
+Expected expect_stored(std::size_t index, double value, double magnitude, double tolerance, DType dtype);
 
 // Checks an int64 index output: every element in `expected` (index, value) matches exactly, every
 // other element (padding, canaries, unsampled outputs excepted by `written`) is untouched.

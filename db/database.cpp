@@ -142,7 +142,7 @@ void Database::upsert_device(const DeviceInfo& d) {
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13)
     ON CONFLICT(device_key) DO UPDATE SET last_seen = excluded.last_seen, clock_mhz = excluded.clock_mhz)");
   s.bind(1, d.key()).bind(2, d.platform_name).bind(3, d.platform_version).bind(4, d.name).bind(5, d.vendor);
-  s.bind(6, d.driver_version).bind(7, d.type).bind(8, static_cast<std::int64_t>(d.compute_units));
+  s.bind(6, d.driver_version).bind(7, device_type_name(d.type)).bind(8, static_cast<std::int64_t>(d.compute_units));
   s.bind(9, static_cast<std::int64_t>(d.clock_mhz)).bind(10, static_cast<std::int64_t>(d.global_mem_bytes));
   s.bind(11, static_cast<std::int64_t>(d.local_mem_bytes)).bind(12, static_cast<std::int64_t>(d.max_work_group_size));
   s.bind(13, now).run();

@@ -22,7 +22,7 @@ std::string to_jsonl(const TunedRows& rows);
 // Inverse of to_jsonl. The text is untrusted: anything but the exact format (unknown or missing
 // fields, wrong types, non-finite numbers, oversized lines or strings, a newer schema version) is
 // refused with a DatabaseError naming `name`, the line and the field. Values are not checked
-// against the ops' parameter spaces here; that is the caller's job (ops/tuned_rows.h).
+// against the ops' parameter spaces here; that is the caller's job (runtime/tuned_rows.h).
 TunedRows parse_jsonl(std::string_view text, const std::string& name);
 
 }  // namespace ocltune

@@ -11,7 +11,7 @@
 namespace ocltune {
 
 // Why a best row may not be used (empty: it may). `device` is its device row, null when the source
-// has none. The db layer does not know the ops; callers pass ops/tuned_rows.h's check.
+// has none. The db layer does not know the ops; callers pass runtime/tuned_rows.h's check.
 using RowCheck = std::function<std::string(const BestRow& row, const DeviceRow* device)>;
 
 // Every device and best row of a database file (.db, any schema version, opened read-only) or a

@@ -18,7 +18,7 @@ std::string lower(std::string s) {
 
 std::string Capability::describe() const {
   std::string out = vendor.empty() ? "any vendor" : vendor;
-  if (!device_type.empty()) out += ", " + device_type;
+  if (device_type) out += std::string(", ") + device_type_name(*device_type);
   if (!extension.empty()) out += ", " + extension;
   if (min_nv_compute_capability > 0) {
     out += fmt::format(", compute capability >= {}.{}", min_nv_compute_capability / 10, min_nv_compute_capability % 10);
@@ -32,7 +32,7 @@ std::string Capability::describe() const {
 bool satisfies(const DeviceInfo& device, const Capability& needs) {
   if (!needs.vendor.empty() && lower(device.vendor).find(lower(needs.vendor)) == std::string::npos) return false;
   // A database row stores the device type, so this holds offline as well as on the device.
-  if (!needs.device_type.empty() && device.type != needs.device_type) return false;
+  if (needs.device_type && device.type != *needs.device_type) return false;
   if (!device.capabilities_known) return true;
   if (!needs.extension.empty() && !device.has_extension(needs.extension)) return false;
   if (needs.min_nv_compute_capability > 0 && device.nv_compute_capability < needs.min_nv_compute_capability) return false;

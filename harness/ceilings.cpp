@@ -11,7 +11,7 @@ namespace ocltune {
 
 Ceiling measure_copy_bandwidth(Session& session) {
   const DeviceInfo& d = session.device();
-  const std::size_t target = d.type == "GPU" ? (std::size_t{1} << 30) : (std::size_t{256} << 20);
+  const std::size_t target = d.type == DeviceType::kGpu ? (std::size_t{1} << 30) : (std::size_t{256} << 20);
   const std::size_t bytes = std::min<std::size_t>(target, std::min<std::uint64_t>(d.max_alloc_bytes, d.global_mem_bytes / 4));
   try {
     cl::Buffer src(session.context(), CL_MEM_READ_WRITE, bytes);
@@ -38,7 +38,7 @@ Ceiling measure_copy_bandwidth(Session& session) {
 Ceiling measure_peak_gflops(Session& session) {
   const DeviceInfo& d = session.device();
   constexpr int kChains = 8;
-  const bool gpu = d.type == "GPU";
+  const bool gpu = d.type == DeviceType::kGpu;
   const std::size_t items = static_cast<std::size_t>(std::max<std::uint32_t>(1, d.compute_units)) * (gpu ? 4096 : 256);
   const int iterations = gpu ? 4096 : 1024;
   // The best over vector widths: a GPU is indifferent, a CPU needs its SIMD width (8 or 16).

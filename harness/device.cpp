@@ -24,11 +24,11 @@ std::string trim(std::string s) {
   return s;
 }
 
-std::string type_name(cl_device_type type) {
-  if (type & CL_DEVICE_TYPE_GPU) return "GPU";
-  if (type & CL_DEVICE_TYPE_CPU) return "CPU";
-  if (type & CL_DEVICE_TYPE_ACCELERATOR) return "ACCELERATOR";
-  return "OTHER";
+DeviceType type_of(cl_device_type type) {
+  if (type & CL_DEVICE_TYPE_GPU) return DeviceType::kGpu;
+  if (type & CL_DEVICE_TYPE_CPU) return DeviceType::kCpu;
+  if (type & CL_DEVICE_TYPE_ACCELERATOR) return DeviceType::kAccelerator;
+  return DeviceType::kOther;
 }
 
 cl_uint nv_attribute(const cl::Device& device, cl_device_info what) {
@@ -49,7 +49,7 @@ DeviceInfo describe(const cl::Platform& platform, const cl::Device& device, int 
   d.driver_version = trim(device.getInfo<CL_DRIVER_VERSION>());
   d.device_version = trim(device.getInfo<CL_DEVICE_VERSION>());
   d.opencl_c_version = trim(device.getInfo<CL_DEVICE_OPENCL_C_VERSION>());
-  d.type = type_name(device.getInfo<CL_DEVICE_TYPE>());
+  d.type = type_of(device.getInfo<CL_DEVICE_TYPE>());
   d.extensions = trim(device.getInfo<CL_DEVICE_EXTENSIONS>());
   d.compute_units = device.getInfo<CL_DEVICE_MAX_COMPUTE_UNITS>();
   d.clock_mhz = device.getInfo<CL_DEVICE_MAX_CLOCK_FREQUENCY>();
@@ -68,6 +68,23 @@ DeviceInfo describe(const cl::Platform& platform, const cl::Device& device, int 
 
 }  // namespace
 
+const char* device_type_name(DeviceType type) {
+  switch (type) {
+    case DeviceType::kGpu: return "GPU";
+    case DeviceType::kCpu: return "CPU";
+    case DeviceType::kAccelerator: return "ACCELERATOR";
+    case DeviceType::kOther: return "OTHER";
+  }
+  return "OTHER";
+}
+
+DeviceType parse_device_type(const std::string& name) {
+  if (name == "GPU") return DeviceType::kGpu;
+  if (name == "CPU") return DeviceType::kCpu;
+  if (name == "ACCELERATOR") return DeviceType::kAccelerator;
+  return DeviceType::kOther;
+}
+
 std::string DeviceInfo::key() const {
   // Field separator 0x1f cannot occur in the reported strings, so fields cannot run together.
   const std::string identity = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", platform_name, platform_version,
@@ -78,7 +95,7 @@ std::string DeviceInfo::key() const {
 std::string DeviceInfo::device_class() const {
   std::string v = vendor;
   std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
-  std::string t = type;
+  std::string t = device_type_name(type);
   std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
   return v + "/" + t;
 }
@@ -131,7 +148,7 @@ nlohmann::json to_json(const DeviceInfo& d) {
           {"platform", d.platform_name},
           {"platform_version", d.platform_version},
           {"name", d.name},
-          {"type", d.type},
+          {"type", device_type_name(d.type)},
           {"vendor", d.vendor},
           {"driver_version", d.driver_version},
           {"device_version", d.device_version},
@@ -148,7 +165,7 @@ nlohmann::json to_json(const DeviceInfo& d) {
 std::string describe_devices(const std::vector<DeviceInfo>& devices) {
   std::string out;
   for (const DeviceInfo& d : devices) {
-    out += fmt::format("  [{}] {} / {} ({})\n", d.index, d.platform_name, d.name, d.type);
+    out += fmt::format("  [{}] {} / {} ({})\n", d.index, d.platform_name, d.name, device_type_name(d.type));
   }
   return out;
 }

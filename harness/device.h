@@ -11,6 +11,11 @@
 
 namespace ocltune {
 
+// The OpenCL device type; "GPU", "CPU", "ACCELERATOR" or "OTHER" as text (databases, JSON, output).
+enum class DeviceType { kGpu, kCpu, kAccelerator, kOther };
+const char* device_type_name(DeviceType type);
+DeviceType parse_device_type(const std::string& name);  // anything unknown is kOther
+
 struct DeviceInfo {
   int index = -1;  // position across all platforms (platform order, then device order)
   std::string platform_name;
@@ -20,7 +25,7 @@ struct DeviceInfo {
   std::string driver_version;
   std::string device_version;     // e.g. "OpenCL 3.0 CUDA"
   std::string opencl_c_version;   // e.g. "OpenCL C 1.2 PoCL"
-  std::string type;               // "GPU", "CPU", "ACCELERATOR" or "OTHER"
+  DeviceType type = DeviceType::kOther;
   std::string extensions;         // space-separated, as reported
   std::uint32_t compute_units = 0;
   std::uint32_t clock_mhz = 0;

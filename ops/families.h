@@ -17,7 +17,7 @@ const OpFamily& gemm_family();
 const OpFamily& pool_family();
 const OpFamily& elementwise_family();
 
-const OpFamily& conv2d_family();  // test table: conv2d_test_cases() in ops/conv2d_problem.h
+const OpFamily& conv2d_family();  // test table: conv2d_test_cases() in ops/conv2d/conv2d_problem.h
 
 // The GEMM correctness table (shared by tests, the "test" preset and benchmarks).
 struct GemmTestCase {

@@ -12,6 +12,8 @@
 #include "harness/launch.h"
 #include "harness/verify.h"
 #include "core/config.h"
+#include "core/math_mode.h"
+#include "core/storage.h"
 #include "core/space.h"
 
 namespace ocltune {
@@ -35,12 +37,12 @@ class Problem {
  public:
   virtual ~Problem() = default;
   virtual std::string op() const = 0;         // family name, e.g. "gemm"
-  virtual std::string dtype() const { return "fp32"; }  // storage type: fp32, fp16 or bf16
-  // Arithmetic mode: "exact" (fp32 FMA) or "tf32" (matrix units); part of the database key.
-  virtual std::string math() const { return "exact"; }
+  virtual DType dtype() const { return DType::kFp32; }  // storage type; a database key (dtype_name)
+  // Arithmetic mode; part of the database key (math_name).
+  virtual MathMode math() const { return MathMode::kExact; }
   // The input type matrix units may use for the problem ("tf32", "fp16", "bf16"; "" where it runs
   // on the FMA units): what its compute-bound results are placed against in benchmarks.
-  virtual std::string matrix_inputs() const { return math() == "tf32" ? "tf32" : ""; }
+  virtual std::string matrix_inputs() const { return math() == MathMode::kTf32 ? "tf32" : ""; }
   virtual std::string shape_key() const = 0;  // canonical text of the shape: the database key
   virtual nlohmann::json shape_json() const = 0;  // accepted back by the family's from_json
   virtual SearchSpace space(const DeviceInfo& device) const = 0;

@@ -1,5 +1,5 @@
 // The per-family dispatch adapter: what the runtime needs from an op family to serve its calls.
-// A family adds one file (see ops/runtime_gemm.cpp) with its call struct, an adapter and an entry point.
+// A family adds one file (see runtime/gemm.cpp) with its call struct, an adapter and an entry point.
 #pragma once
 
 #include <array>

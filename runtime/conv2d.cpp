@@ -70,7 +70,7 @@ ShapeCode conv2d_shape_code(const DispatchAdapter& adapter, const Conv2dCall& c)
   ShapeCode code;
   code.adapter = &adapter;
   code.push(static_cast<std::int64_t>(s.dir) | (std::int64_t{s.bias} << 4) | (static_cast<std::int64_t>(s.act) << 8) |
-            (std::int64_t{s.math == "tf32"} << 12));
+            (std::int64_t{s.math == MathMode::kTf32} << 12));
   code.push(s.n);
   code.push(s.c);
   code.push(s.h);

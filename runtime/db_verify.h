@@ -8,7 +8,7 @@
 
 namespace ocltune {
 
-// The RowCheck of merge_rows: a best row must have a device row, and must be valid (ops/tuned_rows.h)
+// The RowCheck of merge_rows: a best row must have a device row, and must be valid (runtime/tuned_rows.h)
 // on the device that row describes.
 RowCheck row_check_by_device();
 

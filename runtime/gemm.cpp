@@ -48,7 +48,7 @@ GemmCall& GemmCall::packed() {
 
 GemmShape gemm_shape(const GemmCall& c) {
   return {.m = c.m, .n = c.n, .k = c.k, .batch = c.batch, .trans_a = c.trans_a, .trans_b = c.trans_b,
-          .alpha = c.alpha, .beta = c.beta, .math = c.tf32 ? "tf32" : "exact", .dtype = c.dtype};
+          .alpha = c.alpha, .beta = c.beta, .math = c.tf32 ? MathMode::kTf32 : MathMode::kExact, .dtype = c.dtype};
 }
 
 void check_gemm_call(const GemmCall& c) {

@@ -21,11 +21,4 @@ Dispatch enqueue_marker(cl_command_queue queue, const DispatchOptions& options) 
   return d;
 }
 
-std::int64_t dtype_code(const std::string& dtype) {
-  if (dtype == "fp32") return 0;
-  if (dtype == "fp16") return 1;
-  if (dtype == "bf16") return 2;
-  throw Error(fmt::format("dtype '{}' is not fp32, fp16 or bf16", dtype.substr(0, 16)));
-}
-
 }  // namespace ocltune

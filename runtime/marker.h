@@ -10,7 +10,5 @@ namespace ocltune {
 // A marker waiting for `options.wait`; its event when `options.events`.
 Dispatch enqueue_marker(cl_command_queue queue, const DispatchOptions& options);
 
-// The storage dtype as a small integer for shape codes: fp32 0, fp16 1, bf16 2; throws otherwise.
-std::int64_t dtype_code(const std::string& dtype);
 
 }  // namespace ocltune

@@ -54,7 +54,7 @@ ShapeCode norm_shape_code(const DispatchAdapter& adapter, const NormCall& c) {
   code.push(static_cast<std::int64_t>(c.shape.dims.size()));
   for (std::int64_t d : c.shape.dims) code.push(d);
   code.push(c.shape.axis);
-  code.push(dtype_code(c.shape.dtype));
+  code.push(static_cast<std::int64_t>(c.shape.dtype));
   return code;
 }
 

@@ -8,7 +8,7 @@
 namespace ocltune {
 namespace {
 
-// The caller's buffers, retained by the wrappers for the plan's lifetime (as ops/runtime_gemm.cpp).
+// The caller's buffers, retained by the wrappers for the plan's lifetime (as runtime/gemm.cpp).
 PoolOperands operands_of(const PoolCall& c) {
   PoolOperands o;
   o.in = cl::Buffer(c.in, true);

@@ -30,7 +30,7 @@ ShapeCode reduce_shape_code(const DispatchAdapter& adapter, const ReduceCall& c)
   code.push(axes);
   code.push(c.shape.keepdim);
   code.push(static_cast<std::int64_t>(c.shape.kind));
-  code.push(dtype_code(c.shape.dtype));
+  code.push(static_cast<std::int64_t>(c.shape.dtype));
   return code;
 }
 

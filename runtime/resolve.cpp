@@ -18,7 +18,7 @@ struct Candidate {
 };
 
 std::string blocked_key(const Problem& p, const Config& config) {
-  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}", p.op(), p.dtype(), p.math(), p.shape_key(), to_string(config));
+  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}", p.op(), dtype_name(p.dtype()), math_name(p.math()), p.shape_key(), to_string(config));
 }
 
 std::string describe(const TunedEntry& e) {
@@ -63,7 +63,7 @@ void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call
     std::lock_guard tables(tables_mutex_);
     table = table_;
   }
-  const std::string op = problem->op(), dtype = problem->dtype(), math = problem->math(), key = problem->shape_key();
+  const std::string op = problem->op(), dtype = dtype_name(problem->dtype()), math = math_name(problem->math()), key = problem->shape_key();
   const SearchSpace space = problem->space(session_.device());
   const ShapeInfo shape = shape_info(problem->shape_json());
 

@@ -94,7 +94,7 @@ class Runtime {
   RuntimeStats stats() const;
   std::vector<std::string> layer_paths() const;  // the database files loaded, system first
 
-  struct Entry;  // a resolved decision with its prepared kernels (ops/runtime_dispatch.cpp)
+  struct Entry;  // a resolved decision with its prepared kernels (runtime/dispatch.cpp)
 
  private:
   Entry& entry(const ShapeCode& code);

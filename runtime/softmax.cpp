@@ -27,7 +27,7 @@ ShapeCode softmax_shape_code(const DispatchAdapter& adapter, const SoftmaxCall& 
   for (std::int64_t d : c.shape.dims) code.push(d);
   code.push(c.shape.axis);
   code.push(c.shape.log);
-  code.push(dtype_code(c.shape.dtype));
+  code.push(static_cast<std::int64_t>(c.shape.dtype));
   return code;
 }
 

@@ -32,7 +32,7 @@ class TunedTable {
   explicit TunedTable(DeviceInfo device) : device_(std::move(device)) {}
 
   // Adds the best rows of `db` that can serve this device: those of its device key and those of
-  // devices of its class (DeviceInfo::device_class). Each is validated (ops/tuned_rows.h) against
+  // devices of its class (DeviceInfo::device_class). Each is validated (runtime/tuned_rows.h) against
   // this device; a refused row is reported through `log` (naming the table and row) and skipped.
   // A later layer's row replaces an earlier one's of the same key: add the system layer first.
   void add_layer(Database& db, const std::string& layer, const Log& log);
@@ -40,7 +40,7 @@ class TunedTable {
   // The entry of exactly this key on this device, if any.
   const TunedEntry* exact(const std::string& op, const std::string& dtype, const std::string& math,
                           const std::string& shape_key) const;
-  // Entries of the same op, dtype and math whose shape is comparable (ops/tuned_rows.h), measured on
+  // Entries of the same op, dtype and math whose shape is comparable (runtime/tuned_rows.h), measured on
   // this device (`same_device`) or on other devices of its class, nearest first (ties by shape key),
   // at most `max_distance` away. The exact shape itself is excluded.
   std::vector<std::pair<double, const TunedEntry*>> nearest(const std::string& op, const std::string& dtype,

@@ -31,8 +31,10 @@ CheckedRow check_row(const BestRow& row, const DeviceInfo& device) {
   if (p.shape_key() != row.shape_key) {
     throw Error(fmt::format("shape_key does not match its shape_json (which gives '{}')", printable(p.shape_key())));
   }
-  if (p.dtype() != row.dtype) throw Error(fmt::format("dtype '{}' is not the shape's ({})", printable(row.dtype, 16), p.dtype()));
-  if (p.math() != row.math) throw Error(fmt::format("math '{}' is not the shape's ({})", printable(row.math, 16), p.math()));
+  if (dtype_name(p.dtype()) != row.dtype)
+    throw Error(fmt::format("dtype '{}' is not the shape's ({})", printable(row.dtype, 16), dtype_name(p.dtype())));
+  if (math_name(p.math()) != row.math)
+    throw Error(fmt::format("math '{}' is not the shape's ({})", printable(row.math, 16), math_name(p.math())));
   const nlohmann::json params = nlohmann::json::parse(row.params_json, nullptr, false);
   if (params.is_discarded()) throw Error("params_json is not valid JSON");
   try {
@@ -64,7 +66,7 @@ DeviceInfo device_from_row(const DeviceRow& row) {
   d.name = row.device_name;
   d.vendor = row.vendor;
   d.driver_version = row.driver_version;
-  d.type = row.device_type;
+  d.type = parse_device_type(row.device_type);
   const auto clamp = [](std::int64_t v) { return static_cast<std::uint64_t>(std::max<std::int64_t>(v, 0)); };
   d.compute_units = static_cast<std::uint32_t>(std::min<std::uint64_t>(clamp(row.compute_units), UINT32_MAX));
   d.clock_mhz = static_cast<std::uint32_t>(std::min<std::uint64_t>(clamp(row.clock_mhz), UINT32_MAX));

@@ -3,7 +3,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake git
+  build-essential cmake git clang-format  # clang-format: scripts/check-format.sh, a test
   ocl-icd-opencl-dev opencl-headers opencl-clhpp-headers pocl-opencl-icd clinfo
   libclblast-dev libsqlite3-dev sqlite3 libcli11-dev nlohmann-json3-dev
   libbenchmark-dev libgtest-dev libfmt-dev

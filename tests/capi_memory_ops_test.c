@@ -62,6 +62,8 @@ static void finish(cl_event event, ocltune_status status, ocltune_level level, c
 }
 
 int main(void) {
+  CHECK(ocltune_api_version() == OCLTUNE_API_VERSION, "library API %d, header API %d", ocltune_api_version(),
+        OCLTUNE_API_VERSION);
   const char* index_text = getenv("OCLTUNE_TEST_DEVICE");
   ocltune_options options;
   ocltune_options_init(&options);
@@ -119,6 +121,12 @@ int main(void) {
     }
     read_back(queue, a.output.buffer, out, 700);
     expect_close("softmax", out, want, 700);
+    CHECK(a.dtype == OCLTUNE_DTYPE_FP32, "dtype after init: %d", a.dtype);
+    a.dtype = 3; /* no ocltune_dtype: refused before anything is enqueued */
+    CHECK(ocltune_softmax(rt, queue, &a, 0, NULL, NULL, NULL) == OCLTUNE_INVALID_ARGUMENT &&
+              strstr(ocltune_last_error(), "dtype") != NULL,
+          "dtype 3: %s", ocltune_last_error());
+    a.dtype = OCLTUNE_DTYPE_FP32;
     a.axis = 2;
     CHECK(ocltune_softmax(rt, queue, &a, 0, NULL, NULL, NULL) == OCLTUNE_INVALID_ARGUMENT, "axis out of range");
     clReleaseMemObject(a.input.buffer);

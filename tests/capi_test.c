@@ -126,8 +126,8 @@ static void gemm_bf16_case(ocltune_runtime rt) {
   cl_int err = CL_SUCCESS;
   ocltune_gemm_args args;
   ocltune_gemm_args_init(&args, 0, 0, M, N, K, 1, NULL, NULL, NULL);
-  CHECK(args.dtype == 0, "dtype after init: %d", args.dtype);
-  args.dtype = 2;
+  CHECK(args.dtype == OCLTUNE_DTYPE_FP32, "dtype after init: %d", args.dtype);
+  args.dtype = OCLTUNE_DTYPE_BF16;
   args.a = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof a, a, &err);
   args.b = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof b, b, &err);
   args.c = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof c, NULL, &err);

@@ -46,7 +46,7 @@ void expect_all_ok(const Conv2dProblem& problem, const std::vector<Config>& conf
   Evaluator evaluator(session, *evaluation);
   for (const Config& config : configs) {
     const EvalOutcome outcome = evaluator.evaluate(config, kNoTiming);
-    EXPECT_EQ(outcome.status, "ok") << problem.shape_key() << " " << to_string(config) << ": " << outcome.error;
+    EXPECT_EQ(outcome.status, Status::kOk) << problem.shape_key() << " " << to_string(config) << ": " << outcome.error;
   }
 }
 
@@ -179,7 +179,7 @@ std::set<std::int64_t> algorithms_in(const SearchSpace& space) {
 
 TEST(Conv2dSpace, HoldsExactlyTheApplicableAlgorithmsWithTheirDefaults) {
   for (const DeviceInfo& device : {testing::test_session().device(), testing::described_h200()}) {
-  SCOPED_TRACE(device.type);
+  SCOPED_TRACE(device_type_name(device.type));
   for (const Conv2dTestCase& c : conv2d_test_cases()) {
     const SearchSpace space = conv2d_space(c.shape, device);
     const std::vector<std::int64_t> algos = applicable_algorithms(c.shape);
@@ -230,7 +230,7 @@ TEST(Conv2dSpace, NoAlgorithmCrowdsOutTheOthers) {
 // where the device has tensor cores; elsewhere the space and the defaults are exact mode's.
 
 Conv2dShape with_tf32(Conv2dShape s) {
-  s.math = "tf32";
+  s.math = MathMode::kTf32;
   return s;
 }
 
@@ -241,7 +241,7 @@ TEST(Conv2dTf32, TensorCoreAlgorithmOnlyWhereTheDeviceHasIt) {
   for (const Conv2dTestCase& c : conv2d_test_cases()) {
     const Conv2dShape tf32 = with_tf32(c.shape);
     EXPECT_EQ(tf32.key(), c.shape.key()) << "math is in the database key, not the shape key";
-    EXPECT_EQ(Conv2dProblem(tf32).math(), "tf32");
+    EXPECT_EQ(Conv2dProblem(tf32).math(), MathMode::kTf32);
     if (!satisfies(local, nvidia_mma_tf32())) {
       const SearchSpace exact = conv2d_space(c.shape, local), space = conv2d_space(tf32, local);
       EXPECT_EQ(algorithms_in(space), algorithms_in(exact)) << c.shape.key();
@@ -266,7 +266,7 @@ TEST(Conv2dTf32, TensorCoreAlgorithmOnlyWhereTheDeviceHasIt) {
 TEST(Conv2dTf32, ShapeJsonCarriesTheMathMode) {
   const Conv2dShape s = with_tf32({.n = 2, .c = 8, .h = 9, .w = 7, .k = 4, .r = 3, .s = 3});
   EXPECT_EQ(s.to_json().at("math"), "tf32");
-  EXPECT_EQ(Conv2dShape::from_json(s.to_json()).math, "tf32");
+  EXPECT_EQ(Conv2dShape::from_json(s.to_json()).math, MathMode::kTf32);
   EXPECT_FALSE(Conv2dShape{}.to_json().contains("math"));
   EXPECT_THROW(Conv2dShape::from_json(nlohmann::json::parse(R"({"c": 3, "h": 5, "w": 5, "k": 2, "math": "fp16"})")),
                Error);
@@ -306,7 +306,7 @@ TEST(Conv2dTf32, TensorCoreConfigurationsMatchTheReference) {
 TEST(Conv2dTf32, Im2colPackMatchesTheHostModel) {
   Session& session = testing::test_session();
   const Conv2dShape s{.n = 2, .c = 3, .h = 11, .w = 13, .k = 5, .r = 3, .s = 2, .stride_h = 2, .stride_w = 1,
-                      .pad_h = 1, .pad_w = 2, .dil_h = 1, .dil_w = 2, .math = "tf32"};
+                      .pad_h = 1, .pad_w = 2, .dil_h = 1, .dil_w = 2, .math = MathMode::kTf32};
   const std::int64_t input_offset = 5, pq = s.p() * s.q(), crs = s.c * s.r * s.s;
   std::vector<float> x(static_cast<std::size_t>(input_offset + s.input_elements()));
   fill_uniform(x, 7);

@@ -148,7 +148,7 @@ TEST(Merge, KeepsTheFasterRowRecordsItsSourceAndRejectsInvalidRows) {
   DeviceRow d;
   d.device_key = device().key();
   d.vendor = device().vendor;
-  d.device_type = device().type;
+  d.device_type = device_type_name(device().type);
   d.local_mem_bytes = static_cast<std::int64_t>(device().local_mem_bytes);
   d.max_work_group_size = static_cast<std::int64_t>(device().max_work_group_size);
   slow.devices = fast.devices = {d};

@@ -55,7 +55,7 @@ TEST_P(ElementwiseCorrectness, ASampledConfigurationMatchesTheReference) {
   Evaluator evaluator(session, *evaluation);
   const Config& config = sample_configs()[index % sample_configs().size()];
   const EvalOutcome outcome = evaluator.evaluate(config, kNoTiming);
-  EXPECT_EQ(outcome.status, "ok") << problem.shape_key() << " " << problem.dtype() << " " << to_string(config) << ": "
+  EXPECT_EQ(outcome.status, Status::kOk) << problem.shape_key() << " " << dtype_name(problem.dtype()) << " " << to_string(config) << ": "
                                   << outcome.error;
 }
 
@@ -86,7 +86,7 @@ TEST(ElementwiseSample, EveryConfigurationOnBroadcastRowsThatStraddleVectors) {
   Evaluator evaluator(session, *evaluation);
   for (const Config& config : sample_configs()) {
     const EvalOutcome outcome = evaluator.evaluate(config, kNoTiming);
-    EXPECT_EQ(outcome.status, "ok") << to_string(config) << ": " << outcome.error;
+    EXPECT_EQ(outcome.status, Status::kOk) << to_string(config) << ": " << outcome.error;
   }
 }
 

@@ -26,7 +26,7 @@ bool has_variant(const SearchSpace& space, const std::string& name) {
 TEST(GemmCpuCapability, HoldsForCpusOnlyAlsoWhenDescribedByARow) {
   DeviceInfo cpu;
   cpu.vendor = "AuthenticAMD";
-  cpu.type = "CPU";
+  cpu.type = DeviceType::kCpu;
   EXPECT_TRUE(satisfies(cpu, cpu_device()));
   EXPECT_FALSE(satisfies(testing::described_h200(), cpu_device()));
   // A devices row stores the type but no extensions: the type still decides.
@@ -40,27 +40,27 @@ TEST(GemmCpuCapability, HoldsForCpusOnlyAlsoWhenDescribedByARow) {
 
 TEST(GemmCpuSpace, OfferedOnThisCpuAndAbsentOnAGpu) {
   const DeviceInfo& device = testing::test_session().device();
-  for (const std::string math : {"exact", "tf32"}) {
+  for (const MathMode math : {MathMode::kExact, MathMode::kTf32}) {
     const GemmShape shape{.m = 1024, .n = 1024, .k = 1024, .math = math};
     const Config cpu_default = gemm_cpu_default_config(shape);
     const SearchSpace here = gemm_space(shape, device);
     const SearchSpace h200 = gemm_space(shape, testing::described_h200());
-    EXPECT_FALSE(has_variant(h200, "cpu")) << math;
-    EXPECT_NE(h200.check(cpu_default), "") << math;
+    EXPECT_FALSE(has_variant(h200, "cpu")) << math_name(math);
+    EXPECT_NE(h200.check(cpu_default), "") << math_name(math);
     for (const Config& c : GemmProblem(shape).default_configs(testing::described_h200())) {
       EXPECT_FALSE(is_cpu_config(c));
     }
-    if (device.type != "CPU") continue;
-    EXPECT_TRUE(has_variant(here, "cpu")) << math;
-    EXPECT_EQ(here.check(cpu_default), "") << math;
+    if (device.type != DeviceType::kCpu) continue;
+    EXPECT_TRUE(has_variant(here, "cpu")) << math_name(math);
+    EXPECT_EQ(here.check(cpu_default), "") << math_name(math);
     const std::vector<Config> defaults = GemmProblem(shape).default_configs(device);
-    EXPECT_TRUE(std::find(defaults.begin(), defaults.end(), cpu_default) != defaults.end()) << math;
+    EXPECT_TRUE(std::find(defaults.begin(), defaults.end(), cpu_default) != defaults.end()) << math_name(math);
   }
 }
 
 TEST(GemmCpuSpace, DefaultShrinksIntoTheSpaceOfSmallShapes) {
   DeviceInfo cpu = testing::test_session().device();
-  cpu.type = "CPU";  // the rule under test, whatever device runs the suite
+  cpu.type = DeviceType::kCpu;  // the rule under test, whatever device runs the suite
   for (const GemmShape& shape : {GemmShape{.m = 1, .n = 1, .k = 1}, GemmShape{.m = 3, .n = 17, .k = 5},
                                  GemmShape{.m = 37, .n = 53, .k = 29}, GemmShape{.m = 8, .n = 1000, .k = 512}}) {
     EXPECT_EQ(gemm_space(shape, cpu).check(gemm_cpu_default_config(shape)), "") << shape.key();
@@ -72,13 +72,13 @@ TEST(GemmCpuSpace, DefaultShrinksIntoTheSpaceOfSmallShapes) {
 // does not fit the device; default_configs lists it first and gemm.cl's default always.
 TEST(GemmCpuDefault, IsTheBuiltinOnACpuAndGemmClsElsewhere) {
   DeviceInfo cpu = testing::test_session().device();
-  cpu.type = "CPU";  // the rule under test, whatever device runs the suite
+  cpu.type = DeviceType::kCpu;  // the rule under test, whatever device runs the suite
   DeviceInfo small_local = cpu;
   small_local.local_mem_bytes = 32 * 1024;  // below the cpu default's packed panels at 1024^3
   const DeviceInfo h200 = testing::described_h200();
   std::vector<GemmShape> shapes = {{.m = 1, .n = 1, .k = 1}, {.m = 1, .n = 4096, .k = 1},
                                    {.m = 4096, .n = 1, .k = 3}, {.m = 3, .n = 17, .k = 5, .trans_a = true},
-                                   {.m = 1024, .n = 1024, .k = 1024, .math = "tf32"}};
+                                   {.m = 1024, .n = 1024, .k = 1024, .math = MathMode::kTf32}};
   for (const char* preset : {"default", "quick", "test"}) {
     for (const auto& p : gemm_family().preset(preset)) shapes.push_back(GemmShape::from_json(p->shape_json()));
   }
@@ -113,7 +113,7 @@ TEST(GemmCpuDefault, IsTheBuiltinOnACpuAndGemmClsElsewhere) {
 // (and so `db merge` / `db import`) accepts the first row and refuses the second.
 TEST(GemmCpuRows, ValidForACpuDeviceAndRefusedForAGpu) {
   const DeviceInfo& device = testing::test_session().device();
-  if (device.type != "CPU") GTEST_SKIP() << "needs a CPU device";
+  if (device.type != DeviceType::kCpu) GTEST_SKIP() << "needs a CPU device";
   const GemmShape shape{.m = 256, .n = 256, .k = 256};
   const Config config = gemm_cpu_default_config(shape);
   const DeviceInfo h200 = testing::described_h200();
@@ -132,7 +132,7 @@ TEST(GemmCpuRows, ValidForACpuDeviceAndRefusedForAGpu) {
 // offsets, padded leading dimensions and beta, checked on the host).
 TEST(GemmCpuRows, TheRuntimeDispatchesAnExactCpuRow) {
   Session& session = testing::test_session();
-  if (session.device().type != "CPU") GTEST_SKIP() << "needs a CPU device";
+  if (session.device().type != DeviceType::kCpu) GTEST_SKIP() << "needs a CPU device";
   const GemmShape shape{.m = 37, .n = 53, .k = 29, .batch = 2, .trans_b = true, .alpha = 0.5f, .beta = -2.0f};
   const Config config = gemm_cpu_default_config(shape);
   const std::string user = testing::write_database(testing::temp_path("gemm-cpu-exact.db"), {session.device()},
@@ -162,7 +162,7 @@ const std::vector<Config>& cpu_sample() {
 }
 
 TEST(GemmCpuSpace, CoveringSampleUsesEveryValueOfTheVariant) {
-  if (testing::test_session().device().type != "CPU") GTEST_SKIP() << "needs a CPU device";
+  if (testing::test_session().device().type != DeviceType::kCpu) GTEST_SKIP() << "needs a CPU device";
   const SearchSpace space = gemm_space({.m = 256, .n = 256, .k = 1024}, testing::test_session().device());
   for (const SearchSpace::Variant& v : space.variants()) {
     if (v.name != "cpu") continue;
@@ -200,7 +200,7 @@ class GemmCpuCorrectness : public ::testing::TestWithParam<int> {};
 
 TEST_P(GemmCpuCorrectness, SampledConfigurationsMatchTheReference) {
   Session& session = testing::test_session();
-  if (session.device().type != "CPU") GTEST_SKIP() << "needs a CPU device";
+  if (session.device().type != DeviceType::kCpu) GTEST_SKIP() << "needs a CPU device";
   const int layout = GetParam();
   const std::vector<Config>& sample = cpu_sample();
   ASSERT_GE(sample.size(), 4u);
@@ -218,7 +218,7 @@ TEST_P(GemmCpuCorrectness, SampledConfigurationsMatchTheReference) {
     Evaluator evaluator(session, *evaluation);
     for (const Config& config : configs) {
       const EvalOutcome outcome = evaluator.evaluate(config, no_timing);
-      EXPECT_EQ(outcome.status, "ok") << problem.shape_key() << " " << to_string(config) << ": " << outcome.error;
+      EXPECT_EQ(outcome.status, Status::kOk) << problem.shape_key() << " " << to_string(config) << ": " << outcome.error;
     }
   }
 }

@@ -37,7 +37,7 @@ void expect_all_ok(Session& session, const std::vector<GemmTestCase>& cases,
     Evaluator evaluator(session, *evaluation);
     for (const Config& config : configs_of(c.shape)) {
       const EvalOutcome outcome = evaluator.evaluate(config, kNoTiming);
-      EXPECT_EQ(outcome.status, "ok") << problem.dtype() << " " << problem.shape_key() << " " << to_string(config)
+      EXPECT_EQ(outcome.status, Status::kOk) << dtype_name(problem.dtype()) << " " << problem.shape_key() << " " << to_string(config)
                                       << ": " << outcome.error;
     }
   }
@@ -64,18 +64,18 @@ TEST_P(GemmHalf, TensorCoreVariantsFollowTheDevice) {
     EXPECT_EQ(gemm_space(shape, device).enumerate().size(),
               gemm_space({.m = 256, .n = 256, .k = 256}, device).enumerate().size());
   }
-  for (const std::string math : {"exact", "tf32"}) {
+  for (const MathMode math : {MathMode::kExact, MathMode::kTf32}) {
     shape.math = math;
     const SearchSpace h200 = gemm_space(shape, testing::described_h200());
-    EXPECT_TRUE(h200.contains(gemm_wgmma_packed_default_config())) << math;
-    EXPECT_TRUE(h200.contains(gemm_mma_default_config())) << math;
-    EXPECT_TRUE(h200.contains(gemm_mma_packed_default_config())) << math;
+    EXPECT_TRUE(h200.contains(gemm_wgmma_packed_default_config())) << math_name(math);
+    EXPECT_TRUE(h200.contains(gemm_mma_default_config())) << math_name(math);
+    EXPECT_TRUE(h200.contains(gemm_mma_packed_default_config())) << math_name(math);
     DeviceInfo ampere = testing::described_h200();
     ampere.nv_compute_capability = 80;
     const SearchSpace a100 = gemm_space(shape, ampere);
-    EXPECT_TRUE(a100.contains(gemm_mma_default_config())) << math;
-    EXPECT_TRUE(a100.contains(gemm_mma_packed_default_config())) << math;
-    EXPECT_FALSE(a100.contains(gemm_wgmma_packed_default_config())) << math;
+    EXPECT_TRUE(a100.contains(gemm_mma_default_config())) << math_name(math);
+    EXPECT_TRUE(a100.contains(gemm_mma_packed_default_config())) << math_name(math);
+    EXPECT_FALSE(a100.contains(gemm_wgmma_packed_default_config())) << math_name(math);
     // The built-in configuration is the fastest untuned kernel there, where its tile fits.
     EXPECT_EQ(GemmProblem(shape).default_config(testing::described_h200()), gemm_wgmma_packed_default_config());
     EXPECT_EQ(GemmProblem(shape).default_config(ampere), gemm_mma_packed_default_config());

@@ -167,7 +167,7 @@ TEST(GemmPack16, EvenLayoutsOnOddShapes) {
 // then the GEMM over whole tiles and a K padded to 32.
 TEST(GemmPack, PlanPacksASharedOperandOnce) {
   Session& session = testing::test_session();
-  const GemmShape shape{.m = 100, .n = 70, .k = 50, .batch = 3, .math = "tf32"};
+  const GemmShape shape{.m = 100, .n = 70, .k = 50, .batch = 3, .math = MathMode::kTf32};
   const std::size_t bytes = 4 * 100 * 70 * 3;
   cl::Buffer a(session.context(), CL_MEM_READ_WRITE, bytes), b(session.context(), CL_MEM_READ_WRITE, bytes),
       c(session.context(), CL_MEM_READ_WRITE, bytes);

@@ -46,7 +46,7 @@ TEST_P(GemmCorrectness, EverySampledConfigurationMatchesTheReference) {
     Evaluator evaluator(session, *evaluation);
     for (const Config& config : sample_configs()) {
       const EvalOutcome outcome = evaluator.evaluate(config, no_timing);
-      EXPECT_EQ(outcome.status, "ok") << problem.shape_key() << " " << to_string(config) << ": " << outcome.error;
+      EXPECT_EQ(outcome.status, Status::kOk) << problem.shape_key() << " " << to_string(config) << ": " << outcome.error;
     }
   }
   EXPECT_GE(cases, 10);
@@ -120,7 +120,7 @@ TEST(GemmTf32, TensorCoreVariantIsAbsentWithoutTheCapability) {
   const DeviceInfo& device = testing::test_session().device();
   GemmShape shape{.m = 256, .n = 256, .k = 256};
   const SearchSpace exact = gemm_space(shape, device);
-  shape.math = "tf32";
+  shape.math = MathMode::kTf32;
   const SearchSpace tf32 = gemm_space(shape, device);
   if (satisfies(device, nvidia_mma_tf32())) {
     EXPECT_EQ(tf32.variants().size(), satisfies(device, nvidia_wgmma_tf32()) ? 5u : 3u);
@@ -146,7 +146,7 @@ TEST(GemmTf32, TensorCoreVariantIsAbsentWithoutTheCapability) {
 TEST(GemmTf32, CapabilityRuleOnDescribedDevices) {
   DeviceInfo h200;
   h200.vendor = "NVIDIA Corporation";
-  h200.type = "GPU";
+  h200.type = DeviceType::kGpu;
   h200.nv_compute_capability = 90;
   EXPECT_TRUE(satisfies(h200, nvidia_mma_tf32()));
   DeviceInfo turing = h200;
@@ -158,7 +158,7 @@ TEST(GemmTf32, CapabilityRuleOnDescribedDevices) {
   EXPECT_TRUE(satisfies(from_row, nvidia_mma_tf32()));
   DeviceInfo cpu_row = from_row;
   cpu_row.vendor = "AuthenticAMD";
-  cpu_row.type = "CPU";
+  cpu_row.type = DeviceType::kCpu;
   EXPECT_FALSE(satisfies(cpu_row, nvidia_mma_tf32()));
   // wgmma is sm_90a's alone: not on Ampere, nor on a newer generation.
   EXPECT_TRUE(satisfies(h200, nvidia_wgmma_tf32()));
@@ -172,10 +172,10 @@ TEST(GemmTf32, CapabilityRuleOnDescribedDevices) {
   EXPECT_FALSE(satisfies(blackwell, nvidia_wgmma_tf32()));
   EXPECT_TRUE(satisfies(from_row, nvidia_wgmma_tf32()));
   EXPECT_FALSE(satisfies(cpu_row, nvidia_wgmma_tf32()));
-  EXPECT_FALSE(gemm_space({.m = 256, .n = 256, .k = 256, .math = "tf32"}, ampere).contains(gemm_wgmma_default_config()));
-  EXPECT_TRUE(gemm_space({.m = 256, .n = 256, .k = 256, .math = "tf32"}, testing::described_h200()).contains(gemm_wgmma_default_config()));
-  EXPECT_FALSE(gemm_space({.m = 256, .n = 256, .k = 256, .math = "tf32"}, ampere).contains(gemm_wgmma_packed_default_config()));
-  EXPECT_TRUE(gemm_space({.m = 256, .n = 256, .k = 256, .math = "tf32"}, testing::described_h200())
+  EXPECT_FALSE(gemm_space({.m = 256, .n = 256, .k = 256, .math = MathMode::kTf32}, ampere).contains(gemm_wgmma_default_config()));
+  EXPECT_TRUE(gemm_space({.m = 256, .n = 256, .k = 256, .math = MathMode::kTf32}, testing::described_h200()).contains(gemm_wgmma_default_config()));
+  EXPECT_FALSE(gemm_space({.m = 256, .n = 256, .k = 256, .math = MathMode::kTf32}, ampere).contains(gemm_wgmma_packed_default_config()));
+  EXPECT_TRUE(gemm_space({.m = 256, .n = 256, .k = 256, .math = MathMode::kTf32}, testing::described_h200())
                   .contains(gemm_wgmma_packed_default_config()));
 }
 
@@ -187,7 +187,7 @@ TEST(GemmTf32, WgmmaSpaceFitsTheDevice) {
   ASSERT_TRUE(satisfies(h200, nvidia_wgmma_tf32()));
   for (const bool trans_a : {false, true}) {
     for (const bool trans_b : {false, true}) {
-      const GemmShape shape{.m = 4096, .n = 4096, .k = 4096, .trans_a = trans_a, .trans_b = trans_b, .math = "tf32"};
+      const GemmShape shape{.m = 4096, .n = 4096, .k = 4096, .trans_a = trans_a, .trans_b = trans_b, .math = MathMode::kTf32};
       int count = 0, packed = 0;
       for (const Config& c : gemm_space(shape, h200).enumerate()) {
         if (!is_wgmma_config(c) && !is_wgmma_packed_config(c)) continue;
@@ -218,7 +218,7 @@ TEST(GemmTf32, SpaceExcludesFragmentReadsTheStagedLayoutCannotServe) {
   const DeviceInfo h200 = testing::described_h200();
   for (const bool trans_a : {false, true}) {
     for (const bool trans_b : {false, true}) {
-      const GemmShape shape{.m = 256, .n = 256, .k = 256, .trans_a = trans_a, .trans_b = trans_b, .math = "tf32"};
+      const GemmShape shape{.m = 256, .n = 256, .k = 256, .trans_a = trans_a, .trans_b = trans_b, .math = MathMode::kTf32};
       int async = 0;
       for (const Config& c : gemm_space(shape, h200).enumerate()) {
         if (!is_mma_config(c) || c.at("STAGES") < 2) continue;
@@ -239,7 +239,7 @@ TEST(GemmTf32, TensorCoreConfigurationsMatchTheReference) {
   std::map<std::pair<bool, bool>, std::vector<Config>> samples;  // per (trans_a, trans_b)
   for (const bool trans_a : {false, true}) {
     for (const bool trans_b : {false, true}) {
-      const GemmShape big{.m = 256, .n = 256, .k = 256, .trans_a = trans_a, .trans_b = trans_b, .math = "tf32"};
+      const GemmShape big{.m = 256, .n = 256, .k = 256, .trans_a = trans_a, .trans_b = trans_b, .math = MathMode::kTf32};
       std::vector<Config>& sample = samples[{trans_a, trans_b}];
       const SearchSpace space = gemm_space(big, session.device());
       for (const Config& c : covering_sample(space, 9, gemm_mma_default_config())) {
@@ -256,13 +256,13 @@ TEST(GemmTf32, TensorCoreConfigurationsMatchTheReference) {
   }
   const TimingPolicy no_timing{.warmup = 0, .min_runs = 1, .max_runs = 1};
   for (GemmTestCase c : gemm_test_cases()) {
-    c.shape.math = "tf32";
+    c.shape.math = MathMode::kTf32;
     const GemmProblem problem(c.shape, c.layout);
     auto evaluation = problem.instantiate(session);
     Evaluator evaluator(session, *evaluation);
     for (const Config& config : samples.at({c.shape.trans_a, c.shape.trans_b})) {
       const EvalOutcome outcome = evaluator.evaluate(config, no_timing);
-      EXPECT_EQ(outcome.status, "ok") << problem.shape_key() << " " << to_string(config) << ": " << outcome.error;
+      EXPECT_EQ(outcome.status, Status::kOk) << problem.shape_key() << " " << to_string(config) << ": " << outcome.error;
     }
   }
 }

@@ -54,21 +54,21 @@ TEST_P(NormCorrectness, SampledConfigurationsMatchTheReference) {
   if (std::find(configs.begin(), configs.end(), own_default) == configs.end()) configs.push_back(own_default);
   for (const Config& config : configs) {
     const EvalOutcome outcome = evaluator.evaluate(config, no_timing);
-    EXPECT_EQ(outcome.status, "ok") << problem.shape_key() << " " << c.shape.dtype << " " << to_string(config) << ": "
+    EXPECT_EQ(outcome.status, Status::kOk) << problem.shape_key() << " " << dtype_name(c.shape.dtype) << " " << to_string(config) << ": "
                                     << outcome.error;
   }
 }
 
 std::string case_name(const ::testing::TestParamInfo<std::size_t>& info) {
   const NormTestCase& c = cases()[info.param];
-  return fmt::format("{}_{}_{}_d{}_a{}{}", info.index, norm_kind_name(c.shape.kind), c.shape.dtype,
+  return fmt::format("{}_{}_{}_d{}_a{}{}", info.index, norm_kind_name(c.shape.kind), dtype_name(c.shape.dtype),
                      dims_text(c.shape.dims), c.shape.axis, c.instance.specials ? "_nan" : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, NormCorrectness, ::testing::Range<std::size_t>(0, cases().size()), case_name);
 
 TEST(NormShape, JsonRoundTripsAndRejectsBadFields) {
-  const NormShape s{.kind = NormKind::kLayerBackward, .dims = {8, 512, 768}, .axis = 2, .dtype = "bf16"};
+  const NormShape s{.kind = NormKind::kLayerBackward, .dims = {8, 512, 768}, .axis = 2, .dtype = DType::kBf16};
   EXPECT_EQ(NormShape::from_json(s.to_json()).key(), s.key());
   EXPECT_EQ(NormShape::from_json({{"kind", "layer_norm"}, {"dims", {4, 5, 6}}}).axis, 2);  // default: the last dim
   EXPECT_EQ(NormShape::from_json({{"kind", "batch_norm"}, {"dims", {4, 5, 6}}}).plane(), 6);
@@ -78,7 +78,7 @@ TEST(NormShape, JsonRoundTripsAndRejectsBadFields) {
   EXPECT_THROW(NormShape::from_json({{"kind", "layer_norm"}, {"dims", {4, 0}}}), Error);
   EXPECT_THROW(NormShape::from_json({{"kind", "layer_norm"}, {"dims", {4, 5}}, {"eps", 0}}), Error);
   // Compulsory bytes: layer_norm forward fp16 reads x, gamma, beta, writes y, mean, rstd.
-  const NormShape ln{.dims = {4096, 768}, .axis = 1, .dtype = "fp16"};
+  const NormShape ln{.dims = {4096, 768}, .axis = 1, .dtype = DType::kFp16};
   EXPECT_DOUBLE_EQ(ln.bytes(), 2.0 * 2 * 4096 * 768 + 2.0 * 2 * 768 + 4.0 * 2 * 4096);
 }
 
@@ -110,7 +110,7 @@ TEST(NormSpace, CoveringSamplesUseEveryReachableValueAndHoldTheDefault) {
 TEST(LayerNormRegisters, OddAndAlignedRowsMatchTheReference) {
   Session& session = testing::test_session();
   const TimingPolicy no_timing{.warmup = 0, .min_runs = 1, .max_runs = 1};
-  auto layer = [](std::vector<std::int64_t> dims, const char* dtype) {
+  auto layer = [](std::vector<std::int64_t> dims, DType dtype) {
     return NormShape{.kind = NormKind::kLayer, .dims = std::move(dims), .axis = 1, .dtype = dtype};
   };
   auto cfg = [](std::int64_t wgs, std::int64_t wpr, std::int64_t vw, std::int64_t rows) {
@@ -122,13 +122,13 @@ TEST(LayerNormRegisters, OddAndAlignedRowsMatchTheReference) {
     Config config;
   };
   const std::vector<Case> table = {
-      {layer({37, 769}, "fp32"), {.offset = 1}, cfg(64, 32, 4, 1)},
-      {layer({37, 769}, "fp32"), {}, cfg(128, 16, 16, 2)},
-      {layer({9, 33}, "fp16"), {}, cfg(32, 8, 4, 1)},
-      {layer({9, 33}, "fp16"), {.specials = true}, cfg(32, 4, 2, 1)},
-      {layer({64, 768}, "fp32"), {.offset = 8}, cfg(256, 32, 4, 1)},
-      {layer({16, 768}, "fp16"), {}, cfg(64, 64, 4, 1)},
-      {layer({12, 256}, "bf16"), {.specials = true}, cfg(32, 4, 8, 2)},
+      {layer({37, 769}, DType::kFp32), {.offset = 1}, cfg(64, 32, 4, 1)},
+      {layer({37, 769}, DType::kFp32), {}, cfg(128, 16, 16, 2)},
+      {layer({9, 33}, DType::kFp16), {}, cfg(32, 8, 4, 1)},
+      {layer({9, 33}, DType::kFp16), {.specials = true}, cfg(32, 4, 2, 1)},
+      {layer({64, 768}, DType::kFp32), {.offset = 8}, cfg(256, 32, 4, 1)},
+      {layer({16, 768}, DType::kFp16), {}, cfg(64, 64, 4, 1)},
+      {layer({12, 256}, DType::kBf16), {.specials = true}, cfg(32, 4, 8, 2)},
       {{.kind = NormKind::kLayer, .dims = {2, 3, 5, 7}, .axis = 2}, {}, cfg(32, 8, 1, 1)},
   };
   for (const Case& c : table) {
@@ -138,7 +138,7 @@ TEST(LayerNormRegisters, OddAndAlignedRowsMatchTheReference) {
     auto evaluation = problem.instantiate(session);
     Evaluator evaluator(session, *evaluation);
     const EvalOutcome outcome = evaluator.evaluate(c.config, no_timing);
-    EXPECT_EQ(outcome.status, "ok") << problem.shape_key() << " " << c.shape.dtype << " " << to_string(c.config) << ": "
+    EXPECT_EQ(outcome.status, Status::kOk) << problem.shape_key() << " " << dtype_name(c.shape.dtype) << " " << to_string(c.config) << ": "
                                     << outcome.error;
   }
 }
@@ -151,7 +151,7 @@ TEST(LayerNormRegisters, OnlyAGpuSpaceHoldsTheVariantAndItsSeeds) {
   ASSERT_FALSE(seeds.empty());
   for (const Config& seed : seeds) EXPECT_TRUE(problem.space(h200).contains(seed)) << to_string(seed);
   DeviceInfo cpu = h200;
-  cpu.type = "CPU";
+  cpu.type = DeviceType::kCpu;
   EXPECT_FALSE(problem.space(cpu).contains(seeds.front()));
   EXPECT_TRUE(problem.seed_configs(cpu).empty());
 }

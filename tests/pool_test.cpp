@@ -39,8 +39,8 @@ std::vector<std::string> run_configs(const PoolProblem& problem, const std::vect
   std::vector<std::string> failures;
   for (const Config& config : configs) {
     const EvalOutcome outcome = evaluator.evaluate(config, kNoTiming);
-    if (outcome.status != "ok")
-      failures.push_back(fmt::format("{}: {} {}", to_string(config), outcome.status, outcome.error));
+    if (outcome.status != Status::kOk)
+      failures.push_back(fmt::format("{}: {} {}", to_string(config), status_name(outcome.status), outcome.error));
   }
   return failures;
 }
@@ -62,7 +62,7 @@ TEST_P(PoolCorrectness, ASampledConfigurationMatchesTheReference) {
   const std::vector<Config> sample = sample_for(c.shape);
   const PoolProblem problem(c.shape, c.layout);
   for (const std::string& failure : run_configs(problem, {sample[index % sample.size()]})) {
-    ADD_FAILURE() << problem.shape_key() << " " << problem.dtype() << " " << failure;
+    ADD_FAILURE() << problem.shape_key() << " " << dtype_name(problem.dtype()) << " " << failure;
   }
 }
 

@@ -27,7 +27,7 @@ std::pair<int, int> evaluate_fresh(const std::string& dir) {
   auto evaluation = kProblem.instantiate(session);
   Evaluator evaluator(session, *evaluation);
   const EvalOutcome o = evaluator.evaluate(gemm_default_config(), {.warmup = 0, .min_runs = 1, .max_runs = 1});
-  EXPECT_EQ(o.status, "ok") << o.error;
+  EXPECT_EQ(o.status, Status::kOk) << o.error;
   return {session.programs().builds(), session.programs().binary_loads()};
 }
 
@@ -88,7 +88,7 @@ TEST(BinaryCache, OffMeansNoFiles) {
   Session session(testing::test_session().device(), "");
   auto evaluation = kProblem.instantiate(session);
   Evaluator evaluator(session, *evaluation);
-  EXPECT_EQ(evaluator.evaluate(gemm_default_config(), {.warmup = 0, .min_runs = 1, .max_runs = 1}).status, "ok");
+  EXPECT_EQ(evaluator.evaluate(gemm_default_config(), {.warmup = 0, .min_runs = 1, .max_runs = 1}).status, Status::kOk);
   EXPECT_EQ(session.programs().binary_loads(), 0);
 }
 

@@ -65,7 +65,7 @@ TEST_P(ReduceCorrectness, SampledConfigurationsMatchTheReference) {
   if (std::find(configs.begin(), configs.end(), own_default) == configs.end()) configs.push_back(own_default);
   for (const Config& config : configs) {
     const EvalOutcome outcome = evaluator.evaluate(config, no_timing);
-    EXPECT_EQ(outcome.status, "ok") << problem.shape_key() << " " << c.shape.dtype << " " << to_string(config) << ": "
+    EXPECT_EQ(outcome.status, Status::kOk) << problem.shape_key() << " " << dtype_name(c.shape.dtype) << " " << to_string(config) << ": "
                                     << outcome.error;
   }
 }
@@ -75,7 +75,7 @@ std::string case_name(const ::testing::TestParamInfo<std::size_t>& info) {
   const ReduceShape& s = c.shape;
   std::string axes;
   for (int a : s.axes) axes += std::to_string(a);
-  return fmt::format("{}_{}_{}_d{}_a{}{}", info.index, reduce_kind_name(s.kind), s.dtype, dims_text(s.dims), axes,
+  return fmt::format("{}_{}_{}_d{}_a{}{}", info.index, reduce_kind_name(s.kind), dtype_name(s.dtype), dims_text(s.dims), axes,
                      c.instance.specials ? "_nan" : "");
 }
 
@@ -112,10 +112,10 @@ TEST(ReduceLayout, MergesAndSplitsRuns) {
 }
 
 TEST(ReduceShape, JsonRoundTripsAndRejectsBadFields) {
-  const ReduceShape s{.dims = {8, 3, 5}, .axes = {0, 2}, .keepdim = true, .kind = ReduceKind::kNorm2, .dtype = "bf16"};
+  const ReduceShape s{.dims = {8, 3, 5}, .axes = {0, 2}, .keepdim = true, .kind = ReduceKind::kNorm2, .dtype = DType::kBf16};
   const ReduceShape back = ReduceShape::from_json(s.to_json());
   EXPECT_EQ(back.key(), s.key());
-  EXPECT_EQ(back.dtype, "bf16");
+  EXPECT_EQ(back.dtype, DType::kBf16);
   // No axes: every dimension (PyTorch's dim=None).
   EXPECT_EQ(ReduceShape::from_json({{"dims", {4, 5}}}).axes, (std::vector<int>{0, 1}));
   EXPECT_THROW(ReduceShape::from_json({{"dims", {4, 5}}, {"kind", "median"}}), Error);
@@ -126,7 +126,7 @@ TEST(ReduceShape, JsonRoundTripsAndRejectsBadFields) {
 }
 
 TEST(ReduceShape, CountsCompulsoryBytes) {
-  const ReduceShape sum{.dims = {4096, 768}, .axes = {1}, .dtype = "fp16"};
+  const ReduceShape sum{.dims = {4096, 768}, .axes = {1}, .dtype = DType::kFp16};
   EXPECT_DOUBLE_EQ(sum.bytes(), 2.0 * (4096 * 768 + 4096));
   const ReduceShape arg{.dims = {64, 1000}, .axes = {1}, .kind = ReduceKind::kArgmax};
   EXPECT_DOUBLE_EQ(arg.bytes(), 4.0 * 64 * 1000 + 8.0 * 64);
@@ -218,11 +218,11 @@ TEST(ReduceFamily, TunesIntoTheDatabaseInGBs) {
   options.max_evals = 3;
   options.timing = {.warmup = 1, .min_runs = 2, .max_runs = 3};
   Tuner tuner(session, db, db.begin_run(run), options, nullptr);
-  const ReduceProblem problem({.dims = {33, 517}, .axes = {1}, .kind = ReduceKind::kMean, .dtype = "fp16"});
+  const ReduceProblem problem({.dims = {33, 517}, .axes = {1}, .kind = ReduceKind::kMean, .dtype = DType::kFp16});
   const ProblemReport report = tuner.tune(problem);
   // Every evaluation verified: timed in full, or cut short as far slower than the best.
-  const auto count = [&](const char* status) { return report.by_status.count(status) ? report.by_status.at(status) : 0; };
-  EXPECT_EQ(count("ok") + count("cut"), report.evaluated);
+  const auto count = [&](Status status) { return report.by_status.count(status) ? report.by_status.at(status) : 0; };
+  EXPECT_EQ(count(Status::kOk) + count(Status::kCut), report.evaluated);
   const auto best = db.best(session.device().key(), "reduce", "fp16", "exact", problem.shape_key());
   ASSERT_TRUE(best.has_value());
   ASSERT_TRUE(best->gbs.has_value());

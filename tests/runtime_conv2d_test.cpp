@@ -1,8 +1,8 @@
 // ops::conv2d through the runtime: every direction of odd, depthwise and 1x1 shapes against the
 // float64 reference at the built-in level; exact and nearest database rows; refused calls.
-#include <gtest/gtest.h>
-
 #include <cmath>
+
+#include <gtest/gtest.h>
 
 #include "harness/capability.h"
 #include "harness/verify.h"
@@ -29,7 +29,7 @@ BestRow conv2d_row(const Conv2dShape& shape, const Config& config) {
   r.device_key = session().device().key();
   r.op = "conv2d";
   r.dtype = "fp32";
-  r.math = shape.math;
+  r.math = math_name(shape.math);
   r.shape_key = shape.key();
   r.shape_json = shape.to_json().dump();
   r.params_json = to_json(config).dump();
@@ -124,7 +124,7 @@ class HostConv {
     }
     const double terms = static_cast<double>(accumulation_length(s));
     double tol = (8.0 * std::sqrt(terms) + 4.0) * 0x1.0p-24;
-    if (s.math == "tf32") tol += 8.0 * 0x1.0p-10 / std::sqrt(terms);  // as Conv2dProblem's verification
+    if (s.math == MathMode::kTf32) tol += 8.0 * 0x1.0p-10 / std::sqrt(terms);  // as Conv2dProblem's verification
     if (config.at("ALGO") == kAlgoWinograd) {
       tol *= winograd_magnitude_factor(static_cast<int>(value_or(config, "WINO_M", 2)));
     }
@@ -153,11 +153,32 @@ class HostConv {
 // a depthwise 3x3 with channel multiplier 2; a 1x1.
 std::vector<Conv2dShape> odd_shapes(ConvDirection dir) {
   const bool bias = dir != ConvDirection::kBackwardData;
-  Conv2dShape regular{.dir = dir, .n = 2, .c = 3, .h = 11, .w = 13, .k = 5, .r = 3, .s = 3, .stride_h = 2,
-                      .stride_w = 2, .pad_h = 1, .pad_w = 1, .bias = bias};
+  Conv2dShape regular{.dir = dir,
+                      .n = 2,
+                      .c = 3,
+                      .h = 11,
+                      .w = 13,
+                      .k = 5,
+                      .r = 3,
+                      .s = 3,
+                      .stride_h = 2,
+                      .stride_w = 2,
+                      .pad_h = 1,
+                      .pad_w = 1,
+                      .bias = bias};
   if (dir == ConvDirection::kForward) regular.act = Activation::kRelu;
-  const Conv2dShape depthwise{.dir = dir, .n = 2, .c = 6, .h = 11, .w = 13, .k = 12, .r = 3, .s = 3, .pad_h = 1,
-                              .pad_w = 1, .groups = 6, .bias = bias};
+  const Conv2dShape depthwise{.dir = dir,
+                              .n = 2,
+                              .c = 6,
+                              .h = 11,
+                              .w = 13,
+                              .k = 12,
+                              .r = 3,
+                              .s = 3,
+                              .pad_h = 1,
+                              .pad_w = 1,
+                              .groups = 6,
+                              .bias = bias};
   const Conv2dShape pointwise{.dir = dir, .n = 2, .c = 7, .h = 11, .w = 13, .k = 5, .r = 1, .s = 1, .bias = bias};
   return {regular, depthwise, pointwise};
 }
@@ -225,10 +246,9 @@ TEST(RuntimeConv2d, ExactRowsChooseTheirAlgorithm) {
 TEST(RuntimeConv2d, Tf32CallsUseTheirOwnRows) {
   Conv2dShape exact = odd_shapes(ConvDirection::kForward)[0];
   Conv2dShape tf32 = exact;
-  tf32.math = "tf32";
+  tf32.math = MathMode::kTf32;
   const bool tensor_cores = satisfies(session().device(), nvidia_mma_tf32());
-  const Config tf32_config =
-      conv2d_default_config(tf32, tensor_cores ? kAlgoImplicitGemmTf32 : kAlgoImplicitGemm);
+  const Config tf32_config = conv2d_default_config(tf32, tensor_cores ? kAlgoImplicitGemmTf32 : kAlgoImplicitGemm);
   auto rt = make_runtime(testing::write_database(testing::temp_path("conv2d_tf32.db"), {session().device()},
                                                  {conv2d_row(tf32, tf32_config)}));
   EXPECT_TRUE(rt->messages().empty()) << (rt->messages().empty() ? "" : rt->messages().front());
@@ -308,7 +328,7 @@ TEST(RuntimeConv2d, ShapeCodeTellsApartEveryPackedField) {
   EXPECT_TRUE(differs([](Conv2dShape& s) { s.bias = false; }));
   EXPECT_TRUE(differs([](Conv2dShape& s) { s.act = Activation::kGelu; }));
   EXPECT_TRUE(differs([](Conv2dShape& s) { s.dir = ConvDirection::kBackwardWeight; }));
-  EXPECT_TRUE(differs([](Conv2dShape& s) { s.math = "tf32"; }));
+  EXPECT_TRUE(differs([](Conv2dShape& s) { s.math = MathMode::kTf32; }));
   // Buffers and offsets are not part of the problem.
   Conv2dCall moved = a;
   moved.input_offset = 11;

@@ -50,7 +50,7 @@ std::string database_for(const std::string& name, const Problem& problem, const 
   BestRow r;
   r.device_key = device.key();
   r.op = problem.op();
-  r.dtype = problem.dtype();
+  r.dtype = dtype_name(problem.dtype());
   r.shape_key = problem.shape_key();
   r.shape_json = problem.shape_json().dump();
   r.params_json = to_json(config).dump();
@@ -60,16 +60,16 @@ std::string database_for(const std::string& name, const Problem& problem, const 
 }
 
 StoredTensor input_tensor(std::int64_t count, std::int64_t offset, std::uint64_t seed, float lo = -1, float hi = 1) {
-  StoredTensor t("fp32", count, offset);
+  StoredTensor t(DType::kFp32, count, offset);
   t.fill_uniform(seed, lo, hi);
   t.buffer(session().context());
   t.upload(session().queue());
   return t;
 }
 
-StoredTensor output_tensor(const std::string& dtype, std::int64_t count, std::int64_t offset) {
-  StoredTensor t(dtype, count, offset);
-  t.fill(dtype == "int64" ? -1.0f : kUnwrittenSentinel);
+StoredTensor output_tensor(bool indices, std::int64_t count, std::int64_t offset) {
+  StoredTensor t = indices ? StoredTensor::indices(count, offset) : StoredTensor(DType::kFp32, count, offset);
+  t.fill(indices ? -1.0f : kUnwrittenSentinel);
   t.buffer(session().context());
   t.upload(session().queue());
   return t;
@@ -82,7 +82,7 @@ Level run_reduce(Runtime& rt, const ReduceShape& shape, std::int64_t in_off, std
                  Decision* decision = nullptr) {
   const ReduceLayout layout = shape.layout();
   StoredTensor in = input_tensor(layout.elements, in_off, 21);
-  StoredTensor out = output_tensor(is_arg_kind(shape.kind) ? "int64" : "fp32", layout.outputs, out_off);
+  StoredTensor out = output_tensor(is_arg_kind(shape.kind), layout.outputs, out_off);
   ReduceCall call{.shape = shape,
                   .input = in.buffer(session().context())(),
                   .input_offset = in_off,
@@ -133,7 +133,7 @@ Level run_reduce(Runtime& rt, const ReduceShape& shape, std::int64_t in_off, std
       const auto oi = static_cast<std::size_t>(o);
       const bool mean = shape.kind == ReduceKind::kMean;
       expected.push_back(expect_stored(static_cast<std::size_t>(out_off + o), mean ? sum[oi] / r : sum[oi],
-                                       mean ? mag[oi] / r : mag[oi], tolerance, "fp32"));
+                                       mean ? mag[oi] / r : mag[oi], tolerance, DType::kFp32));
     }
     const VerifyResult v = verify_output(out.read_values(session().queue()), out.values(), expected, tolerance);
     EXPECT_TRUE(v.ok) << shape.key() << ": " << v.message;
@@ -216,7 +216,7 @@ Level run_softmax(Runtime& rt, const SoftmaxShape& shape, std::int64_t in_off, s
                   Decision* decision = nullptr) {
   const ReduceLayout layout = shape.layout();
   StoredTensor in = input_tensor(layout.elements, in_off, 22, -4, 4);
-  StoredTensor out = output_tensor("fp32", layout.elements, out_off);
+  StoredTensor out = output_tensor(false, layout.elements, out_off);
   SoftmaxCall call{.shape = shape,
                    .input = in.buffer(session().context())(),
                    .input_offset = in_off,
@@ -237,10 +237,10 @@ Level run_softmax(Runtime& rt, const SoftmaxShape& shape, std::int64_t in_off, s
       const auto index = static_cast<std::size_t>(out_off + base + k * p.inner);
       if (shape.log) {
         expected.push_back(expect_stored(index, v - m - std::log(s), std::abs(v - m) + std::abs(std::log(s)) + 1.0,
-                                         tolerance, "fp32"));
+                                         tolerance, DType::kFp32));
       } else {
         const double y = std::exp(v - m) / s;
-        expected.push_back(expect_stored(index, y, y * (1.0 + std::abs(v - m)), tolerance, "fp32"));
+        expected.push_back(expect_stored(index, y, y * (1.0 + std::abs(v - m)), tolerance, DType::kFp32));
       }
     }
   }
@@ -276,9 +276,9 @@ Level run_norm(Runtime& rt, const NormShape& shape, std::int64_t off, Decision* 
   t.x = input_tensor(shape.elements(), off, 31, -1, 3);
   t.gamma = input_tensor(params, off, 33, 0.5f, 1.5f);
   t.beta = input_tensor(params, off, 34);
-  t.y = output_tensor("fp32", shape.elements(), off);
-  t.mean = output_tensor("fp32", stats, off);
-  t.rstd = output_tensor("fp32", stats, off);
+  t.y = output_tensor(false, shape.elements(), off);
+  t.mean = output_tensor(false, stats, off);
+  t.rstd = output_tensor(false, stats, off);
   std::vector<std::pair<std::string, StoredTensor*>> outputs{{"y", &t.y}, {"mean", &t.mean}, {"rstd", &t.rstd}};
   if (batch) {
     t.running_mean = input_tensor(stats, off, 35, -0.5f, 0.5f);
@@ -327,16 +327,16 @@ Level run_norm_backward(Runtime& rt, const NormShape& shape, std::int64_t off) {
   t.x = input_tensor(shape.elements(), off, 31, -1, 3);
   t.dy = input_tensor(shape.elements(), off, 32);
   t.gamma = input_tensor(params, off, 33, 0.5f, 1.5f);
-  t.mean = StoredTensor("fp32", stats, off);
-  t.rstd = StoredTensor("fp32", stats, off);
+  t.mean = StoredTensor(DType::kFp32, stats, off);
+  t.rstd = StoredTensor(DType::kFp32, stats, off);
   fill_saved_statistics(shape, t);
   for (StoredTensor* s : {&t.mean, &t.rstd}) {
     s->buffer(session().context());
     s->upload(session().queue());
   }
-  t.dx = output_tensor("fp32", shape.elements(), off);
-  t.dgamma = output_tensor("fp32", params, off);
-  t.dbeta = output_tensor("fp32", params, off);
+  t.dx = output_tensor(false, shape.elements(), off);
+  t.dgamma = output_tensor(false, params, off);
+  t.dbeta = output_tensor(false, params, off);
   const NormReference reference = norm_reference(shape, t);
   const cl::Context& ctx = session().context();
   auto ref = [&](StoredTensor& s) { return NormBuffer{s.buffer(ctx)(), off}; };
@@ -392,7 +392,7 @@ Level run_elementwise(Runtime& rt, const ElementwiseShape& shape, std::int64_t i
   for (std::size_t t = 0; t < tensors.size(); ++t)
     in.push_back(input_tensor(tensors[t]->extent(), in_off, 40 + t, 0.25f, 2));
   const std::vector<std::int64_t> out_dims = shape.out_dims();
-  StoredTensor out = output_tensor("fp32", shape.elements(), out_off);
+  StoredTensor out = output_tensor(false, shape.elements(), out_off);
   ElementwiseCall call{.shape = shape, .output = out.buffer(session().context())(), .output_offset = out_off};
   for (std::size_t t = 0; t < tensors.size(); ++t) {
     call.inputs[t] = in[t].buffer(session().context())();

@@ -50,7 +50,7 @@ TEST(RuntimeLookup, BuiltinLevelWhenNoDatabaseHasAnything) {
   HostGemm g(session().context(), shape);
   const Decision d = ops::gemm_decision(*rt, g.call());
   // The built-in is the cpu variant's untuned configuration on a CPU, gemm.cl's elsewhere.
-  const bool cpu = session().device().type == "CPU";
+  const bool cpu = session().device().type == DeviceType::kCpu;
   EXPECT_EQ(d.config, cpu ? gemm_cpu_default_config(shape) : gemm_default_config(shape)) << to_string(d.config);
   EXPECT_EQ(is_cpu_config(d.config), cpu);
   EXPECT_EQ(rt->stats().resolutions, 1u) << "the second call must hit the cache";
@@ -204,7 +204,7 @@ TEST(RuntimeGemm, ScalarsOffsetsAndBuffersMayChangeBetweenCallsOfOneShape) {
 // arguments (the caller's buffers, scalars and offsets; the packed scratch) are bound on every call.
 TEST(RuntimeGemm, PackedTensorCoreRowServesEveryCallOfItsShape) {
   if (!satisfies(session().device(), nvidia_wgmma_tf32())) GTEST_SKIP() << "needs " << nvidia_wgmma_tf32().describe();
-  const GemmShape shape{.m = 130, .n = 70, .k = 45, .batch = 2, .trans_b = true, .math = "tf32"};
+  const GemmShape shape{.m = 130, .n = 70, .k = 45, .batch = 2, .trans_b = true, .math = MathMode::kTf32};
   const std::string user =
       testing::write_database(testing::temp_path("packed.db"), {session().device()},
                               {testing::gemm_row(my_key(), shape, gemm_wgmma_packed_default_config())});

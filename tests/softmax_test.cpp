@@ -58,7 +58,7 @@ TEST_P(SoftmaxCorrectness, SampledConfigurationsMatchTheReference) {
   if (std::find(configs.begin(), configs.end(), own_default) == configs.end()) configs.push_back(own_default);
   for (const Config& config : configs) {
     const EvalOutcome outcome = evaluator.evaluate(config, no_timing);
-    EXPECT_EQ(outcome.status, "ok") << problem.shape_key() << " " << c.shape.dtype << " " << to_string(config) << ": "
+    EXPECT_EQ(outcome.status, Status::kOk) << problem.shape_key() << " " << dtype_name(c.shape.dtype) << " " << to_string(config) << ": "
                                     << outcome.error;
   }
 }
@@ -66,14 +66,14 @@ TEST_P(SoftmaxCorrectness, SampledConfigurationsMatchTheReference) {
 std::string case_name(const ::testing::TestParamInfo<std::size_t>& info) {
   const SoftmaxTestCase& c = cases()[info.param];
   const SoftmaxShape& s = c.shape;
-  return fmt::format("{}_{}_{}_d{}_a{}{}{}", info.index, s.log ? "log_softmax" : "softmax", s.dtype, dims_text(s.dims),
+  return fmt::format("{}_{}_{}_d{}_a{}{}{}", info.index, s.log ? "log_softmax" : "softmax", dtype_name(s.dtype), dims_text(s.dims),
                      s.axis, c.instance.specials ? "_nan" : "", c.instance.spread != 4.0f ? "_wide" : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, SoftmaxCorrectness, ::testing::Range<std::size_t>(0, cases().size()), case_name);
 
 TEST(SoftmaxShape, JsonRoundTripsAndRejectsBadFields) {
-  const SoftmaxShape s{.dims = {8, 12, 512, 512}, .axis = 3, .log = true, .dtype = "fp16"};
+  const SoftmaxShape s{.dims = {8, 12, 512, 512}, .axis = 3, .log = true, .dtype = DType::kFp16};
   EXPECT_EQ(SoftmaxShape::from_json(s.to_json()).key(), s.key());
   EXPECT_EQ(SoftmaxShape::from_json({{"dims", {4, 5}}}).axis, 1);  // default: the last dimension
   EXPECT_THROW(SoftmaxShape::from_json({{"dims", {4, 5}}, {"axis", 2}}), Error);
@@ -116,20 +116,20 @@ TEST(SoftmaxCpuKernel, PolynomialExpAndPrefetchMatchTheReference) {
   };
   const std::vector<Case> table = {
       {{.dims = {9, 1031}, .axis = 1}, {.input_offset = 3, .output_offset = 1, .spread = 30.0f}, {}},
-      {{.dims = {7, 333}, .axis = 1, .dtype = "fp16"}, {.specials = true}, {{"PREFETCH", 2}, {"CACHE", 0}}},
-      {{.dims = {11, 61}, .axis = 1, .log = true, .dtype = "bf16"}, {.specials = true}, {{"ROWS", 16}, {"VW", 8}}},
+      {{.dims = {7, 333}, .axis = 1, .dtype = DType::kFp16}, {.specials = true}, {{"PREFETCH", 2}, {"CACHE", 0}}},
+      {{.dims = {11, 61}, .axis = 1, .log = true, .dtype = DType::kBf16}, {.specials = true}, {{"ROWS", 16}, {"VW", 8}}},
       {{.dims = {6, 17}, .axis = 1, .log = true}, {.spread = 30.0f}, {{"PREFETCH", 2}, {"WGS", 4}, {"VW", 4}}},
   };
   for (const Case& c : table) {
     const SoftmaxProblem problem(c.shape, c.instance);
     Config config = base;
     for (const auto& [name, value] : c.changes) config[name] = value;
-    if (session.device().type != "CPU") config["PREFETCH"] = 0;
+    if (session.device().type != DeviceType::kCpu) config["PREFETCH"] = 0;
     ASSERT_TRUE(problem.space(session.device()).contains(config)) << to_string(config);
     auto evaluation = problem.instantiate(session);
     Evaluator evaluator(session, *evaluation);
     const EvalOutcome outcome = evaluator.evaluate(config, no_timing);
-    EXPECT_EQ(outcome.status, "ok") << problem.shape_key() << " " << c.shape.dtype << " " << to_string(config) << ": "
+    EXPECT_EQ(outcome.status, Status::kOk) << problem.shape_key() << " " << dtype_name(c.shape.dtype) << " " << to_string(config) << ": "
                                     << outcome.error;
   }
 }

@@ -48,7 +48,7 @@ RecordedSpace synthetic_recording() {
   for (const Config& c : synthetic_space().enumerate()) {
     // Every 13th point fails to compile, as real spaces have failures among valid points.
     const bool fails = std::hash<std::string>{}(to_string(c)) % 13 == 0 && c.count("MWG") && c.at("MWG") != 64;
-    space.points.push_back({c, fails ? "compile_error" : "ok", fails ? std::nullopt : std::optional(synthetic_time(c))});
+    space.points.push_back({c, fails ? Status::kCompileError : Status::kOk, fails ? std::nullopt : std::optional(synthetic_time(c))});
   }
   return space;
 }

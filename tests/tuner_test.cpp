@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "db/database.h"
+#include "harness/error.h"
 #include "ops/family.h"
 #include "ops/gemm/gemm_problem.h"
 #include "tests/support/selftest.h"
@@ -111,10 +112,10 @@ TEST(Tuner, FailuresAreRecordedWithTheirStatusAndNeverStopTheRun) {
   const SabotagedGemm problem({.m = 16, .n = 16, .k = 16});
   Tuner tuner(session, db, start_run(db, session), quick_options(40), nullptr);
   const ProblemReport report = tuner.tune(problem);
-  EXPECT_GT(report.by_status.count("compile_error"), 0u);
-  EXPECT_GT(report.by_status.count("wrong_result"), 0u);
-  EXPECT_GT(report.by_status.count("launch_error"), 0u);
-  EXPECT_GT(report.by_status.count("ok"), 0u);
+  EXPECT_GT(report.by_status.count(Status::kCompileError), 0u);
+  EXPECT_GT(report.by_status.count(Status::kWrongResult), 0u);
+  EXPECT_GT(report.by_status.count(Status::kLaunchError), 0u);
+  EXPECT_GT(report.by_status.count(Status::kOk), 0u);
   for (const MeasurementRow& m : db.measurements(session.device().key(), "gemm", "fp32", "exact", problem.shape_key())) {
     const Config c = parse_config(m.params);
     const std::int64_t kwg = c.at("KWG"), kwi = c.at("KWI");
@@ -226,7 +227,7 @@ TEST(Tuner, CandidatesSlowerThanTheCutAreTimedOnlyForTheFirstBatch) {
         EXPECT_EQ(*m.samples, 3) << m.params;  // the first batch only
       }
     }
-    EXPECT_EQ(report.by_status.count("cut"), cut > 0 ? 1u : 0u);
+    EXPECT_EQ(report.by_status.count(Status::kCut), cut > 0 ? 1u : 0u);
     ASSERT_TRUE(report.best.has_value());
     if (cut > 0) {
       EXPECT_EQ(to_string(report.best->config), to_string(report.default_result->config));  // a cut never wins
@@ -251,12 +252,25 @@ TEST(Defaults, EveryPresetDefaultIsInItsSpaceOnACpuAndAGpu) {
         for (const auto& problem : family->preset(preset)) {
           for (const Config& d : problem->default_configs(device)) {
             EXPECT_EQ(problem->space(device).check(d), "")
-                << device.type << " " << family->name() << " " << problem->shape_key() << ": " << to_string(d);
+                << device_type_name(device.type) << " " << family->name() << " " << problem->shape_key() << ": " << to_string(d);
           }
         }
       }
     }
   }
+}
+
+// Test support's family joins the registry through register_family (called by the suites' main):
+// found by name and in shapes files, never part of --ops all, and registered only once.
+TEST(Registry, ARegisteredFamilyIsFoundByNameButNotInAll) {
+  EXPECT_EQ(find_family("selftest"), &selftest_family());
+  for (const OpFamily* f : op_families()) EXPECT_NE(f->name(), "selftest");
+  const std::vector<std::string> names = family_names();
+  EXPECT_EQ(std::count(names.begin(), names.end(), "selftest"), 0);
+  const ProblemList problems = problems_from_json(nlohmann::json::parse(R"([{"op": "selftest", "n": 9}])"), {"selftest"});
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0]->op(), "selftest");
+  EXPECT_THROW(register_family(selftest_family()), Error);
 }
 
 }  // namespace

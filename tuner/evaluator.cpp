@@ -41,17 +41,17 @@ EvalOutcome Evaluator::evaluate(const Config& config, const TimingPolicy& timing
   } catch (const BuildError& e) {
     out.compile_wait_ms = ms_since(start);
     out.compile_ms = build_ms();
-    out.status = status::kCompileError;
+    out.status = Status::kCompileError;
     out.error = fmt::format("{}\n{}", e.what(), log_head(e.log()));
     return out;
   } catch (const ClError& e) {
     out.compile_wait_ms = ms_since(start);
     out.compile_ms = build_ms();
-    out.status = status::kLaunchError;
+    out.status = Status::kLaunchError;
     out.error = e.what();
     return out;
   } catch (const Error& e) {
-    out.status = status::kSkipped;
+    out.status = Status::kSkipped;
     out.error = e.what();
     return out;
   }
@@ -67,18 +67,18 @@ EvalOutcome Evaluator::evaluate(const Config& config, const TimingPolicy& timing
     out.max_error = check.max_error;
     out.verify_ms = ms_since(start);
     if (!check.ok) {
-      out.status = status::kWrongResult;
+      out.status = Status::kWrongResult;
       out.error = fmt::format("{} ({} mismatches)", check.message, check.mismatches);
       return out;
     }
   } catch (const ClError& e) {
     out.verify_ms = ms_since(start);
-    out.status = status::kLaunchError;
+    out.status = Status::kLaunchError;
     out.error = e.what();
     return out;
   } catch (const cl::Error& e) {
     out.verify_ms = ms_since(start);
-    out.status = status::kLaunchError;
+    out.status = Status::kLaunchError;
     out.error = ClError(e).what();
     return out;
   }
@@ -87,9 +87,9 @@ EvalOutcome Evaluator::evaluate(const Config& config, const TimingPolicy& timing
   if (hooks.before_timing) hooks.before_timing();
   try {
     out.stats = time_plan(session_.queue(), prepared, timing);
-    out.status = out.stats->cut_short ? status::kCut : status::kOk;
+    out.status = out.stats->cut_short ? Status::kCut : Status::kOk;
   } catch (const ClError& e) {
-    out.status = status::kLaunchError;
+    out.status = Status::kLaunchError;
     out.error = e.what();
   }
   if (hooks.after_timing) hooks.after_timing();

@@ -8,26 +8,15 @@
 #include "harness/timing.h"
 #include "ops/problem.h"
 #include "core/config.h"
+#include "core/status.h"
 
 namespace ocltune {
 
 class Session;
 
-// Status names as stored in the database.
-namespace status {
-inline constexpr const char* kOk = "ok";
-inline constexpr const char* kCompileError = "compile_error";
-inline constexpr const char* kLaunchError = "launch_error";
-inline constexpr const char* kWrongResult = "wrong_result";
-inline constexpr const char* kTimeout = "timeout";
-inline constexpr const char* kCrash = "crash";
-inline constexpr const char* kSkipped = "skipped";
-inline constexpr const char* kCut = "cut";  // abandoned after its first runs: far slower than the best
-}  // namespace status
-
 struct EvalOutcome {
   Config config;
-  std::string status;
+  Status status = Status::kSkipped;
   std::string error;  // empty when ok; a compile error carries the head of the build log
   std::optional<TimingStats> stats;
   std::optional<double> max_error;

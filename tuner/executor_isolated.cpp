@@ -25,7 +25,7 @@ namespace {
 
 // Why a request got no answer.
 struct NoAnswer {
-  std::string status;  // timeout | crash
+  Status status = Status::kCrash;  // timeout | crash
   std::string error;
 };
 
@@ -57,7 +57,7 @@ class IsolatedExecutor : public Executor {
         if (reply->contains("worker_error")) throw Error(fmt::format("worker: {}", (*reply)["worker_error"].get<std::string>()));
         return outcome_from_json(*reply);
       }
-      if (failure.status == "crash" && attempt == 0) continue;
+      if (failure.status == Status::kCrash && attempt == 0) continue;
       EvalOutcome out;
       out.config = config;
       out.status = failure.status;
@@ -122,16 +122,16 @@ class IsolatedExecutor : public Executor {
   }
 
   // Kills the worker and says how it ended (it may have died already).
-  NoAnswer reap(const std::string& status) {
+  NoAnswer reap(Status status) {
     close(to_);
     close(from_);
-    if (status == "timeout") kill(pid_, SIGKILL);
+    if (status == Status::kTimeout) kill(pid_, SIGKILL);
     int code = 0;
     waitpid(pid_, &code, 0);
     pid_ = -1;
-    if (status == "timeout") return {status, fmt::format("no answer within {:g} s; worker killed", options_.timeout_s)};
-    if (WIFSIGNALED(code)) return {"crash", fmt::format("worker killed by signal {} ({})", WTERMSIG(code), strsignal(WTERMSIG(code)))};
-    return {"crash", fmt::format("worker exited with status {}", WIFEXITED(code) ? WEXITSTATUS(code) : -1)};
+    if (status == Status::kTimeout) return {status, fmt::format("no answer within {:g} s; worker killed", options_.timeout_s)};
+    if (WIFSIGNALED(code)) return {Status::kCrash, fmt::format("worker killed by signal {} ({})", WTERMSIG(code), strsignal(WTERMSIG(code)))};
+    return {Status::kCrash, fmt::format("worker exited with status {}", WIFEXITED(code) ? WEXITSTATUS(code) : -1)};
   }
 
   bool send(const nlohmann::json& message) {
@@ -153,7 +153,7 @@ class IsolatedExecutor : public Executor {
 
   std::optional<nlohmann::json> exchange(const nlohmann::json& request, double timeout_s, NoAnswer& failure) {
     if (!send(request)) {
-      failure = reap("crash");
+      failure = reap(Status::kCrash);
       return std::nullopt;
     }
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
@@ -168,7 +168,7 @@ class IsolatedExecutor : public Executor {
       }
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) {
-        failure = reap("timeout");
+        failure = reap(Status::kTimeout);
         return std::nullopt;
       }
       pollfd fd{from_, POLLIN, 0};
@@ -179,7 +179,7 @@ class IsolatedExecutor : public Executor {
       const ssize_t n = read(from_, chunk, sizeof chunk);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
-        failure = reap("crash");
+        failure = reap(Status::kCrash);
         return std::nullopt;
       }
       buffer_.append(chunk, static_cast<std::size_t>(n));

@@ -13,7 +13,7 @@ class LocalExecutor : public Executor {
  public:
   LocalExecutor(Session& session, const Problem& problem, CompilePool* pool)
       : session_(session), evaluation_(problem.instantiate(session)), evaluator_(session, *evaluation_), pool_(pool),
-        quiet_timing_(pool && pool->threads() > 0 && session.device().type == "CPU") {}
+        quiet_timing_(pool && pool->threads() > 0 && session.device().type == DeviceType::kCpu) {}
 
   void prefetch(const std::vector<Config>& configs) override {
     if (!pool_ || pool_->threads() == 0) return;
@@ -35,8 +35,8 @@ class LocalExecutor : public Executor {
     EvalOutcome o = evaluator_.evaluate(config, timing, hooks);
     // A failure that took the device context down is a crash, not this configuration's launch or
     // compile error (every later call would fail the same way).
-    if ((o.status == status::kLaunchError || o.status == status::kCompileError) && !session_.alive()) {
-      o.status = status::kCrash;
+    if ((o.status == Status::kLaunchError || o.status == Status::kCompileError) && !session_.alive()) {
+      o.status = Status::kCrash;
       o.error = "the device context was lost: " + o.error;
     }
     return o;

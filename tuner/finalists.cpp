@@ -39,10 +39,10 @@ void Tuner::remeasure_finalists(const Problem& problem, Executor& executor, Sear
     if (samples[i].empty()) continue;
     EvalOutcome o = finalists[i];
     o.stats = summarize(samples[i]);
-    o.status = status::kOk;
+    o.status = Status::kOk;
     o.error.clear();
     o.compile_ms = o.compile_wait_ms = o.verify_ms = o.timing_ms = 0;
-    record(problem, search.source_hash, o, "final");
+    record(problem, search.source_hash, o, Role::kFinal);
     timed.push_back(std::move(o));
   }
   if (timed.size() < 2) return;
@@ -62,8 +62,8 @@ void Tuner::write_best(const Problem& problem, Search& search, ProblemReport& re
   BestRow row;
   row.device_key = device.key();
   row.op = problem.op();
-  row.dtype = problem.dtype();
-  row.math = problem.math();
+  row.dtype = dtype_name(problem.dtype());
+  row.math = math_name(problem.math());
   row.shape_key = problem.shape_key();
   row.shape_json = problem.shape_json().dump();
   row.params_json = to_json(best.config).dump();
@@ -74,7 +74,7 @@ void Tuner::write_best(const Problem& problem, Search& search, ProblemReport& re
   const double rate = throughput(problem, best.stats->median_ns);
   if (problem.memory_bound()) row.gbs = rate; else row.gflops = rate;
   const auto& d = report.default_result;
-  if (d && d->stats && d->status == status::kOk) row.default_median_ns = d->stats->median_ns;
+  if (d && d->stats && d->status == Status::kOk) row.default_median_ns = d->stats->median_ns;
   row.confidence = search.confidence;
   row.source_hash = search.source_hash;
   row.run_id = run_id_;

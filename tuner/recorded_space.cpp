@@ -17,7 +17,7 @@ namespace ocltune {
 std::optional<double> RecordedSpace::optimum_ns() const {
   std::optional<double> best;
   for (const RecordedPoint& p : points) {
-    if (p.status == "ok" && p.median_ns && (!best || *p.median_ns < *best)) best = p.median_ns;
+    if (p.status == Status::kOk && p.median_ns && (!best || *p.median_ns < *best)) best = p.median_ns;
   }
   return best;
 }
@@ -49,7 +49,8 @@ RecordedSpace load_recorded_space(const std::string& path) {
       }
       RecordedPoint p;
       p.config = parse_config(j.at("params").get<std::string>());
-      p.status = j.at("status").get<std::string>();
+      const std::string status = j.at("status").get<std::string>();
+      p.status = parse_status(status).value_or(Status::kSkipped);
       if (j.contains("median_ns") && j["median_ns"].is_number()) p.median_ns = j["median_ns"].get<double>();
       space.points.push_back(std::move(p));
     } catch (const nlohmann::json::exception& e) {
@@ -72,7 +73,7 @@ void save_recorded_space(const RecordedSpace& space, const std::string& path) {
                                  {"configurations", space.points.size()}};
   out << header.dump() << '\n';
   for (const RecordedPoint& p : space.points) {
-    nlohmann::json j = {{"params", to_string(p.config)}, {"status", p.status}};
+    nlohmann::json j = {{"params", to_string(p.config)}, {"status", status_name(p.status)}};
     // Three significant digits past the noise of any timing keep the file small and reviewable.
     if (p.median_ns) j["median_ns"] = std::round(*p.median_ns * 10.0) / 10.0;
     out << j.dump() << '\n';
@@ -87,12 +88,12 @@ RecordedSpace recorded_space_from_db(Database& db, const std::string& op, const 
   std::map<Group, std::map<std::string, double>> retimed;  // params -> latest final median
   for (MeasuredPoint& m : shape_measurements(db, op, shape_key)) {
     if (!device_key.empty() && m.device_key != device_key) continue;
-    if (m.role == "final" && m.status == "ok" && m.median_ns) {
+    if (parse_role(m.role) == Role::kFinal && parse_status(m.status) == Status::kOk && m.median_ns) {
       retimed[{m.device_key, m.dtype, m.math, m.source_hash}][m.params] = *m.median_ns;
     }
     // The space is what the search measured: defaults may lie outside a restricted sub-space, and
     // final rows re-time points already in it.
-    if (m.role != "search") continue;
+    if (parse_role(m.role) != Role::kSearch) continue;
     groups[{m.device_key, m.dtype, m.math, m.source_hash}].emplace(m.params, m);
   }
   if (groups.empty()) {
@@ -111,7 +112,7 @@ RecordedSpace recorded_space_from_db(Database& db, const std::string& op, const 
   const auto& finals = retimed[largest->first];
   for (const auto& [params, m] : largest->second) {
     auto final = finals.find(params);
-    space.points.push_back({parse_config(params), m.status, final != finals.end() ? final->second : m.median_ns});
+    space.points.push_back({parse_config(params), parse_status(m.status).value_or(Status::kSkipped), final != finals.end() ? final->second : m.median_ns});
     if (space.shape.empty()) space.shape = nlohmann::json::parse(m.shape_json, nullptr, false);
   }
   return space;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config.h"
+#include "core/status.h"
 
 namespace ocltune {
 
@@ -17,7 +18,7 @@ class Database;
 
 struct RecordedPoint {
   Config config;
-  std::string status;
+  Status status = Status::kSkipped;
   std::optional<double> median_ns;  // present for status ok (and cut)
 };
 

@@ -21,7 +21,7 @@ struct Tuner::Search {
   int finalists = 0;
 
   void consider(const EvalOutcome& o) {
-    if (o.status != status::kOk || !o.stats) return;
+    if (o.status != Status::kOk || !o.stats) return;
     verified.push_back(o);
     if (!best || o.stats->median_ns < best->stats->median_ns) {
       runner_up = best;

@@ -40,9 +40,9 @@ std::vector<double> replay(const RecordedSpace& space, const std::string& strate
     if (!config) break;
     const RecordedPoint& point = *by_params.at(to_string(*config));
     // A cut candidate's partial median is what the tuner would have told the strategy.
-    const bool timed = (point.status == "ok" || point.status == "cut") && point.median_ns;
+    const bool timed = is_timed(point.status) && point.median_ns;
     strategy->observe(*config, timed ? point.median_ns : std::nullopt);
-    if (point.status == "ok" && point.median_ns) best = std::min(best, *point.median_ns);
+    if (point.status == Status::kOk && point.median_ns) best = std::min(best, *point.median_ns);
     best_after.push_back(best);
     if (done && done(best_after)) break;
   }
@@ -92,7 +92,7 @@ std::string format_scores(const RecordedSpace& space, const std::vector<Strategy
                           const std::vector<double>& budgets, int seeds) {
   const std::size_t n = space.points.size();
   std::size_t verified = 0;
-  for (const RecordedPoint& p : space.points) verified += p.status == "ok";
+  for (const RecordedPoint& p : space.points) verified += p.status == Status::kOk;
   std::string out = fmt::format("{} {} ({} configurations, {} verified; optimum {:.0f} ns); median over {} seeds\n\n",
                                 space.op, space.shape_key, n, verified, space.optimum_ns().value_or(0), seeds);
   out += "| strategy |";

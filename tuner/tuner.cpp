@@ -30,7 +30,8 @@ std::string files_hash(const Problem& problem) {
 EvalOutcome outcome_of(const MeasuredPoint& m) {
   EvalOutcome o;
   o.config = parse_config(m.params);
-  o.status = m.status;
+  // An unknown status (a foreign or hostile row) counts as never run: it is measured again.
+  o.status = parse_status(m.status).value_or(Status::kSkipped);
   if (m.median_ns) {
     o.stats = TimingStats{.median_ns = *m.median_ns, .min_ns = *m.median_ns, .max_ns = *m.median_ns,
                           .mean_ns = *m.median_ns, .spread = 0, .samples = 0};
@@ -41,12 +42,12 @@ EvalOutcome outcome_of(const MeasuredPoint& m) {
 // What a strategy learns from an outcome: a cut candidate's partial median is still a (high)
 // estimate of its time.
 std::optional<double> observed_time(const EvalOutcome& o) {
-  if ((o.status == status::kOk || o.status == status::kCut) && o.stats) return o.stats->median_ns;
+  if (is_timed(o.status) && o.stats) return o.stats->median_ns;
   return std::nullopt;
 }
 
 std::optional<double> ok_time(const EvalOutcome& o) {
-  return o.status == status::kOk && o.stats ? std::optional(o.stats->median_ns) : std::nullopt;
+  return o.status == Status::kOk && o.stats ? std::optional(o.stats->median_ns) : std::nullopt;
 }
 
 }  // namespace
@@ -71,19 +72,19 @@ Tuner::Tuner(Session& session, Database& db, std::int64_t run_id, TuneOptions op
 Tuner::~Tuner() = default;
 
 std::int64_t Tuner::record(const Problem& problem, const std::string& source_hash, const EvalOutcome& o,
-                           const std::string& role) {
+                           Role role) {
   MeasurementRow row;
   row.run_id = run_id_;
   row.device_key = session_.device().key();
   row.op = problem.op();
-  row.dtype = problem.dtype();
-  row.math = problem.math();
+  row.dtype = dtype_name(problem.dtype());
+  row.math = math_name(problem.math());
   row.shape_key = problem.shape_key();
   row.shape_json = problem.shape_json().dump();
   row.source_hash = source_hash;
   row.params = to_string(o.config);
-  row.role = role;
-  row.status = o.status;
+  row.role = role_name(role);
+  row.status = status_name(o.status);
   row.error = o.error;
   if (o.stats) {
     row.median_ns = o.stats->median_ns;
@@ -128,7 +129,7 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
   std::vector<EvalOutcome> earlier;
   auto take_row = [&](const MeasuredPoint& m) {
     search.last_seen_id = std::max(search.last_seen_id, m.measurement_id);
-    if (m.role != "search" || !search.measured.insert(m.params).second) return false;
+    if (m.role != role_name(Role::kSearch) || !search.measured.insert(m.params).second) return false;
     EvalOutcome o;
     try {
       o = outcome_of(m);
@@ -141,7 +142,7 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
     earlier.push_back(std::move(o));
     return true;
   };
-  for (const MeasuredPoint& m : measurements_after(db_, device.key(), problem.op(), problem.dtype(), problem.math(),
+  for (const MeasuredPoint& m : measurements_after(db_, device.key(), problem.op(), dtype_name(problem.dtype()), math_name(problem.math()),
                                                    problem.shape_key(), search.source_hash, 0)) {
     take_row(m);
   }
@@ -154,10 +155,10 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
   std::unique_ptr<Executor> executor = options_.isolate ? make_isolated_executor(*options_.isolate, problem)
                                                         : make_local_executor(session_, problem, pool_.get());
   std::int64_t done = 0;
-  auto run_one = [&](const Config& config, const std::string& role) {
+  auto run_one = [&](const Config& config, Role role) {
     TimingPolicy timing = options_.timing;
     // Defaults are baselines and always timed in full.
-    if (role == "search" && options_.cut_factor > 0 && search.best) {
+    if (role == Role::kSearch && options_.cut_factor > 0 && search.best) {
       timing.abandon_above_ns = options_.cut_factor * search.best->stats->median_ns;
     }
     EvalOutcome o = executor->evaluate(config, timing);
@@ -166,7 +167,7 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
     verify_ms_ += o.verify_ms;
     timing_ms_ += o.timing_ms;
     search.last_seen_id = std::max(search.last_seen_id, record(problem, search.source_hash, o, role));
-    if (o.status == status::kCrash && !options_.isolate) {
+    if (o.status == Status::kCrash && !options_.isolate) {
       // In-process, a lost context fails everything after it: stop here. The crash is recorded, so
       // the same command resumes without this configuration.
       throw Error(fmt::format("{} {}: {}. The configuration {} is recorded as a crash; run the same command to "
@@ -184,7 +185,7 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
   // is "the" default of the summary; the others (e.g. one per algorithm) are kept as rows.
   executor->prefetch(defaults);
   for (std::size_t i = 0; i < defaults.size(); ++i) {
-    EvalOutcome o = run_one(defaults[i], "default");
+    EvalOutcome o = run_one(defaults[i], Role::kDefault);
     if (i == 0) report.default_result = o;
     search.consider(o);
   }
@@ -214,7 +215,7 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
       break;
     }
     // Rows another tuner wrote into the same database meanwhile: measured, not to be repeated.
-    for (const MeasuredPoint& m : measurements_after(db_, device.key(), problem.op(), problem.dtype(), problem.math(),
+    for (const MeasuredPoint& m : measurements_after(db_, device.key(), problem.op(), dtype_name(problem.dtype()), math_name(problem.math()),
                                                      problem.shape_key(), search.source_hash, search.last_seen_id)) {
       if (take_row(m)) strategy->observe(earlier.back().config, observed_time(earlier.back()));
     }
@@ -233,7 +234,7 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
     const Config config = ahead.front();
     ahead.pop_front();
     if (!search.measured.insert(to_string(config)).second) continue;
-    EvalOutcome o = run_one(config, "search");
+    EvalOutcome o = run_one(config, Role::kSearch);
     strategy->observe(config, observed_time(o));
     budget.count(ok_time(o));
     search.consider(o);

@@ -47,7 +47,7 @@ struct ProblemReport {
   double raw_size = 0;         // before constraints
   int evaluated = 0;           // evaluations in this run (the defaults included, final re-timing not)
   int reused = 0;              // measurements of earlier (or concurrent) runs with the same kernel source
-  std::map<std::string, int> by_status;
+  std::map<Status, int> by_status;
   std::optional<EvalOutcome> best;
   std::optional<EvalOutcome> default_result;
   std::optional<double> confidence;  // runner-up median / winner median - 1
@@ -86,7 +86,7 @@ class Tuner {
  private:
   struct Search;
   std::int64_t record(const Problem& problem, const std::string& source_hash, const EvalOutcome& outcome,
-                      const std::string& role);
+                      Role role);
   void remeasure_finalists(const Problem& problem, Executor& executor, Search& search);
   void write_best(const Problem& problem, Search& search, ProblemReport& report);
 

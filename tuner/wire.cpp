@@ -30,7 +30,7 @@ TimingPolicy timing_from_json(const nlohmann::json& j) {
 
 nlohmann::json to_json(const EvalOutcome& o) {
   nlohmann::json j = {{"params", to_string(o.config)},
-                      {"status", o.status},
+                      {"status", status_name(o.status)},
                       {"error", o.error},
                       {"compile_ms", o.compile_ms},
                       {"compile_wait_ms", o.compile_wait_ms},
@@ -49,7 +49,8 @@ EvalOutcome outcome_from_json(const nlohmann::json& j) {
   try {
     EvalOutcome o;
     o.config = parse_config(j.at("params").get<std::string>());
-    o.status = j.at("status").get<std::string>();
+    const std::string status = j.at("status").get<std::string>();
+    o.status = parse_status(status).value_or(Status::kCrash);  // a garbled answer: the worker is not sane
     o.error = j.value("error", "");
     o.compile_ms = j.value("compile_ms", 0.0);
     o.compile_wait_ms = j.value("compile_wait_ms", 0.0);

@@ -13,6 +13,21 @@
 extern "C" {
 #endif
 
+/* The version of this API. Check it when compiling (`#if OCLTUNE_API_VERSION < 2`) and when loading:
+ * ocltune_api_version() of the library must equal the header's OCLTUNE_API_VERSION, since the
+ * argument structs are passed by pointer and their layout changes with the version.
+ *   1: ocltune 0.1 before the version existed (strings for the memory-bound families' dtype).
+ *   2: one ocltune_dtype code in every argument struct. */
+#define OCLTUNE_API_VERSION 2
+int ocltune_api_version(void);
+
+/* Storage type of a tensor: every op computes in fp32 and stores in this type. */
+typedef enum ocltune_dtype {
+  OCLTUNE_DTYPE_FP32 = 0,
+  OCLTUNE_DTYPE_FP16 = 1,
+  OCLTUNE_DTYPE_BF16 = 2 /* bfloat16 */
+} ocltune_dtype;
+
 typedef struct ocltune_runtime_t* ocltune_runtime;
 
 /* Every function returns a status; on failure ocltune_last_error() holds a message (per thread). */
@@ -76,7 +91,7 @@ typedef struct ocltune_gemm_args {
   int64_t lda, ldb, ldc;
   int64_t stride_a, stride_b, stride_c;
   int allow_tf32; /* matrix units with TF32 inputs where the device has them ("tf32" math mode) */
-  int dtype;      /* storage type of A, B and C: 0 fp32, 1 fp16, 2 bf16 */
+  int dtype;      /* ocltune_dtype of A, B and C */
 } ocltune_gemm_args;
 
 /* Sets the sizes, alpha = 1, beta = 0, the buffers with offset 0, packed leading dimensions and strides,
@@ -146,7 +161,7 @@ typedef struct ocltune_pool_args {
   int ceil_mode;
   int count_include_pad; /* avg */
   int return_indices;    /* max forward writes indices; max backward always reads them */
-  int dtype;             /* storage type of in and out: 0 fp32, 1 fp16, 2 bf16 */
+  int dtype;             /* ocltune_dtype of in and out */
   cl_mem in, out, indices; /* indices may be NULL when not written or read */
   int64_t in_offset, out_offset, indices_offset; /* elements of each buffer's type */
 } ocltune_pool_args;
@@ -163,7 +178,7 @@ ocltune_status ocltune_pool(ocltune_runtime runtime, cl_command_queue queue, con
 
 /* ---- end conv2d and pooling ----------------------------------------------------------------------- */
 /* ---- Memory-bound families: reduce, softmax, norm, elementwise (as ocltune::ReduceCall, ...) ----
- * Tensors are row-major with up to 4 dimensions; `dtype` is "fp32", "fp16" or "bf16" (NULL: "fp32")
+ * Tensors are row-major with up to 4 dimensions; `dtype` (an ocltune_dtype, 0 = fp32)
  * for every tensor of the op (argmax/argmin indices are int64; norm statistics fp32). Offsets are in
  * elements. `event` and `level` work as in ocltune_gemm. */
 #define OCLTUNE_MAX_DIMS 4
@@ -178,7 +193,7 @@ typedef struct ocltune_tensor {
  * (argmax/argmin: adjacent ones). Contiguous input and output. */
 typedef struct ocltune_reduce_args {
   const char* kind;
-  const char* dtype;
+  int dtype; /* ocltune_dtype */
   int ndims;
   int64_t dims[OCLTUNE_MAX_DIMS];
   int num_axes;
@@ -195,7 +210,7 @@ ocltune_status ocltune_reduce(ocltune_runtime runtime, cl_command_queue queue, c
 
 /* softmax (log = 0) or log_softmax (log = 1) along `axis`; contiguous, non-overlapping input and output. */
 typedef struct ocltune_softmax_args {
-  const char* dtype;
+  int dtype; /* ocltune_dtype */
   int ndims;
   int64_t dims[OCLTUNE_MAX_DIMS];
   int axis;
@@ -216,7 +231,7 @@ ocltune_status ocltune_softmax(ocltune_runtime runtime, cl_command_queue queue, 
  *   backward: dy, x, mean, rstd, gamma -> dx, dgamma, dbeta */
 typedef struct ocltune_norm_args {
   const char* kind;
-  const char* dtype;
+  int dtype; /* ocltune_dtype */
   int ndims;
   int64_t dims[OCLTUNE_MAX_DIMS];
   int axis;
@@ -245,7 +260,7 @@ typedef struct ocltune_operand {
  * scalar; `reversed` computes op(b, a). op NULL or "copy": a strided copy of a to contiguous. */
 typedef struct ocltune_elementwise_args {
   const char* op;
-  const char* dtype;
+  int dtype; /* ocltune_dtype */
   ocltune_operand a, b;
   float scalar;
   int reversed;

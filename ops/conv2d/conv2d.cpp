@@ -56,7 +56,7 @@ nlohmann::json Conv2dShape::to_json() const {
           {"s", s},               {"stride_h", stride_h},       {"stride_w", stride_w}, {"pad_h", pad_h},
           {"pad_w", pad_w},       {"dil_h", dil_h},             {"dil_w", dil_w}, {"groups", groups},
           {"bias", bias},         {"act", activation_name(act)}};
-  if (math != "exact") j["math"] = math;
+  if (math != MathMode::kExact) j["math"] = math_name(math);
   return j;
 }
 
@@ -78,13 +78,12 @@ Conv2dShape Conv2dShape::from_json(const nlohmann::json& j) {
   shape.groups = int_field(j, "groups", 1, 1 << 20, 1);
   shape.bias = bool_field(j, "bias", false);
   shape.act = parse_name<Activation>(j, "act", kActivationNames, "none");
-  shape.math = string_field(j, "math", "exact");
+  shape.math = parse_math(string_field(j, "math", "exact"));
   shape.validate();
   return shape;
 }
 
 void Conv2dShape::validate() const {
-  if (math != "exact" && math != "tf32") throw Error("conv2d: shape field 'math' must be \"exact\" or \"tf32\"");
   if (c % groups != 0 || k % groups != 0) throw Error(fmt::format("conv2d: groups {} must divide c {} and k {}", groups, c, k));
   if (h + 2 * pad_h < dil_h * (r - 1) + 1 || w + 2 * pad_w < dil_w * (s - 1) + 1) {
     throw Error("conv2d: the dilated filter is larger than the padded input");
@@ -125,9 +124,9 @@ bool algorithm_applies(const Conv2dShape& s, std::int64_t algo) {
     case kAlgoDepthwise:
       return s.depthwise();
     case kAlgoImplicitGemmTf32:
-      return !s.depthwise() && s.math == "tf32";
+      return !s.depthwise() && s.math == MathMode::kTf32;
     case kAlgoIm2colTf32:
-      return s.dir == ConvDirection::kForward && s.groups == 1 && s.math == "tf32";
+      return s.dir == ConvDirection::kForward && s.groups == 1 && s.math == MathMode::kTf32;
     default:
       return false;
   }

@@ -13,6 +13,7 @@
 #include "harness/launch.h"
 #include "harness/workspace.h"
 #include "core/config.h"
+#include "core/math_mode.h"
 #include "core/space.h"
 
 namespace ocltune {
@@ -56,7 +57,7 @@ struct Conv2dShape {
   Activation act = Activation::kNone;
   // "exact" (fp32 FMA) or "tf32" (matrix units allowed, like PyTorch's allow_tf32). Part of the
   // database key through Problem::math(), not of the shape key.
-  std::string math = "exact";
+  MathMode math = MathMode::kExact;
 
   std::int64_t p() const { return (h + 2 * pad_h - dil_h * (r - 1) - 1) / stride_h + 1; }  // output height
   std::int64_t q() const { return (w + 2 * pad_w - dil_w * (s - 1) - 1) / stride_w + 1; }  // output width

@@ -1,5 +1,5 @@
 // Internal to the conv2d op: one search space, default configuration and launch plan per
-// algorithm, and the helpers their plans share. ops/conv2d.cpp dispatches on ALGO.
+// algorithm, and the helpers their plans share. ops/conv2d/conv2d.cpp dispatches on ALGO.
 #pragma once
 
 #include <cstddef>

@@ -44,7 +44,7 @@ SearchSpace igemm_space(const Conv2dShape& s, const DeviceInfo& device) {
   // (vector global loads, double buffering) and with fewer tile values, so that this variant does
   // not crowd the other algorithms out of a random search.
   GemmShape exact = implicit_gemm(s);
-  exact.math = "exact";  // the tensor-core variant is an algorithm of its own (ops/conv2d_igemm_tf32.cpp)
+  exact.math = MathMode::kExact;  // the tensor-core variant is an algorithm of its own (ops/conv2d/conv2d_igemm_tf32.cpp)
   SearchSpace gemm = drop_parameters(gemm_space(exact, device), {{"VWL", 1}, {"DB", 0}, {"WTN", 0}});
   SearchSpace space = restrict_values(gemm, {{"MWG", {16, 32, 64, 128}},
                                              {"NWG", {16, 32, 64, 128}},

@@ -1,5 +1,5 @@
 // The tensor-core implicit-GEMM algorithm of conv2d (kernels/conv2d_igemm_mma.cl), math "tf32":
-// the tensor-core GEMM's space (ops/gemm_mma.cpp) over the same per-group GEMMs as the FMA
+// the tensor-core GEMM's space (ops/gemm/gemm_mma.cpp) over the same per-group GEMMs as the FMA
 // implicit GEMM, offered only where the GEMM offers it (NVIDIA, compute capability >= 8.0).
 #include <algorithm>
 
@@ -9,7 +9,7 @@ namespace ocltune::conv2d_detail {
 
 SearchSpace igemm_tf32_space(const Conv2dShape& s, const DeviceInfo& device) {
   GemmShape g = implicit_gemm(s);
-  g.math = "tf32";
+  g.math = MathMode::kTf32;
   const SearchSpace gemm = gemm_space(g, device);
   const auto mma = std::find_if(gemm.variants().begin(), gemm.variants().end(),
                                 [](const SearchSpace::Variant& v) { return v.name == "mma_tf32"; });

@@ -1,7 +1,7 @@
 // The im2col algorithm of conv2d on Hopper's warpgroup tensor cores (math "tf32", forward, groups
 // = 1): the filter and each image's im2col matrix are packed into the workspace (rounded to TF32,
 // in wgmma's K-major core matrices: kernels/gemm_pack_tf32.cl, conv2d_im2col_tf32.cl), the GEMM on
-// packed operands multiplies them (ops/gemm_wgmma_packed.cpp), then bias and activation follow.
+// packed operands multiplies them (ops/gemm/gemm_wgmma_packed.cpp), then bias and activation follow.
 // Unlike the implicit GEMMs, no kernel of the hot loop gathers: the packing pass does, once per
 // element, and the GEMM copies whole 16-byte rows of tiles with cp.async. The space is the GEMM
 // variant's, present only where the GEMM offers it (NVIDIA compute capability 9.x).
@@ -12,7 +12,7 @@
 namespace ocltune::conv2d_detail {
 
 GemmShape im2col_gemm(const Conv2dShape& s) {
-  return {.m = s.k, .n = s.p() * s.q(), .k = s.c * s.r * s.s, .batch = s.n, .math = "tf32"};
+  return {.m = s.k, .n = s.p() * s.q(), .k = s.c * s.r * s.s, .batch = s.n, .math = MathMode::kTf32};
 }
 
 SearchSpace im2col_tf32_space(const Conv2dShape& s, const DeviceInfo& device) {

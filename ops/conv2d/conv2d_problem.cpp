@@ -145,7 +145,7 @@ double Conv2dEvaluation::tolerance() const {
     tol *= winograd_magnitude_factor(static_cast<int>(value_or(last_config_, "WINO_M", 2)));
   }
   // TF32 operands carry up to 2^-10 relative error per product (as in the GEMM's verification).
-  if (shape_.math == "tf32") tol += 8.0 * 0x1.0p-10 / std::sqrt(terms);
+  if (shape_.math == MathMode::kTf32) tol += 8.0 * 0x1.0p-10 / std::sqrt(terms);
   return tol;
 }
 
@@ -186,7 +186,7 @@ std::vector<std::string> Conv2dProblem::kernel_files() const {
   std::vector<std::string> files = {"conv2d_common.cl",       "conv2d_direct.cl", "conv2d_direct_bwd_data.cl",
                                     "conv2d_direct_bwd_weight.cl", "conv2d_igemm_gather.cl", "conv2d_igemm.cl",
                                     "conv2d_winograd.cl",     "conv2d_depthwise.cl", "gemm_layout.cl", "gemm.cl"};
-  if (shape_.math == "tf32") files.insert(files.end(), {"tile_order.cl", "mma_tf32.cl", "conv2d_igemm_mma.cl", "gemm_mma.cl", "storage.cl", "wgmma.cl",
+  if (shape_.math == MathMode::kTf32) files.insert(files.end(), {"tile_order.cl", "mma_tf32.cl", "conv2d_igemm_mma.cl", "gemm_mma.cl", "storage.cl", "wgmma.cl",
                                                       "gemm_wgmma.cl", "gemm_pack_tf32.cl", "packed_pipeline.cl", "gemm_wgmma_packed.cl",
                                                       "conv2d_im2col_tf32.cl"});
   return files;

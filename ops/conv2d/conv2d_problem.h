@@ -20,7 +20,7 @@ class Conv2dProblem : public Problem {
 
   const Conv2dShape& shape() const { return shape_; }
   std::string op() const override { return "conv2d"; }
-  std::string math() const override { return shape_.math; }
+  MathMode math() const override { return shape_.math; }
   std::string shape_key() const override { return shape_.key(); }
   nlohmann::json shape_json() const override { return shape_.to_json(); }
   SearchSpace space(const DeviceInfo& device) const override { return conv2d_space(shape_, device); }

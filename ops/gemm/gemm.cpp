@@ -43,7 +43,7 @@ nlohmann::json GemmShape::to_json() const {
                       {"trans_a", trans_a}, {"trans_b", trans_b}};
   if (alpha != 1.0f) j["alpha"] = alpha;
   if (beta != 0.0f) j["beta"] = beta;
-  if (math != "exact") j["math"] = math;
+  if (math != MathMode::kExact) j["math"] = math_name(math);
   if (dtype != DType::kFp32) j["dtype"] = dtype_name(dtype);
   return j;
 }
@@ -59,8 +59,7 @@ GemmShape GemmShape::from_json(const nlohmann::json& j) {
   s.trans_b = bool_field(j, "trans_b", false);
   s.alpha = float_field(j, "alpha", 1.0f);
   s.beta = float_field(j, "beta", 0.0f);
-  s.math = string_field(j, "math", "exact");
-  if (s.math != "exact" && s.math != "tf32") throw Error("shape field 'math' must be \"exact\" or \"tf32\"");
+  s.math = parse_math(string_field(j, "math", "exact"));
   s.dtype = parse_dtype(string_field(j, "dtype", "fp32"));
   return s;
 }
@@ -137,7 +136,7 @@ SearchSpace fma_space(const GemmShape& shape, const DeviceInfo& device) {
   // work-items already amortise the loop). The GPU floor is 16, not a warp: the defaults of small
   // problems (conv2d's narrow layers through this GEMM: 16x16 tiles of 4x4) have 16 or 32 work-items,
   // and a default outside the space could win a tuning run yet never be proposed or borrowed.
-  const bool gpu = device.type == "GPU";
+  const bool gpu = device.type == DeviceType::kGpu;
   const auto max_wg = std::min<std::int64_t>(static_cast<std::int64_t>(device.max_work_group_size), gpu ? 1024 : 256);
   const std::int64_t min_wg = gpu ? 16 : 4;
   const auto max_x = static_cast<std::int64_t>(device.max_work_item_sizes.size() > 0 ? device.max_work_item_sizes[0] : max_wg);

@@ -15,6 +15,7 @@
 #include "harness/workspace.h"
 #include "core/storage.h"
 #include "core/config.h"
+#include "core/math_mode.h"
 #include "core/space.h"
 
 namespace ocltune {
@@ -28,7 +29,7 @@ struct GemmShape {
   float beta = 0.0f;
   // "exact" (fp32 FMA) or "tf32" (matrix units allowed, like PyTorch's allow_tf32). Part of the
   // database key through Problem::math(), not of the shape key.
-  std::string math = "exact";
+  MathMode math = MathMode::kExact;
   // Storage type of A, B and C (a database key of its own through Problem::dtype()). fp16 and
   // bf16 values are exact in TF32, so for them the tensor-core variants multiply exactly and are
   // offered in both math modes (as PyTorch runs half matmuls on tensor cores).
@@ -49,7 +50,7 @@ struct GemmShape {
   static GemmShape from_json(const nlohmann::json& j);  // throws ocltune::Error
   // Whether matrix units with TF32 (or 16-bit) inputs may serve the shape: math "tf32", or
   // 16-bit storage, whose values those inputs hold exactly.
-  bool tensor_cores_allowed() const { return math == "tf32" || dtype != DType::kFp32; }
+  bool tensor_cores_allowed() const { return math == MathMode::kTf32 || dtype != DType::kFp32; }
   double flops() const;
   double bytes() const;
 };

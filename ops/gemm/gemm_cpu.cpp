@@ -20,8 +20,8 @@ std::int64_t tiles_within(std::int64_t preferred, std::int64_t tile, std::int64_
 
 Config gemm_cpu_default_config(const GemmShape& shape) {
   // A 4 x 64 register tile (16 float16 accumulators: AVX-512's 32 registers), 64 x 256 per
-  // work-group, K blocks of 128: the steadiest of the measured tiles at 1024^3 on PoCL (docs/NOTES.md
-  // "CPU GEMM variant (PoCL)"). Shrunk along M, N and K for small problems.
+  // work-group, K blocks of 128: the steadiest of the measured tiles at 1024^3 on PoCL (docs/decisions/
+  // 0026-cpu-gemm-variant.md). Shrunk along M, N and K for small problems.
   const std::int64_t mr = std::min<std::int64_t>(4, gemm_detail::next_pow2(shape.m));
   const std::int64_t kc = std::clamp<std::int64_t>(gemm_detail::next_pow2(shape.k), 64, 128);
   return {{"CPU", 1},

@@ -1,5 +1,5 @@
 // mma.sync on packed operands ("mma_packed_tf32", "mma_packed_fp16", "mma_packed_bf16"): the
-// operands packed as for the wgmma variant (ops/gemm_wgmma_packed.cpp), then
+// operands packed as for the wgmma variant (ops/gemm/gemm_wgmma_packed.cpp), then
 // kernels/gemm_mma_packed.cl with warp tiles of m16n8 fragments read by ldmatrix. The 16-bit
 // tensor-core path of compute capability 8.x (m16n8k16), where wgmma does not exist, and a TF32
 // path whose tiles need no conversion or bounds checks. Offered where tensor cores are allowed
@@ -11,7 +11,7 @@
 namespace ocltune {
 
 // 128 x 128 of 2 x 2 warps with 64 x 64 tiles each, three stages of BK = 16 words: the shape of
-// the mma.sync variant's best tile (ops/gemm_seeds.cpp), whose three stages fill 48 KiB.
+// the mma.sync variant's best tile (ops/gemm/gemm_seeds.cpp), whose three stages fill 48 KiB.
 Config gemm_mma_packed_default_config() {
   return {{"MMA_PACKED", 1}, {"BM", 128}, {"BN", 128},     {"BK", 16},
           {"WM", 2},         {"WN", 2},   {"STAGES", 3},  {"GROUP_M", 1}};

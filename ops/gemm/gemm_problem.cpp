@@ -168,7 +168,7 @@ double GemmEvaluation::tolerance() const {
   double tolerance = (8.0 * std::sqrt(k) + 4.0) * 0x1.0p-24;
   // TF32 operands carry up to 2^-10 relative error per product; summed with random signs this is
   // about 0.8 * 2^-10 / sqrt(K) of the magnitude: allow 8 times that.
-  if (shape_.math == "tf32" && shape_.dtype == DType::kFp32) tolerance += 8.0 * 0x1.0p-10 / std::sqrt(k);
+  if (shape_.math == MathMode::kTf32 && shape_.dtype == DType::kFp32) tolerance += 8.0 * 0x1.0p-10 / std::sqrt(k);
   // 16-bit storage rounds each result once more, by at most u(dtype) of its value (<= its scale).
   if (shape_.dtype != DType::kFp32) tolerance += dtype_roundoff(shape_.dtype);
   return tolerance;
@@ -179,7 +179,7 @@ double GemmEvaluation::tolerance() const {
 Config GemmProblem::default_config(const DeviceInfo& device) const {
   // The honest built-in for a user who never tunes is the fastest untuned kernel the device has.
   // On a CPU the cpu variant's tile runs 1024^3 about 25x faster than gemm.cl's on PoCL
-  // (docs/NOTES.md "CPU GEMM variant (PoCL)"). Where tensor cores are allowed (tf32 math, 16-bit
+  // (docs/decisions/0026-cpu-gemm-variant.md). Where tensor cores are allowed (tf32 math, 16-bit
   // storage) the untuned kernels on packed operands beat gemm.cl's by 12-30x on the H200 (probe47,
   // probe48: fp16 4096^3 340 us with wgmma, 442 us with mma.sync, 10.8 ms through fp32 copies).
   // Their 128 x 128 tiles need M and N above 64; smaller shapes get 64 x 64 tiles (the shapes of

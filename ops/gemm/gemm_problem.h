@@ -22,8 +22,8 @@ class GemmProblem : public Problem {
 
   const GemmShape& shape() const { return shape_; }
   std::string op() const override { return "gemm"; }
-  std::string math() const override { return shape_.math; }
-  std::string dtype() const override { return dtype_name(shape_.dtype); }
+  MathMode math() const override { return shape_.math; }
+  DType dtype() const override { return shape_.dtype; }
   // 16-bit storage runs on 16-bit tensor-core inputs in either math mode.
   std::string matrix_inputs() const override {
     return shape_.dtype != DType::kFp32 ? dtype_name(shape_.dtype) : Problem::matrix_inputs();
@@ -39,7 +39,7 @@ class GemmProblem : public Problem {
   // default_config(device) first (the baseline the tuner reports against), then every other
   // variant's default that is a point of the space: gemm.cl's, the tensor-core and the CPU one.
   std::vector<Config> default_configs(const DeviceInfo& device) const override;
-  std::vector<Config> seed_configs(const DeviceInfo& device) const override;  // ops/gemm_seeds.cpp
+  std::vector<Config> seed_configs(const DeviceInfo& device) const override;  // ops/gemm/gemm_seeds.cpp
   double flops() const override { return shape_.flops(); }
   double bytes() const override { return shape_.bytes(); }
   std::vector<std::string> kernel_files() const override;

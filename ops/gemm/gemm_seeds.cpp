@@ -1,4 +1,4 @@
-// Known-good GEMM configurations per device class: where the tuner starts (docs/NOTES.md has the
+// Known-good GEMM configurations per device class: where the tuner starts (docs/PERFORMANCE.md and docs/decisions/ have the
 // measurements behind each). Seeds outside a problem's space are skipped by the tuner.
 #include "ops/gemm/gemm_problem.h"
 
@@ -60,7 +60,7 @@ std::vector<Config> GemmProblem::seed_configs(const DeviceInfo& device) const {
       seeds.push_back(c);
     }
   }
-  if (device.type == "GPU") {
+  if (device.type == DeviceType::kGpu) {
     // H200 (NVIDIA OpenCL): 256x128 with 16x8 per work-item, double-buffered, 45.8 TFLOP/s at
     // 4096^3 (1.47x CLBlast); 128x128 8x8 best at 4096x2304x768; smaller tiles for smaller M/N.
     for (const Config& c : {fma(256, 128, 16, 16, 8, 4, 4, 4, 1, 1, 1, 8), fma(128, 256, 8, 8, 16, 4, 4, 4, 1, 1, 1, 8),
@@ -72,7 +72,7 @@ std::vector<Config> GemmProblem::seed_configs(const DeviceInfo& device) const {
   } else {
     // CPUs, the cpu variant first. PoCL on a 2-core AVX-512 EPYC, 1024^3: 4 x 64 and 8 x 32
     // register tiles (16 float16 accumulators) with K blocks of 128 ran at 69% of the FMA peak per
-    // core, 6 x 32 and 6 x 64 at 60-66% (docs/NOTES.md "CPU GEMM variant (PoCL)"); then tiles for
+    // core, 6 x 32 and 6 x 64 at 60-66% (docs/decisions/0026-cpu-gemm-variant.md); then tiles for
     // M <= 8 and for K <= 64 (batched attention products), and 6 x 16 in float8s for AVX2's 16
     // registers (not measured: this machine has AVX-512).
     for (const Config& c : {cpu(4, 16, 4, 16, 4, 128), cpu(8, 16, 2, 8, 8, 128), cpu(6, 16, 4, 8, 4, 128),

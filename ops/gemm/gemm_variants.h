@@ -1,5 +1,5 @@
 // Internal to the GEMM op: the kernel variants besides gemm.cl's FMA kernel (each with its space
-// and launch plan in its own file) and the helpers they share with ops/gemm.cpp.
+// and launch plan in its own file) and the helpers they share with ops/gemm/gemm.cpp.
 #pragma once
 
 #include <cstdint>
@@ -15,11 +15,11 @@ std::int64_t next_pow2(std::int64_t x);
 // The 17 arguments every GEMM kernel takes (sizes, scalars, then A, B, C with offset, ld, stride).
 std::vector<KernelArg> gemm_args(const GemmShape& shape, const GemmOperands& operands);
 
-// Tensor cores through inline PTX (ops/gemm_mma.cpp, kernels/gemm_mma.cl): variant "mma_tf32".
+// Tensor cores through inline PTX (ops/gemm/gemm_mma.cpp, kernels/gemm_mma.cl): variant "mma_tf32".
 SearchSpace mma_space(const GemmShape& shape, const DeviceInfo& device);
 LaunchPlan mma_plan(const GemmShape& shape, const GemmOperands& operands, const Config& config);
 
-// Hopper's warpgroup tensor cores through inline PTX (ops/gemm_wgmma.cpp, kernels/gemm_wgmma.cl):
+// Hopper's warpgroup tensor cores through inline PTX (ops/gemm/gemm_wgmma.cpp, kernels/gemm_wgmma.cl):
 // variant "wgmma_tf32".
 SearchSpace wgmma_space(const GemmShape& shape, const DeviceInfo& device);
 // The tile rules both wgmma variants share (BM, BN, BK, WGS): tiles no larger than the problem's
@@ -28,13 +28,13 @@ SearchSpace wgmma_space(const GemmShape& shape, const DeviceInfo& device);
 void constrain_warpgroup_tiles(SearchSpace& space, const GemmShape& shape, const DeviceInfo& device);
 LaunchPlan wgmma_plan(const GemmShape& shape, const GemmOperands& operands, const Config& config);
 
-// The same on operands packed by kernels/gemm_pack_tf32.cl (ops/gemm_wgmma_packed.cpp,
+// The same on operands packed by kernels/gemm_pack_tf32.cl (ops/gemm/gemm_wgmma_packed.cpp,
 // kernels/gemm_wgmma_packed.cl): variant "wgmma_packed_tf32".
 SearchSpace wgmma_packed_space(const GemmShape& shape, const DeviceInfo& device);
 LaunchPlan wgmma_packed_plan(const GemmShape& shape, const GemmOperands& operands, const Config& config,
                              Workspace& workspace);
 
-// 16-bit storage through any fp32 variant (ops/gemm_widen.cpp, kernels/gemm_convert.cl): widen
+// 16-bit storage through any fp32 variant (ops/gemm/gemm_widen.cpp, kernels/gemm_convert.cl): widen
 // A, B (and C when beta != 0) into fp32 scratch, run `config`, narrow C.
 LaunchPlan widened_plan(const GemmShape& shape, const GemmOperands& operands, const Config& config,
                         Workspace& workspace);
@@ -53,13 +53,13 @@ std::vector<KernelArg> packed_gemm_args(const GemmShape& shape, const PackedGemm
                                         std::int64_t stride_a, const cl::Buffer& b, std::int64_t stride_b,
                                         const GemmOperands& c);
 
-// mma.sync on packed operands (ops/gemm_mma_packed.cpp, kernels/mma_packed.cl +
+// mma.sync on packed operands (ops/gemm/gemm_mma_packed.cpp, kernels/mma_packed.cl +
 // gemm_mma_packed.cl): variant "mma_packed_tf32" / "_fp16" / "_bf16", compute capability >= 8.0.
 SearchSpace mma_packed_space(const GemmShape& shape, const DeviceInfo& device);
 LaunchPlan mma_packed_plan(const GemmShape& shape, const GemmOperands& operands, const Config& config,
                            Workspace& workspace);
 
-// Explicitly vectorised register tiles for CPU devices (ops/gemm_cpu.cpp, kernels/gemm_cpu.cl):
+// Explicitly vectorised register tiles for CPU devices (ops/gemm/gemm_cpu.cpp, kernels/gemm_cpu.cl):
 // variant "cpu".
 SearchSpace cpu_space(const GemmShape& shape, const DeviceInfo& device);
 LaunchPlan cpu_plan(const GemmShape& shape, const GemmOperands& operands, const Config& config);

@@ -1,4 +1,4 @@
-// Normalisation: shape, parameter spaces and default configurations (plans: ops/norm_plan.cpp).
+// Normalisation: shape, parameter spaces and default configurations (plans: ops/norm/norm_plan.cpp).
 #include "ops/norm/norm.h"
 
 #include <algorithm>
@@ -58,7 +58,7 @@ std::string NormShape::key() const {
 }
 
 nlohmann::json NormShape::to_json() const {
-  nlohmann::json j = {{"op", "norm"}, {"kind", norm_kind_name(kind)}, {"dims", dims}, {"dtype", dtype}};
+  nlohmann::json j = {{"op", "norm"}, {"kind", norm_kind_name(kind)}, {"dims", dims}, {"dtype", dtype_name(dtype)}};
   if (!is_batch_norm(kind)) j["axis"] = axis;
   if (eps != 1e-5f) j["eps"] = eps;
   if (kind == NormKind::kBatch && momentum != 0.1f) j["momentum"] = momentum;
@@ -75,15 +75,13 @@ NormShape NormShape::from_json(const nlohmann::json& j) {
                : static_cast<int>(int_field(j, "axis", 0, 3, static_cast<std::int64_t>(s.dims.size()) - 1));
   s.eps = static_cast<float>(number_field(j, "eps", 1e-5));
   s.momentum = static_cast<float>(number_field(j, "momentum", 0.1));
-  s.dtype = string_field(j, "dtype", "fp32");
+  s.dtype = parse_dtype(string_field(j, "dtype", "fp32"));
   s.validate();
   return s;
 }
 
 void NormShape::validate() const {
   const char* name = norm_kind_name(kind);
-  if (!is_storage_dtype(dtype))
-    throw Error(fmt::format("{}: dtype '{}' is not fp32, fp16 or bf16", name, dtype.substr(0, 16)));
   if (dims.empty() || dims.size() > 4) throw Error(fmt::format("{}: a tensor of 1 to 4 dimensions", name));
   // layer_norm may have empty outer dimensions (no rows); normalised dimensions are never empty.
   for (std::size_t d = 0; d < dims.size(); ++d) {
@@ -159,7 +157,7 @@ SearchSpace norm_space(const NormShape& shape, const DeviceInfo& device) {
   // Not on a CPU: PoCL runs a work-group's work-items in turn between barriers, so 32-512 of them
   // holding rows in registers only spill; with a small budget they would crowd out the sweeping
   // configurations that win there (WGS = 1, 16-wide vectors, 4-64 rows).
-  if (shape.kind == NormKind::kLayer && shape.rows() > 0 && device.type != "CPU") {
+  if (shape.kind == NormKind::kLayer && shape.rows() > 0 && device.type != DeviceType::kCpu) {
     SearchSpace sweeping = norm_sweeping_space(shape, device);
     SearchSpace registers = layer_norm_registers_space(shape, device);
     // A row of more than 64 x 128 elements has no register configuration.
@@ -229,7 +227,7 @@ Config norm_default_config(const NormShape& shape, const DeviceInfo& device) {
 }
 
 std::vector<Config> norm_seed_configs(const NormShape& shape, const DeviceInfo& device) {
-  if (device.type != "GPU" || shape.kind != NormKind::kLayer) return {};
+  if (device.type != DeviceType::kGpu || shape.kind != NormKind::kLayer) return {};
   // A GPU's layer_norm over short rows (BERT's 768 .. 4096): a warp (or two) per row with the row
   // in registers, 16-byte vectors, 4-8 rows per work-group; not yet measured (the sweeping
   // variant's best on the H200 at [4096, 768] was 0.80 of the copy bandwidth).

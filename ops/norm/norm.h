@@ -15,6 +15,7 @@
 #include "harness/launch.h"
 #include "harness/workspace.h"
 #include "core/config.h"
+#include "core/storage.h"
 #include "core/space.h"
 
 namespace ocltune {
@@ -34,7 +35,7 @@ struct NormShape {
   int axis = 0;           // layer_norm: the first normalised dimension (JSON default: the last)
   float eps = 1e-5f;      // per call, not part of the key
   float momentum = 0.1f;  // batch_norm forward: running statistics move by this; per call
-  std::string dtype = "fp32";
+  DType dtype = DType::kFp32;
 
   // layer_norm: rows x n; batch_norm: batch x channels x plane.
   std::int64_t rows() const;

@@ -8,14 +8,14 @@
 namespace ocltune {
 namespace {
 
-NormShape layer(std::vector<std::int64_t> dims, const char* dtype = "fp32", bool backward = false) {
+NormShape layer(std::vector<std::int64_t> dims, DType dtype = DType::kFp32, bool backward = false) {
   const int axis = static_cast<int>(dims.size()) - 1;
   return {.kind = backward ? NormKind::kLayerBackward : NormKind::kLayer,
           .dims = std::move(dims),
           .axis = axis,
           .dtype = dtype};
 }
-NormShape batch(std::vector<std::int64_t> dims, const char* dtype = "fp32", bool backward = false) {
+NormShape batch(std::vector<std::int64_t> dims, DType dtype = DType::kFp32, bool backward = false) {
   return {.kind = backward ? NormKind::kBatchBackward : NormKind::kBatch,
           .dims = std::move(dims),
           .axis = 1,
@@ -25,14 +25,14 @@ NormShape batch(std::vector<std::int64_t> dims, const char* dtype = "fp32", bool
 // BERT-base layer_norm over 768 at 8 sequences of 512 tokens; ResNet-50 batch_norm at batch 32 on
 // a 56x56 stage (large planes) and the 7x7 stage (small planes, many channels).
 std::vector<NormShape> default_shapes() {
-  return {layer({8, 512, 768}),     layer({8, 512, 768}, "fp16"),    layer({4096, 768}, "fp32", true),
-          batch({32, 256, 56, 56}), batch({32, 2048, 7, 7}, "fp16"), batch({32, 256, 56, 56}, "fp32", true)};
+  return {layer({8, 512, 768}),     layer({8, 512, 768}, DType::kFp16),    layer({4096, 768}, DType::kFp32, true),
+          batch({32, 256, 56, 56}), batch({32, 2048, 7, 7}, DType::kFp16), batch({32, 256, 56, 56}, DType::kFp32, true)};
 }
 
 // The same layers at sizes a 2-core CPU tunes in well under a minute.
 std::vector<NormShape> quick_shapes() {
-  return {layer({512, 768}), layer({256, 768}, "fp16", true), batch({8, 64, 28, 28}),
-          batch({8, 64, 14, 14}, "bf16", true)};
+  return {layer({512, 768}), layer({256, 768}, DType::kFp16, true), batch({8, 64, 28, 28}),
+          batch({8, 64, 14, 14}, DType::kBf16, true)};
 }
 
 }  // namespace
@@ -49,27 +49,27 @@ std::vector<NormTestCase> norm_test_cases() {
   add(layer({7, 1}));
   add(layer({0, 5}));
   add(layer({3, 1031}), {.offset = 3}, true);
-  add({.kind = NormKind::kLayer, .dims = {2, 3, 5, 7}, .axis = 2, .dtype = "fp16"}, {}, true);
-  add(layer({13, 257}, "bf16"), {}, true);
-  add(layer({1, 3}, "fp32", true));
-  add(layer({0, 7}, "fp32", true));
-  add(layer({37, 129}, "fp32", true), {.offset = 1}, true);
-  add({.kind = NormKind::kLayerBackward, .dims = {5, 3, 67}, .axis = 1, .dtype = "fp16"}, {}, true);
-  add(layer({19, 300}, "bf16", true), {}, true);
+  add({.kind = NormKind::kLayer, .dims = {2, 3, 5, 7}, .axis = 2, .dtype = DType::kFp16}, {}, true);
+  add(layer({13, 257}, DType::kBf16), {}, true);
+  add(layer({1, 3}, DType::kFp32, true));
+  add(layer({0, 7}, DType::kFp32, true));
+  add(layer({37, 129}, DType::kFp32, true), {.offset = 1}, true);
+  add({.kind = NormKind::kLayerBackward, .dims = {5, 3, 67}, .axis = 1, .dtype = DType::kFp16}, {}, true);
+  add(layer({19, 300}, DType::kBf16, true), {}, true);
   add(batch({2, 3}));
   add(batch({3, 1, 1, 2}));
   add(batch({3, 5, 7, 11}), {.offset = 2}, true);
-  add(batch({5, 3, 29}, "fp16"), {}, true);
-  add(batch({2, 7, 13, 13}, "bf16"), {}, true);
-  add(batch({2, 3}, "fp32", true));
-  add(batch({3, 5, 7, 11}, "fp32", true), {.offset = 1}, true);
-  add(batch({5, 3, 29}, "bf16", true), {}, true);
-  add(batch({2, 7, 13, 13}, "fp16", true), {}, true);
+  add(batch({5, 3, 29}, DType::kFp16), {}, true);
+  add(batch({2, 7, 13, 13}, DType::kBf16), {}, true);
+  add(batch({2, 3}, DType::kFp32, true));
+  add(batch({3, 5, 7, 11}, DType::kFp32, true), {.offset = 1}, true);
+  add(batch({5, 3, 29}, DType::kBf16, true), {}, true);
+  add(batch({2, 7, 13, 13}, DType::kFp16, true), {}, true);
   // NaN and Inf propagate as in PyTorch: through the statistics to the whole row or channel.
   add(layer({11, 61}), {.specials = true});
-  add(layer({9, 41}, "bf16", true), {.specials = true});
+  add(layer({9, 41}, DType::kBf16, true), {.specials = true});
   add(batch({4, 6, 17}), {.specials = true});
-  add(batch({4, 6, 17}, "fp16", true), {.specials = true});
+  add(batch({4, 6, 17}, DType::kFp16, true), {.specials = true});
   return cases;
 }
 

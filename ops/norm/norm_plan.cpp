@@ -16,7 +16,7 @@ KernelLaunch launch_of(const NormShape& shape, const Config& config, const char*
                        std::int64_t groups) {
   KernelLaunch k;
   k.program.files = {"storage.cl", "reduce_vec.cl", file};
-  k.program.defines = {{"DTYPE", dtype_define(shape.dtype)}, {"BACKWARD", is_backward(shape.kind) ? "1" : "0"}};
+  k.program.defines = {dtype_define(shape.dtype), {"BACKWARD", is_backward(shape.kind) ? "1" : "0"}};
   for (const auto& [name, value] : config) k.program.defines.emplace_back(name, std::to_string(value));
   k.kernel = kernel;
   const std::int64_t wgs = at(config, "WGS");

@@ -52,14 +52,14 @@ NormEvaluation::NormEvaluation(Session& session, const NormShape& shape, const N
   const std::int64_t e = shape.elements(), off = instance.offset;
   const std::int64_t params = batch ? shape.channels() : shape.n();  // gamma, beta, dgamma, dbeta
   const std::int64_t stats = batch ? shape.channels() : shape.rows();
-  const std::string& dt = shape.dtype;
+  const DType dt = shape.dtype;
   // Inputs: x off-centre (mean about 1), so that subtracting the mean matters.
   t_.x = StoredTensor(dt, e, off);
   t_.x.fill_uniform(31, -1.0f, 3.0f);
   t_.gamma = StoredTensor(dt, params, off);
   t_.gamma.fill_uniform(33, 0.5f, 1.5f);
-  t_.mean = StoredTensor("fp32", stats, off);
-  t_.rstd = StoredTensor("fp32", stats, off);
+  t_.mean = StoredTensor(DType::kFp32, stats, off);
+  t_.rstd = StoredTensor(DType::kFp32, stats, off);
   const std::int64_t segment = batch ? shape.batch() * shape.plane() : shape.n();
   if (backward) {
     t_.dy = StoredTensor(dt, e, off);
@@ -79,9 +79,9 @@ NormEvaluation::NormEvaluation(Session& session, const NormShape& shape, const N
     inputs_ = {"x", "gamma", "beta"};
     outputs_ = {"y", "mean", "rstd"};
     if (batch) {
-      t_.running_mean = StoredTensor("fp32", stats, off);
+      t_.running_mean = StoredTensor(DType::kFp32, stats, off);
       t_.running_mean.fill_uniform(35, -0.5f, 0.5f);
-      t_.running_var = StoredTensor("fp32", stats, off);
+      t_.running_var = StoredTensor(DType::kFp32, stats, off);
       t_.running_var.fill_uniform(36, 0.5f, 1.5f);
       outputs_.insert(outputs_.end(), {"running_mean", "running_var"});
     }

@@ -46,8 +46,8 @@ void layer_forward(const NormShape& s, const NormTensors& t, NormReference& ref)
     double sq = 0;
     for (std::int64_t j = 0; j < n; ++j) sq += (t.x.at(i * n + j) - m) * (t.x.at(i * n + j) - m);
     const double r = 1.0 / std::sqrt(sq / static_cast<double>(n) + static_cast<double>(s.eps));
-    mean.expected.push_back(expect_stored(at(t.mean, i), m, m_abs, tol, "fp32"));
-    rstd.expected.push_back(expect_stored(at(t.rstd, i), r, r, tol, "fp32"));
+    mean.expected.push_back(expect_stored(at(t.mean, i), m, m_abs, tol, DType::kFp32));
+    rstd.expected.push_back(expect_stored(at(t.rstd, i), r, r, tol, DType::kFp32));
     if (!sampler.take(i)) continue;
     for (std::int64_t j = 0; j < n; ++j) {
       const double xc = t.x.at(i * n + j) - m, g = t.gamma.at(j), b = t.beta.at(j);
@@ -132,12 +132,12 @@ void batch_forward(const NormShape& s, const NormTensors& t, NormReference& ref)
     const double r = 1.0 / std::sqrt(sq / count + static_cast<double>(s.eps));
     const double unbiased = sq / (count - 1);
     const double rm = t.running_mean.at(c), rv = t.running_var.at(c);
-    mean.expected.push_back(expect_stored(at(t.mean, c), m, m_abs, tol, "fp32"));
-    invstd.expected.push_back(expect_stored(at(t.rstd, c), r, r, tol, "fp32"));
+    mean.expected.push_back(expect_stored(at(t.mean, c), m, m_abs, tol, DType::kFp32));
+    invstd.expected.push_back(expect_stored(at(t.rstd, c), r, r, tol, DType::kFp32));
     running_mean.expected.push_back(expect_stored(at(t.running_mean, c), (1 - mom) * rm + mom * m,
-                                                  (1 - mom) * std::abs(rm) + mom * m_abs, tol, "fp32"));
+                                                  (1 - mom) * std::abs(rm) + mom * m_abs, tol, DType::kFp32));
     running_var.expected.push_back(expect_stored(at(t.running_var, c), (1 - mom) * rv + mom * unbiased,
-                                                 (1 - mom) * std::abs(rv) + mom * unbiased, tol, "fp32"));
+                                                 (1 - mom) * std::abs(rv) + mom * unbiased, tol, DType::kFp32));
     const double g = t.gamma.at(c), b = t.beta.at(c);
     for (std::int64_t n = 0; n < batch; ++n) {
       if (!sampler.take(n * channels + c)) continue;

@@ -22,7 +22,7 @@ class PoolProblem : public Problem {
 
   const PoolShape& shape() const { return shape_; }
   std::string op() const override { return "pool"; }
-  std::string dtype() const override { return dtype_name(shape_.dtype); }
+  DType dtype() const override { return shape_.dtype; }
   std::string shape_key() const override { return shape_.key(); }
   nlohmann::json shape_json() const override { return shape_.to_json(); }
   SearchSpace space(const DeviceInfo& device) const override { return pool_space(shape_, device); }

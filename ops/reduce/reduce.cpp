@@ -58,7 +58,7 @@ KernelLaunch stage_launch(const ReduceShape& shape, const Stage& s) {
 
   KernelLaunch k;
   k.program.files = {"storage.cl", "reduce_vec.cl", "reduce.cl"};
-  k.program.defines = {{"DTYPE", dtype_define(shape.dtype)}, {"RED_OP", std::to_string(red_op(shape.kind))},
+  k.program.defines = {dtype_define(shape.dtype), {"RED_OP", std::to_string(red_op(shape.kind))},
                        {"SQUARE", s.square ? "1" : "0"},     {"FINAL", std::to_string(s.final)},
                        {"IN_F32", s.in_f32 ? "1" : "0"},     {"OUT_F32", s.out_f32 ? "1" : "0"},
                        {"STRIDED", s.strided ? "1" : "0"}};
@@ -103,7 +103,7 @@ std::string ReduceShape::key() const {
 
 nlohmann::json ReduceShape::to_json() const {
   return {{"op", "reduce"}, {"dims", dims}, {"axes", axes}, {"keepdim", keepdim}, {"kind", reduce_kind_name(kind)},
-          {"dtype", dtype}};
+          {"dtype", dtype_name(dtype)}};
 }
 
 ReduceShape ReduceShape::from_json(const nlohmann::json& j) {
@@ -118,14 +118,12 @@ ReduceShape ReduceShape::from_json(const nlohmann::json& j) {
   std::sort(s.axes.begin(), s.axes.end());
   s.keepdim = bool_field(j, "keepdim", false);
   s.kind = parse_reduce_kind(string_field(j, "kind", "sum"));
-  s.dtype = string_field(j, "dtype", "fp32");
+  s.dtype = parse_dtype(string_field(j, "dtype", "fp32"));
   s.validate();
   return s;
 }
 
 void ReduceShape::validate() const {
-  if (!is_storage_dtype(dtype))
-    throw Error(fmt::format("reduce: dtype '{}' is not fp32, fp16 or bf16", dtype.substr(0, 16)));
   if (axes.empty()) throw Error("reduce: no axis to reduce");
   if (!std::is_sorted(axes.begin(), axes.end())) throw Error("reduce: axes must be ascending");
   const ReduceLayout l = layout();  // throws for bad dims and axes

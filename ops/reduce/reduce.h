@@ -15,6 +15,7 @@
 #include "harness/workspace.h"
 #include "ops/reduce/reduce_layout.h"
 #include "core/config.h"
+#include "core/storage.h"
 #include "core/space.h"
 
 namespace ocltune {
@@ -30,7 +31,7 @@ struct ReduceShape {
   std::vector<int> axes;              // reduced dimensions, ascending; argmax/argmin: one run
   bool keepdim = false;               // only the output's dimensions change, not its layout
   ReduceKind kind = ReduceKind::kSum;
-  std::string dtype = "fp32";  // storage of input and output (argmax/argmin write int64)
+  DType dtype = DType::kFp32;  // storage of input and output (argmax/argmin write int64)
 
   ReduceLayout layout() const { return reduce_layout(dims, axes); }
   // "axes=1,dims=4096x768,keepdim=0,kind=sum" (dtype is a key of its own in the database).

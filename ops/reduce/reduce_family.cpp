@@ -8,7 +8,7 @@
 namespace ocltune {
 namespace {
 
-ReduceShape red(ReduceKind kind, std::vector<std::int64_t> dims, std::vector<int> axes, const char* dtype = "fp32",
+ReduceShape red(ReduceKind kind, std::vector<std::int64_t> dims, std::vector<int> axes, DType dtype = DType::kFp32,
                 bool keepdim = false) {
   return {.dims = std::move(dims), .axes = std::move(axes), .keepdim = keepdim, .kind = kind, .dtype = dtype};
 }
@@ -19,17 +19,17 @@ ReduceShape red(ReduceKind kind, std::vector<std::int64_t> dims, std::vector<int
 // (columns), and one large sum (64M elements) against the copy bandwidth.
 std::vector<ReduceShape> default_shapes() {
   using K = ReduceKind;
-  return {red(K::kSum, {4096, 768}, {1}),          red(K::kMean, {4096, 768}, {1}, "fp16"),
+  return {red(K::kSum, {4096, 768}, {1}),          red(K::kMean, {4096, 768}, {1}, DType::kFp16),
           red(K::kMax, {96, 512, 512}, {2}),       red(K::kArgmax, {512, 30522}, {1}),
           red(K::kMean, {32, 2048, 7, 7}, {2, 3}), red(K::kSum, {32, 256, 56, 56}, {0, 2, 3}),
-          red(K::kNorm2, {768, 3072}, {0, 1}),     red(K::kSum, {4096, 768}, {0}, "bf16"),
-          red(K::kMin, {4096, 768}, {0}, "fp16"),  red(K::kSum, {std::int64_t{1} << 26}, {0})};
+          red(K::kNorm2, {768, 3072}, {0, 1}),     red(K::kSum, {4096, 768}, {0}, DType::kBf16),
+          red(K::kMin, {4096, 768}, {0}, DType::kFp16),  red(K::kSum, {std::int64_t{1} << 26}, {0})};
 }
 
 // The same kinds of reductions at sizes a 2-core CPU tunes in well under a minute.
 std::vector<ReduceShape> quick_shapes() {
   using K = ReduceKind;
-  return {red(K::kSum, {512, 768}, {1}), red(K::kMean, {8, 64, 28, 28}, {0, 2, 3}, "fp16"),
+  return {red(K::kSum, {512, 768}, {1}), red(K::kMean, {8, 64, 28, 28}, {0, 2, 3}, DType::kFp16),
           red(K::kArgmax, {64, 1000}, {1})};
 }
 
@@ -46,28 +46,28 @@ std::vector<ReduceTestCase> reduce_test_cases() {
   // Sizes of 1, primes, a reduced dimension of 1, no outer dimensions, empty kept dimensions.
   add(red(K::kSum, {1}, {0}));
   add(red(K::kMax, {7}, {0}));
-  add(red(K::kMean, {13, 1, 5}, {1}, "fp32", true));
+  add(red(K::kMean, {13, 1, 5}, {1}, DType::kFp32, true));
   add(red(K::kArgmax, {1, 1, 31}, {2}));
   add(red(K::kSum, {0, 5}, {1}));
   add(red(K::kMax, {4, 0, 3}, {0}));
   // Rows (reduced dimensions innermost), columns (an outer one), several at once, two runs.
   add(red(K::kSum, {3, 4099}, {1}), {.input_offset = 3, .output_offset = 5}, true);
-  add(red(K::kMean, {1009, 31}, {1}, "fp16"));
-  add(red(K::kNorm2, {17, 3}, {0}, "bf16"), {}, true);
+  add(red(K::kMean, {1009, 31}, {1}, DType::kFp16));
+  add(red(K::kNorm2, {17, 3}, {0}, DType::kBf16), {}, true);
   add(red(K::kMin, {257, 129}, {0, 1}));
   add(red(K::kArgmin, {5, 7, 11}, {1}), {.input_offset = 1, .output_offset = 2}, true);
   add(red(K::kSum, {2, 3, 5, 7}, {0, 2}), {.input_offset = 2}, true);
-  add(red(K::kNorm2, {3, 5, 7, 2}, {1, 3}, "fp16"));
-  add(red(K::kMean, {5, 3, 17, 19}, {0, 2, 3}, "bf16", true), {.output_offset = 1});
-  add(red(K::kMax, {6, 100003}, {1}, "bf16"), {}, true);
-  add(red(K::kArgmax, {3, 8191}, {1}, "fp16"), {}, true);
-  add(red(K::kSum, {2053, 67}, {0}, "fp16"), {}, true);
+  add(red(K::kNorm2, {3, 5, 7, 2}, {1, 3}, DType::kFp16));
+  add(red(K::kMean, {5, 3, 17, 19}, {0, 2, 3}, DType::kBf16, true), {.output_offset = 1});
+  add(red(K::kMax, {6, 100003}, {1}, DType::kBf16), {}, true);
+  add(red(K::kArgmax, {3, 8191}, {1}, DType::kFp16), {}, true);
+  add(red(K::kSum, {2053, 67}, {0}, DType::kFp16), {}, true);
   // NaN and Inf propagate as in PyTorch (NaN wins max/min/argmax/argmin; Inf - Inf is NaN).
   add(red(K::kSum, {29, 37}, {1}), {.specials = true});
-  add(red(K::kMax, {29, 37}, {0}, "fp16"), {.specials = true});
-  add(red(K::kMin, {37, 29}, {1}, "bf16"), {.specials = true});
+  add(red(K::kMax, {29, 37}, {0}, DType::kFp16), {.specials = true});
+  add(red(K::kMin, {37, 29}, {1}, DType::kBf16), {.specials = true});
   add(red(K::kArgmax, {23, 41}, {1}), {.specials = true});
-  add(red(K::kArgmin, {41, 23}, {0}, "fp16"), {.specials = true});
+  add(red(K::kArgmin, {41, 23}, {0}, DType::kFp16), {.specials = true});
   add(red(K::kNorm2, {2, 3, 5, 7}, {0, 2}), {.specials = true});
   return cases;
 }

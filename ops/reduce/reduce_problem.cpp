@@ -48,7 +48,8 @@ ReduceEvaluation::ReduceEvaluation(Session& session, const ReduceShape& shape, c
   input_.fill_uniform(11);
   // About one output in three sees a special value; the rest check the finite path.
   if (instance.specials) inject_specials(input_, 12, 3 * layout.reduced);
-  output_ = StoredTensor(is_arg_kind(shape.kind) ? "int64" : shape.dtype, layout.outputs, instance.output_offset);
+  output_ = is_arg_kind(shape.kind) ? StoredTensor::indices(layout.outputs, instance.output_offset)
+                                    : StoredTensor(shape.dtype, layout.outputs, instance.output_offset);
   output_.fill(is_arg_kind(shape.kind) ? -1.0f : kUnwrittenSentinel);
   build_reference();
 

@@ -20,7 +20,7 @@ class ReduceProblem : public Problem {
 
   const ReduceShape& shape() const { return shape_; }
   std::string op() const override { return "reduce"; }
-  std::string dtype() const override { return shape_.dtype; }
+  DType dtype() const override { return shape_.dtype; }
   std::string shape_key() const override { return shape_.key(); }
   nlohmann::json shape_json() const override { return shape_.to_json(); }
   SearchSpace space(const DeviceInfo& device) const override { return reduce_space(shape_, device); }

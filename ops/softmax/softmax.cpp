@@ -28,7 +28,7 @@ std::string SoftmaxShape::key() const {
 }
 
 nlohmann::json SoftmaxShape::to_json() const {
-  return {{"op", "softmax"}, {"dims", dims}, {"axis", axis}, {"log", log}, {"dtype", dtype}};
+  return {{"op", "softmax"}, {"dims", dims}, {"axis", axis}, {"log", log}, {"dtype", dtype_name(dtype)}};
 }
 
 SoftmaxShape SoftmaxShape::from_json(const nlohmann::json& j) {
@@ -37,14 +37,12 @@ SoftmaxShape SoftmaxShape::from_json(const nlohmann::json& j) {
   s.dims = int_list_field(j, "dims", 4, 0, kMaxDimension);
   s.axis = static_cast<int>(int_field(j, "axis", 0, 3, static_cast<std::int64_t>(s.dims.size()) - 1));
   s.log = bool_field(j, "log", false);
-  s.dtype = string_field(j, "dtype", "fp32");
+  s.dtype = parse_dtype(string_field(j, "dtype", "fp32"));
   s.validate();
   return s;
 }
 
 void SoftmaxShape::validate() const {
-  if (!is_storage_dtype(dtype))
-    throw Error(fmt::format("softmax: dtype '{}' is not fp32, fp16 or bf16", dtype.substr(0, 16)));
   const ReduceLayout l = layout();  // throws for bad dims and axis
   if (l.elements > kMaxDimension) throw Error("softmax: more than 2^31-1 elements");
 }
@@ -73,7 +71,7 @@ SearchSpace softmax_variant(const SoftmaxShape& shape, const DeviceInfo& device,
     space.add("EXP", {0, 1}, "exp: the built-in (0) or softmax.cl's polynomial for x - max <= 0 (1)");
     // Prefetch instructions exist only through Clang's builtin (PoCL's prefetch() is empty), so
     // only a CPU gets the knob; elsewhere it would only duplicate configurations.
-    space.add("PREFETCH", device.type == "CPU" ? std::vector<std::int64_t>{0, 1, 2} : std::vector<std::int64_t>{0},
+    space.add("PREFETCH", device.type == DeviceType::kCpu ? std::vector<std::int64_t>{0, 1, 2} : std::vector<std::int64_t>{0},
               "rows, two reads: in the exp sweep prefetch the input PREFETCH rows ahead and the output row");
   }
   const std::int64_t max_wgs = static_cast<std::int64_t>(device.max_work_group_size);
@@ -127,7 +125,7 @@ Config softmax_default_config(const SoftmaxShape& shape, const DeviceInfo& devic
 }
 
 std::vector<Config> softmax_seed_configs(const SoftmaxShape& shape, const DeviceInfo& device) {
-  if (device.type != "CPU" || main_pass(shape).inner > 1) return {};
+  if (device.type != DeviceType::kCpu || main_pass(shape).inner > 1) return {};
   // PoCL, 2048 x 2048 fp32 rows: one work-item per row, 16-wide vectors, the polynomial exp with
   // the row's exp kept in local memory and the next row prefetched ran at 0.7-0.8 of the copy
   // bandwidth (the built-in exp without prefetching: 0.4-0.5).
@@ -160,7 +158,7 @@ LaunchPlan softmax_plan(const SoftmaxShape& shape, const SoftmaxOperands& operan
   KernelLaunch k;
   k.program.files = {"storage.cl", "reduce_vec.cl", "softmax.cl"};
   k.program.defines = {
-      {"DTYPE", dtype_define(shape.dtype)}, {"LOG", shape.log ? "1" : "0"}, {"STRIDED", strided ? "1" : "0"}};
+      dtype_define(shape.dtype), {"LOG", shape.log ? "1" : "0"}, {"STRIDED", strided ? "1" : "0"}};
   for (const auto& [name, value] : config) k.program.defines.emplace_back(name, std::to_string(value));
   k.kernel = "softmax";
   k.global = cl::NDRange(static_cast<std::size_t>(groups * wgs));

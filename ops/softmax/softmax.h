@@ -14,6 +14,7 @@
 #include "harness/launch.h"
 #include "ops/reduce/reduce_layout.h"
 #include "core/config.h"
+#include "core/storage.h"
 #include "core/space.h"
 
 namespace ocltune {
@@ -22,7 +23,7 @@ struct SoftmaxShape {
   std::vector<std::int64_t> dims{1};  // row-major, contiguous; extents other than dims[axis] may be 0
   int axis = 0;                       // the dimension normalised over
   bool log = false;                   // log_softmax
-  std::string dtype = "fp32";         // storage of input and output
+  DType dtype = DType::kFp32;         // storage of input and output
 
   // (outer, length, inner) of the single pass; no pass when the tensor is empty.
   ReduceLayout layout() const { return reduce_layout(dims, {axis}); }
@@ -45,7 +46,7 @@ struct SoftmaxOperands {
 
 SearchSpace softmax_space(const SoftmaxShape& shape, const DeviceInfo& device);
 Config softmax_default_config(const SoftmaxShape& shape, const DeviceInfo& device);
-// Where the tuner starts on a device class (docs/NOTES.md has the measurements); seeds outside the
+// Where the tuner starts on a device class (docs/decisions/0027-device-type-variants-for-softmax-and-layer-norm.md); seeds outside the
 // shape's space are skipped by the tuner.
 std::vector<Config> softmax_seed_configs(const SoftmaxShape& shape, const DeviceInfo& device);
 

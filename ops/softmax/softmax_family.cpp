@@ -8,7 +8,7 @@
 namespace ocltune {
 namespace {
 
-SoftmaxShape sm(std::vector<std::int64_t> dims, int axis, const char* dtype = "fp32", bool log = false) {
+SoftmaxShape sm(std::vector<std::int64_t> dims, int axis, DType dtype = DType::kFp32, bool log = false) {
   return {.dims = std::move(dims), .axis = axis, .log = log, .dtype = dtype};
 }
 
@@ -16,12 +16,12 @@ SoftmaxShape sm(std::vector<std::int64_t> dims, int axis, const char* dtype = "f
 // axis, columns), the log-probabilities of its 30522-word LM head for one sequence, and ResNet-50's
 // 1000-class classifier at batch 32.
 std::vector<SoftmaxShape> default_shapes() {
-  return {sm({96, 512, 512}, 2), sm({96, 512, 512}, 2, "fp16"), sm({96, 512, 512}, 1, "bf16"),
-          sm({512, 30522}, 1, "fp32", true), sm({32, 1000}, 1)};
+  return {sm({96, 512, 512}, 2), sm({96, 512, 512}, 2, DType::kFp16), sm({96, 512, 512}, 1, DType::kBf16),
+          sm({512, 30522}, 1, DType::kFp32, true), sm({32, 1000}, 1)};
 }
 
 // One 128-token sequence's attention and a batch of classifier log-probabilities.
-std::vector<SoftmaxShape> quick_shapes() { return {sm({12, 128, 128}, 2), sm({64, 1000}, 1, "fp16", true)}; }
+std::vector<SoftmaxShape> quick_shapes() { return {sm({12, 128, 128}, 2), sm({64, 1000}, 1, DType::kFp16, true)}; }
 
 }  // namespace
 
@@ -34,24 +34,24 @@ std::vector<SoftmaxTestCase> softmax_test_cases() {
   // in every storage type; the others meet a few configurations each.
   // Sizes of 1, primes, a normalised dimension of 1, no outer dimensions, an empty outer one.
   add(sm({1}, 0));
-  add(sm({7}, 0, "fp32", true));
+  add(sm({7}, 0, DType::kFp32, true));
   add(sm({13, 1, 5}, 1));
   add(sm({0, 5}, 1));
   // Rows (last dimension) and columns (an outer dimension), all storage types, offsets.
   add(sm({3, 1031}, 1), {.input_offset = 3, .output_offset = 1}, true);
-  add(sm({2, 3, 17, 129}, 3, "fp16"), {}, true);
-  add(sm({2, 20011}, 1, "bf16", true), {}, true);
-  add(sm({5, 37, 11}, 1, "bf16"), {.output_offset = 2}, true);
-  add(sm({2, 53, 3, 7}, 1, "fp16", true), {}, true);
+  add(sm({2, 3, 17, 129}, 3, DType::kFp16), {}, true);
+  add(sm({2, 20011}, 1, DType::kBf16, true), {}, true);
+  add(sm({5, 37, 11}, 1, DType::kBf16), {.output_offset = 2}, true);
+  add(sm({2, 53, 3, 7}, 1, DType::kFp16, true), {}, true);
   add(sm({4099, 3}, 0));
-  add(sm({257, 67}, 0, "fp32", true));
+  add(sm({257, 67}, 0, DType::kFp32, true));
   // NaN and Inf propagate as in PyTorch: a row with NaN or +Inf is NaN; -Inf gives 0.
   add(sm({29, 37}, 1), {.specials = true}, true);
-  add(sm({37, 29}, 0, "fp16", true), {.specials = true});
-  add(sm({11, 61}, 1, "bf16", true), {.specials = true});
+  add(sm({37, 29}, 0, DType::kFp16, true), {.specials = true});
+  add(sm({11, 61}, 1, DType::kBf16, true), {.specials = true});
   // exp over a wide range of x - max (down to -60), rows and columns.
   add(sm({6, 523}, 1), {.spread = 30.0f}, true);
-  add(sm({23, 5, 3}, 1, "fp32", true), {.spread = 30.0f});
+  add(sm({23, 5, 3}, 1, DType::kFp32, true), {.spread = 30.0f});
   return cases;
 }
 

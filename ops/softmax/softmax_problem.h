@@ -24,7 +24,7 @@ class SoftmaxProblem : public Problem {
 
   const SoftmaxShape& shape() const { return shape_; }
   std::string op() const override { return "softmax"; }
-  std::string dtype() const override { return shape_.dtype; }
+  DType dtype() const override { return shape_.dtype; }
   std::string shape_key() const override { return shape_.key(); }
   nlohmann::json shape_json() const override { return shape_.to_json(); }
   SearchSpace space(const DeviceInfo& device) const override { return softmax_space(shape_, device); }

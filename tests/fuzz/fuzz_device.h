@@ -13,7 +13,7 @@ inline const DeviceInfo& device() {
     x.name = "Fuzz Device";
     x.vendor = "Fuzz Vendor";
     x.driver_version = "1.0";
-    x.type = "GPU";
+    x.type = DeviceType::kGpu;
     x.compute_units = 8;
     x.local_mem_bytes = 65536;
     x.max_work_group_size = 1024;

@@ -46,7 +46,7 @@ TunedRows rows() {
   d.device_name = f.name;
   d.vendor = f.vendor;
   d.driver_version = f.driver_version;
-  d.device_type = f.type;
+  d.device_type = device_type_name(f.type);
   d.compute_units = f.compute_units;
   d.local_mem_bytes = static_cast<std::int64_t>(f.local_mem_bytes);
   d.max_work_group_size = static_cast<std::int64_t>(f.max_work_group_size);

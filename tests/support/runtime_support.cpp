@@ -8,9 +8,9 @@
 
 #include <fmt/format.h>
 
+#include "core/storage.h"
 #include "db/sqlite.h"
 #include "harness/verify.h"
-#include "core/storage.h"
 
 namespace ocltune::testing {
 
@@ -19,7 +19,7 @@ BestRow gemm_row(const std::string& device_key, const GemmShape& shape, const Co
   r.device_key = device_key;
   r.op = "gemm";
   r.dtype = dtype_name(shape.dtype);
-  r.math = shape.math;
+  r.math = math_name(shape.math);
   r.shape_key = shape.key();
   r.shape_json = shape.to_json().dump();
   r.params_json = to_json(config).dump();
@@ -46,10 +46,13 @@ std::string write_version1_database(const std::string& path, const std::vector<D
         driver_version, device_type, compute_units, clock_mhz, global_mem_bytes, local_mem_bytes, max_work_group_size,
         first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, '2024-01-01T00:00:00Z', '2024-01-02T00:00:00Z'))");
     s.bind(1, d.key()).bind(2, d.platform_name).bind(3, d.platform_version).bind(4, d.name).bind(5, d.vendor);
-    s.bind(6, d.driver_version).bind(7, d.type).bind(8, static_cast<std::int64_t>(d.compute_units));
-    s.bind(9, static_cast<std::int64_t>(d.local_mem_bytes)).bind(10, static_cast<std::int64_t>(d.max_work_group_size)).run();
+    s.bind(6, d.driver_version).bind(7, device_type_name(d.type)).bind(8, static_cast<std::int64_t>(d.compute_units));
+    s.bind(9, static_cast<std::int64_t>(d.local_mem_bytes))
+        .bind(10, static_cast<std::int64_t>(d.max_work_group_size))
+        .run();
   }
-  c.exec(R"(INSERT INTO runs(device_key, started_at, tool_version, host) VALUES ('-', '2024-01-01T00:00:00Z', '0.0.9', 'oldhost'))");
+  c.exec(
+      R"(INSERT INTO runs(device_key, started_at, tool_version, host) VALUES ('-', '2024-01-01T00:00:00Z', '0.0.9', 'oldhost'))");
   for (const BestRow& r : rows) {
     sql::Statement s(c, R"(INSERT INTO best(device_key, op, dtype, math, shape_key, shape_json, params_json, median_ns,
         min_ns, max_ns, spread, source_hash, run_id, provenance, updated_at)
@@ -123,7 +126,7 @@ HostGemm::HostGemm(const cl::Context& context, const GemmShape& shape, const Gem
   c.batch = shape.batch;
   c.alpha = shape.alpha;
   c.beta = shape.beta;
-  c.tf32 = shape.math == "tf32";
+  c.tf32 = shape.math == MathMode::kTf32;
   c.dtype = shape.dtype;
   c.lda = shape.packed_lda() + layout.lda_pad;
   c.ldb = shape.packed_ldb() + layout.ldb_pad;
@@ -152,9 +155,7 @@ HostGemm::HostGemm(const cl::Context& context, const GemmShape& shape, const Gem
   c.c = c_buf_();
 }
 
-void HostGemm::reset(cl::CommandQueue& queue) {
-  write_buffer(queue, c_buf_, c_, shape_.dtype);
-}
+void HostGemm::reset(cl::CommandQueue& queue) { write_buffer(queue, c_buf_, c_, shape_.dtype); }
 
 std::string HostGemm::check(cl::CommandQueue& queue, double extra_tolerance) const {
   const std::vector<float> after = read_buffer(queue, c_buf_, c_.size(), shape_.dtype);
@@ -162,15 +163,17 @@ std::string HostGemm::check(cl::CommandQueue& queue, double extra_tolerance) con
   std::vector<std::uint8_t> written(c_.size(), 0);
   double tolerance = (8.0 * std::sqrt(static_cast<double>(c.k)) + 4.0) * 0x1.0p-24;
   if (c.tf32) tolerance += 8.0 * 0x1.0p-10 / std::sqrt(static_cast<double>(c.k));  // as GemmProblem's verification
-  if (c.dtype != DType::kFp32) tolerance += dtype_roundoff(c.dtype);  // C's rounding to its storage
+  if (c.dtype != DType::kFp32) tolerance += dtype_roundoff(c.dtype);               // C's rounding to its storage
   tolerance += extra_tolerance;
   for (std::int64_t bt = 0; bt < c.batch; ++bt) {
     for (std::int64_t i = 0; i < c.m; ++i) {
       for (std::int64_t j = 0; j < c.n; ++j) {
         double dot = 0, magnitude = 0;
         for (std::int64_t p = 0; p < c.k; ++p) {
-          const double x = a_[static_cast<std::size_t>(c.a_offset + bt * c.stride_a + (c.trans_a ? p * c.lda + i : i * c.lda + p))];
-          const double y = b_[static_cast<std::size_t>(c.b_offset + bt * c.stride_b + (c.trans_b ? j * c.ldb + p : p * c.ldb + j))];
+          const double x =
+              a_[static_cast<std::size_t>(c.a_offset + bt * c.stride_a + (c.trans_a ? p * c.lda + i : i * c.lda + p))];
+          const double y =
+              b_[static_cast<std::size_t>(c.b_offset + bt * c.stride_b + (c.trans_b ? j * c.ldb + p : p * c.ldb + j))];
           dot += x * y;
           magnitude += std::abs(x * y);
         }

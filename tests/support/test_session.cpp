@@ -12,7 +12,7 @@ DeviceInfo described_h200() {
   d.platform_name = "NVIDIA CUDA";
   d.name = "NVIDIA H200";
   d.vendor = "NVIDIA Corporation";
-  d.type = "GPU";
+  d.type = DeviceType::kGpu;
   d.compute_units = 132;
   d.local_mem_bytes = 48 * 1024;
   d.global_mem_bytes = std::uint64_t{140} << 30;

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The floor plan as a test (docs/decisions/0033): each folder includes only the folders below it,
+# tuner/ and runtime/ never include each other, the public headers include nothing internal, and
+# no production source names the test-only selftest family.
+set -uo pipefail
+root="$1"
+cd "$root" || exit 1
+# folder: the folders its sources may include (besides itself).
+allowed=(
+  "harness:"
+  "core:harness"
+  "ops:core harness"
+  "db:harness"
+  "tuner:ops core db harness"
+  "runtime:ops core db harness ocltune"
+  "cli:tuner runtime ops core db harness"
+  "bench:cli tuner runtime ops core db harness tests"
+  "include/ocltune:ocltune"
+)
+failures=0
+for entry in "${allowed[@]}"; do
+  folder=${entry%%:*}
+  ok=" ${folder##*/} ${entry#*:} "
+  while IFS= read -r line; do
+    file=${line%%:*}
+    target=$(sed -E 's/.*#include "([a-z_]+)\/.*/\1/' <<< "$line")
+    if [[ "$ok" != *" $target "* ]]; then
+      echo "layering: $file includes $target/ (allowed from $folder/:$ok)"
+      failures=$((failures + 1))
+    fi
+  done < <(grep -rnE '^#include "[a-z_]+/' "$folder" --include='*.h' --include='*.hpp' --include='*.cpp' --include='*.c')
+done
+if grep -rln "selftest" harness core ops db tuner runtime cli bench include kernels; then
+  echo "layering: production sources above name the test-only selftest family"
+  failures=$((failures + 1))
+fi
+if [ "$failures" -ne 0 ]; then echo "layering: $failures violation(s)"; exit 1; fi
+echo "layering: every include follows the floor plan"
