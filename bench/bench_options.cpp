@@ -15,9 +15,10 @@
 namespace ocltune::bench {
 
 bool parse_bench_options(int argc, char** argv, BenchOptions& options) {
-  CLI::App app{"ocltune_bench: tuned vs default vs baseline for every op and shape (Google Benchmark; "
-               "--benchmark_* flags are Google Benchmark's, e.g. --benchmark_out=FILE --benchmark_out_format=json)",
-               "ocltune_bench"};
+  CLI::App app{
+      "ocltune_bench: tuned vs default vs baseline for every op and shape (Google Benchmark; "
+      "--benchmark_* flags are Google Benchmark's, e.g. --benchmark_out=FILE --benchmark_out_format=json)",
+      "ocltune_bench"};
   app.add_option("-d,--device", options.device, "device index, as `ocltune devices` lists them")->capture_default_str();
   app.add_option("--ops", options.ops,
                  fmt::format("op families, comma-separated, or all ({})", fmt::join(family_names(), ", ")))
@@ -51,7 +52,8 @@ ProblemList select_problems(const BenchOptions& options, const DeviceInfo& devic
     }
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   }
-  const std::string preset = options.shapes.empty() ? (device.type == DeviceType::kCpu ? "quick" : "default") : options.shapes;
+  const std::string preset =
+      options.shapes.empty() ? (device.type == DeviceType::kCpu ? "quick" : "default") : options.shapes;
   const std::vector<std::string> presets = preset_names();
   ProblemList problems;
   if (std::find(presets.begin(), presets.end(), preset) != presets.end()) {

@@ -1,10 +1,9 @@
 // The benchmark suite on PoCL: baselines verify, wrong kernels and bad database rows get no figure.
-#include <gtest/gtest.h>
-
-#include <benchmark/benchmark.h>
-
 #include <cmath>
 #include <map>
+
+#include <benchmark/benchmark.h>
+#include <gtest/gtest.h>
 
 #include "bench/clblast_gemm.h"
 #include "bench/copy_baseline.h"
@@ -14,7 +13,6 @@
 #include "db/database.h"
 #include "ops/families.h"
 #include "ops/gemm/gemm_problem.h"
-#include "ops/gemm/gemm_problem.h"
 #include "tests/support/test_session.h"
 
 namespace ocltune::bench {
@@ -22,10 +20,10 @@ namespace {
 
 TEST(Roofline, BoundIsTheSlowerOfComputeAndTraffic) {
   const Ceilings c{.peak_gflops = 1000, .copy_gbs = 100};  // ridge at 10 FLOP/byte
-  EXPECT_DOUBLE_EQ(roofline_bound_ns(c, 1e6, 1e6), 1e4);      // memory-bound: 1e6 B / 100 B/ns
-  EXPECT_DOUBLE_EQ(roofline_bound_ns(c, 1e8, 1e6), 1e5);      // compute-bound: 1e8 FLOP / 1000 FLOP/ns
+  EXPECT_DOUBLE_EQ(roofline_bound_ns(c, 1e6, 1e6), 1e4);   // memory-bound: 1e6 B / 100 B/ns
+  EXPECT_DOUBLE_EQ(roofline_bound_ns(c, 1e8, 1e6), 1e5);   // compute-bound: 1e8 FLOP / 1000 FLOP/ns
   EXPECT_DOUBLE_EQ(roofline_fraction(c, 1e8, 1e6, 2e5), 0.5);
-  EXPECT_EQ(roofline_bound_ns({}, 1e8, 1e6), 0);               // unknown ceilings: no bound
+  EXPECT_EQ(roofline_bound_ns({}, 1e8, 1e6), 0);  // unknown ceilings: no bound
 }
 
 TEST(Roofline, Tf32ProblemsMeetTheTensorCoreCeilingWhereOneWasMeasured) {
@@ -44,7 +42,8 @@ TEST(Roofline, Tf32ProblemsMeetTheTensorCoreCeilingWhereOneWasMeasured) {
 // fp32 GEMM the TF32 rate only in tf32 mode, a memory-bound fp16 op none (it computes in fp32).
 TEST(Roofline, ProblemsNameTheirMatrixInputs) {
   EXPECT_EQ(GemmProblem({.m = 64, .n = 64, .k = 64, .dtype = DType::kFp16}).matrix_inputs(), "fp16");
-  EXPECT_EQ(GemmProblem({.m = 64, .n = 64, .k = 64, .math = MathMode::kTf32, .dtype = DType::kBf16}).matrix_inputs(), "bf16");
+  EXPECT_EQ(GemmProblem({.m = 64, .n = 64, .k = 64, .math = MathMode::kTf32, .dtype = DType::kBf16}).matrix_inputs(),
+            "bf16");
   EXPECT_EQ(GemmProblem({.m = 64, .n = 64, .k = 64, .math = MathMode::kTf32}).matrix_inputs(), "tf32");
   EXPECT_EQ(GemmProblem({.m = 64, .n = 64, .k = 64}).matrix_inputs(), "");
   const auto softmax = softmax_family().from_json({{"dims", {64, 64}}, {"dtype", "fp16"}});

@@ -7,11 +7,11 @@
 #include <fmt/format.h>
 
 #include "bench/operation_timer.h"
+#include "core/storage.h"
 #include "harness/error.h"
 #include "harness/session.h"
 #include "harness/verify.h"
 #include "ops/gemm/gemm_clblast.h"
-#include "core/storage.h"
 
 namespace ocltune::bench {
 namespace {
@@ -121,8 +121,8 @@ std::unique_ptr<Timed> make_clblast_gemm(Session& session, const GemmShape& shap
   }
   GemmShape fp32 = shape;
   fp32.dtype = DType::kFp32;
-  return std::make_unique<ClblastGemm>(session, fp32,
-                                       fmt::format(" (fp32: CLBlast has no {} GEMM on this device)", dtype_name(shape.dtype)));
+  return std::make_unique<ClblastGemm>(
+      session, fp32, fmt::format(" (fp32: CLBlast has no {} GEMM on this device)", dtype_name(shape.dtype)));
 }
 
 std::vector<BaselineSpec> clblast_gemm_baselines(const Problem& problem) {

@@ -4,9 +4,9 @@
 #include <string>
 
 #include "bench/timed.h"
+#include "core/config.h"
 #include "harness/launch.h"
 #include "ops/problem.h"
-#include "core/config.h"
 
 namespace ocltune::bench {
 

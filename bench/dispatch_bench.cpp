@@ -1,17 +1,16 @@
 // Dispatch overhead of the runtime on a decision-cache hit, against a bare clEnqueueNDRangeKernel of
 // the same kernel with the same arguments, both timed in this process; prints medians and ratios.
 //   build/bench/dispatch_bench [--benchmark_repetitions=N]   (device: $OCLTUNE_BENCH_DEVICE, default 0)
-#include <benchmark/benchmark.h>
-
 #include <chrono>
 #include <cstdlib>
 #include <map>
 
+#include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
 #include "harness/session.h"
-#include "runtime/runtime.h"
 #include "runtime/gemm.h"
+#include "runtime/runtime.h"
 
 namespace ocltune {
 namespace {
@@ -191,7 +190,10 @@ int main(int argc, char** argv) {
   ocltune::MedianReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   const auto& m = reporter.medians();
-  const auto get = [&](const char* name) { auto it = m.find(name); return it == m.end() ? 0.0 : it->second; };
+  const auto get = [&](const char* name) {
+    auto it = m.find(name);
+    return it == m.end() ? 0.0 : it->second;
+  };
   const double bare = get("BM_BareEnqueue"), bare_args = get("BM_BareSetBuffersAndEnqueue"), rt = get("BM_RuntimeGemm");
   if (bare > 0 && rt > 0) {
     fmt::print("\ndevice: {}\n", ocltune::setup().runtime->device().name);

@@ -27,8 +27,9 @@ int main(int argc, char** argv) {
   const DeviceInfo& device = *found;
   Session session(device);
   const GemmShape shape{.m = 4096, .n = 4096, .k = 4096, .math = MathMode::kTf32};
-  const Config mma = {{"MMA", 1},    {"BM", 128},  {"BN", 128},  {"BK", 16},   {"WM", 2},       {"WN", 2},
-                      {"STAGES", 0}, {"DBUF", 1},  {"LDSM", 0},  {"BVEC", 0},  {"GROUP_M", 1}, {"SWIZZLE", 0}, {"FRAG_DBUF", 0}};
+  const Config mma = {{"MMA", 1},     {"BM", 128},    {"BN", 128},     {"BK", 16},  {"WM", 2},
+                      {"WN", 2},      {"STAGES", 0},  {"DBUF", 1},     {"LDSM", 0}, {"BVEC", 0},
+                      {"GROUP_M", 1}, {"SWIZZLE", 0}, {"FRAG_DBUF", 0}};
   const Config wgmma = {{"WGMMA", 1}, {"BM", 64}, {"BN", 256}, {"BK", 16}, {"WGS", 1}};
   const std::size_t bytes = static_cast<std::size_t>(shape.m * shape.k) * sizeof(float);
   cl::Buffer a(session.context(), CL_MEM_READ_WRITE, bytes), b(session.context(), CL_MEM_READ_WRITE, bytes),
@@ -81,7 +82,8 @@ int main(int argc, char** argv) {
         }
       }
       const TimingStats stats = time_plan(session.queue(), whole, {.warmup = 2, .min_runs = 7, .max_runs = 15});
-      fmt::print("  all     {:8.1f} us  {:6.1f} TFLOP/s\n", stats.median_ns / 1000.0, s.flops() / stats.median_ns / 1000.0);
+      fmt::print("  all     {:8.1f} us  {:6.1f} TFLOP/s\n", stats.median_ns / 1000.0,
+                 s.flops() / stats.median_ns / 1000.0);
     }
   }
   return 0;

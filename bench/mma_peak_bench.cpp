@@ -20,8 +20,10 @@ int main() {
   const DeviceInfo& device = *found;
   Session session(device);
   constexpr int kWarpsPerGroup = 4, kIterations = 2048;
-  fmt::print("{}: TF32 mma.sync m16n8k8 TFLOP/s (rows: work-groups of 4 warps per compute unit; "
-             "columns: independent chains per warp)\n", device.name);
+  fmt::print(
+      "{}: TF32 mma.sync m16n8k8 TFLOP/s (rows: work-groups of 4 warps per compute unit; "
+      "columns: independent chains per warp)\n",
+      device.name);
   fmt::print("{:>14}", "groups/CU");
   for (const int chains : {2, 4, 8, 16, 32}) fmt::print("{:>10}", chains);
   fmt::print("\n");

@@ -39,16 +39,18 @@ int bench_main(int argc, char** argv) {
   // Problems that may use matrix units are placed against the tensor-core rate of their inputs
   // where the device has one: each rate is measured where some problem needs it.
   const auto mma_peak = [&](const char* inputs, MmaInputs kind) {
-    const bool needed = std::any_of(problems.begin(), problems.end(),
-                                    [&](const auto& p) { return p->matrix_inputs() == inputs; });
+    const bool needed =
+        std::any_of(problems.begin(), problems.end(), [&](const auto& p) { return p->matrix_inputs() == inputs; });
     return needed ? measure_mma_peak_gflops(session, kind) : Ceiling{};
   };
-  const MmaCeilings mma{.tf32 = mma_peak("tf32", MmaInputs::kTf32), .fp16 = mma_peak("fp16", MmaInputs::kFp16),
+  const MmaCeilings mma{.tf32 = mma_peak("tf32", MmaInputs::kTf32),
+                        .fp16 = mma_peak("fp16", MmaInputs::kFp16),
                         .bf16 = mma_peak("bf16", MmaInputs::kBf16)};
   const std::string db_path = options.db.empty() ? default_database_path() : options.db;
-  add_run_context(device, copy, peak, mma,
-                  {.shapes = options.shapes.empty() ? (device.type == DeviceType::kCpu ? "quick" : "default") : options.shapes,
-                   .database = db_path});
+  add_run_context(
+      device, copy, peak, mma,
+      {.shapes = options.shapes.empty() ? (device.type == DeviceType::kCpu ? "quick" : "default") : options.shapes,
+       .database = db_path});
   fmt::print(stderr, "ocltune_bench: [{}] {} ({}): copy {:.1f} GB/s, fp32 FMA peak {:.1f} GFLOP/s\n", device.index,
              device.name, device.platform_name, copy.value, peak.value);
 
@@ -60,8 +62,11 @@ int bench_main(int argc, char** argv) {
     db = Database::open_read_only(db_path);
   }
   Suite suite(session,
-              {.peak_gflops = peak.value, .copy_gbs = copy.value, .tf32_gflops = mma.tf32.value,
-               .fp16_gflops = mma.fp16.value, .bf16_gflops = mma.bf16.value},
+              {.peak_gflops = peak.value,
+               .copy_gbs = copy.value,
+               .tf32_gflops = mma.tf32.value,
+               .fp16_gflops = mma.fp16.value,
+               .bf16_gflops = mma.bf16.value},
               db ? &*db : nullptr, db_note, options.baselines);
   for (auto& p : problems) suite.add(std::move(p));
   benchmark::RunSpecifiedBenchmarks();

@@ -7,7 +7,10 @@ namespace ocltune::bench {
 
 Ceilings Ceilings::for_inputs(const std::string& inputs) const {
   Ceilings c = *this;
-  const double rate = inputs == "tf32" ? tf32_gflops : inputs == "fp16" ? fp16_gflops : inputs == "bf16" ? bf16_gflops : 0;
+  const double rate = inputs == "tf32"   ? tf32_gflops
+                      : inputs == "fp16" ? fp16_gflops
+                      : inputs == "bf16" ? bf16_gflops
+                                         : 0;
   if (rate > 0) c.peak_gflops = rate;
   return c;
 }

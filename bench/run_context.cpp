@@ -30,7 +30,8 @@ void add_run_context(const DeviceInfo& d, const Ceiling& copy, const Ceiling& pe
   add("ocltune_copy_spread", fmt::format("{:.4f}", copy.stats.spread));
   add("ocltune_peak_gflops", fmt::format("{:.6g}", peak.value));
   add("ocltune_peak_spread", fmt::format("{:.4f}", peak.stats.spread));
-  for (const auto& [inputs, ceiling] : {std::pair{"tf32", &mma.tf32}, std::pair{"fp16", &mma.fp16}, std::pair{"bf16", &mma.bf16}}) {
+  for (const auto& [inputs, ceiling] :
+       {std::pair{"tf32", &mma.tf32}, std::pair{"fp16", &mma.fp16}, std::pair{"bf16", &mma.bf16}}) {
     if (ceiling->value <= 0) continue;
     add(fmt::format("ocltune_{}_peak_gflops", inputs).c_str(), fmt::format("{:.6g}", ceiling->value));
     add(fmt::format("ocltune_{}_peak_spread", inputs).c_str(), fmt::format("{:.4f}", ceiling->stats.spread));

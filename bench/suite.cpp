@@ -20,8 +20,9 @@ std::string shorten(const std::string& text) { return text.size() <= 400 ? text 
 }  // namespace
 
 std::string benchmark_name(const Problem& problem, const std::string& variant) {
-  const std::string dtype = problem.math() == MathMode::kExact ? std::string(dtype_name(problem.dtype()))
-                                                           : fmt::format("{}-{}", dtype_name(problem.dtype()), math_name(problem.math()));
+  const std::string dtype = problem.math() == MathMode::kExact
+                                ? std::string(dtype_name(problem.dtype()))
+                                : fmt::format("{}-{}", dtype_name(problem.dtype()), math_name(problem.math()));
   return fmt::format("{}/{}/{}/{}", problem.op(), dtype, problem.shape_key(), variant);
 }
 
@@ -34,8 +35,8 @@ Evaluation& Suite::evaluation(Entry& entry) {
 }
 
 Suite::Variant Suite::config_variant(Entry& entry, const std::string& name, const Config& config) {
-  return {name,
-          [this, &entry, config] { return std::make_unique<ConfigTimed>(session_, evaluation(entry), config); }, ""};
+  return {name, [this, &entry, config] { return std::make_unique<ConfigTimed>(session_, evaluation(entry), config); },
+          ""};
 }
 
 // A database is untrusted input: its configuration must lie in the problem's declared space before
@@ -43,7 +44,8 @@ Suite::Variant Suite::config_variant(Entry& entry, const std::string& name, cons
 Suite::Variant Suite::tuned_variant(Entry& entry) {
   const Problem& p = *entry.problem;
   if (!db_) return {"tuned", {}, db_note_};
-  const std::optional<BestRow> best = db_->best(session_.device().key(), p.op(), dtype_name(p.dtype()), math_name(p.math()), p.shape_key());
+  const std::optional<BestRow> best =
+      db_->best(session_.device().key(), p.op(), dtype_name(p.dtype()), math_name(p.math()), p.shape_key());
   if (!best) return {"tuned", {}, "not tuned on this device: no row in the database's best table"};
   Config config;
   try {

@@ -39,7 +39,7 @@ class Suite {
   using Make = std::function<std::unique_ptr<Timed>()>;
   struct Variant {
     std::string name;
-    Make make;          // empty when `error` says why the variant cannot run
+    Make make;  // empty when `error` says why the variant cannot run
     std::string error;
   };
   struct Entry {

@@ -31,68 +31,85 @@ int cli_main(int argc, char** argv) {
   app.set_version_flag("--version", std::string(OCLTUNE_VERSION));
   app.add_option("-d,--device", options.device, "device index, as `ocltune devices` lists them")->capture_default_str();
   app.add_option("--ops", options.ops, ops_help())->delimiter(',')->capture_default_str();
-  app.add_option("--db", options.db, "database file (default: $OCLTUNE_DB, else $XDG_CACHE_HOME/ocltune/tuned.db, "
-                                     "else ~/.cache/ocltune/tuned.db)");
-  app.add_option("--math", options.math, "arithmetic: exact (fp32 FMA) or tf32 (tensor cores where the device has "
-                                         "them, like PyTorch's allow_tf32)")
+  app.add_option("--db", options.db,
+                 "database file (default: $OCLTUNE_DB, else $XDG_CACHE_HOME/ocltune/tuned.db, "
+                 "else ~/.cache/ocltune/tuned.db)");
+  app.add_option("--math", options.math,
+                 "arithmetic: exact (fp32 FMA) or tf32 (tensor cores where the device has "
+                 "them, like PyTorch's allow_tf32)")
       ->check(CLI::IsMember({"exact", "tf32"}))
       ->capture_default_str();
   app.add_option("--strategy", options.strategy, "search strategy")
       ->check(CLI::IsMember(strategy_names()))
       ->capture_default_str();
-  app.add_option("--max-evals", options.max_evals, "evaluations per shape besides the default configuration "
-                                                   "(default: 16 on CPUs, 48 on other devices, within a --time-budget of the whole run of 5 minutes on CPUs, 6 elsewhere; "
-                                                   "0: whole space)")
+  app.add_option("--max-evals", options.max_evals,
+                 "evaluations per shape besides the default configuration "
+                 "(default: 16 on CPUs, 48 on other devices, within a --time-budget of the whole run of 5 minutes on "
+                 "CPUs, 6 elsewhere; "
+                 "0: whole space)")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
-  app.add_option("--restrict", options.restrict, "search a sub-space: allowed values per parameter, "
-                                                 "e.g. MWG=32|64,KWI=2 (the default configuration is measured regardless)");
+  app.add_option("--restrict", options.restrict,
+                 "search a sub-space: allowed values per parameter, "
+                 "e.g. MWG=32|64,KWI=2 (the default configuration is measured regardless)");
   app.add_option("--fraction", options.fraction, "stop each shape's search after this share of its space (0-1)")
       ->check(CLI::Range(0.0, 1.0));
-  app.add_option("--time-budget", options.time_budget, "wall-time budget of the whole run, e.g. 90s, 10m, 1h30m "
-                                                        "(shared evenly by the shapes not yet tuned)");
+  app.add_option("--time-budget", options.time_budget,
+                 "wall-time budget of the whole run, e.g. 90s, 10m, 1h30m "
+                 "(shared evenly by the shapes not yet tuned)");
   app.add_option("--patience", options.patience, "stop a shape's search after N evaluations without a 1% improvement")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
-  app.add_option("--cut", options.cut, "cut a candidate short when its first runs are all slower than this many "
-                                       "times the best (0: time every candidate in full)")
-      ->check(CLI::Range(0.0, 1e6))->capture_default_str();
-  app.add_option("--final", options.final_candidates, "re-time this many of the fastest interleaved before choosing "
-                                                      "the winner (0 or 1: off)")
-      ->check(CLI::Range(0, 100))->capture_default_str();
-  app.add_option("--compile-threads", options.compile_threads, "threads building the next candidates' programs while "
-                                                               "the device times the current one (default: half the "
-                                                               "cores, 1 to 4; 0: build when evaluated)")
+  app.add_option("--cut", options.cut,
+                 "cut a candidate short when its first runs are all slower than this many "
+                 "times the best (0: time every candidate in full)")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  app.add_option("--final", options.final_candidates,
+                 "re-time this many of the fastest interleaved before choosing "
+                 "the winner (0 or 1: off)")
+      ->check(CLI::Range(0, 100))
+      ->capture_default_str();
+  app.add_option("--compile-threads", options.compile_threads,
+                 "threads building the next candidates' programs while "
+                 "the device times the current one (default: half the "
+                 "cores, 1 to 4; 0: build when evaluated)")
       ->check(CLI::Range(0, 64));
-  app.add_flag("--isolate", options.isolate, "evaluate in a worker process: a kernel that hangs or crashes the driver "
-                                             "is recorded as timeout or crash and tuning goes on");
+  app.add_flag("--isolate", options.isolate,
+               "evaluate in a worker process: a kernel that hangs or crashes the driver "
+               "is recorded as timeout or crash and tuning goes on");
   app.add_option("--eval-timeout", options.eval_timeout, "with --isolate: time allowed per evaluation, build included")
       ->capture_default_str();
-  app.add_flag("--warm-start", options.warm_start, "the model strategy also learns from other shapes and devices "
-                                                  "in the database (helps when they resemble this one; see docs/STRATEGIES.md)");
-  app.add_option("--binary-cache", options.binary_cache, "directory of compiled program binaries, or off (default: "
-                                                         "$OCLTUNE_BINARY_CACHE, else ~/.cache/ocltune/binaries)");
+  app.add_flag("--warm-start", options.warm_start,
+               "the model strategy also learns from other shapes and devices "
+               "in the database (helps when they resemble this one; see docs/STRATEGIES.md)");
+  app.add_option("--binary-cache", options.binary_cache,
+                 "directory of compiled program binaries, or off (default: "
+                 "$OCLTUNE_BINARY_CACHE, else ~/.cache/ocltune/binaries)");
   app.add_option("--seed", options.seed, "seed of randomised strategies")->capture_default_str();
-  app.add_option("--shapes", options.shapes, fmt::format("shape preset ({}) or a JSON file with a list of shapes "
-                                                         "(default: quick on CPUs, default elsewhere)",
-                                                         fmt::join(preset_names(), ", ")));
+  app.add_option("--shapes", options.shapes,
+                 fmt::format("shape preset ({}) or a JSON file with a list of shapes "
+                             "(default: quick on CPUs, default elsewhere)",
+                             fmt::join(preset_names(), ", ")));
   app.add_flag("--json", options.json, "print results as JSON");
   app.add_flag("-q,--quiet", options.quiet, "print no progress");
 
   CLI::App* tune = app.add_subcommand("tune", "tune op families (the default action)")->fallthrough();
   CLI::App* devices = app.add_subcommand("devices", "list OpenCL devices with their --device index")->fallthrough();
-  CLI::App* ceilings = app.add_subcommand("ceilings", "measure the device's copy bandwidth, fp32 FMA peak and TF32 "
-                                                     "tensor-core peak (where it has tensor cores)")
+  CLI::App* ceilings = app.add_subcommand("ceilings",
+                                          "measure the device's copy bandwidth, fp32 FMA peak and TF32 "
+                                          "tensor-core peak (where it has tensor cores)")
                            ->fallthrough();
   CLI::App* show = app.add_subcommand("show", "print the best configurations of a database")->fallthrough();
-  CLI::App* eval = app.add_subcommand("eval", "verify and time given configurations of one shape (no database)")
-                       ->fallthrough();
+  CLI::App* eval =
+      app.add_subcommand("eval", "verify and time given configurations of one shape (no database)")->fallthrough();
   eval->add_option("--op", options.op, "op family")->required();
   eval->add_option("--shape", options.shape, "the shape as a JSON object, e.g. {\"m\":1024,\"n\":1024,\"k\":1024}")
       ->required();
   eval->add_option("--config", options.configs, "a configuration (NAME=V,...) or 'default'; repeatable");
   eval->add_option("--configs-file", options.configs_file, "a file with one configuration per line");
   eval->add_flag("--baseline", options.baseline, "also time the same-process baseline (CLBlast for GEMM)");
-  eval->add_option("--sample", options.sample, "also evaluate N random configurations of the space (see --seed, "
-                                               "--restrict)")
+  eval->add_option("--sample", options.sample,
+                   "also evaluate N random configurations of the space (see --seed, "
+                   "--restrict)")
       ->check(CLI::NonNegativeNumber);
   eval->add_option("--out", options.out, "write the results as JSON to this file");
   ReportOptions report_options;
@@ -102,14 +119,18 @@ int cli_main(int argc, char** argv) {
   simulate->add_option("--from-db", options.from_db, "replay the space of --op/--shape recorded in this database");
   simulate->add_option("--op", options.op, "op of the recorded space (with --from-db)");
   simulate->add_option("--shape", options.shape, "shape key of the recorded space (with --from-db)");
-  simulate->add_option("--device-key", options.device_key, "device key (with --from-db; default: the one with the "
-                                                           "most measurements)");
+  simulate->add_option("--device-key", options.device_key,
+                       "device key (with --from-db; default: the one with the "
+                       "most measurements)");
   simulate->add_option("--strategy", options.strategies, "strategies to compare (default: all)")->delimiter(',');
-  simulate->add_option("--seeds", options.seeds, "seeds per strategy")->check(CLI::Range(1, 100000))->capture_default_str();
+  simulate->add_option("--seeds", options.seeds, "seeds per strategy")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   simulate->add_option("--max-evals", options.max_evals, "also score after this many evaluations");
   simulate->add_option("--fraction", options.fraction, "also score after this share of the space");
   simulate->add_flag("--json", options.json, "print the scores as JSON");
-  CLI::App* record = app.add_subcommand("record", "write a recorded space (an exhaustive run in a database) as JSON lines");
+  CLI::App* record =
+      app.add_subcommand("record", "write a recorded space (an exhaustive run in a database) as JSON lines");
   record->add_option("--from-db", options.from_db, "database holding the exhaustive run")->required();
   record->add_option("--op", options.op, "op")->required();
   record->add_option("--shape", options.shape, "shape key, as `ocltune show` prints it")->required();

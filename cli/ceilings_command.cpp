@@ -27,12 +27,9 @@ int run_ceilings(const CliOptions& options) {
   const Ceiling bf16 = measure_mma_peak_gflops(session, MmaInputs::kBf16);
   const auto or_null = [](const Ceiling& c) { return c.value > 0 ? nlohmann::json(c.value) : nlohmann::json(nullptr); };
   if (options.json) {
-    nlohmann::json j = {{"device", device.name},
-                        {"device_key", device.key()},
-                        {"copy_gbs", copy.value},
-                        {"fp32_fma_gflops", fma.value},
-                        {"tf32_mma_gflops", or_null(mma)},
-                        {"fp16_mma_gflops", or_null(fp16)},
+    nlohmann::json j = {{"device", device.name},           {"device_key", device.key()},
+                        {"copy_gbs", copy.value},          {"fp32_fma_gflops", fma.value},
+                        {"tf32_mma_gflops", or_null(mma)}, {"fp16_mma_gflops", or_null(fp16)},
                         {"bf16_mma_gflops", or_null(bf16)}};
     fmt::print("{}\n", j.dump(2));
     return 0;

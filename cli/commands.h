@@ -14,39 +14,39 @@ namespace ocltune {
 struct CliOptions {
   int device = 0;
   std::vector<std::string> ops = {"all"};
-  std::string db;                 // empty: default_database_path()
+  std::string db;  // empty: default_database_path()
   std::string strategy = "model";
-  std::string math = "exact";     // exact | tf32 (matrix units where the device has them)
-  std::int64_t max_evals = -1;    // -1: 16 on CPUs, 48 elsewhere
+  std::string math = "exact";   // exact | tf32 (matrix units where the device has them)
+  std::int64_t max_evals = -1;  // -1: 16 on CPUs, 48 elsewhere
   std::uint64_t seed = 1;
-  std::string restrict;           // sub-space, "NAME=V1|V2,..."
-  double fraction = 0;            // share of each space; 0: no such limit
-  std::string time_budget;        // whole run, e.g. "10m"; empty: none
+  std::string restrict;     // sub-space, "NAME=V1|V2,..."
+  double fraction = 0;      // share of each space; 0: no such limit
+  std::string time_budget;  // whole run, e.g. "10m"; empty: none
   std::int64_t patience = 0;
   double cut = 2.0;
   int final_candidates = 3;
-  int compile_threads = -1;       // -1: half the host's cores, 1 to 4
+  int compile_threads = -1;  // -1: half the host's cores, 1 to 4
   bool isolate = false;
   std::string eval_timeout = "60s";
   bool warm_start = false;
-  std::string binary_cache;       // empty: default_binary_cache_dir(); "off": none
+  std::string binary_cache;  // empty: default_binary_cache_dir(); "off": none
   // simulate / record / eval
   std::vector<std::string> spaces;  // recorded-space files (JSON lines)
   std::string from_db, device_key;
-  std::string op;                   // one op family
-  std::string shape;                // a shape key (simulate, record) or a JSON object (eval)
-  std::string out;                  // output file
+  std::string op;     // one op family
+  std::string shape;  // a shape key (simulate, record) or a JSON object (eval)
+  std::string out;    // output file
   int seeds = 20;
   std::vector<std::string> strategies;
-  std::string shapes;             // preset name or JSON file; empty: quick on CPUs, default elsewhere
+  std::string shapes;  // preset name or JSON file; empty: quick on CPUs, default elsewhere
   bool json = false;
   bool quiet = false;
-  std::string command_line;       // recorded with the run
+  std::string command_line;  // recorded with the run
   // eval
-  std::vector<std::string> configs;    // canonical texts, or "default"
-  std::string configs_file;            // one canonical configuration per line
-  bool baseline = false;               // also time the same-process baseline (CLBlast for GEMM)
-  std::int64_t sample = 0;             // also evaluate this many random configurations (of --restrict)
+  std::vector<std::string> configs;  // canonical texts, or "default"
+  std::string configs_file;          // one canonical configuration per line
+  bool baseline = false;             // also time the same-process baseline (CLBlast for GEMM)
+  std::int64_t sample = 0;           // also evaluate this many random configurations (of --restrict)
 };
 
 // The whole command line: flags, subcommand, exit code (0 success, 1 failure, 2 usage error).

@@ -56,7 +56,8 @@ void export_everything(const std::string& source, const std::string& device_key,
     sql::Statement(c, "ATTACH DATABASE ? AS src").bind(1, source).run();  // only read from
     sql::Transaction tx(c);
     for (const char* table : {"devices", "runs", "measurements", "best"}) {
-      sql::Statement(c, fmt::format("INSERT INTO main.{0} SELECT * FROM src.{0} WHERE ?1 = '' OR device_key = ?1", table))
+      sql::Statement(c,
+                     fmt::format("INSERT INTO main.{0} SELECT * FROM src.{0} WHERE ?1 = '' OR device_key = ?1", table))
           .bind(1, device_key)
           .run();
     }
@@ -69,16 +70,21 @@ void export_everything(const std::string& source, const std::string& device_key,
 int run_export(const CliOptions& options) {
   const DbOptions& o = db_options();
   const std::string source = options.db.empty() ? default_database_path() : options.db;
-  if (fs::exists(o.output) && !o.force) throw UsageError(fmt::format("{} exists; pass --force to replace it", o.output));
+  if (fs::exists(o.output) && !o.force)
+    throw UsageError(fmt::format("{} exists; pass --force to replace it", o.output));
   if (!o.best_only) {
-    if (o.output.ends_with(".jsonl")) throw UsageError("a .jsonl export holds best configurations only: add --best-only");
+    if (o.output.ends_with(".jsonl"))
+      throw UsageError("a .jsonl export holds best configurations only: add --best-only");
     export_everything(source, o.device_key, o.output);
-    fmt::print("{}: every row of {} copied to {}\n", source, o.device_key.empty() ? "every device" : o.device_key, o.output);
+    fmt::print("{}: every row of {} copied to {}\n", source, o.device_key.empty() ? "every device" : o.device_key,
+               o.output);
     return kExitOk;
   }
   Database db = Database::open_read_only(source, /*accept_older=*/true);
   TunedRows rows = export_rows(db, o.device_key);
-  if (rows.best.empty()) throw Error(fmt::format("{} has no best rows{}", source, o.device_key.empty() ? "" : " for device key " + o.device_key));
+  if (rows.best.empty())
+    throw Error(
+        fmt::format("{} has no best rows{}", source, o.device_key.empty() ? "" : " for device key " + o.device_key));
   // A shipped file holds only rows that validate: a stale or damaged row stays behind, reported.
   const RowCheck check = row_check_by_device();
   std::map<std::string, const DeviceRow*> devices;
@@ -104,15 +110,17 @@ int run_export(const CliOptions& options) {
 
 int run_merge() {
   const DbOptions& o = db_options();
-  if (fs::exists(o.output) && !o.force) throw UsageError(fmt::format("{} exists; pass --force to replace it", o.output));
+  if (fs::exists(o.output) && !o.force)
+    throw UsageError(fmt::format("{} exists; pass --force to replace it", o.output));
   Database merged = Database::open(":memory:");
   std::size_t rejected = 0;
   for (const std::string& input : o.inputs) {
-    const MergeStats s = merge_rows(merged, load_tuned_rows(input), row_check_by_device(), fs::path(input).filename().string());
+    const MergeStats s =
+        merge_rows(merged, load_tuned_rows(input), row_check_by_device(), fs::path(input).filename().string());
     print_rejected(s.rejected);
     rejected += s.rejected.size();
-    fmt::print("{}: {} added, {} faster than before, {} slower than a row already merged, {} rejected\n", input, s.added,
-               s.replaced, s.kept, s.rejected.size());
+    fmt::print("{}: {} added, {} faster than before, {} slower than a row already merged, {} rejected\n", input,
+               s.added, s.replaced, s.kept, s.rejected.size());
   }
   if (rejected > 0 && !o.skip_invalid) {
     fmt::print(stderr, "ocltune: {} row(s) rejected; nothing written (--skip-invalid writes the rest)\n", rejected);

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "cli/usage_error.h"
+#include "core/storage.h"
 #include "harness/device_errors.h"
 #include "harness/error.h"
 #include "harness/session.h"
@@ -16,7 +17,6 @@
 #include "harness/verify.h"
 #include "ops/family.h"
 #include "ops/gemm/gemm_clblast.h"
-#include "core/storage.h"
 #include "tuner/evaluator.h"
 #include "tuner/strategy.h"
 
@@ -87,7 +87,8 @@ std::optional<double> clblast_median_ns(Session& session, const Problem& problem
   const cl::Context& ctx = session.context();
   GemmOperands o = packed_operands(
       shape, make_buffer(ctx, a, shape.dtype, CL_MEM_READ_ONLY), make_buffer(ctx, b, shape.dtype, CL_MEM_READ_ONLY),
-      cl::Buffer(ctx, CL_MEM_READ_WRITE, elements(shape.m, shape.packed_ldc(), shape.batch) * dtype_bytes(shape.dtype)));
+      cl::Buffer(ctx, CL_MEM_READ_WRITE,
+                 elements(shape.m, shape.packed_ldc(), shape.batch) * dtype_bytes(shape.dtype)));
   std::vector<double> samples;
   for (int i = 0; i < 23; ++i) {
     const auto start = std::chrono::steady_clock::now();
@@ -124,8 +125,8 @@ int run_eval(const CliOptions& options) {
   Evaluator evaluator(session, *evaluation);
   const TimingPolicy timing{.warmup = 3, .min_runs = 10, .max_runs = 60, .target_spread = 0.02, .max_seconds = 3};
 
-  fmt::print("[{}] {} | {} {} {} {}\n", device.index, device.name, problem->op(), dtype_name(problem->dtype()), math_name(problem->math()),
-             problem->shape_key());
+  fmt::print("[{}] {} | {} {} {} {}\n", device.index, device.name, problem->op(), dtype_name(problem->dtype()),
+             math_name(problem->math()), problem->shape_key());
   nlohmann::json results = nlohmann::json::array();
   std::optional<double> best_ns;
   for (const Config& config : configs) {
@@ -144,7 +145,10 @@ int run_eval(const CliOptions& options) {
     }
     results.push_back(std::move(r));
   }
-  nlohmann::json out = {{"device", to_json(device)}, {"op", problem->op()}, {"dtype", dtype_name(problem->dtype())}, {"math", math_name(problem->math())},
+  nlohmann::json out = {{"device", to_json(device)},
+                        {"op", problem->op()},
+                        {"dtype", dtype_name(problem->dtype())},
+                        {"math", math_name(problem->math())},
                         {"shape_key", problem->shape_key()},
                         {"results", results}};
   if (options.baseline) {
@@ -159,8 +163,8 @@ int run_eval(const CliOptions& options) {
       out["clblast_label"] = label;
       out["clblast_median_ns"] = *ns;
       out["clblast_rate"] = throughput(*problem, *ns);
-      fmt::print("{:<13} {:>10.1f} us {:>18} (whole calls) {}\n", "clblast", *ns * 1e-3, format_throughput(*problem, *ns),
-                 label == "clblast" ? "" : label);
+      fmt::print("{:<13} {:>10.1f} us {:>18} (whole calls) {}\n", "clblast", *ns * 1e-3,
+                 format_throughput(*problem, *ns), label == "clblast" ? "" : label);
       if (best_ns) fmt::print("best / clblast: {:.2f}x\n", *ns / *best_ns);
     }
   }
@@ -173,7 +177,8 @@ int run_eval(const CliOptions& options) {
   if (ok.size() > 1) {
     fmt::print("fastest:\n");
     for (std::size_t i = 0; i < std::min<std::size_t>(ok.size(), 8); ++i) {
-      fmt::print("  {:>10.1f} us  {}\n", (*ok[i])["median_ns"].get<double>() * 1e-3, (*ok[i])["params"].get<std::string>());
+      fmt::print("  {:>10.1f} us  {}\n", (*ok[i])["median_ns"].get<double>() * 1e-3,
+                 (*ok[i])["params"].get<std::string>());
     }
   }
   if (!options.out.empty()) std::ofstream(options.out) << out.dump(2) << "\n";

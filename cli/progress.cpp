@@ -31,9 +31,10 @@ void ConsoleProgress::evaluated(const Problem& problem, const EvalOutcome& outco
   if (quiet_) return;
   const std::string best_text = best && best->stats ? format_throughput(problem, best->stats->median_ns) : "-";
   if (!terminal_) {
-    const std::string result = outcome.stats ? format_throughput(problem, outcome.stats->median_ns) : status_name(outcome.status);
-    fmt::print(out_, "  {}/{} {:<13} {:>16}  best {}  {}\n", done, planned, status_name(outcome.status), result, best_text,
-               to_string(outcome.config));
+    const std::string result =
+        outcome.stats ? format_throughput(problem, outcome.stats->median_ns) : status_name(outcome.status);
+    fmt::print(out_, "  {}/{} {:<13} {:>16}  best {}  {}\n", done, planned, status_name(outcome.status), result,
+               best_text, to_string(outcome.config));
     std::fflush(out_);
     return;
   }
@@ -42,7 +43,8 @@ void ConsoleProgress::evaluated(const Problem& problem, const EvalOutcome& outco
   constexpr int kWidth = 28;
   const int filled = planned > 0 ? static_cast<int>(kWidth * done / planned) : kWidth;
   fmt::print(out_, "\r  [{}{}] {}/{}  best {}  ETA {}\x1b[K", std::string(static_cast<std::size_t>(filled), '#'),
-             std::string(static_cast<std::size_t>(kWidth - filled), '.'), done, planned, best_text, format_duration(eta));
+             std::string(static_cast<std::size_t>(kWidth - filled), '.'), done, planned, best_text,
+             format_duration(eta));
   if (done >= planned) fmt::print(out_, "\n");
   std::fflush(out_);
 }

@@ -50,16 +50,18 @@ std::string python() {
 }  // namespace
 
 CLI::App* add_report_command(CLI::App& app, ReportOptions& options) {
-  CLI::App* report = app.add_subcommand("report", "write an HTML report of benchmark results, tuning runs and "
-                                                  "their history (exit 3: regression with --fail-on-regression)");
+  CLI::App* report = app.add_subcommand("report",
+                                        "write an HTML report of benchmark results, tuning runs and "
+                                        "their history (exit 3: regression with --fail-on-regression)");
   report->fallthrough();
   report->add_option("--bench", options.bench, "ocltune_bench JSON output file(s) (--benchmark_out=FILE)")
       ->required()
       ->expected(1, -1)
       ->check(CLI::ExistingFile);
   report->add_option("--out", options.out, "output directory; the report is DIR/index.html")->required();
-  report->add_option("--history", options.history, "history directory: this run's key figures are appended and "
-                                                   "each figure is compared with earlier runs");
+  report->add_option("--history", options.history,
+                     "history directory: this run's key figures are appended and "
+                     "each figure is compared with earlier runs");
   report->add_flag("--fail-on-regression", options.fail_on_regression, "exit with status 3 when a figure regressed");
   report->add_option("--threshold", options.threshold, "smallest relative drop that is a regression")
       ->check(CLI::Range(0.0, 1.0))
@@ -73,10 +75,18 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& options) {
 
 int run_report(const CliOptions& cli, const ReportOptions& options) {
   const fs::path dir = reports_dir();
-  std::vector<std::string> args = {python(), "-m", "ocltune_report", "--db",
-                                   cli.db.empty() ? default_database_path() : cli.db, "--out", options.out,
-                                   "--threshold", fmt::format("{}", options.threshold), "--noise-k",
-                                   fmt::format("{}", options.noise_k), "--bench"};
+  std::vector<std::string> args = {python(),
+                                   "-m",
+                                   "ocltune_report",
+                                   "--db",
+                                   cli.db.empty() ? default_database_path() : cli.db,
+                                   "--out",
+                                   options.out,
+                                   "--threshold",
+                                   fmt::format("{}", options.threshold),
+                                   "--noise-k",
+                                   fmt::format("{}", options.noise_k),
+                                   "--bench"};
   args.insert(args.end(), options.bench.begin(), options.bench.end());
   if (!options.history.empty()) args.insert(args.end(), {"--history", options.history});
   if (!options.title.empty()) args.insert(args.end(), {"--title", options.title});

@@ -17,8 +17,8 @@ struct ReportOptions {
   std::string out;                 // directory for index.html
   std::string history;             // directory of past runs' key figures; this run is appended
   bool fail_on_regression = false;
-  double threshold = 0.10;         // smallest relative drop flagged
-  double noise_k = 3.0;            // ... and more than this many run-to-run noise estimates
+  double threshold = 0.10;  // smallest relative drop flagged
+  double noise_k = 3.0;     // ... and more than this many run-to-run noise estimates
   std::string title;
 };
 

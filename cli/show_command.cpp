@@ -14,12 +14,17 @@ int run_show(const CliOptions& options) {
   if (options.json) {
     nlohmann::json list = nlohmann::json::array();
     for (const BestRow& r : rows) {
-      nlohmann::json j = {{"device_key", r.device_key}, {"op", r.op},
-                          {"dtype", r.dtype},           {"math", r.math},
-                          {"shape_key", r.shape_key},   {"shape", nlohmann::json::parse(r.shape_json, nullptr, false)},
+      nlohmann::json j = {{"device_key", r.device_key},
+                          {"op", r.op},
+                          {"dtype", r.dtype},
+                          {"math", r.math},
+                          {"shape_key", r.shape_key},
+                          {"shape", nlohmann::json::parse(r.shape_json, nullptr, false)},
                           {"params", nlohmann::json::parse(r.params_json, nullptr, false)},
-                          {"median_ns", r.median_ns},   {"min_ns", r.min_ns},
-                          {"max_ns", r.max_ns},         {"spread", r.spread},
+                          {"median_ns", r.median_ns},
+                          {"min_ns", r.min_ns},
+                          {"max_ns", r.max_ns},
+                          {"spread", r.spread},
                           {"updated_at", r.updated_at}};
       if (r.gflops) j["gflops"] = *r.gflops;
       if (r.gbs) j["gbs"] = *r.gbs;

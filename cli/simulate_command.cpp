@@ -30,7 +30,8 @@ int run_simulate(const CliOptions& options) {
   std::vector<std::string> strategies = options.strategies.empty() ? strategy_names() : options.strategies;
   const std::vector<std::string> known = strategy_names();
   for (const std::string& s : strategies) {
-    if (std::find(known.begin(), known.end(), s) == known.end()) throw UsageError(fmt::format("unknown strategy '{}'", s));
+    if (std::find(known.begin(), known.end(), s) == known.end())
+      throw UsageError(fmt::format("unknown strategy '{}'", s));
   }
   std::vector<RecordedSpace> spaces = load_spaces(options);
   nlohmann::json out = nlohmann::json::array();
@@ -41,16 +42,22 @@ int run_simulate(const CliOptions& options) {
     if (options.max_evals > 0 && n > 0) budgets.push_back(std::min(1.0, static_cast<double>(options.max_evals) / n));
     const std::vector<StrategyScore> scores = score_strategies(space, strategies, options.seeds, budgets);
     if (options.json) {
-      nlohmann::json j = {{"op", space.op}, {"shape_key", space.shape_key}, {"device", space.device},
-                          {"configurations", space.points.size()}, {"optimum_ns", space.optimum_ns().value_or(0)},
-                          {"seeds", options.seeds}, {"budgets", budgets}, {"strategies", nlohmann::json::array()}};
+      nlohmann::json j = {{"op", space.op},
+                          {"shape_key", space.shape_key},
+                          {"device", space.device},
+                          {"configurations", space.points.size()},
+                          {"optimum_ns", space.optimum_ns().value_or(0)},
+                          {"seeds", options.seeds},
+                          {"budgets", budgets},
+                          {"strategies", nlohmann::json::array()}};
       for (const StrategyScore& s : scores) {
-        j["strategies"].push_back({{"strategy", s.strategy}, {"fraction_of_optimum", s.fractions},
-                                   {"evals_to_95", s.evals_to_95}});
+        j["strategies"].push_back(
+            {{"strategy", s.strategy}, {"fraction_of_optimum", s.fractions}, {"evals_to_95", s.evals_to_95}});
       }
       out.push_back(j);
     } else {
-      fmt::print("{}{}\n", space.device.empty() ? "" : space.device + ": ", format_scores(space, scores, budgets, options.seeds));
+      fmt::print("{}{}\n", space.device.empty() ? "" : space.device + ": ",
+                 format_scores(space, scores, budgets, options.seeds));
     }
   }
   if (options.json) fmt::print("{}\n", out.dump(2));

@@ -209,7 +209,8 @@ void print_summary(const ProblemList& problems, const std::vector<ProblemReport>
     int failed = 0;
     for (const auto& [status, n] : r.by_status) failed += is_timed(status) ? 0 : n;
     const auto& d = r.default_result;
-    const std::string dflt = d && d->stats ? format_throughput(p, d->stats->median_ns) : (d ? status_name(d->status) : "-");
+    const std::string dflt =
+        d && d->stats ? format_throughput(p, d->stats->median_ns) : (d ? status_name(d->status) : "-");
     const std::string best = r.best ? format_throughput(p, r.best->stats->median_ns) : "-";
     const std::string speedup =
         r.best && d && d->stats ? fmt::format("{:.2f}x", d->stats->median_ns / r.best->stats->median_ns) : "-";

@@ -8,7 +8,7 @@ namespace ocltune {
 
 enum class MathMode { kExact = 0, kTf32 = 1 };
 
-const char* math_name(MathMode math);         // "exact", "tf32": the database's math column
+const char* math_name(MathMode math);          // "exact", "tf32": the database's math column
 MathMode parse_math(const std::string& name);  // throws ocltune::Error naming the known modes
 
 }  // namespace ocltune

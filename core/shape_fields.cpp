@@ -34,14 +34,16 @@ bool bool_field(const nlohmann::json& shape, const char* name, bool fallback) {
   if (!shape.is_object() || !shape.contains(name)) return fallback;
   const nlohmann::json& v = shape.at(name);
   if (v.is_boolean()) return v.get<bool>();
-  if (v.is_number_integer() && (v.get<std::int64_t>() == 0 || v.get<std::int64_t>() == 1)) return v.get<std::int64_t>() == 1;
+  if (v.is_number_integer() && (v.get<std::int64_t>() == 0 || v.get<std::int64_t>() == 1))
+    return v.get<std::int64_t>() == 1;
   throw Error(fmt::format("shape field '{}' must be true or false", name));
 }
 
 double number_field(const nlohmann::json& shape, const char* name, double fallback) {
   if (!shape.is_object() || !shape.contains(name)) return fallback;
   const nlohmann::json& v = shape.at(name);
-  if (!v.is_number() || !std::isfinite(v.get<double>())) throw Error(fmt::format("shape field '{}' must be a finite number", name));
+  if (!v.is_number() || !std::isfinite(v.get<double>()))
+    throw Error(fmt::format("shape field '{}' must be a finite number", name));
   return v.get<double>();
 }
 

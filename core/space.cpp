@@ -17,8 +17,10 @@ std::vector<std::vector<const Constraint*>> constraints_by_depth(const SearchSpa
   for (const Constraint& c : v.constraints) {
     std::size_t depth = 0;
     for (const std::string& name : c.params) {
-      auto it = std::find_if(v.parameters.begin(), v.parameters.end(), [&](const Parameter& p) { return p.name == name; });
-      if (it == v.parameters.end()) throw Error(fmt::format("constraint '{}' reads unknown parameter {}", c.description, name));
+      auto it =
+          std::find_if(v.parameters.begin(), v.parameters.end(), [&](const Parameter& p) { return p.name == name; });
+      if (it == v.parameters.end())
+        throw Error(fmt::format("constraint '{}' reads unknown parameter {}", c.description, name));
       depth = std::max(depth, static_cast<std::size_t>(it - v.parameters.begin()));
     }
     if (!by_depth.empty()) by_depth[depth].push_back(&c);

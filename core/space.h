@@ -12,14 +12,14 @@
 namespace ocltune {
 
 struct Parameter {
-  std::string name;                   // UPPER_SNAKE, the kernel macro it sets
-  std::vector<std::int64_t> values;   // allowed values, in the order neighbours are defined
-  std::string meaning;                // one line for --help and reports
+  std::string name;                  // UPPER_SNAKE, the kernel macro it sets
+  std::vector<std::int64_t> values;  // allowed values, in the order neighbours are defined
+  std::string meaning;               // one line for --help and reports
 };
 
 struct Constraint {
-  std::string description;            // e.g. "MWG % WPTM == 0"
-  std::vector<std::string> params;    // the parameters it reads; checked once all are assigned
+  std::string description;          // e.g. "MWG % WPTM == 0"
+  std::vector<std::string> params;  // the parameters it reads; checked once all are assigned
   std::function<bool(const Config&)> holds;
 };
 

@@ -26,12 +26,9 @@ bool is_canary(float f) { return std::bit_cast<std::uint32_t>(f) == std::bit_cas
 
 const char* dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::kFp16:
-      return "fp16";
-    case DType::kBf16:
-      return "bf16";
-    default:
-      return "fp32";
+    case DType::kFp16: return "fp16";
+    case DType::kBf16: return "bf16";
+    default: return "fp32";
   }
 }
 
@@ -52,12 +49,9 @@ double dtype_roundoff(DType dtype) { return unit_roundoff(dtype_name(dtype)); }
 
 double dtype_max(DType dtype) {
   switch (dtype) {
-    case DType::kFp16:
-      return 65504.0;
-    case DType::kBf16:
-      return 0x1.fep127;
-    default:
-      return static_cast<double>(std::numeric_limits<float>::max());
+    case DType::kFp16: return 65504.0;
+    case DType::kBf16: return 0x1.fep127;
+    default: return static_cast<double>(std::numeric_limits<float>::max());
   }
 }
 

@@ -25,18 +25,22 @@ int inspect(sql::Connection& db) {
     sql::Statement quick(db, "PRAGMA quick_check");
     if (quick.step()) check = quick.text(0);
   } catch (const DatabaseError& e) {
-    throw DatabaseError(fmt::format("{} is not a usable SQLite database ({}); it was not modified", db.path(), e.what()));
+    throw DatabaseError(
+        fmt::format("{} is not a usable SQLite database ({}); it was not modified", db.path(), e.what()));
   }
   if (check != "ok") {
-    throw DatabaseError(fmt::format("{} is corrupt (integrity check: {}); it was not modified", db.path(), check.substr(0, 200)));
+    throw DatabaseError(
+        fmt::format("{} is corrupt (integrity check: {}); it was not modified", db.path(), check.substr(0, 200)));
   }
   sql::Statement tables(db, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
   std::vector<std::string> names;
   while (tables.step()) names.push_back(tables.text(0));
   if (names.empty()) return 0;
   if (std::find(names.begin(), names.end(), "schema_version") == names.end()) {
-    throw DatabaseError(fmt::format("{} is an SQLite database but not an ocltune one (no schema_version table); "
-                                    "it was not modified", db.path()));
+    throw DatabaseError(
+        fmt::format("{} is an SQLite database but not an ocltune one (no schema_version table); "
+                    "it was not modified",
+                    db.path()));
   }
   sql::Statement version(db, "SELECT max(version) FROM schema_version");
   if (!version.step() || version.is_null(0)) {
@@ -44,8 +48,10 @@ int inspect(sql::Connection& db) {
   }
   const std::int64_t v = version.int64(0);
   if (v > kSchemaVersion) {
-    throw DatabaseError(fmt::format("{} has schema version {}, newer than this ocltune understands ({}); "
-                                    "upgrade ocltune. The file was not modified", db.path(), v, kSchemaVersion));
+    throw DatabaseError(
+        fmt::format("{} has schema version {}, newer than this ocltune understands ({}); "
+                    "upgrade ocltune. The file was not modified",
+                    db.path(), v, kSchemaVersion));
   }
   if (v < 1) throw DatabaseError(fmt::format("{} has an invalid schema version {}", db.path(), v));
   // A file that claims a version must have that version's tables: queries on a half-made or
@@ -54,8 +60,8 @@ int inspect(sql::Connection& db) {
   if (v >= 2) required.push_back("imports");
   for (const std::string& table : required) {
     if (std::find(names.begin(), names.end(), table) == names.end()) {
-      throw DatabaseError(fmt::format("{} claims schema version {} but has no '{}' table; it was not modified",
-                                      db.path(), v, table));
+      throw DatabaseError(
+          fmt::format("{} claims schema version {} but has no '{}' table; it was not modified", db.path(), v, table));
     }
   }
   return static_cast<int>(v);
@@ -72,7 +78,8 @@ void initialise(sql::Connection& db) {
 
 std::string default_database_path() {
   if (const char* env = std::getenv("OCLTUNE_DB"); env && *env) return env;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return (fs::path(xdg) / "ocltune" / "tuned.db").string();
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return (fs::path(xdg) / "ocltune" / "tuned.db").string();
   const char* home = std::getenv("HOME");
   return (fs::path(home && *home ? home : ".") / ".cache" / "ocltune" / "tuned.db").string();
 }
@@ -120,7 +127,8 @@ Database Database::open_read_only(const std::string& path, bool accept_older) {
   const int version = inspect(*db);
   if (version == 0) throw DatabaseError(fmt::format("{} is an empty SQLite file, not an ocltune database", path));
   if (version < kSchemaVersion && !accept_older) {
-    throw DatabaseError(fmt::format("{} has the older schema version {}; open it writable once to migrate it", path, version));
+    throw DatabaseError(
+        fmt::format("{} has the older schema version {}; open it writable once to migrate it", path, version));
   }
   return Database(std::move(db));
 }
@@ -163,7 +171,10 @@ std::optional<double> Database::device_bandwidth(const std::string& device_key) 
 }
 
 void Database::set_device_peak(const std::string& device_key, double peak_gflops) {
-  sql::Statement(*db_, "UPDATE devices SET peak_gflops = ? WHERE device_key = ?").bind(1, peak_gflops).bind(2, device_key).run();
+  sql::Statement(*db_, "UPDATE devices SET peak_gflops = ? WHERE device_key = ?")
+      .bind(1, peak_gflops)
+      .bind(2, device_key)
+      .run();
 }
 
 std::optional<double> Database::device_peak(const std::string& device_key) const {

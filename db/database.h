@@ -53,9 +53,9 @@ struct MeasurementRow {
   std::int64_t measurement_id = 0;
   std::int64_t run_id = 0;
   std::string device_key, op, dtype, math = "exact", shape_key, shape_json, source_hash;
-  std::string params;  // canonical configuration text
+  std::string params;           // canonical configuration text
   std::string role = "search";  // default | search | final
-  std::string status;            // ok | compile_error | launch_error | wrong_result | timeout | crash | skipped | cut
+  std::string status;           // ok | compile_error | launch_error | wrong_result | timeout | crash | skipped | cut
   std::string error;
   std::optional<double> median_ns, min_ns, max_ns, spread;
   std::optional<std::int64_t> samples;

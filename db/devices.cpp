@@ -41,7 +41,8 @@ void Database::merge_device(const DeviceRow& d) {
     ON CONFLICT(device_key) DO UPDATE SET
       first_seen = min(first_seen, excluded.first_seen), last_seen = max(last_seen, excluded.last_seen),
       copy_bandwidth_gbs = coalesce(copy_bandwidth_gbs, excluded.copy_bandwidth_gbs),
-      peak_gflops = coalesce(peak_gflops, excluded.peak_gflops))", kDeviceColumns));
+      peak_gflops = coalesce(peak_gflops, excluded.peak_gflops))",
+                                     kDeviceColumns));
   s.bind(1, d.device_key).bind(2, d.platform_name).bind(3, d.platform_version).bind(4, d.device_name);
   s.bind(5, d.vendor).bind(6, d.driver_version).bind(7, d.device_type).bind(8, d.compute_units);
   s.bind(9, d.clock_mhz).bind(10, d.global_mem_bytes).bind(11, d.local_mem_bytes).bind(12, d.max_work_group_size);

@@ -63,7 +63,8 @@ class Fields {
   }
   double number(const char* name) {
     const json& v = get(name);
-    if (!v.is_number() || !std::isfinite(v.get<double>())) fail(fmt::format("field '{}' must be a finite number", name));
+    if (!v.is_number() || !std::isfinite(v.get<double>()))
+      fail(fmt::format("field '{}' must be a finite number", name));
     return v.get<double>();
   }
   std::optional<double> optional_number(const char* name) {
@@ -168,10 +169,18 @@ std::string to_jsonl(const TunedRows& rows) {
            std::tie(b->device_key, b->op, b->dtype, b->math, b->shape_key);
   });
   for (const BestRow* b : best) {
-    Ordered o = {{"table", "best"},          {"device_key", b->device_key}, {"op", b->op},
-                 {"dtype", b->dtype},        {"math", b->math},             {"shape_key", b->shape_key},
-                 {"shape", nested(b->shape_json)}, {"params", nested(b->params_json)}, {"median_ns", b->median_ns},
-                 {"min_ns", b->min_ns},      {"max_ns", b->max_ns},         {"spread", b->spread}};
+    Ordered o = {{"table", "best"},
+                 {"device_key", b->device_key},
+                 {"op", b->op},
+                 {"dtype", b->dtype},
+                 {"math", b->math},
+                 {"shape_key", b->shape_key},
+                 {"shape", nested(b->shape_json)},
+                 {"params", nested(b->params_json)},
+                 {"median_ns", b->median_ns},
+                 {"min_ns", b->min_ns},
+                 {"max_ns", b->max_ns},
+                 {"spread", b->spread}};
     put_optional(o, "gflops", b->gflops);
     put_optional(o, "gbs", b->gbs);
     put_optional(o, "default_median_ns", b->default_median_ns);
@@ -200,7 +209,8 @@ TunedRows parse_jsonl(std::string_view text, const std::string& name) {
     if (j.is_discarded() || !j.is_object()) throw DatabaseError(fmt::format("{}: not a JSON object", where));
     Fields f(j, where);
     if (!header) {
-      if (f.text("format") != kFormat) f.fail(fmt::format("not an ocltune tuned-rows file (format must be '{}')", kFormat));
+      if (f.text("format") != kFormat)
+        f.fail(fmt::format("not an ocltune tuned-rows file (format must be '{}')", kFormat));
       const std::int64_t version = f.integer("schema_version");
       if (version > kSchemaVersion) {
         f.fail(fmt::format("schema version {} is newer than this ocltune understands ({}); upgrade ocltune", version,

@@ -46,8 +46,8 @@ std::string backup_path(const std::string& path, int from_version) {
 
 std::string migrate(sql::Connection& db, int from_version) {
   if (from_version < 1 || from_version >= kSchemaVersion) {
-    throw DatabaseError(fmt::format("{}: no migration from schema version {} to {}", db.path(), from_version,
-                                    kSchemaVersion));
+    throw DatabaseError(
+        fmt::format("{}: no migration from schema version {} to {}", db.path(), from_version, kSchemaVersion));
   }
   // VACUUM INTO writes a consistent copy (the WAL included) without touching the original.
   const std::string backup = backup_path(db.path(), from_version);
@@ -56,8 +56,10 @@ std::string migrate(sql::Connection& db, int from_version) {
   try {
     copy.run();
   } catch (const DatabaseError& e) {
-    throw DatabaseError(fmt::format("{}: cannot write the backup {} before migrating ({}); the database was not "
-                                    "modified", db.path(), backup, e.what()));
+    throw DatabaseError(
+        fmt::format("{}: cannot write the backup {} before migrating ({}); the database was not "
+                    "modified",
+                    db.path(), backup, e.what()));
   }
   sql::Transaction tx(db);
   try {
@@ -68,8 +70,10 @@ std::string migrate(sql::Connection& db, int from_version) {
     }
     tx.commit();
   } catch (const DatabaseError& e) {
-    throw DatabaseError(fmt::format("{}: migration from schema version {} failed and was rolled back ({}); a copy "
-                                    "of the original is at {}", db.path(), from_version, e.what(), backup));
+    throw DatabaseError(
+        fmt::format("{}: migration from schema version {} failed and was rolled back ({}); a copy "
+                    "of the original is at {}",
+                    db.path(), from_version, e.what(), backup));
   }
   return backup;
 }

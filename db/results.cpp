@@ -92,7 +92,8 @@ std::vector<MeasurementRow> Database::measurements(const std::string& device_key
   sql::Statement s(*db_, fmt::format(R"(
     SELECT {} FROM measurements
     WHERE device_key = ?1 AND op = ?2 AND dtype = ?3 AND math = ?4 AND shape_key = ?5 AND (?6 = '' OR source_hash = ?6)
-    ORDER BY measurement_id)", kMeasurementColumns));
+    ORDER BY measurement_id)",
+                                     kMeasurementColumns));
   s.bind(1, device_key).bind(2, op).bind(3, dtype).bind(4, math).bind(5, shape_key).bind(6, source_hash);
   std::vector<MeasurementRow> rows;
   while (s.step()) rows.push_back(read_measurement(s));
@@ -115,7 +116,8 @@ bool Database::update_best_if_faster(BestRow r) {
       gbs = excluded.gbs, default_median_ns = excluded.default_median_ns, confidence = excluded.confidence,
       source_hash = excluded.source_hash, run_id = excluded.run_id, measurement_id = excluded.measurement_id,
       provenance = excluded.provenance, updated_at = excluded.updated_at
-    WHERE excluded.median_ns < best.median_ns)", kBestColumns));
+    WHERE excluded.median_ns < best.median_ns)",
+                                     kBestColumns));
   s.bind(1, r.device_key).bind(2, r.op).bind(3, r.dtype).bind(4, r.math).bind(5, r.shape_key).bind(6, r.shape_json);
   s.bind(7, r.params_json).bind(8, r.median_ns).bind(9, r.min_ns).bind(10, r.max_ns).bind(11, r.spread);
   s.bind(12, r.gflops).bind(13, r.gbs).bind(14, r.default_median_ns).bind(15, r.confidence).bind(16, r.source_hash);
@@ -123,7 +125,8 @@ bool Database::update_best_if_faster(BestRow r) {
   const bool written = db_->changes() > 0;
   if (written) {
     sql::Statement p(*db_, fmt::format("UPDATE best SET provenance = {} WHERE device_key = ? AND op = ? AND dtype = ? "
-                                       "AND math = ? AND shape_key = ?", complete_provenance_sql()));
+                                       "AND math = ? AND shape_key = ?",
+                                       complete_provenance_sql()));
     p.bind(1, r.device_key).bind(2, r.op).bind(3, r.dtype).bind(4, r.math).bind(5, r.shape_key).run();
   }
   tx.commit();
@@ -132,8 +135,10 @@ bool Database::update_best_if_faster(BestRow r) {
 
 std::optional<BestRow> Database::best(const std::string& device_key, const std::string& op, const std::string& dtype,
                                       const std::string& math, const std::string& shape_key) const {
-  sql::Statement s(*db_, fmt::format(
-      "SELECT {} FROM best WHERE device_key = ? AND op = ? AND dtype = ? AND math = ? AND shape_key = ?", kBestColumns));
+  sql::Statement s(
+      *db_,
+      fmt::format("SELECT {} FROM best WHERE device_key = ? AND op = ? AND dtype = ? AND math = ? AND shape_key = ?",
+                  kBestColumns));
   s.bind(1, device_key).bind(2, op).bind(3, dtype).bind(4, math).bind(5, shape_key);
   if (!s.step()) return std::nullopt;
   return read_best(s);
@@ -141,7 +146,8 @@ std::optional<BestRow> Database::best(const std::string& device_key, const std::
 
 std::vector<BestRow> Database::all_best(const std::string& device_key) const {
   sql::Statement s(*db_, fmt::format("SELECT {} FROM best WHERE (?1 = '' OR device_key = ?1) "
-                                     "ORDER BY device_key, op, dtype, math, shape_key", kBestColumns));
+                                     "ORDER BY device_key, op, dtype, math, shape_key",
+                                     kBestColumns));
   s.bind(1, device_key);
   std::vector<BestRow> rows;
   while (s.step()) rows.push_back(read_best(s));

@@ -44,7 +44,8 @@ std::vector<MeasuredPoint> measurements_after(Database& db, const std::string& d
     SELECT {} FROM measurements
     WHERE device_key = ?1 AND op = ?2 AND dtype = ?3 AND math = ?4 AND shape_key = ?5 AND source_hash = ?6
       AND measurement_id > ?7
-    ORDER BY measurement_id)", kColumns));
+    ORDER BY measurement_id)",
+                                                kColumns));
   s.bind(1, device_key).bind(2, op).bind(3, dtype).bind(4, math).bind(5, shape_key).bind(6, source_hash);
   s.bind(7, after_id);
   return read_all(s);
@@ -55,14 +56,16 @@ std::vector<MeasuredPoint> op_measurements(Database& db, const std::string& op, 
   sql::Statement s(db.connection(), fmt::format(R"(
     SELECT {} FROM measurements
     WHERE op = ?1 AND dtype = ?2 AND status = 'ok' AND median_ns > 0
-    ORDER BY measurement_id DESC LIMIT ?3)", kColumns));
+    ORDER BY measurement_id DESC LIMIT ?3)",
+                                                kColumns));
   s.bind(1, op).bind(2, dtype).bind(3, static_cast<std::int64_t>(limit));
   return read_all(s);
 }
 
 std::vector<MeasuredPoint> shape_measurements(Database& db, const std::string& op, const std::string& shape_key) {
   sql::Statement s(db.connection(), fmt::format(R"(
-    SELECT {} FROM measurements WHERE op = ?1 AND shape_key = ?2 ORDER BY measurement_id)", kColumns));
+    SELECT {} FROM measurements WHERE op = ?1 AND shape_key = ?2 ORDER BY measurement_id)",
+                                                kColumns));
   s.bind(1, op).bind(2, shape_key);
   return read_all(s);
 }

@@ -1,9 +1,8 @@
 // A thin RAII layer over the SQLite C API: a connection and prepared statements.
 #include "db/sqlite.h"
 
-#include <sqlite3.h>
-
 #include <fmt/format.h>
+#include <sqlite3.h>
 
 #include "db/database_error.h"
 

@@ -43,7 +43,8 @@ std::string basic_problem(const BestRow& r) {
   if (r.device_key.empty() || r.op.empty() || r.dtype.empty() || r.math.empty() || r.shape_key.empty()) {
     return "a key field is empty";
   }
-  if (!std::isfinite(r.median_ns) || r.median_ns <= 0) return fmt::format("median_ns {} is not a positive time", r.median_ns);
+  if (!std::isfinite(r.median_ns) || r.median_ns <= 0)
+    return fmt::format("median_ns {} is not a positive time", r.median_ns);
   for (double v : {r.min_ns, r.max_ns, r.spread}) {
     if (!std::isfinite(v) || v < 0) return "a time statistic is negative or not finite";
   }
@@ -84,8 +85,8 @@ TunedRows export_rows(Database& source, const std::string& device_key) {
   // Provenance is completed here so a shipped row says where it was measured even though the runs
   // it refers to are not shipped.
   std::map<std::tuple<std::string, std::string, std::string, std::string, std::string>, std::string> provenance;
-  sql::Statement s(source.connection(),
-                   fmt::format("SELECT device_key, op, dtype, math, shape_key, {} FROM best", complete_provenance_sql()));
+  sql::Statement s(source.connection(), fmt::format("SELECT device_key, op, dtype, math, shape_key, {} FROM best",
+                                                    complete_provenance_sql()));
   while (s.step()) provenance[{s.text(0), s.text(1), s.text(2), s.text(3), s.text(4)}] = s.text(5);
   std::set<std::string> keys;
   for (BestRow& r : rows.best) {

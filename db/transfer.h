@@ -22,9 +22,9 @@ TunedRows load_tuned_rows(const std::string& path);
 TunedRows export_rows(Database& source, const std::string& device_key);
 
 struct MergeStats {
-  int added = 0;     // keys `into` did not have
-  int replaced = 0;  // keys where the incoming row was faster
-  int kept = 0;      // keys where `into` already had a row at least as fast
+  int added = 0;                      // keys `into` did not have
+  int replaced = 0;                   // keys where the incoming row was faster
+  int kept = 0;                       // keys where `into` already had a row at least as fast
   std::vector<std::string> rejected;  // one message per refused row, naming it
 };
 

@@ -35,7 +35,8 @@ bool satisfies(const DeviceInfo& device, const Capability& needs) {
   if (needs.device_type && device.type != *needs.device_type) return false;
   if (!device.capabilities_known) return true;
   if (!needs.extension.empty() && !device.has_extension(needs.extension)) return false;
-  if (needs.min_nv_compute_capability > 0 && device.nv_compute_capability < needs.min_nv_compute_capability) return false;
+  if (needs.min_nv_compute_capability > 0 && device.nv_compute_capability < needs.min_nv_compute_capability)
+    return false;
   if (needs.max_nv_compute_capability > 0 && device.nv_compute_capability / 10 > needs.max_nv_compute_capability / 10) {
     return false;  // a different architecture generation (9.x counts as 9.0's)
   }

@@ -10,12 +10,12 @@
 namespace ocltune {
 
 struct Capability {
-  std::string vendor;                  // case-insensitive substring of the device vendor; "" = any
+  std::string vendor;                     // case-insensitive substring of the device vendor; "" = any
   std::optional<DeviceType> device_type;  // DeviceInfo::type it must have; none = any
-  std::string extension;               // an OpenCL extension the device must report; "" = none
-  int min_nv_compute_capability = 0;   // through cl_nv_device_attribute_query, e.g. 80; 0 = none
-  int max_nv_compute_capability = 0;   // the newest it runs on, e.g. 90 for sm_90a-only PTX; 0 = none
-  std::string describe() const;        // "NVIDIA, compute capability >= 8.0", "any vendor, CPU"
+  std::string extension;                  // an OpenCL extension the device must report; "" = none
+  int min_nv_compute_capability = 0;      // through cl_nv_device_attribute_query, e.g. 80; 0 = none
+  int max_nv_compute_capability = 0;      // the newest it runs on, e.g. 90 for sm_90a-only PTX; 0 = none
+  std::string describe() const;           // "NVIDIA, compute capability >= 8.0", "any vendor, CPU"
 };
 
 bool satisfies(const DeviceInfo& device, const Capability& needs);

@@ -12,7 +12,8 @@ namespace ocltune {
 Ceiling measure_copy_bandwidth(Session& session) {
   const DeviceInfo& d = session.device();
   const std::size_t target = d.type == DeviceType::kGpu ? (std::size_t{1} << 30) : (std::size_t{256} << 20);
-  const std::size_t bytes = std::min<std::size_t>(target, std::min<std::uint64_t>(d.max_alloc_bytes, d.global_mem_bytes / 4));
+  const std::size_t bytes =
+      std::min<std::size_t>(target, std::min<std::uint64_t>(d.max_alloc_bytes, d.global_mem_bytes / 4));
   try {
     cl::Buffer src(session.context(), CL_MEM_READ_WRITE, bytes);
     cl::Buffer dst(session.context(), CL_MEM_READ_WRITE, bytes);
@@ -75,7 +76,8 @@ Ceiling measure_mma_peak_gflops(Session& session, MmaInputs inputs) {
   const std::size_t items = groups * kWarpsPerGroup * 32;
   KernelLaunch launch;
   launch.program.files = {"storage.cl", "mma_packed.cl", "peak_mma.cl"};
-  launch.program.defines = {{"MMA_CHAINS", std::to_string(kChains)}, {"DTYPE", std::to_string(static_cast<int>(inputs))}};
+  launch.program.defines = {{"MMA_CHAINS", std::to_string(kChains)},
+                            {"DTYPE", std::to_string(static_cast<int>(inputs))}};
   launch.kernel = "mma_peak";
   try {
     cl::Buffer out(session.context(), CL_MEM_WRITE_ONLY, items * sizeof(float));

@@ -27,6 +27,8 @@ enum class MmaInputs { kTf32 = 0, kFp16 = 1, kBf16 = 2 };
 // or m16n8k16 on fp16/bf16 (4096). The ceiling of the tensor-core kernels. Only where the device
 // satisfies nvidia_mma_tf32(); value 0 elsewhere.
 Ceiling measure_mma_peak_gflops(Session& session, MmaInputs inputs);
-inline Ceiling measure_mma_tf32_peak_gflops(Session& session) { return measure_mma_peak_gflops(session, MmaInputs::kTf32); }
+inline Ceiling measure_mma_tf32_peak_gflops(Session& session) {
+  return measure_mma_peak_gflops(session, MmaInputs::kTf32);
+}
 
 }  // namespace ocltune

@@ -87,8 +87,8 @@ DeviceType parse_device_type(const std::string& name) {
 
 std::string DeviceInfo::key() const {
   // Field separator 0x1f cannot occur in the reported strings, so fields cannot run together.
-  const std::string identity = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", platform_name, platform_version,
-                                           name, vendor, driver_version, compute_units);
+  const std::string identity = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", platform_name, platform_version, name,
+                                           vendor, driver_version, compute_units);
   return hash_hex(identity);
 }
 

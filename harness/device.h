@@ -23,10 +23,10 @@ struct DeviceInfo {
   std::string name;
   std::string vendor;
   std::string driver_version;
-  std::string device_version;     // e.g. "OpenCL 3.0 CUDA"
-  std::string opencl_c_version;   // e.g. "OpenCL C 1.2 PoCL"
+  std::string device_version;    // e.g. "OpenCL 3.0 CUDA"
+  std::string opencl_c_version;  // e.g. "OpenCL C 1.2 PoCL"
   DeviceType type = DeviceType::kOther;
-  std::string extensions;         // space-separated, as reported
+  std::string extensions;  // space-separated, as reported
   std::uint32_t compute_units = 0;
   std::uint32_t clock_mhz = 0;
   std::uint64_t global_mem_bytes = 0;

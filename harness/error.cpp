@@ -17,8 +17,7 @@ BuildError::BuildError(int code, std::string log) : ClError("clBuildProgram", co
 std::string cl_error_name(int code) {
   switch (code) {
 #define OCLTUNE_CL_ERROR(name) \
-  case name:                   \
-    return #name;
+  case name: return #name;
     OCLTUNE_CL_ERROR(CL_SUCCESS)
     OCLTUNE_CL_ERROR(CL_DEVICE_NOT_FOUND)
     OCLTUNE_CL_ERROR(CL_DEVICE_NOT_AVAILABLE)
@@ -80,8 +79,7 @@ std::string cl_error_name(int code) {
     OCLTUNE_CL_ERROR(CL_INVALID_DEVICE_PARTITION_COUNT)
     OCLTUNE_CL_ERROR(CL_PLATFORM_NOT_FOUND_KHR)
 #undef OCLTUNE_CL_ERROR
-    default:
-      return fmt::format("CL error {}", code);
+    default: return fmt::format("CL error {}", code);
   }
 }
 

@@ -8,8 +8,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <optional>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -149,7 +149,8 @@ std::string failed_build_log(const cl::BuildError& e) {
 cl::Program ProgramCache::compile(const ProgramSource& source, const std::string& text) {
   const auto start = std::chrono::steady_clock::now();
   const auto count_time = [&] {
-    compile_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+    compile_ns_ +=
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
   };
   cl::Program program(context_, text);
   try {
@@ -183,7 +184,8 @@ std::optional<std::string> retargeted_ptx(std::string ptx, const std::string& ta
   const std::string directive = "\n.target ";
   const std::size_t at_target = ptx.find(directive);
   if (at_target == std::string::npos || ptx.find(marker) == std::string::npos) return std::nullopt;
-  for (std::size_t at = ptx.find(marker); at != std::string::npos; at = ptx.find(marker, at)) ptx.erase(at, marker.size());
+  for (std::size_t at = ptx.find(marker); at != std::string::npos; at = ptx.find(marker, at))
+    ptx.erase(at, marker.size());
   const std::size_t name = at_target + directive.size();
   const std::size_t end = ptx.find_first_of(", \n", name);
   ptx.replace(name, end == std::string::npos ? std::string::npos : end - name, target);
@@ -212,14 +214,16 @@ cl::Program ProgramCache::retarget_ptx(const ProgramSource& source, const cl::Pr
   const auto start = std::chrono::steady_clock::now();
   cl::Program program;
   try {
-    program = cl::Program(context_, {device_}, cl::Program::Binaries{std::vector<unsigned char>(ptx->begin(), ptx->end())});
+    program =
+        cl::Program(context_, {device_}, cl::Program::Binaries{std::vector<unsigned char>(ptx->begin(), ptx->end())});
     // Without -w: ptxas's advice (e.g. that it had to serialize wgmma) is worth reading here.
     program.build({device_}, build_options(source.options).c_str());
     print_build_log(program, label);
   } catch (const cl::BuildError& e) {
     throw BuildError(e.err(), fmt::format("retargeted to {}: {}", source.ptx_target, failed_build_log(e)));
   } catch (const cl::Error& e) {
-    throw BuildError(e.err(), fmt::format("retargeted to {}: the driver refused the PTX ({})", source.ptx_target, e.what()));
+    throw BuildError(e.err(),
+                     fmt::format("retargeted to {}: the driver refused the PTX ({})", source.ptx_target, e.what()));
   }
   compile_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
   if (const char* dir = std::getenv("OCLTUNE_DUMP_SOURCES"); dir && *dir) {
@@ -256,7 +260,8 @@ std::optional<cl::Program> ProgramCache::load_binary(const ProgramSource& source
   const nlohmann::json header = nlohmann::json::parse(header_line, nullptr, false);
   if (!header.is_object() || header.value("device_key", "") != disk_.device_key ||
       header.value("driver", "") != disk_.driver_version || header.value("key", "") != source.key() ||
-      header.value("options", "") != source.options || !header.contains("size") || !header["size"].is_number_unsigned()) {
+      header.value("options", "") != source.options || !header.contains("size") ||
+      !header["size"].is_number_unsigned()) {
     return std::nullopt;  // another device, driver or program under a colliding name: rebuild
   }
   const auto size = header["size"].get<std::size_t>();
@@ -287,9 +292,9 @@ void ProgramCache::store_binary(const ProgramSource& source, const cl::Program& 
   if (binaries.size() != 1 || binaries[0].empty()) return;
   const std::string path = binary_path(source);
   const std::string_view bytes(reinterpret_cast<const char*>(binaries[0].data()), binaries[0].size());
-  const nlohmann::json header = {{"device_key", disk_.device_key}, {"driver", disk_.driver_version},
-                                 {"key", source.key()},            {"options", source.options},
-                                 {"size", binaries[0].size()},     {"hash", hash_hex(bytes)}};
+  const nlohmann::json header = {
+      {"device_key", disk_.device_key}, {"driver", disk_.driver_version}, {"key", source.key()},
+      {"options", source.options},      {"size", binaries[0].size()},     {"hash", hash_hex(bytes)}};
   // A unique temporary name per process and thread; rename() is atomic, so a concurrent reader
   // sees either the old entry or the complete new one.
   static std::atomic<unsigned> counter{0};

@@ -69,7 +69,7 @@ class ProgramCache {
   double build_ms(const ProgramSource& source) const;
 
   double compile_seconds() const { return compile_ns_.load() * 1e-9; }
-  int builds() const { return builds_.load(); }            // compiled from source
+  int builds() const { return builds_.load(); }              // compiled from source
   int binary_loads() const { return binary_loads_.load(); }  // loaded from the on-disk cache
 
  private:

@@ -22,9 +22,9 @@ struct TimingStats {
 };
 
 struct TimingPolicy {
-  int warmup = 2;            // untimed runs first (caches, clocks, lazy driver work)
-  int min_runs = 5;          // timed runs in the first batch
-  int max_runs = 40;         // cap on timed runs
+  int warmup = 2;     // untimed runs first (caches, clocks, lazy driver work)
+  int min_runs = 5;   // timed runs in the first batch
+  int max_runs = 40;  // cap on timed runs
   double target_spread = 0.03;
   double max_seconds = 2.0;  // stop adding batches after this much measured device time
   // Stop after the first batch when its fastest run is slower than this (a hopeless candidate).

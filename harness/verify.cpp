@@ -48,7 +48,8 @@ VerifyResult verify_output(std::span<const float> after, std::span<const float> 
     role[e.index] = Role::kCompared;
     const float got = after[e.index];
     if (!std::isfinite(e.value)) {
-      if (!matches_non_finite(e.value, got)) fail(fmt::format("element {}: got {}, expected {}", e.index, got, e.value));
+      if (!matches_non_finite(e.value, got))
+        fail(fmt::format("element {}: got {}, expected {}", e.index, got, e.value));
       continue;
     }
     if (!std::isfinite(got)) {
@@ -71,7 +72,8 @@ VerifyResult verify_output(std::span<const float> after, std::span<const float> 
     }
     if (std::bit_cast<std::uint32_t>(after[i]) != std::bit_cast<std::uint32_t>(before[i])) {
       const bool canary = i + kCanaryWords >= after.size();
-      fail(fmt::format("element {} ({}) was overwritten: {} (was {})", i, canary ? "canary after the output" : "outside the output", after[i], before[i]));
+      fail(fmt::format("element {} ({}) was overwritten: {} (was {})", i,
+                       canary ? "canary after the output" : "outside the output", after[i], before[i]));
     }
   }
   return result;

@@ -25,7 +25,7 @@ struct VerifyResult {
   bool ok = true;
   double max_error = 0;  // largest |got - value| / scale over the compared elements
   std::size_t mismatches = 0;
-  std::string message;   // first failure, human-readable; empty when ok
+  std::string message;  // first failure, human-readable; empty when ok
 };
 
 // Checks `after` (the whole buffer as read back) against `before` (its contents before the run).

@@ -8,13 +8,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/config.h"
+#include "core/math_mode.h"
+#include "core/space.h"
+#include "core/storage.h"
 #include "harness/device.h"
 #include "harness/launch.h"
 #include "harness/verify.h"
-#include "core/config.h"
-#include "core/math_mode.h"
-#include "core/storage.h"
-#include "core/space.h"
 
 namespace ocltune {
 
@@ -36,14 +36,14 @@ class Evaluation {
 class Problem {
  public:
   virtual ~Problem() = default;
-  virtual std::string op() const = 0;         // family name, e.g. "gemm"
+  virtual std::string op() const = 0;                   // family name, e.g. "gemm"
   virtual DType dtype() const { return DType::kFp32; }  // storage type; a database key (dtype_name)
   // Arithmetic mode; part of the database key (math_name).
   virtual MathMode math() const { return MathMode::kExact; }
   // The input type matrix units may use for the problem ("tf32", "fp16", "bf16"; "" where it runs
   // on the FMA units): what its compute-bound results are placed against in benchmarks.
   virtual std::string matrix_inputs() const { return math() == MathMode::kTf32 ? "tf32" : ""; }
-  virtual std::string shape_key() const = 0;  // canonical text of the shape: the database key
+  virtual std::string shape_key() const = 0;      // canonical text of the shape: the database key
   virtual nlohmann::json shape_json() const = 0;  // accepted back by the family's from_json
   virtual SearchSpace space(const DeviceInfo& device) const = 0;
   // The untuned configuration: valid on every device, the baseline the tuner reports against.

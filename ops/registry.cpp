@@ -11,8 +11,8 @@ namespace ocltune {
 
 const std::vector<const OpFamily*>& op_families() {
   static const std::vector<const OpFamily*> families = {
-      &gemm_family(), &conv2d_family(), &reduce_family(), &softmax_family(), &norm_family(), &pool_family(),
-      &elementwise_family(),
+      &gemm_family(), &conv2d_family(), &reduce_family(),      &softmax_family(),
+      &norm_family(), &pool_family(),   &elementwise_family(),
   };
   return families;
 }
@@ -58,7 +58,8 @@ ProblemList problems_from_json(const nlohmann::json& list, const std::vector<std
     const std::string op = shape["op"].get<std::string>();
     const OpFamily* family = find_family(op);
     if (!family) {
-      throw Error(fmt::format("shape #{}: unknown op '{}' (known: {})", i, op.substr(0, 64), fmt::join(family_names(), ", ")));
+      throw Error(
+          fmt::format("shape #{}: unknown op '{}' (known: {})", i, op.substr(0, 64), fmt::join(family_names(), ", ")));
     }
     if (std::find(ops.begin(), ops.end(), op) == ops.end()) continue;
     try {

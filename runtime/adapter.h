@@ -11,12 +11,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/config.h"
 #include "harness/cl.h"
 #include "harness/error.h"
 #include "harness/launch.h"
 #include "harness/workspace.h"
 #include "ops/problem.h"
-#include "core/config.h"
 
 namespace ocltune {
 
@@ -40,7 +40,8 @@ struct ShapeCode {
 
   void push(std::int64_t v) { dims[size++] = v; }
   bool operator==(const ShapeCode& o) const {
-    return adapter == o.adapter && size == o.size && std::memcmp(dims.data(), o.dims.data(), size * sizeof(std::int64_t)) == 0;
+    return adapter == o.adapter && size == o.size &&
+           std::memcmp(dims.data(), o.dims.data(), size * sizeof(std::int64_t)) == 0;
   }
 };
 struct ShapeCodeHash {
@@ -104,7 +105,7 @@ struct DispatchOptions {
 // What a dispatch enqueued.
 struct Dispatch {
   Level level = Level::kBuiltin;
-  std::uint32_t count = 0;               // kernels enqueued (events returned when asked)
+  std::uint32_t count = 0;  // kernels enqueued (events returned when asked)
   std::array<cl::Event, kMaxSteps> events;
   // The event whose completion means the op is done (kernels are chained); null when events were
   // not asked for.

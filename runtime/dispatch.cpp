@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include "harness/error.h"
-#include "runtime/runtime.h"
 #include "runtime/entry.h"
+#include "runtime/runtime.h"
 
 namespace ocltune {
 
@@ -99,7 +99,8 @@ Dispatch Runtime::dispatch(const DispatchAdapter& adapter, const ShapeCode& code
   RawArgs args[kMaxSteps];
   if (!e.fast || !adapter.fast_args(call, std::span<RawArgs>(args, steps))) {
     const LaunchPlan plan = adapter.plan(call, e.decision.config, workspace(queue));
-    if (plan.kernels.size() != steps) throw Error(fmt::format("op {}: the plan changed its number of kernels", adapter.op()));
+    if (plan.kernels.size() != steps)
+      throw Error(fmt::format("op {}: the plan changed its number of kernels", adapter.op()));
     for (std::size_t i = 0; i < steps; ++i) args[i] = raw_args(plan.kernels[i]);
   }
 

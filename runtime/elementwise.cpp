@@ -2,10 +2,10 @@
 // code that captures the whole chain).
 #include "runtime/elementwise.h"
 
-#include <fmt/format.h>
-
 #include <mutex>
 #include <unordered_map>
+
+#include <fmt/format.h>
 
 #include "harness/error.h"
 #include "ops/elementwise/elementwise_problem.h"

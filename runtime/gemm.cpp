@@ -3,11 +3,11 @@
 
 #include <fmt/format.h>
 
+#include "core/shape_fields.h"
 #include "harness/error.h"
 #include "ops/gemm/gemm_clblast.h"
 #include "ops/gemm/gemm_problem.h"
 #include "runtime/marker.h"
-#include "core/shape_fields.h"
 
 namespace ocltune {
 namespace {
@@ -47,8 +47,16 @@ GemmCall& GemmCall::packed() {
 }
 
 GemmShape gemm_shape(const GemmCall& c) {
-  return {.m = c.m, .n = c.n, .k = c.k, .batch = c.batch, .trans_a = c.trans_a, .trans_b = c.trans_b,
-          .alpha = c.alpha, .beta = c.beta, .math = c.tf32 ? MathMode::kTf32 : MathMode::kExact, .dtype = c.dtype};
+  return {.m = c.m,
+          .n = c.n,
+          .k = c.k,
+          .batch = c.batch,
+          .trans_a = c.trans_a,
+          .trans_b = c.trans_b,
+          .alpha = c.alpha,
+          .beta = c.beta,
+          .math = c.tf32 ? MathMode::kTf32 : MathMode::kExact,
+          .dtype = c.dtype};
 }
 
 void check_gemm_call(const GemmCall& c) {
@@ -125,8 +133,8 @@ Dispatch GemmAdapter::library_enqueue_of(const GemmCall& c, cl_command_queue que
                                          const DispatchOptions& options) const {
   // CLBlast takes no wait list: a barrier orders it after the caller's events.
   if (!options.wait.empty()) {
-    const cl_int err = clEnqueueBarrierWithWaitList(queue, static_cast<cl_uint>(options.wait.size()),
-                                                    options.wait.data(), nullptr);
+    const cl_int err =
+        clEnqueueBarrierWithWaitList(queue, static_cast<cl_uint>(options.wait.size()), options.wait.data(), nullptr);
     if (err != CL_SUCCESS) throw ClError("clEnqueueBarrierWithWaitList", err);
   }
   cl::CommandQueue q(queue, true);

@@ -38,7 +38,8 @@ class GemmAdapter : public TypedAdapter<GemmCall> {
   LaunchPlan plan_of(const GemmCall& call, const Config& config, Workspace& workspace) const override;
   bool fast_args_of(const GemmCall& call, std::span<RawArgs> steps) const override;
   std::string library() const override { return "clblast"; }
-  Dispatch library_enqueue_of(const GemmCall& call, cl_command_queue queue, const DispatchOptions& options) const override;
+  Dispatch library_enqueue_of(const GemmCall& call, cl_command_queue queue,
+                              const DispatchOptions& options) const override;
   // CLBlast has fp32 and fp16 (where the device has cl_khr_fp16), no bf16.
   bool library_serves_of(const GemmCall& call, const DeviceInfo& device) const override;
 };

@@ -10,5 +10,4 @@ namespace ocltune {
 // A marker waiting for `options.wait`; its event when `options.events`.
 Dispatch enqueue_marker(cl_command_queue queue, const DispatchOptions& options);
 
-
 }  // namespace ocltune

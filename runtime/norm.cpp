@@ -1,10 +1,10 @@
 // ops::norm: the normalisation dispatch adapter (problem, plan on the caller's buffers, shape code).
 #include "runtime/norm.h"
 
-#include <fmt/format.h>
-
 #include <initializer_list>
 #include <utility>
+
+#include <fmt/format.h>
 
 #include "harness/error.h"
 #include "ops/norm/norm_problem.h"

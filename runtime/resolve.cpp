@@ -4,8 +4,8 @@
 
 #include "db/transfer.h"
 #include "harness/error.h"
-#include "runtime/runtime.h"
 #include "runtime/entry.h"
+#include "runtime/runtime.h"
 
 namespace ocltune {
 namespace {
@@ -18,7 +18,8 @@ struct Candidate {
 };
 
 std::string blocked_key(const Problem& p, const Config& config) {
-  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}", p.op(), dtype_name(p.dtype()), math_name(p.math()), p.shape_key(), to_string(config));
+  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}", p.op(), dtype_name(p.dtype()), math_name(p.math()), p.shape_key(),
+                     to_string(config));
 }
 
 std::string describe(const TunedEntry& e) {
@@ -63,7 +64,8 @@ void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call
     std::lock_guard tables(tables_mutex_);
     table = table_;
   }
-  const std::string op = problem->op(), dtype = dtype_name(problem->dtype()), math = math_name(problem->math()), key = problem->shape_key();
+  const std::string op = problem->op(), dtype = dtype_name(problem->dtype()), math = math_name(problem->math()),
+                    key = problem->shape_key();
   const SearchSpace space = problem->space(session_.device());
   const ShapeInfo shape = shape_info(problem->shape_json());
 
@@ -73,8 +75,8 @@ void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call
     candidates.push_back({Level::kExact, exact->config, describe(*exact)});
   }
   for (const bool same_device : {true, false}) {
-    for (const auto& [distance, tuned] : table->nearest(op, dtype, math, key, shape, same_device,
-                                                        options_.max_nearest_distance)) {
+    for (const auto& [distance, tuned] :
+         table->nearest(op, dtype, math, key, shape, same_device, options_.max_nearest_distance)) {
       if (!space.contains(tuned->config) || is_blocked(blocked_key(*problem, tuned->config))) continue;
       candidates.push_back({same_device ? Level::kNearest : Level::kClass, tuned->config, describe(*tuned), distance});
       break;
@@ -99,7 +101,8 @@ void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call
     const std::string bkey = blocked_key(*problem, c.config);
     if (is_blocked(bkey)) continue;
     const auto refuse = [&](const std::string& reason) {
-      block(bkey, {op, key, to_string(c.config), fmt::format("{} level, from {}: {}", level_name(c.level), c.source, reason)});
+      block(bkey, {op, key, to_string(c.config),
+                   fmt::format("{} level, from {}: {}", level_name(c.level), c.source, reason)});
       failures += fmt::format("; {}: {}", level_name(c.level), reason);
     };
     bool verified = false;
@@ -114,7 +117,8 @@ void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call
     try {
       const LaunchPlan plan = adapter.plan(call, c.config, workspace(queue));
       if (plan.kernels.empty() || plan.kernels.size() > kMaxSteps) {
-        throw Error(fmt::format("op {} plans {} kernels; the runtime supports 1 to {}", op, plan.kernels.size(), kMaxSteps));
+        throw Error(
+            fmt::format("op {} plans {} kernels; the runtime supports 1 to {}", op, plan.kernels.size(), kMaxSteps));
       }
       std::vector<Entry::Step> steps;
       for (const KernelLaunch& launch : plan.kernels) {

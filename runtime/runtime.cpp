@@ -103,7 +103,9 @@ void Runtime::load_layers() {
   };
   if (options_.use_system_db) {
     const std::string env = env_or("OCLTUNE_SYSTEM_DB", "");
-    const std::string path = !options_.system_db.empty() ? options_.system_db : !env.empty() ? env : default_system_database_path();
+    const std::string path = !options_.system_db.empty() ? options_.system_db
+                             : !env.empty()              ? env
+                                                         : default_system_database_path();
     add(path, "system", !options_.system_db.empty() || !env.empty());
   }
   if (options_.use_user_db) {

@@ -43,9 +43,9 @@ struct RuntimeOptions {
 // The configuration chosen for one problem, and where it came from.
 struct Decision {
   Level level = Level::kBuiltin;
-  Config config;        // empty for kLibrary
-  std::string source;   // e.g. "user database /x.db, device 1a2b..., shape batch=1,..." or "built-in"
-  double distance = 0;  // nearest-shape distance, for kNearest and kClass
+  Config config;          // empty for kLibrary
+  std::string source;     // e.g. "user database /x.db, device 1a2b..., shape batch=1,..." or "built-in"
+  double distance = 0;    // nearest-shape distance, for kNearest and kClass
   bool verified = false;  // passed the first-dispatch check
 };
 
@@ -56,7 +56,7 @@ struct BlockedConfig {
 
 struct RuntimeStats {
   std::uint64_t resolutions = 0;  // decision-cache misses
-  int programs_built = 0;  // compiled, or loaded from the on-disk binary cache
+  int programs_built = 0;         // compiled, or loaded from the on-disk binary cache
 };
 
 // Default system database: the installed <datadir>/ocltune/system.db if present, else the build tree's.

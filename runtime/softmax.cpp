@@ -2,8 +2,8 @@
 #include "runtime/softmax.h"
 
 #include "harness/error.h"
-#include "runtime/marker.h"
 #include "ops/softmax/softmax_problem.h"
+#include "runtime/marker.h"
 
 namespace ocltune {
 namespace {

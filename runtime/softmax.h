@@ -5,8 +5,8 @@
 #include <cstdint>
 
 #include "harness/cl.h"
-#include "runtime/runtime.h"
 #include "ops/softmax/softmax.h"
+#include "runtime/runtime.h"
 
 namespace ocltune {
 

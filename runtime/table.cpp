@@ -44,8 +44,8 @@ void TunedTable::add_layer(Database& db, const std::string& layer, const Log& lo
         }
         continue;
       }
-      std::string message = fmt::format("{} database {}: rejected table best row {}: {}", layer, db.path(),
-                                        describe_row(row), ex.what());
+      std::string message =
+          fmt::format("{} database {}: rejected table best row {}: {}", layer, db.path(), describe_row(row), ex.what());
       if (log) log(message);
       rejected_.push_back(std::move(message));
     }

@@ -8,10 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/config.h"
 #include "db/database.h"
 #include "harness/device.h"
 #include "ops/problem.h"
-#include "core/config.h"
 
 namespace ocltune {
 

@@ -30,7 +30,8 @@ static float next_value(unsigned* state) {
 static cl_mem make_buffer(cl_context context, float* host, size_t n, int input, unsigned seed) {
   for (size_t i = 0; i < OFFSET + n; ++i) host[i] = input ? next_value(&seed) : -7.0f;
   cl_int err = CL_SUCCESS;
-  cl_mem m = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, (OFFSET + n) * sizeof(float), host, &err);
+  cl_mem m =
+      clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, (OFFSET + n) * sizeof(float), host, &err);
   CHECK(err == CL_SUCCESS, "clCreateBuffer %d", err);
   return m;
 }
@@ -109,7 +110,8 @@ int main(void) {
     float in[OFFSET + 700], out[OFFSET + 700];
     double want[700];
     ocltune_softmax_args a;
-    ocltune_softmax_args_init(&a, 2, dims, 1, make_buffer(context, in, 700, 1, 2), make_buffer(context, out, 700, 0, 0));
+    ocltune_softmax_args_init(&a, 2, dims, 1, make_buffer(context, in, 700, 1, 2),
+                              make_buffer(context, out, 700, 0, 0));
     a.input.offset = a.output.offset = OFFSET;
     status = ocltune_softmax(rt, queue, &a, 0, NULL, &event, &level);
     finish(event, status, level, "softmax");

@@ -9,14 +9,14 @@
 
 static int failures = 0;
 
-#define CHECK(cond, ...)                                      \
-  do {                                                        \
-    if (!(cond)) {                                            \
+#define CHECK(cond, ...)                                                 \
+  do {                                                                   \
+    if (!(cond)) {                                                       \
       fprintf(stderr, "%s:%d: failed: %s: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                           \
-      fprintf(stderr, "\n");                                  \
-      ++failures;                                             \
-    }                                                         \
+      fprintf(stderr, __VA_ARGS__);                                      \
+      fprintf(stderr, "\n");                                             \
+      ++failures;                                                        \
+    }                                                                    \
   } while (0)
 
 static int log_lines = 0;
@@ -368,7 +368,8 @@ int main(void) {
   ocltune_runtime_destroy(none);
   remove(garbage);
 
-  CHECK(strcmp(ocltune_level_name(OCLTUNE_LEVEL_NEAREST), "nearest") == 0, "%s", ocltune_level_name(OCLTUNE_LEVEL_NEAREST));
+  CHECK(strcmp(ocltune_level_name(OCLTUNE_LEVEL_NEAREST), "nearest") == 0, "%s",
+        ocltune_level_name(OCLTUNE_LEVEL_NEAREST));
   ocltune_runtime_destroy(rt);
   ocltune_runtime_destroy(NULL);
   if (failures == 0) printf("capi_test: all checks passed\n");

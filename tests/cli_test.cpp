@@ -1,12 +1,11 @@
 // The ocltune executable: exit codes, messages, and a tuning run end to end.
-#include <gtest/gtest.h>
-
 #include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
 #include <fstream>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "db/database.h"
@@ -95,7 +94,8 @@ TEST(Cli, CeilingsMeasureTheDeviceAndSayWhatItLacks) {
 
 TEST(Cli, TunesAShapesFileIntoTheDatabase) {
   const std::string shapes = testing::temp_path("shapes.json");
-  std::ofstream(shapes) << R"([{"op": "gemm", "m": 19, "n": 7, "k": 5}, {"op": "gemm", "m": 8, "n": 8, "k": 8, "trans_b": true}])";
+  std::ofstream(shapes)
+      << R"([{"op": "gemm", "m": 19, "n": 7, "k": 5}, {"op": "gemm", "m": 8, "n": 8, "k": 8, "trans_b": true}])";
   const std::string db_path = testing::temp_path("cli.db");
   const Result r = run("--device 0 --ops gemm --max-evals 3 --final 0 --shapes " + shapes + " --db " + db_path);
   ASSERT_EQ(r.code, 0) << r.output;
@@ -126,8 +126,10 @@ TEST(Cli, RecordThenSimulateReplaysAnExhaustiveRun) {
   const std::string shapes = testing::temp_path("sim-shapes.json");
   std::ofstream(shapes) << R"([{"op": "selftest", "n": 700}])";
   const std::string db = testing::temp_path("sim.db");
-  const Result tuned = run("--ops selftest --restrict MODE=0 --strategy exhaustive --max-evals 0 --final 0 --cut 0 --quiet "
-                           "--shapes " + shapes + " --db " + db);
+  const Result tuned =
+      run("--ops selftest --restrict MODE=0 --strategy exhaustive --max-evals 0 --final 0 --cut 0 --quiet "
+          "--shapes " +
+          shapes + " --db " + db);
   ASSERT_EQ(tuned.code, 0) << tuned.output;
   const std::string space = testing::temp_path("sim.jsonl");
   const Result recorded = run("record --from-db " + db + " --op selftest --shape n=700 --out " + space);
@@ -145,7 +147,8 @@ TEST(Cli, RecordThenSimulateReplaysAnExhaustiveRun) {
       EXPECT_LE(f, 1.0) << s.dump();
     }
   }
-  const Result from_db = run("simulate --seeds 2 --strategy model,random --from-db " + db + " --op selftest --shape n=700");
+  const Result from_db =
+      run("simulate --seeds 2 --strategy model,random --from-db " + db + " --op selftest --shape n=700");
   ASSERT_EQ(from_db.code, 0) << from_db.output;
   EXPECT_NE(from_db.output.find("| model |"), std::string::npos) << from_db.output;
 }

@@ -1,20 +1,19 @@
 // conv2d correctness: the test table x every applicable algorithm, and a covering sample of each
 // algorithm's space per direction, against the float64 reference; spaces, shapes and detection of
 // wrong kernels.
-#include <gtest/gtest.h>
-
 #include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <gtest/gtest.h>
 
 #include "db/database.h"
 #include "harness/capability.h"
 #include "harness/error.h"
+#include "ops/conv2d/conv2d_algorithms.h"
 #include "ops/conv2d/conv2d_problem.h"
 #include "ops/conv2d/conv2d_reference.h"
 #include "ops/families.h"
-#include "ops/conv2d/conv2d_algorithms.h"
 #include "tests/support/test_session.h"
 #include "tests/support/tf32_model.h"
 #include "tuner/evaluator.h"
@@ -83,15 +82,36 @@ struct SampledCase {
 void PrintTo(const SampledCase& c, std::ostream* os) { *os << algorithm_name(c.algo) << " " << c.shape.key(); }
 
 std::vector<SampledCase> sampled_cases() {
-  const Conv2dShape general{.n = 2, .c = 9, .h = 19, .w = 18, .k = 10, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1,
-                            .bias = true, .act = Activation::kRelu};
+  const Conv2dShape general{.n = 2,
+                            .c = 9,
+                            .h = 19,
+                            .w = 18,
+                            .k = 10,
+                            .r = 3,
+                            .s = 3,
+                            .pad_h = 1,
+                            .pad_w = 1,
+                            .bias = true,
+                            .act = Activation::kRelu};
   // Tiles up to 128 along every GEMM dimension (of the implicit, Winograd and 1x1 GEMMs).
-  const Conv2dShape wide{.n = 1, .c = 70, .h = 17, .w = 15, .k = 66, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1, .bias = true};
+  const Conv2dShape wide{
+      .n = 1, .c = 70, .h = 17, .w = 15, .k = 66, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1, .bias = true};
   const Conv2dShape pointwise{.n = 2, .c = 67, .h = 9, .w = 15, .k = 69, .r = 1, .s = 1, .bias = true};
-  const Conv2dShape depthwise{.n = 2, .c = 6, .h = 37, .w = 35, .k = 12, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1,
-                              .groups = 6, .bias = true, .act = Activation::kRelu6};
+  const Conv2dShape depthwise{.n = 2,
+                              .c = 6,
+                              .h = 37,
+                              .w = 35,
+                              .k = 12,
+                              .r = 3,
+                              .s = 3,
+                              .pad_h = 1,
+                              .pad_w = 1,
+                              .groups = 6,
+                              .bias = true,
+                              .act = Activation::kRelu6};
   std::vector<SampledCase> cases;
-  for (const ConvDirection dir : {ConvDirection::kForward, ConvDirection::kBackwardData, ConvDirection::kBackwardWeight}) {
+  for (const ConvDirection dir :
+       {ConvDirection::kForward, ConvDirection::kBackwardData, ConvDirection::kBackwardWeight}) {
     const auto in_dir = [&](Conv2dShape s) {
       s.dir = dir;
       if (dir != ConvDirection::kForward) s.act = Activation::kNone;
@@ -179,19 +199,20 @@ std::set<std::int64_t> algorithms_in(const SearchSpace& space) {
 
 TEST(Conv2dSpace, HoldsExactlyTheApplicableAlgorithmsWithTheirDefaults) {
   for (const DeviceInfo& device : {testing::test_session().device(), testing::described_h200()}) {
-  SCOPED_TRACE(device_type_name(device.type));
-  for (const Conv2dTestCase& c : conv2d_test_cases()) {
-    const SearchSpace space = conv2d_space(c.shape, device);
-    const std::vector<std::int64_t> algos = applicable_algorithms(c.shape);
-    EXPECT_EQ(algorithms_in(space), std::set<std::int64_t>(algos.begin(), algos.end())) << c.shape.key();
-    const std::vector<Config> defaults = conv2d_default_configs(c.shape);
-    ASSERT_EQ(defaults.size(), algos.size());
-    for (std::size_t i = 0; i < defaults.size(); ++i) {
-      EXPECT_EQ(defaults[i].at("ALGO"), algos[i]);
-      EXPECT_TRUE(space.contains(defaults[i])) << c.shape.key() << ": " << space.check(defaults[i]);
+    SCOPED_TRACE(device_type_name(device.type));
+    for (const Conv2dTestCase& c : conv2d_test_cases()) {
+      const SearchSpace space = conv2d_space(c.shape, device);
+      const std::vector<std::int64_t> algos = applicable_algorithms(c.shape);
+      EXPECT_EQ(algorithms_in(space), std::set<std::int64_t>(algos.begin(), algos.end())) << c.shape.key();
+      const std::vector<Config> defaults = conv2d_default_configs(c.shape);
+      ASSERT_EQ(defaults.size(), algos.size());
+      for (std::size_t i = 0; i < defaults.size(); ++i) {
+        EXPECT_EQ(defaults[i].at("ALGO"), algos[i]);
+        EXPECT_TRUE(space.contains(defaults[i])) << c.shape.key() << ": " << space.check(defaults[i]);
+      }
+      for (const SearchSpace::Variant& v : space.variants())
+        EXPECT_FALSE(variant(space, v.name).enumerate(1).empty()) << v.name;
     }
-    for (const SearchSpace::Variant& v : space.variants()) EXPECT_FALSE(variant(space, v.name).enumerate(1).empty()) << v.name;
-  }
   }
 }
 
@@ -209,7 +230,8 @@ TEST(Conv2dSpace, ApplicabilityFollowsTheShape) {
   Conv2dShape padded = pointwise;
   padded.pad_h = 1;
   EXPECT_FALSE(algorithm_applies(padded, kAlgoGemm1x1));
-  const Conv2dShape dw{.n = 1, .c = 32, .h = 56, .w = 56, .k = 32, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1, .groups = 32};
+  const Conv2dShape dw{
+      .n = 1, .c = 32, .h = 56, .w = 56, .k = 32, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1, .groups = 32};
   EXPECT_EQ(applicable_algorithms(dw), (std::vector<std::int64_t>{kAlgoDirect, kAlgoDepthwise}));
 }
 
@@ -257,7 +279,8 @@ TEST(Conv2dTf32, TensorCoreAlgorithmOnlyWhereTheDeviceHasIt) {
     }
     const bool pointwise = algorithm_applies(c.shape, kAlgoGemm1x1);
     EXPECT_EQ(!variant(space, "gemm1x1_mma_tf32").variants().empty(), pointwise) << c.shape.key();
-    for (const SearchSpace::Variant& v : space.variants()) EXPECT_FALSE(variant(space, v.name).enumerate(1).empty()) << v.name;
+    for (const SearchSpace::Variant& v : space.variants())
+      EXPECT_FALSE(variant(space, v.name).enumerate(1).empty()) << v.name;
   }
   EXPECT_TRUE(variant(conv2d_space(conv2d_test_cases().front().shape, h200), "implicit_gemm_tf32").variants().empty())
       << "exact mode has no tensor-core algorithm";
@@ -276,11 +299,24 @@ TEST(Conv2dTf32, ShapeJsonCarriesTheMathMode) {
 TEST(Conv2dTf32, TensorCoreConfigurationsMatchTheReference) {
   const DeviceInfo& device = testing::test_session().device();
   if (!satisfies(device, nvidia_mma_tf32())) GTEST_SKIP() << "needs " << nvidia_mma_tf32().describe();
-  const Conv2dShape wide{.n = 1, .c = 70, .h = 17, .w = 15, .k = 66, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1, .bias = true};
-  const Conv2dShape strided{.n = 2, .c = 9, .h = 19, .w = 18, .k = 10, .r = 3, .s = 3, .stride_h = 2, .stride_w = 2,
-                            .pad_h = 1, .pad_w = 1, .bias = true, .act = Activation::kRelu};
+  const Conv2dShape wide{
+      .n = 1, .c = 70, .h = 17, .w = 15, .k = 66, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1, .bias = true};
+  const Conv2dShape strided{.n = 2,
+                            .c = 9,
+                            .h = 19,
+                            .w = 18,
+                            .k = 10,
+                            .r = 3,
+                            .s = 3,
+                            .stride_h = 2,
+                            .stride_w = 2,
+                            .pad_h = 1,
+                            .pad_w = 1,
+                            .bias = true,
+                            .act = Activation::kRelu};
   const Conv2dShape pointwise{.n = 2, .c = 67, .h = 9, .w = 15, .k = 69, .r = 1, .s = 1, .bias = true};
-  for (const ConvDirection dir : {ConvDirection::kForward, ConvDirection::kBackwardData, ConvDirection::kBackwardWeight}) {
+  for (const ConvDirection dir :
+       {ConvDirection::kForward, ConvDirection::kBackwardData, ConvDirection::kBackwardWeight}) {
     for (Conv2dShape s : {wide, strided, pointwise}) {
       s.dir = dir;
       if (dir != ConvDirection::kForward) s.act = Activation::kNone;
@@ -288,8 +324,8 @@ TEST(Conv2dTf32, TensorCoreConfigurationsMatchTheReference) {
       const SearchSpace space = problem.space(device);
       const std::vector<Config> defaults = problem.default_configs(device);
       expect_all_ok(problem, defaults);
-      for (const char* name :
-           {"implicit_gemm_tf32", "im2col_gemm_tf32", "gemm1x1_mma_tf32", "gemm1x1_wgmma_tf32", "gemm1x1_wgmma_packed_tf32"}) {
+      for (const char* name : {"implicit_gemm_tf32", "im2col_gemm_tf32", "gemm1x1_mma_tf32", "gemm1x1_wgmma_tf32",
+                               "gemm1x1_wgmma_packed_tf32"}) {
         const SearchSpace v = variant(space, name);
         if (v.variants().empty()) continue;
         expect_all_ok(problem, small_covering_sample(v, v.enumerate(1).front()));
@@ -305,8 +341,20 @@ TEST(Conv2dTf32, TensorCoreConfigurationsMatchTheReference) {
 // partial blocks.
 TEST(Conv2dTf32, Im2colPackMatchesTheHostModel) {
   Session& session = testing::test_session();
-  const Conv2dShape s{.n = 2, .c = 3, .h = 11, .w = 13, .k = 5, .r = 3, .s = 2, .stride_h = 2, .stride_w = 1,
-                      .pad_h = 1, .pad_w = 2, .dil_h = 1, .dil_w = 2, .math = MathMode::kTf32};
+  const Conv2dShape s{.n = 2,
+                      .c = 3,
+                      .h = 11,
+                      .w = 13,
+                      .k = 5,
+                      .r = 3,
+                      .s = 2,
+                      .stride_h = 2,
+                      .stride_w = 1,
+                      .pad_h = 1,
+                      .pad_w = 2,
+                      .dil_h = 1,
+                      .dil_w = 2,
+                      .math = MathMode::kTf32};
   const std::int64_t input_offset = 5, pq = s.p() * s.q(), crs = s.c * s.r * s.s;
   std::vector<float> x(static_cast<std::size_t>(input_offset + s.input_elements()));
   fill_uniform(x, 7);
@@ -334,10 +382,12 @@ TEST(Conv2dTf32, Im2colPackMatchesTheHostModel) {
           const std::int64_t ih = p / s.q() * s.stride_h - s.pad_h + r * s.dil_h;
           const std::int64_t iw = p % s.q() * s.stride_w - s.pad_w + t * s.dil_w;
           if (ih >= 0 && ih < s.h && iw >= 0 && iw < s.w) {
-            expected = testing::tf32_model(x[static_cast<std::size_t>(input_offset + ((n * s.c + c) * s.h + ih) * s.w + iw)]);
+            expected =
+                testing::tf32_model(x[static_cast<std::size_t>(input_offset + ((n * s.c + c) * s.h + ih) * s.w + iw)]);
           }
         }
-        const std::int64_t word = n * sizes.rows_b * sizes.k + ((p / 8) * (sizes.k / 4) + k / 4) * 32 + (p % 8) * 4 + k % 4;
+        const std::int64_t word =
+            n * sizes.rows_b * sizes.k + ((p / 8) * (sizes.k / 4) + k / 4) * 32 + (p % 8) * 4 + k % 4;
         if (packed[static_cast<std::size_t>(word)] != testing::float_bits(expected) && ++mismatches <= 5) {
           ADD_FAILURE() << "image " << n << " pixel " << p << " tap " << k << ": got 0x" << std::hex
                         << packed[static_cast<std::size_t>(word)] << ", expected " << expected;
@@ -361,16 +411,25 @@ TEST(Conv2dTuning, MeasuresEachAlgorithmsDefaultAndRecordsTheWinner) {
   options.max_evals = 3;
   options.timing = {.warmup = 1, .min_runs = 2, .max_runs = 3};
   Tuner tuner(session, db, db.begin_run(run), options, nullptr);
-  const Conv2dProblem problem({.n = 1, .c = 8, .h = 10, .w = 10, .k = 8, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1,
-                               .bias = true, .act = Activation::kRelu});
+  const Conv2dProblem problem({.n = 1,
+                               .c = 8,
+                               .h = 10,
+                               .w = 10,
+                               .k = 8,
+                               .r = 3,
+                               .s = 3,
+                               .pad_h = 1,
+                               .pad_w = 1,
+                               .bias = true,
+                               .act = Activation::kRelu});
   const ProblemReport report = tuner.tune(problem);
   EXPECT_EQ(report.evaluated, 3 + 3);
 
   ProgramSource source;
   source.files = problem.kernel_files();
   std::set<std::int64_t> defaults, tried;
-  for (const MeasurementRow& m : db.measurements(session.device().key(), "conv2d", "fp32", "exact", problem.shape_key(),
-                                                 source.files_hash())) {
+  for (const MeasurementRow& m :
+       db.measurements(session.device().key(), "conv2d", "fp32", "exact", problem.shape_key(), source.files_hash())) {
     // Verified; timed in full, or cut short as far slower than the best.
     EXPECT_TRUE(m.status == "ok" || m.status == "cut") << m.params << ": " << m.status << " " << m.error;
     const std::int64_t algo = parse_config(m.params).at("ALGO");
@@ -388,8 +447,19 @@ TEST(Conv2dTuning, MeasuresEachAlgorithmsDefaultAndRecordsTheWinner) {
 // ---- Shapes.
 
 TEST(Conv2dShape, JsonRoundTripAndValidation) {
-  const Conv2dShape s{.dir = ConvDirection::kBackwardData, .n = 2, .c = 8, .h = 9, .w = 7, .k = 4, .r = 3, .s = 1,
-                      .stride_h = 2, .pad_h = 1, .dil_w = 2, .groups = 2, .bias = true};
+  const Conv2dShape s{.dir = ConvDirection::kBackwardData,
+                      .n = 2,
+                      .c = 8,
+                      .h = 9,
+                      .w = 7,
+                      .k = 4,
+                      .r = 3,
+                      .s = 1,
+                      .stride_h = 2,
+                      .pad_h = 1,
+                      .dil_w = 2,
+                      .groups = 2,
+                      .bias = true};
   EXPECT_EQ(Conv2dShape::from_json(s.to_json()).key(), s.key());
   EXPECT_EQ(s.p(), 5);
   EXPECT_EQ(s.q(), 7);
@@ -457,7 +527,8 @@ TEST(Conv2dVerification, DetectsADroppedTermInEveryDirection) {
   EXPECT_FALSE(run_sabotaged(Conv2dProblem(s), conv2d_default_config(s, kAlgoDirect), 0, 0, -1).ok);  // N
   s.bias = true;
   const Conv2dProblem with_bias(s);
-  const VerifyResult bias = run_sabotaged(with_bias, conv2d_default_config(s, kAlgoDirect), 1, 0, -1);  // bias gradient over N-1 images
+  const VerifyResult bias =
+      run_sabotaged(with_bias, conv2d_default_config(s, kAlgoDirect), 1, 0, -1);  // bias gradient over N-1 images
   EXPECT_FALSE(bias.ok);
   EXPECT_NE(bias.message.find("bias"), std::string::npos) << bias.message;
 }

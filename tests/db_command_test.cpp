@@ -1,6 +1,4 @@
 // `ocltune db export|merge|verify|import` end to end, and the shipped system database.
-#include <gtest/gtest.h>
-
 #include <sys/wait.h>
 
 #include <array>
@@ -8,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "db/sqlite.h"
@@ -89,8 +88,10 @@ TEST(DbCommand, ExportWritesOnlyBestRowsAsTextOrDatabaseAndBothVerify) {
   r = ocltune("db export --db " + src + " -o " + everything);
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_EQ(Database::open_read_only(everything).count_measurements(), 1);
-  EXPECT_EQ(ocltune("db export --db " + src + " --device-key nosuchdevice --best-only -o " +
-                    testing::temp_path("none.db")).code, 1);
+  EXPECT_EQ(
+      ocltune("db export --db " + src + " --device-key nosuchdevice --best-only -o " + testing::temp_path("none.db"))
+          .code,
+      1);
 }
 
 TEST(DbCommand, VerifyNamesBadRowsAndRefusesBrokenFiles) {
@@ -102,8 +103,12 @@ TEST(DbCommand, VerifyNamesBadRowsAndRefusesBrokenFiles) {
   }
   Result r = ocltune("db verify " + src);
   EXPECT_EQ(r.code, 1) << r.output;
-  EXPECT_NE(r.output.find("table best row (device_key=" + device().key() + ", op=gemm, dtype=fp32, math=exact, "
-                          "shape_key=" + kX.key() + ")"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("table best row (device_key=" + device().key() +
+                          ", op=gemm, dtype=fp32, math=exact, "
+                          "shape_key=" +
+                          kX.key() + ")"),
+            std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("table measurements row 1"), std::string::npos) << r.output;
   const std::string garbage = testing::temp_path("verify-garbage.db");
   std::ofstream(garbage) << "not a database at all, but long enough to look like a file of some kind.....";

@@ -1,11 +1,10 @@
 // The database: schema, commits, best-only-if-faster, and refusal of files that are not ours.
-#include <gtest/gtest.h>
-
-#include <sqlite3.h>
-
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include "db/database.h"
 #include "db/sqlite.h"

@@ -1,9 +1,8 @@
 // Schema migration from version 1, provenance, the JSON-lines format, and merging rows.
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "db/jsonl.h"

@@ -1,10 +1,9 @@
 // Elementwise correctness: the odd-shape table (every op, dtype and addressing mode) against the
 // float64 reference, a covering sample of the tuning space, and checks that wrong kernels fail.
-#include <gtest/gtest.h>
-
 #include <cmath>
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include "db/database.h"
 #include "harness/error.h"
@@ -55,8 +54,8 @@ TEST_P(ElementwiseCorrectness, ASampledConfigurationMatchesTheReference) {
   Evaluator evaluator(session, *evaluation);
   const Config& config = sample_configs()[index % sample_configs().size()];
   const EvalOutcome outcome = evaluator.evaluate(config, kNoTiming);
-  EXPECT_EQ(outcome.status, Status::kOk) << problem.shape_key() << " " << dtype_name(problem.dtype()) << " " << to_string(config) << ": "
-                                  << outcome.error;
+  EXPECT_EQ(outcome.status, Status::kOk) << problem.shape_key() << " " << dtype_name(problem.dtype()) << " "
+                                         << to_string(config) << ": " << outcome.error;
 }
 
 std::string case_name(const ::testing::TestParamInfo<std::size_t>& info) {

@@ -1,15 +1,15 @@
 // The CPU GEMM variant (kernels/gemm_cpu.cl): offered only on CPU devices, its configurations in
 // database rows valid for a CPU and refused for a GPU, and a covering sample of its space against
 // the float64 reference on odd shapes, every layout, strided batches, offsets, padding and beta.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <array>
 
+#include <gtest/gtest.h>
+
 #include "harness/capability.h"
-#include "runtime/db_verify.h"
 #include "ops/families.h"
 #include "ops/gemm/gemm_problem.h"
+#include "runtime/db_verify.h"
 #include "tests/support/runtime_support.h"
 #include "tests/support/test_session.h"
 #include "tuner/evaluator.h"
@@ -76,8 +76,10 @@ TEST(GemmCpuDefault, IsTheBuiltinOnACpuAndGemmClsElsewhere) {
   DeviceInfo small_local = cpu;
   small_local.local_mem_bytes = 32 * 1024;  // below the cpu default's packed panels at 1024^3
   const DeviceInfo h200 = testing::described_h200();
-  std::vector<GemmShape> shapes = {{.m = 1, .n = 1, .k = 1}, {.m = 1, .n = 4096, .k = 1},
-                                   {.m = 4096, .n = 1, .k = 3}, {.m = 3, .n = 17, .k = 5, .trans_a = true},
+  std::vector<GemmShape> shapes = {{.m = 1, .n = 1, .k = 1},
+                                   {.m = 1, .n = 4096, .k = 1},
+                                   {.m = 4096, .n = 1, .k = 3},
+                                   {.m = 3, .n = 17, .k = 5, .trans_a = true},
                                    {.m = 1024, .n = 1024, .k = 1024, .math = MathMode::kTf32}};
   for (const char* preset : {"default", "quick", "test"}) {
     for (const auto& p : gemm_family().preset(preset)) shapes.push_back(GemmShape::from_json(p->shape_json()));
@@ -152,8 +154,8 @@ const std::vector<Config>& cpu_sample() {
   static const std::vector<Config> configs = [] {
     const GemmShape big{.m = 256, .n = 256, .k = 1024};
     std::vector<Config> sample;
-    for (const Config& c : covering_sample(gemm_space(big, testing::test_session().device()), 11,
-                                           gemm_cpu_default_config(big))) {
+    for (const Config& c :
+         covering_sample(gemm_space(big, testing::test_session().device()), 11, gemm_cpu_default_config(big))) {
       if (is_cpu_config(c)) sample.push_back(c);
     }
     return sample;
@@ -183,13 +185,12 @@ std::vector<GemmTestCase> cpu_cases(bool trans_a, bool trans_b) {
   for (const auto& s : {std::array<std::int64_t, 3>{37, 53, 29}, {1, 17, 5}, {13, 1, 1}, {21, 70, 601}}) {
     cases.push_back({{.m = s[0], .n = s[1], .k = s[2], .trans_a = trans_a, .trans_b = trans_b}, {}});
   }
-  cases.push_back({{.m = 37, .n = 53, .k = 29, .batch = 2, .trans_a = trans_a, .trans_b = trans_b, .alpha = -1.5f,
-                    .beta = 0.5f},
-                   {.lda_pad = 3, .ldb_pad = 5, .ldc_pad = 7, .a_offset = 1, .b_offset = 3, .c_offset = 5,
-                    .stride_pad = 9}});
-  cases.push_back({{.m = 19, .n = 40, .k = 300, .batch = 2, .trans_a = trans_a, .trans_b = trans_b, .alpha = 2.0f,
-                    .beta = 1.0f},
-                   {.ldc_pad = 1, .c_offset = 2, .stride_pad = 1}});
+  cases.push_back(
+      {{.m = 37, .n = 53, .k = 29, .batch = 2, .trans_a = trans_a, .trans_b = trans_b, .alpha = -1.5f, .beta = 0.5f},
+       {.lda_pad = 3, .ldb_pad = 5, .ldc_pad = 7, .a_offset = 1, .b_offset = 3, .c_offset = 5, .stride_pad = 9}});
+  cases.push_back(
+      {{.m = 19, .n = 40, .k = 300, .batch = 2, .trans_a = trans_a, .trans_b = trans_b, .alpha = 2.0f, .beta = 1.0f},
+       {.ldc_pad = 1, .c_offset = 2, .stride_pad = 1}});
   return cases;
 }
 
@@ -218,7 +219,8 @@ TEST_P(GemmCpuCorrectness, SampledConfigurationsMatchTheReference) {
     Evaluator evaluator(session, *evaluation);
     for (const Config& config : configs) {
       const EvalOutcome outcome = evaluator.evaluate(config, no_timing);
-      EXPECT_EQ(outcome.status, Status::kOk) << problem.shape_key() << " " << to_string(config) << ": " << outcome.error;
+      EXPECT_EQ(outcome.status, Status::kOk)
+          << problem.shape_key() << " " << to_string(config) << ": " << outcome.error;
     }
   }
 }

@@ -1,11 +1,11 @@
 // GEMM on fp16 and bf16 storage: the fp32 variants through widened copies (every device), the
 // packed wgmma variant reading 16-bit operands itself (Hopper), which variants each device offers,
 // and that verification of 16-bit results can fail.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <functional>
 #include <map>
+
+#include <gtest/gtest.h>
 
 #include "harness/capability.h"
 #include "ops/families.h"
@@ -37,8 +37,8 @@ void expect_all_ok(Session& session, const std::vector<GemmTestCase>& cases,
     Evaluator evaluator(session, *evaluation);
     for (const Config& config : configs_of(c.shape)) {
       const EvalOutcome outcome = evaluator.evaluate(config, kNoTiming);
-      EXPECT_EQ(outcome.status, Status::kOk) << dtype_name(problem.dtype()) << " " << problem.shape_key() << " " << to_string(config)
-                                      << ": " << outcome.error;
+      EXPECT_EQ(outcome.status, Status::kOk) << dtype_name(problem.dtype()) << " " << problem.shape_key() << " "
+                                             << to_string(config) << ": " << outcome.error;
     }
   }
 }
@@ -49,9 +49,8 @@ class GemmHalf : public ::testing::TestWithParam<DType> {};
 // every case: each through its plan for the dtype.
 TEST_P(GemmHalf, EveryDefaultConfigurationMatchesTheReference) {
   Session& session = testing::test_session();
-  expect_all_ok(session, half_cases(GetParam()), [&](const GemmShape& shape) {
-    return GemmProblem(shape).default_configs(session.device());
-  });
+  expect_all_ok(session, half_cases(GetParam()),
+                [&](const GemmShape& shape) { return GemmProblem(shape).default_configs(session.device()); });
 }
 
 // Without any tensor-core variant on the device, the 16-bit space is exactly the fp32 one (the
@@ -159,7 +158,9 @@ TEST_P(GemmHalf, PackedTensorCoreConfigurationsMatchTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtype, GemmHalf, ::testing::Values(DType::kFp16, DType::kBf16),
-                         [](const ::testing::TestParamInfo<DType>& dtype) { return std::string(dtype_name(dtype.param)); });
+                         [](const ::testing::TestParamInfo<DType>& dtype) {
+                           return std::string(dtype_name(dtype.param));
+                         });
 
 }  // namespace
 }  // namespace ocltune

@@ -3,14 +3,14 @@
 // away from zero, as cvt.rna) and of wgmma's K-major core-matrix layout, on odd shapes, both
 // storage orders, offsets, padded leading dimensions and batches. The GEMM kernel that reads the
 // packed operands needs Hopper (GemmTf32.TensorCoreConfigurationsMatchTheReference).
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "harness/launch.h"
 #include "harness/session.h"
@@ -105,7 +105,8 @@ TEST(GemmPack, SeveralBlocksEachWay) { check_pack(false, 130, 97, 1); }
 // into core matrices of 8 rows x 8 k, K padded to 128, zeros in the padding.
 // `aligned`: even offset, leading dimension and batch stride (what 4-byte loads of element pairs
 // would need; probe51 measured them slower and they were dropped); else odd ones.
-void check_pack_16bit(bool k_contiguous, std::int64_t rows, std::int64_t k, std::int64_t batches, bool aligned = false) {
+void check_pack_16bit(bool k_contiguous, std::int64_t rows, std::int64_t k, std::int64_t batches,
+                      bool aligned = false) {
   Session& session = testing::test_session();
   const std::int64_t padded_rows = (rows + 63) / 64 * 64, padded_k = (k + 127) / 128 * 128;
   const std::int64_t contiguous = k_contiguous ? k : rows;

@@ -1,9 +1,8 @@
 // GEMM correctness: the odd-size table x a covering sample of the tuning space, against float64.
-#include <gtest/gtest.h>
-
 #include <map>
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include "harness/capability.h"
 #include "ops/families.h"
@@ -21,7 +20,8 @@ const std::vector<Config>& sample_configs() {
   static const std::vector<Config> configs = [] {
     const GemmShape big{.m = 256, .n = 256, .k = 256};
     std::vector<Config> fma;
-    for (const Config& c : covering_sample(gemm_space(big, testing::test_session().device()), 7, gemm_default_config())) {
+    for (const Config& c :
+         covering_sample(gemm_space(big, testing::test_session().device()), 7, gemm_default_config())) {
       if (!is_cpu_config(c)) fma.push_back(c);
     }
     return fma;
@@ -46,7 +46,8 @@ TEST_P(GemmCorrectness, EverySampledConfigurationMatchesTheReference) {
     Evaluator evaluator(session, *evaluation);
     for (const Config& config : sample_configs()) {
       const EvalOutcome outcome = evaluator.evaluate(config, no_timing);
-      EXPECT_EQ(outcome.status, Status::kOk) << problem.shape_key() << " " << to_string(config) << ": " << outcome.error;
+      EXPECT_EQ(outcome.status, Status::kOk)
+          << problem.shape_key() << " " << to_string(config) << ": " << outcome.error;
     }
   }
   EXPECT_GE(cases, 10);
@@ -172,9 +173,12 @@ TEST(GemmTf32, CapabilityRuleOnDescribedDevices) {
   EXPECT_FALSE(satisfies(blackwell, nvidia_wgmma_tf32()));
   EXPECT_TRUE(satisfies(from_row, nvidia_wgmma_tf32()));
   EXPECT_FALSE(satisfies(cpu_row, nvidia_wgmma_tf32()));
-  EXPECT_FALSE(gemm_space({.m = 256, .n = 256, .k = 256, .math = MathMode::kTf32}, ampere).contains(gemm_wgmma_default_config()));
-  EXPECT_TRUE(gemm_space({.m = 256, .n = 256, .k = 256, .math = MathMode::kTf32}, testing::described_h200()).contains(gemm_wgmma_default_config()));
-  EXPECT_FALSE(gemm_space({.m = 256, .n = 256, .k = 256, .math = MathMode::kTf32}, ampere).contains(gemm_wgmma_packed_default_config()));
+  EXPECT_FALSE(gemm_space({.m = 256, .n = 256, .k = 256, .math = MathMode::kTf32}, ampere)
+                   .contains(gemm_wgmma_default_config()));
+  EXPECT_TRUE(gemm_space({.m = 256, .n = 256, .k = 256, .math = MathMode::kTf32}, testing::described_h200())
+                  .contains(gemm_wgmma_default_config()));
+  EXPECT_FALSE(gemm_space({.m = 256, .n = 256, .k = 256, .math = MathMode::kTf32}, ampere)
+                   .contains(gemm_wgmma_packed_default_config()));
   EXPECT_TRUE(gemm_space({.m = 256, .n = 256, .k = 256, .math = MathMode::kTf32}, testing::described_h200())
                   .contains(gemm_wgmma_packed_default_config()));
 }
@@ -187,7 +191,8 @@ TEST(GemmTf32, WgmmaSpaceFitsTheDevice) {
   ASSERT_TRUE(satisfies(h200, nvidia_wgmma_tf32()));
   for (const bool trans_a : {false, true}) {
     for (const bool trans_b : {false, true}) {
-      const GemmShape shape{.m = 4096, .n = 4096, .k = 4096, .trans_a = trans_a, .trans_b = trans_b, .math = MathMode::kTf32};
+      const GemmShape shape{
+          .m = 4096, .n = 4096, .k = 4096, .trans_a = trans_a, .trans_b = trans_b, .math = MathMode::kTf32};
       int count = 0, packed = 0;
       for (const Config& c : gemm_space(shape, h200).enumerate()) {
         if (!is_wgmma_config(c) && !is_wgmma_packed_config(c)) continue;
@@ -218,7 +223,8 @@ TEST(GemmTf32, SpaceExcludesFragmentReadsTheStagedLayoutCannotServe) {
   const DeviceInfo h200 = testing::described_h200();
   for (const bool trans_a : {false, true}) {
     for (const bool trans_b : {false, true}) {
-      const GemmShape shape{.m = 256, .n = 256, .k = 256, .trans_a = trans_a, .trans_b = trans_b, .math = MathMode::kTf32};
+      const GemmShape shape{
+          .m = 256, .n = 256, .k = 256, .trans_a = trans_a, .trans_b = trans_b, .math = MathMode::kTf32};
       int async = 0;
       for (const Config& c : gemm_space(shape, h200).enumerate()) {
         if (!is_mma_config(c) || c.at("STAGES") < 2) continue;
@@ -239,7 +245,8 @@ TEST(GemmTf32, TensorCoreConfigurationsMatchTheReference) {
   std::map<std::pair<bool, bool>, std::vector<Config>> samples;  // per (trans_a, trans_b)
   for (const bool trans_a : {false, true}) {
     for (const bool trans_b : {false, true}) {
-      const GemmShape big{.m = 256, .n = 256, .k = 256, .trans_a = trans_a, .trans_b = trans_b, .math = MathMode::kTf32};
+      const GemmShape big{
+          .m = 256, .n = 256, .k = 256, .trans_a = trans_a, .trans_b = trans_b, .math = MathMode::kTf32};
       std::vector<Config>& sample = samples[{trans_a, trans_b}];
       const SearchSpace space = gemm_space(big, session.device());
       for (const Config& c : covering_sample(space, 9, gemm_mma_default_config())) {
@@ -262,7 +269,8 @@ TEST(GemmTf32, TensorCoreConfigurationsMatchTheReference) {
     Evaluator evaluator(session, *evaluation);
     for (const Config& config : samples.at({c.shape.trans_a, c.shape.trans_b})) {
       const EvalOutcome outcome = evaluator.evaluate(config, no_timing);
-      EXPECT_EQ(outcome.status, Status::kOk) << problem.shape_key() << " " << to_string(config) << ": " << outcome.error;
+      EXPECT_EQ(outcome.status, Status::kOk)
+          << problem.shape_key() << " " << to_string(config) << ": " << outcome.error;
     }
   }
 }

@@ -1,10 +1,9 @@
 // layer_norm / batch_norm correctness, forward and backward: the odd-shape table x a covering sample
 // of each kind's tuning space, against float64; shape validation; wrong kernels are caught.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include "harness/error.h"
 #include "ops/families.h"
@@ -54,8 +53,8 @@ TEST_P(NormCorrectness, SampledConfigurationsMatchTheReference) {
   if (std::find(configs.begin(), configs.end(), own_default) == configs.end()) configs.push_back(own_default);
   for (const Config& config : configs) {
     const EvalOutcome outcome = evaluator.evaluate(config, no_timing);
-    EXPECT_EQ(outcome.status, Status::kOk) << problem.shape_key() << " " << dtype_name(c.shape.dtype) << " " << to_string(config) << ": "
-                                    << outcome.error;
+    EXPECT_EQ(outcome.status, Status::kOk)
+        << problem.shape_key() << " " << dtype_name(c.shape.dtype) << " " << to_string(config) << ": " << outcome.error;
   }
 }
 
@@ -138,8 +137,8 @@ TEST(LayerNormRegisters, OddAndAlignedRowsMatchTheReference) {
     auto evaluation = problem.instantiate(session);
     Evaluator evaluator(session, *evaluation);
     const EvalOutcome outcome = evaluator.evaluate(c.config, no_timing);
-    EXPECT_EQ(outcome.status, Status::kOk) << problem.shape_key() << " " << dtype_name(c.shape.dtype) << " " << to_string(c.config) << ": "
-                                    << outcome.error;
+    EXPECT_EQ(outcome.status, Status::kOk) << problem.shape_key() << " " << dtype_name(c.shape.dtype) << " "
+                                           << to_string(c.config) << ": " << outcome.error;
   }
 }
 

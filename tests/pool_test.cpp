@@ -1,8 +1,7 @@
 // Pooling correctness: the odd-shape table against the float64 reference (values and indices), a
 // covering sample of each kernel's tuning space, and checks that wrong kernels fail.
-#include <gtest/gtest.h>
-
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include "db/database.h"
 #include "harness/error.h"

@@ -1,10 +1,9 @@
 // Reduction correctness: the odd-shape table x a covering sample of the tuning space, against float64;
 // layouts, shape validation, and verification that catches wrong kernels.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include "db/database.h"
 #include "harness/error.h"
@@ -65,8 +64,8 @@ TEST_P(ReduceCorrectness, SampledConfigurationsMatchTheReference) {
   if (std::find(configs.begin(), configs.end(), own_default) == configs.end()) configs.push_back(own_default);
   for (const Config& config : configs) {
     const EvalOutcome outcome = evaluator.evaluate(config, no_timing);
-    EXPECT_EQ(outcome.status, Status::kOk) << problem.shape_key() << " " << dtype_name(c.shape.dtype) << " " << to_string(config) << ": "
-                                    << outcome.error;
+    EXPECT_EQ(outcome.status, Status::kOk)
+        << problem.shape_key() << " " << dtype_name(c.shape.dtype) << " " << to_string(config) << ": " << outcome.error;
   }
 }
 
@@ -75,8 +74,8 @@ std::string case_name(const ::testing::TestParamInfo<std::size_t>& info) {
   const ReduceShape& s = c.shape;
   std::string axes;
   for (int a : s.axes) axes += std::to_string(a);
-  return fmt::format("{}_{}_{}_d{}_a{}{}", info.index, reduce_kind_name(s.kind), dtype_name(s.dtype), dims_text(s.dims), axes,
-                     c.instance.specials ? "_nan" : "");
+  return fmt::format("{}_{}_{}_d{}_a{}{}", info.index, reduce_kind_name(s.kind), dtype_name(s.dtype), dims_text(s.dims),
+                     axes, c.instance.specials ? "_nan" : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, ReduceCorrectness, ::testing::Range<std::size_t>(0, cases().size()), case_name);
@@ -112,7 +111,8 @@ TEST(ReduceLayout, MergesAndSplitsRuns) {
 }
 
 TEST(ReduceShape, JsonRoundTripsAndRejectsBadFields) {
-  const ReduceShape s{.dims = {8, 3, 5}, .axes = {0, 2}, .keepdim = true, .kind = ReduceKind::kNorm2, .dtype = DType::kBf16};
+  const ReduceShape s{
+      .dims = {8, 3, 5}, .axes = {0, 2}, .keepdim = true, .kind = ReduceKind::kNorm2, .dtype = DType::kBf16};
   const ReduceShape back = ReduceShape::from_json(s.to_json());
   EXPECT_EQ(back.key(), s.key());
   EXPECT_EQ(back.dtype, DType::kBf16);

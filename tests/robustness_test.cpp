@@ -1,8 +1,6 @@
 // The tuner survives what kills tuning sessions: SIGKILL mid-run (a rerun measures only what was
 // left), two tuners writing one database at once (no row lost), and kernels that never terminate
 // or crash the driver (--isolate records them and goes on). Uses the hidden test-only selftest op.
-#include <gtest/gtest.h>
-
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -17,6 +15,7 @@
 #include <set>
 #include <thread>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "db/database.h"
@@ -78,12 +77,14 @@ std::multimap<std::string, std::pair<std::string, std::int64_t>> search_rows(con
 }
 
 // The 16 configurations of selftest with MODE=0 (correct kernels only).
-const std::vector<std::string> kCorrectOnly = {"--ops", "selftest", "--restrict", "MODE=0", "--strategy", "exhaustive",
-                                               "--max-evals", "0", "--binary-cache", "off"};
+const std::vector<std::string> kCorrectOnly = {"--ops",          "selftest",   "--restrict",  "MODE=0",
+                                               "--strategy",     "exhaustive", "--max-evals", "0",
+                                               "--binary-cache", "off"};
 
 TEST(Robustness, SigkillMidRunThenARerunMeasuresExactlyWhatWasLeft) {
   // Two problems of 16 configurations each.
-  const std::string shapes = shapes_file("kill.json", R"([{"op": "selftest", "n": 1000}, {"op": "selftest", "n": 3000}])");
+  const std::string shapes =
+      shapes_file("kill.json", R"([{"op": "selftest", "n": 1000}, {"op": "selftest", "n": 3000}])");
   const std::string db = testing::temp_path("kill.db");
   std::vector<std::string> args = kCorrectOnly;
   args.insert(args.end(), {"--shapes", shapes, "--db", db});
@@ -130,7 +131,8 @@ TEST(Robustness, SigkillMidRunThenARerunMeasuresExactlyWhatWasLeft) {
 }
 
 TEST(Robustness, TwoTunersOnOneDatabaseLoseNoRow) {
-  const std::string shapes = shapes_file("two.json", R"([{"op": "selftest", "n": 1000}, {"op": "selftest", "n": 3000}])");
+  const std::string shapes =
+      shapes_file("two.json", R"([{"op": "selftest", "n": 1000}, {"op": "selftest", "n": 3000}])");
   const std::string db = testing::temp_path("two.db");
   // Create the database first, so both tuners open an existing file.
   Database::open(db);
@@ -169,9 +171,10 @@ TEST(Robustness, IsolateRecordsAHangingKernelAsTimeoutAndACrashAsCrash) {
   // kernel costs all of it). --cut 0: under a parallel ctest the correct kernel's first runs were
   // once 'far slower' than the default's and it was recorded as cut, not ok; this test is about
   // isolation, not timing.
-  const pid_t pid = start({"--ops", "selftest", "--restrict", "WG=64,REPEAT=1", "--strategy", "exhaustive",
-                           "--max-evals", "0", "--cut", "0", "--isolate", "--eval-timeout", "10s", "--shapes", shapes, "--db", db},
-                          log);
+  const pid_t pid =
+      start({"--ops", "selftest", "--restrict", "WG=64,REPEAT=1", "--strategy", "exhaustive", "--max-evals", "0",
+             "--cut", "0", "--isolate", "--eval-timeout", "10s", "--shapes", shapes, "--db", db},
+            log);
   ASSERT_EQ(wait_exit(pid), 0) << slurp(log);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::map<std::string, std::string> status;

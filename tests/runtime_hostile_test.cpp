@@ -1,9 +1,9 @@
 // The database as untrusted input: hostile rows are rejected by name and never compiled; corrupt,
 // truncated, foreign and newer files are refused and never modified.
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
+
+#include <gtest/gtest.h>
 
 #include "db/sqlite.h"
 #include "tests/support/runtime_support.h"
@@ -37,26 +37,65 @@ std::vector<Hostile> hostile_rows() {
     rows.push_back({std::move(why), std::move(row), std::move(expected)});
   };
   const auto params = [](BestRow& r, Config&) { r.params_json.clear(); };
-  add("value not declared", [&](BestRow& r, Config& c) { c["MWG"] = 7; params(r, c); }, "MWG=7 is not one of");
-  add("value far out of range", [&](BestRow& r, Config& c) { c["NWG"] = std::int64_t{1} << 40; params(r, c); },
+  add(
+      "value not declared",
+      [&](BestRow& r, Config& c) {
+        c["MWG"] = 7;
+        params(r, c);
+      },
+      "MWG=7 is not one of");
+  add(
+      "value far out of range",
+      [&](BestRow& r, Config& c) {
+        c["NWG"] = std::int64_t{1} << 40;
+        params(r, c);
+      },
       "is not one of");
-  add("unknown parameter", [&](BestRow& r, Config& c) { c["EVIL"] = 1; params(r, c); }, "unknown parameter EVIL");
-  add("missing parameter", [&](BestRow& r, Config& c) { c.erase("KWI"); params(r, c); }, "missing parameter KWI");
-  add("constraint broken", [&](BestRow& r, Config& c) { c["VWL"] = 4; params(r, c); }, "constraint");
-  add("float value", [](BestRow& r, Config&) { r.params_json = R"({"MWG":16.5})"; }, "not an integer");
-  add("string value", [](BestRow& r, Config&) { r.params_json = R"({"MWG":"16"})"; }, "not an integer");
-  add("params injection", [](BestRow& r, Config&) { r.params_json = R"({"MWG":16}); DROP TABLE best; --)"; },
+  add(
+      "unknown parameter",
+      [&](BestRow& r, Config& c) {
+        c["EVIL"] = 1;
+        params(r, c);
+      },
+      "unknown parameter EVIL");
+  add(
+      "missing parameter",
+      [&](BestRow& r, Config& c) {
+        c.erase("KWI");
+        params(r, c);
+      },
+      "missing parameter KWI");
+  add(
+      "constraint broken",
+      [&](BestRow& r, Config& c) {
+        c["VWL"] = 4;
+        params(r, c);
+      },
+      "constraint");
+  add(
+      "float value", [](BestRow& r, Config&) { r.params_json = R"({"MWG":16.5})"; }, "not an integer");
+  add(
+      "string value", [](BestRow& r, Config&) { r.params_json = R"({"MWG":"16"})"; }, "not an integer");
+  add(
+      "params injection", [](BestRow& r, Config&) { r.params_json = R"({"MWG":16}); DROP TABLE best; --)"; },
       "params_json is not valid JSON");
-  add("name injection", [](BestRow& r, Config&) { r.params_json = R"({"MWG -DX=1 ; rm -rf /":16})"; },
+  add(
+      "name injection", [](BestRow& r, Config&) { r.params_json = R"({"MWG -DX=1 ; rm -rf /":16})"; },
       "bad parameter name");
-  add("shape key injection", [](BestRow& r, Config&) { r.shape_key += "'); DROP TABLE best; --"; },
+  add(
+      "shape key injection", [](BestRow& r, Config&) { r.shape_key += "'); DROP TABLE best; --"; },
       "shape_key does not match");
-  add("shape garbage", [](BestRow& r, Config&) { r.shape_json = "{{{{\x01\x02"; }, "shape_json is not valid JSON");
-  add("shape out of range", [](BestRow& r, Config&) { r.shape_json = R"({"m":-4,"n":24,"k":31})"; }, "'m'");
-  add("shape unknown field", [](BestRow& r, Config&) { r.shape_json = R"({"m":40,"n":24,"k":31,"evil":1})"; },
+  add(
+      "shape garbage", [](BestRow& r, Config&) { r.shape_json = "{{{{\x01\x02"; }, "shape_json is not valid JSON");
+  add(
+      "shape out of range", [](BestRow& r, Config&) { r.shape_json = R"({"m":-4,"n":24,"k":31})"; }, "'m'");
+  add(
+      "shape unknown field", [](BestRow& r, Config&) { r.shape_json = R"({"m":40,"n":24,"k":31,"evil":1})"; },
       "unknown shape field");
-  add("wrong dtype", [](BestRow& r, Config&) { r.dtype = "fp64"; }, "dtype");
-  add("huge key", [](BestRow& r, Config&) { r.shape_key = std::string(100000, 'A') + "\n\x1b[31m"; },
+  add(
+      "wrong dtype", [](BestRow& r, Config&) { r.dtype = "fp64"; }, "dtype");
+  add(
+      "huge key", [](BestRow& r, Config&) { r.shape_key = std::string(100000, 'A') + "\n\x1b[31m"; },
       "shape_key does not match");
   return rows;
 }

@@ -1,22 +1,22 @@
 // The runtime's memory-bound families: ops::reduce, ops::softmax, ops::norm and ops::elementwise on
 // odd shapes at the built-in and exact levels, with buffer offsets, checked against float64 references.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include <gtest/gtest.h>
+
+#include "core/stored_tensor.h"
 #include "ops/elementwise/elementwise_problem.h"
 #include "ops/elementwise/elementwise_reference.h"
 #include "ops/norm/norm_problem.h"
 #include "ops/norm/norm_reference.h"
 #include "ops/reduce/reduce_problem.h"
-#include "core/stored_tensor.h"
+#include "ops/softmax/softmax_problem.h"
 #include "runtime/elementwise.h"
 #include "runtime/norm.h"
 #include "runtime/reduce.h"
 #include "runtime/softmax.h"
-#include "ops/softmax/softmax_problem.h"
 #include "tests/support/runtime_support.h"
 #include "tests/support/test_session.h"
 

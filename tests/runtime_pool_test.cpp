@@ -1,16 +1,15 @@
 // ops::pool through the runtime: max (with indices) and average pooling, forward and backward, and
 // adaptive average, against the float64 reference at the built-in level; an exact row; refused calls.
-#include <gtest/gtest.h>
-
 #include <cmath>
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
+#include "core/storage.h"
 #include "harness/verify.h"
 #include "ops/pool/pool_problem.h"
 #include "ops/pool/pool_reference.h"
 #include "runtime/pool.h"
-#include "core/storage.h"
 #include "tests/support/runtime_support.h"
 #include "tests/support/test_session.h"
 
@@ -75,8 +74,8 @@ class HostPool {
       indices_before_.resize(indices_before_.size() + kCanaryWords, kIndexCanary);
     }
     if (!indices_before_.empty()) {
-      idx_buf_ = cl::Buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, indices_before_.size() * 8,
-                            indices_before_.data());
+      idx_buf_ =
+          cl::Buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, indices_before_.size() * 8, indices_before_.data());
     }
     call_.shape = s;
     call_.in = in_buf_();
@@ -90,8 +89,8 @@ class HostPool {
 
   // The first mismatch of the outputs or indices ("" if right and nothing outside them changed).
   std::string check() const {
-    const PoolReference ref = pool_reference(
-        shape_, std::span<const float>(in_).subspan(static_cast<std::size_t>(kIn)), indices_in_);
+    const PoolReference ref =
+        pool_reference(shape_, std::span<const float>(in_).subspan(static_cast<std::size_t>(kIn)), indices_in_);
     const double u = dtype_roundoff(DType::kFp32);
     std::vector<Expected> expected;
     for (std::size_t i = 0; i < ref.value.size(); ++i) {
@@ -128,10 +127,31 @@ class HostPool {
 // N=2, C=3, 11x13: max 3x3 stride 2 pad 1 with ceil_mode, average 3x2 stride 2x1 pad 1x0 without
 // the padding counted, adaptive average; each forward and backward.
 std::vector<PoolShape> odd_shapes() {
-  const PoolShape max{.kind = PoolKind::kMax, .n = 2, .c = 3, .h = 11, .w = 13, .kh = 3, .kw = 3, .sh = 2, .sw = 2,
-                      .ph = 1, .pw = 1, .ceil_mode = true};
-  const PoolShape avg{.kind = PoolKind::kAvg, .n = 2, .c = 3, .h = 11, .w = 13, .kh = 3, .kw = 2, .sh = 2, .sw = 1,
-                      .ph = 1, .pw = 0, .count_include_pad = false, .indices = false};
+  const PoolShape max{.kind = PoolKind::kMax,
+                      .n = 2,
+                      .c = 3,
+                      .h = 11,
+                      .w = 13,
+                      .kh = 3,
+                      .kw = 3,
+                      .sh = 2,
+                      .sw = 2,
+                      .ph = 1,
+                      .pw = 1,
+                      .ceil_mode = true};
+  const PoolShape avg{.kind = PoolKind::kAvg,
+                      .n = 2,
+                      .c = 3,
+                      .h = 11,
+                      .w = 13,
+                      .kh = 3,
+                      .kw = 2,
+                      .sh = 2,
+                      .sw = 1,
+                      .ph = 1,
+                      .pw = 0,
+                      .count_include_pad = false,
+                      .indices = false};
   const PoolShape adaptive{.kind = PoolKind::kAdaptiveAvg, .n = 2, .c = 3, .h = 11, .w = 13, .indices = false};
   std::vector<PoolShape> shapes;
   for (PoolShape s : {max, avg, adaptive}) {

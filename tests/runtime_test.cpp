@@ -1,9 +1,9 @@
 // The runtime library: every level of the lookup chain, layering, GEMM calls of every layout, threads.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <cstdlib>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "harness/capability.h"
 #include "ops/families.h"
@@ -36,9 +36,9 @@ Level run_checked(Runtime& rt, const GemmShape& shape, const GemmLayout& layout 
   const Config config = d.level == Level::kLibrary ? Config{} : ops::gemm_decision(rt, g.call()).config;
   const bool packed = is_wgmma_packed_config(config) || is_mma_packed_config(config);
   EXPECT_EQ(d.count, shape.dtype == DType::kFp32 && !packed ? 1u
-                     : d.level == Level::kLibrary       ? 1u
-                     : packed                           ? 3u
-                                                        : 4u + (shape.beta != 0.0f));
+                     : d.level == Level::kLibrary           ? 1u
+                     : packed                               ? 3u
+                                                            : 4u + (shape.beta != 0.0f));
   EXPECT_EQ(g.check(session().queue()), "") << shape.key();
   return d.level;
 }
@@ -72,11 +72,11 @@ TEST(RuntimeLookup, NearestLevelTakesTheClosestShapeOfTheSameLayoutAndVerifiesIt
   const GemmShape near{.m = 64, .n = 64, .k = 64};
   const GemmShape far{.m = 512, .n = 512, .k = 512};
   const GemmShape other_layout{.m = 60, .n = 70, .k = 64, .trans_b = true};
-  const std::string user = testing::write_database(
-      testing::temp_path("nearest.db"), {session().device()},
-      {testing::gemm_row(my_key(), near, testing::small_tile_config()),
-       testing::gemm_row(my_key(), far, testing::staged_tile_config()),
-       testing::gemm_row(my_key(), other_layout, testing::staged_tile_config())});
+  const std::string user =
+      testing::write_database(testing::temp_path("nearest.db"), {session().device()},
+                              {testing::gemm_row(my_key(), near, testing::small_tile_config()),
+                               testing::gemm_row(my_key(), far, testing::staged_tile_config()),
+                               testing::gemm_row(my_key(), other_layout, testing::staged_tile_config())});
   auto rt = make_runtime(user, "");
   const GemmShape call{.m = 60, .n = 70, .k = 64};
   EXPECT_EQ(run_checked(*rt, call), Level::kNearest);
@@ -105,8 +105,9 @@ TEST(RuntimeLookup, ClassLevelUsesAnotherDeviceOfTheSameVendorAndType) {
   ASSERT_NE(sibling.key(), my_key());
   ASSERT_EQ(sibling.device_class(), session().device().device_class());
   const GemmShape shape{.m = 33, .n = 17, .k = 9};
-  const std::string system = testing::write_database(testing::temp_path("class.db"), {sibling},
-                                                     {testing::gemm_row(sibling.key(), shape, testing::small_tile_config())});
+  const std::string system =
+      testing::write_database(testing::temp_path("class.db"), {sibling},
+                              {testing::gemm_row(sibling.key(), shape, testing::small_tile_config())});
   auto rt = make_runtime("", system);
   EXPECT_EQ(run_checked(*rt, shape), Level::kClass);
   HostGemm g(session().context(), shape);
@@ -118,10 +119,12 @@ TEST(RuntimeLookup, ClassLevelUsesAnotherDeviceOfTheSameVendorAndType) {
 
 TEST(RuntimeLookup, UserLayerWinsOverTheSystemLayer) {
   const GemmShape shape{.m = 40, .n = 24, .k = 31};
-  const std::string system = testing::write_database(testing::temp_path("layer-sys.db"), {session().device()},
-                                                     {testing::gemm_row(my_key(), shape, testing::staged_tile_config(), 10)});
-  const std::string user = testing::write_database(testing::temp_path("layer-user.db"), {session().device()},
-                                                   {testing::gemm_row(my_key(), shape, testing::small_tile_config(), 900)});
+  const std::string system =
+      testing::write_database(testing::temp_path("layer-sys.db"), {session().device()},
+                              {testing::gemm_row(my_key(), shape, testing::staged_tile_config(), 10)});
+  const std::string user =
+      testing::write_database(testing::temp_path("layer-user.db"), {session().device()},
+                              {testing::gemm_row(my_key(), shape, testing::small_tile_config(), 900)});
   auto rt = make_runtime(user, system);
   HostGemm g(session().context(), shape);
   const Decision d = ops::gemm_decision(*rt, g.call());
@@ -152,7 +155,8 @@ TEST(RuntimeLookup, ReloadPicksUpANewTuningResult) {
   const std::string user = testing::temp_path("reload.db");
   auto rt = make_runtime(user, "");
   EXPECT_EQ(run_checked(*rt, shape), Level::kBuiltin);
-  testing::write_database(user, {session().device()}, {testing::gemm_row(my_key(), shape, testing::small_tile_config())});
+  testing::write_database(user, {session().device()},
+                          {testing::gemm_row(my_key(), shape, testing::small_tile_config())});
   EXPECT_EQ(run_checked(*rt, shape), Level::kBuiltin) << "decisions are cached until reload()";
   rt->reload();
   EXPECT_EQ(run_checked(*rt, shape), Level::kExact);

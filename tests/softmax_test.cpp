@@ -1,10 +1,9 @@
 // softmax / log_softmax correctness: the odd-shape table x a covering sample of the tuning space,
 // against float64; shape validation; verification that catches wrong kernels.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include "harness/error.h"
 #include "ops/families.h"
@@ -58,16 +57,17 @@ TEST_P(SoftmaxCorrectness, SampledConfigurationsMatchTheReference) {
   if (std::find(configs.begin(), configs.end(), own_default) == configs.end()) configs.push_back(own_default);
   for (const Config& config : configs) {
     const EvalOutcome outcome = evaluator.evaluate(config, no_timing);
-    EXPECT_EQ(outcome.status, Status::kOk) << problem.shape_key() << " " << dtype_name(c.shape.dtype) << " " << to_string(config) << ": "
-                                    << outcome.error;
+    EXPECT_EQ(outcome.status, Status::kOk)
+        << problem.shape_key() << " " << dtype_name(c.shape.dtype) << " " << to_string(config) << ": " << outcome.error;
   }
 }
 
 std::string case_name(const ::testing::TestParamInfo<std::size_t>& info) {
   const SoftmaxTestCase& c = cases()[info.param];
   const SoftmaxShape& s = c.shape;
-  return fmt::format("{}_{}_{}_d{}_a{}{}{}", info.index, s.log ? "log_softmax" : "softmax", dtype_name(s.dtype), dims_text(s.dims),
-                     s.axis, c.instance.specials ? "_nan" : "", c.instance.spread != 4.0f ? "_wide" : "");
+  return fmt::format("{}_{}_{}_d{}_a{}{}{}", info.index, s.log ? "log_softmax" : "softmax", dtype_name(s.dtype),
+                     dims_text(s.dims), s.axis, c.instance.specials ? "_nan" : "",
+                     c.instance.spread != 4.0f ? "_wide" : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, SoftmaxCorrectness, ::testing::Range<std::size_t>(0, cases().size()), case_name);
@@ -117,7 +117,9 @@ TEST(SoftmaxCpuKernel, PolynomialExpAndPrefetchMatchTheReference) {
   const std::vector<Case> table = {
       {{.dims = {9, 1031}, .axis = 1}, {.input_offset = 3, .output_offset = 1, .spread = 30.0f}, {}},
       {{.dims = {7, 333}, .axis = 1, .dtype = DType::kFp16}, {.specials = true}, {{"PREFETCH", 2}, {"CACHE", 0}}},
-      {{.dims = {11, 61}, .axis = 1, .log = true, .dtype = DType::kBf16}, {.specials = true}, {{"ROWS", 16}, {"VW", 8}}},
+      {{.dims = {11, 61}, .axis = 1, .log = true, .dtype = DType::kBf16},
+       {.specials = true},
+       {{"ROWS", 16}, {"VW", 8}}},
       {{.dims = {6, 17}, .axis = 1, .log = true}, {.spread = 30.0f}, {{"PREFETCH", 2}, {"WGS", 4}, {"VW", 4}}},
   };
   for (const Case& c : table) {
@@ -129,8 +131,8 @@ TEST(SoftmaxCpuKernel, PolynomialExpAndPrefetchMatchTheReference) {
     auto evaluation = problem.instantiate(session);
     Evaluator evaluator(session, *evaluation);
     const EvalOutcome outcome = evaluator.evaluate(config, no_timing);
-    EXPECT_EQ(outcome.status, Status::kOk) << problem.shape_key() << " " << dtype_name(c.shape.dtype) << " " << to_string(config) << ": "
-                                    << outcome.error;
+    EXPECT_EQ(outcome.status, Status::kOk)
+        << problem.shape_key() << " " << dtype_name(c.shape.dtype) << " " << to_string(config) << ": " << outcome.error;
   }
 }
 

@@ -1,11 +1,11 @@
 // Configurations and search spaces: canonical text, validation, constrained enumeration, strategies.
-#include <gtest/gtest.h>
+#include "core/space.h"
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/error.h"
 #include "core/config.h"
-#include "core/space.h"
+#include "harness/error.h"
 #include "tuner/strategy.h"
 
 namespace ocltune {
@@ -28,8 +28,8 @@ TEST(Config, CanonicalTextIsSortedAndRoundTrips) {
 }
 
 TEST(Config, RejectsMalformedText) {
-  for (const char* bad : {"MWG", "MWG=", "MWG=1.5", "MWG=1,", "mwg=1", "MWG=1,MWG=2", "M-G=1", "MWG=99999999999999999999",
-                          "MWG=1;DROP TABLE best", "MWG=0x10"}) {
+  for (const char* bad : {"MWG", "MWG=", "MWG=1.5", "MWG=1,", "mwg=1", "MWG=1,MWG=2", "M-G=1",
+                          "MWG=99999999999999999999", "MWG=1;DROP TABLE best", "MWG=0x10"}) {
     EXPECT_THROW(parse_config(bad), Error) << bad;
   }
 }

@@ -1,10 +1,12 @@
 // Search strategies on synthetic spaces: validity, no repeats, reproducibility, search quality,
 // and replay of recorded spaces.
-#include <gtest/gtest.h>
+#include "tuner/strategy.h"
 
 #include <cmath>
 #include <fstream>
 #include <set>
+
+#include <gtest/gtest.h>
 
 #include "harness/error.h"
 #include "tests/support/test_session.h"
@@ -12,7 +14,6 @@
 #include "tuner/forest.h"
 #include "tuner/simulate.h"
 #include "tuner/space_index.h"
-#include "tuner/strategy.h"
 
 namespace ocltune {
 namespace {
@@ -35,8 +36,10 @@ SearchSpace synthetic_space() {
 double synthetic_time(const Config& c) {
   if (c.count("WG")) return 3e5 * (1 + 0.1 * std::abs(std::log2(c.at("WG")) - 6) + 0.05 * std::log2(c.at("UNROLL")));
   auto l = [&](const char* name) { return std::log2(static_cast<double>(c.at(name))); };
-  const double tile = std::pow(l("MWG") - 6, 2) + std::pow(l("NWG") - 5, 2) + 0.5 * std::pow(l("MWG") + l("NWG") - 11, 2);
-  const double work = std::pow(l("WPTM") - 2, 2) + std::pow(l("WPTN") - 2, 2) + 0.3 * std::pow(l("WPTM") - l("WPTN"), 2);
+  const double tile =
+      std::pow(l("MWG") - 6, 2) + std::pow(l("NWG") - 5, 2) + 0.5 * std::pow(l("MWG") + l("NWG") - 11, 2);
+  const double work =
+      std::pow(l("WPTM") - 2, 2) + std::pow(l("WPTN") - 2, 2) + 0.3 * std::pow(l("WPTM") - l("WPTN"), 2);
   const double rest = 0.5 * std::pow(l("KWG") - 4, 2) + 0.4 * (1 - l("VW")) + (c.at("SA") ? 0 : 0.6);
   return 1e5 * std::exp(0.15 * tile + 0.2 * work + 0.2 * rest);
 }
@@ -48,7 +51,8 @@ RecordedSpace synthetic_recording() {
   for (const Config& c : synthetic_space().enumerate()) {
     // Every 13th point fails to compile, as real spaces have failures among valid points.
     const bool fails = std::hash<std::string>{}(to_string(c)) % 13 == 0 && c.count("MWG") && c.at("MWG") != 64;
-    space.points.push_back({c, fails ? Status::kCompileError : Status::kOk, fails ? std::nullopt : std::optional(synthetic_time(c))});
+    space.points.push_back(
+        {c, fails ? Status::kCompileError : Status::kOk, fails ? std::nullopt : std::optional(synthetic_time(c))});
   }
   return space;
 }
@@ -126,7 +130,8 @@ TEST(Strategy, GuidedStrategiesBeatRandomAndTheModelFindsTheOptimumInTenPercent)
   ASSERT_EQ(scores.size(), 4u);
   const double random_10 = scores[0].fractions[1];
   for (std::size_t s = 1; s < scores.size(); ++s) {
-    EXPECT_GT(scores[s].fractions[1], random_10) << scores[s].strategy << "\n" << format_scores(space, scores, budgets, 9);
+    EXPECT_GT(scores[s].fractions[1], random_10) << scores[s].strategy << "\n"
+                                                 << format_scores(space, scores, budgets, 9);
   }
   EXPECT_GE(scores[3].fractions[1], 0.95) << format_scores(space, scores, budgets, 9);
 }
@@ -141,7 +146,8 @@ TEST(Strategy, AWarmStartFromAnotherShapeHelpsTheModel) {
   for (std::size_t i = 0; i < all.size(); i += 5) logs.push_back(std::log(4 * synthetic_time(all[i])));
   std::vector<double> sorted = logs;
   std::sort(sorted.begin(), sorted.end());
-  for (std::size_t i = 0, k = 0; i < all.size(); i += 5, ++k) prior.push_back({all[i], logs[k] - sorted[sorted.size() / 2]});
+  for (std::size_t i = 0, k = 0; i < all.size(); i += 5, ++k)
+    prior.push_back({all[i], logs[k] - sorted[sorted.size() / 2]});
   const double optimum = *space.optimum_ns();
   double cold = 0, warm = 0;
   for (std::uint64_t seed = 1; seed <= 5; ++seed) {
@@ -155,7 +161,8 @@ TEST(Strategy, AWarmStartFromAnotherShapeHelpsTheModel) {
 TEST(SpaceIndex, NeighboursDifferInOneParameterByOneStep) {
   const std::vector<Config> all = synthetic_space().enumerate();
   SpaceIndex index(all);
-  const std::size_t i = *index.find({{"MWG", 64}, {"NWG", 32}, {"WPTM", 4}, {"WPTN", 4}, {"KWG", 16}, {"VW", 2}, {"SA", 1}});
+  const std::size_t i =
+      *index.find({{"MWG", 64}, {"NWG", 32}, {"WPTM", 4}, {"WPTN", 4}, {"KWG", 16}, {"VW", 2}, {"SA", 1}});
   const auto near = index.neighbours(i);
   EXPECT_FALSE(near.empty());
   for (std::size_t j : near) {

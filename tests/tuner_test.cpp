@@ -1,8 +1,10 @@
 // The tuning loop end to end on PoCL: every evaluation recorded with its status, best kept.
-#include <gtest/gtest.h>
+#include "tuner/tuner.h"
 
 #include <algorithm>
 #include <cmath>
+
+#include <gtest/gtest.h>
 
 #include "db/database.h"
 #include "harness/error.h"
@@ -11,7 +13,6 @@
 #include "tests/support/selftest.h"
 #include "tests/support/test_session.h"
 #include "tuner/prior.h"
-#include "tuner/tuner.h"
 
 namespace ocltune {
 namespace {
@@ -90,7 +91,8 @@ TEST(Tuner, RecordsEveryEvaluationAndTheBest) {
   EXPECT_EQ(report.final_candidates, 3);
   EXPECT_EQ(db.count_measurements(), 11 + 3);
   std::vector<double> finals;
-  for (const MeasurementRow& m : db.measurements(session.device().key(), "gemm", "fp32", "exact", problem.shape_key())) {
+  for (const MeasurementRow& m :
+       db.measurements(session.device().key(), "gemm", "fp32", "exact", problem.shape_key())) {
     if (m.role == "final") finals.push_back(*m.median_ns);
   }
   ASSERT_EQ(finals.size(), 3u);
@@ -116,7 +118,8 @@ TEST(Tuner, FailuresAreRecordedWithTheirStatusAndNeverStopTheRun) {
   EXPECT_GT(report.by_status.count(Status::kWrongResult), 0u);
   EXPECT_GT(report.by_status.count(Status::kLaunchError), 0u);
   EXPECT_GT(report.by_status.count(Status::kOk), 0u);
-  for (const MeasurementRow& m : db.measurements(session.device().key(), "gemm", "fp32", "exact", problem.shape_key())) {
+  for (const MeasurementRow& m :
+       db.measurements(session.device().key(), "gemm", "fp32", "exact", problem.shape_key())) {
     const Config c = parse_config(m.params);
     const std::int64_t kwg = c.at("KWG"), kwi = c.at("KWI");
     if (kwg == 8) {
@@ -174,10 +177,10 @@ TEST(Tuner, TheWarmStartScoresOtherShapesRelativeToTheirOwnMedian) {
     db.add_measurement(row);
   };
   const GemmProblem problem({.m = 8, .n = 8, .k = 8});
-  for (int i = 1; i <= 9; ++i) add("other", "MWG=" + std::to_string(16 * i), 1000.0 * i);  // median 5000
-  add("other", "MWG=999", 1.0, "wrong_result");                                             // not a success
+  for (int i = 1; i <= 9; ++i) add("other", "MWG=" + std::to_string(16 * i), 1000.0 * i);       // median 5000
+  add("other", "MWG=999", 1.0, "wrong_result");                                                 // not a success
   for (int i = 1; i <= 9; ++i) add(problem.shape_key(), "MWG=" + std::to_string(16 * i), 5.0);  // the problem itself
-  for (int i = 1; i <= 3; ++i) add("tiny", "MWG=" + std::to_string(16 * i), 7.0);                // too few to scale
+  for (int i = 1; i <= 3; ++i) add("tiny", "MWG=" + std::to_string(16 * i), 7.0);               // too few to scale
   const std::vector<PriorPoint> prior = load_prior(db, problem, session.device().key());
   ASSERT_EQ(prior.size(), 9u);
   for (const PriorPoint& p : prior) {
@@ -203,7 +206,8 @@ TEST(Tuner, AFractionOfTheRestrictedSpaceStopsTheSearchAndSaysWhy) {
   ASSERT_EQ(report.space_size, 16u);
   EXPECT_EQ(report.evaluated, 1 + 4);
   EXPECT_NE(report.stop_reason.find("--fraction"), std::string::npos) << report.stop_reason;
-  for (const MeasurementRow& m : db.measurements(session.device().key(), "selftest", "fp32", "exact", problem->shape_key())) {
+  for (const MeasurementRow& m :
+       db.measurements(session.device().key(), "selftest", "fp32", "exact", problem->shape_key())) {
     EXPECT_EQ(parse_config(m.params).at("MODE"), 0) << m.params;
   }
 }
@@ -220,7 +224,8 @@ TEST(Tuner, CandidatesSlowerThanTheCutAreTimedOnlyForTheFirstBatch) {
     options.restriction = parse_restriction("MODE=0");
     Tuner tuner(session, db, start_run(db, session), options, nullptr);
     const ProblemReport report = tuner.tune(*problem);
-    for (const MeasurementRow& m : db.measurements(session.device().key(), "selftest", "fp32", "exact", problem->shape_key())) {
+    for (const MeasurementRow& m :
+         db.measurements(session.device().key(), "selftest", "fp32", "exact", problem->shape_key())) {
       if (m.role != "search") continue;
       EXPECT_EQ(m.status, cut > 0 ? "cut" : "ok") << m.params;
       if (cut > 0) {
@@ -251,8 +256,8 @@ TEST(Defaults, EveryPresetDefaultIsInItsSpaceOnACpuAndAGpu) {
       for (const char* preset : {"default", "quick"}) {
         for (const auto& problem : family->preset(preset)) {
           for (const Config& d : problem->default_configs(device)) {
-            EXPECT_EQ(problem->space(device).check(d), "")
-                << device_type_name(device.type) << " " << family->name() << " " << problem->shape_key() << ": " << to_string(d);
+            EXPECT_EQ(problem->space(device).check(d), "") << device_type_name(device.type) << " " << family->name()
+                                                           << " " << problem->shape_key() << ": " << to_string(d);
           }
         }
       }
@@ -267,7 +272,8 @@ TEST(Registry, ARegisteredFamilyIsFoundByNameButNotInAll) {
   for (const OpFamily* f : op_families()) EXPECT_NE(f->name(), "selftest");
   const std::vector<std::string> names = family_names();
   EXPECT_EQ(std::count(names.begin(), names.end(), "selftest"), 0);
-  const ProblemList problems = problems_from_json(nlohmann::json::parse(R"([{"op": "selftest", "n": 9}])"), {"selftest"});
+  const ProblemList problems =
+      problems_from_json(nlohmann::json::parse(R"([{"op": "selftest", "n": 9}])"), {"selftest"});
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_EQ(problems[0]->op(), "selftest");
   EXPECT_THROW(register_family(selftest_family()), Error);

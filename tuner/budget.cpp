@@ -19,7 +19,8 @@ SearchBudget::SearchBudget(std::int64_t space_size, std::int64_t max_evals, doub
     limit_reason_ = fmt::format("--max-evals {} reached", max_evals);
   }
   if (fraction > 0) {
-    const auto share = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(fraction * static_cast<double>(space_size))));
+    const auto share =
+        std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(fraction * static_cast<double>(space_size))));
     if (share < limit_) {
       limit_ = share;
       limit_reason_ = fmt::format("--fraction {:g} reached ({} evaluations)", fraction, share);
@@ -55,8 +56,14 @@ double parse_duration(const std::string& text) {
     double unit = 1;
     if (j < text.size()) {
       const char u = text[j++];
-      if (u == 'h') unit = 3600; else if (u == 'm') unit = 60; else if (u == 's') unit = 1;
-      else throw Error(fmt::format("bad duration '{}' (units: h, m, s)", text));
+      if (u == 'h')
+        unit = 3600;
+      else if (u == 'm')
+        unit = 60;
+      else if (u == 's')
+        unit = 1;
+      else
+        throw Error(fmt::format("bad duration '{}' (units: h, m, s)", text));
     }
     total += value * unit;
     any = true;

@@ -5,10 +5,10 @@
 #include <optional>
 #include <string>
 
-#include "harness/timing.h"
-#include "ops/problem.h"
 #include "core/config.h"
 #include "core/status.h"
+#include "harness/timing.h"
+#include "ops/problem.h"
 
 namespace ocltune {
 

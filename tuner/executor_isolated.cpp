@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -54,7 +54,8 @@ class IsolatedExecutor : public Executor {
       NoAnswer failure;
       std::optional<nlohmann::json> reply = ask(request, options_.timeout_s, failure);
       if (reply) {
-        if (reply->contains("worker_error")) throw Error(fmt::format("worker: {}", (*reply)["worker_error"].get<std::string>()));
+        if (reply->contains("worker_error"))
+          throw Error(fmt::format("worker: {}", (*reply)["worker_error"].get<std::string>()));
         return outcome_from_json(*reply);
       }
       if (failure.status == Status::kCrash && attempt == 0) continue;
@@ -71,7 +72,8 @@ class IsolatedExecutor : public Executor {
     for (const Config& c : configs) list.push_back(to_string(c));
     NoAnswer failure;
     const double timeout = options_.timeout_s * static_cast<double>(configs.size());
-    std::optional<nlohmann::json> reply = ask({{"interleave", list}, {"rounds", rounds}, {"runs", runs}}, timeout, failure);
+    std::optional<nlohmann::json> reply =
+        ask({{"interleave", list}, {"rounds", rounds}, {"runs", runs}}, timeout, failure);
     if (!reply || !reply->contains("samples")) return std::vector<std::vector<double>>(configs.size());
     return (*reply)["samples"].get<std::vector<std::vector<double>>>();
   }
@@ -129,8 +131,11 @@ class IsolatedExecutor : public Executor {
     int code = 0;
     waitpid(pid_, &code, 0);
     pid_ = -1;
-    if (status == Status::kTimeout) return {status, fmt::format("no answer within {:g} s; worker killed", options_.timeout_s)};
-    if (WIFSIGNALED(code)) return {Status::kCrash, fmt::format("worker killed by signal {} ({})", WTERMSIG(code), strsignal(WTERMSIG(code)))};
+    if (status == Status::kTimeout)
+      return {status, fmt::format("no answer within {:g} s; worker killed", options_.timeout_s)};
+    if (WIFSIGNALED(code))
+      return {Status::kCrash,
+              fmt::format("worker killed by signal {} ({})", WTERMSIG(code), strsignal(WTERMSIG(code)))};
     return {Status::kCrash, fmt::format("worker exited with status {}", WIFEXITED(code) ? WEXITSTATUS(code) : -1)};
   }
 
@@ -166,7 +171,8 @@ class IsolatedExecutor : public Executor {
         if (reply.is_discarded()) throw Error(fmt::format("worker sent a malformed line: {}", line.substr(0, 200)));
         return reply;
       }
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) {
         failure = reap(Status::kTimeout);
         return std::nullopt;

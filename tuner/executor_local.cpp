@@ -12,7 +12,10 @@ namespace {
 class LocalExecutor : public Executor {
  public:
   LocalExecutor(Session& session, const Problem& problem, CompilePool* pool)
-      : session_(session), evaluation_(problem.instantiate(session)), evaluator_(session, *evaluation_), pool_(pool),
+      : session_(session),
+        evaluation_(problem.instantiate(session)),
+        evaluator_(session, *evaluation_),
+        pool_(pool),
         quiet_timing_(pool && pool->threads() > 0 && session.device().type == DeviceType::kCpu) {}
 
   void prefetch(const std::vector<Config>& configs) override {

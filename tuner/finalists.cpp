@@ -72,14 +72,18 @@ void Tuner::write_best(const Problem& problem, Search& search, ProblemReport& re
   row.max_ns = best.stats->max_ns;
   row.spread = best.stats->spread;
   const double rate = throughput(problem, best.stats->median_ns);
-  if (problem.memory_bound()) row.gbs = rate; else row.gflops = rate;
+  if (problem.memory_bound())
+    row.gbs = rate;
+  else
+    row.gflops = rate;
   const auto& d = report.default_result;
   if (d && d->stats && d->status == Status::kOk) row.default_median_ns = d->stats->median_ns;
   row.confidence = search.confidence;
   row.source_hash = search.source_hash;
   row.run_id = run_id_;
-  row.provenance = nlohmann::json{{"device", device.name}, {"driver", device.driver_version},
-                                  {"final_candidates", search.finalists}}.dump();
+  row.provenance =
+      nlohmann::json{{"device", device.name}, {"driver", device.driver_version}, {"final_candidates", search.finalists}}
+          .dump();
   report.best_written = db_.update_best_if_faster(std::move(row));
 }
 

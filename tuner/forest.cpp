@@ -44,8 +44,8 @@ struct Builder {
         distinct = std::move(cuts);
       }
       for (std::size_t r = 0; r < n; ++r) {
-        level[r * features + f] =
-            static_cast<std::uint16_t>(std::lower_bound(distinct.begin(), distinct.end(), column[r]) - distinct.begin());
+        level[r * features + f] = static_cast<std::uint16_t>(
+            std::lower_bound(distinct.begin(), distinct.end(), column[r]) - distinct.begin());
       }
       edges[f] = std::move(distinct);
     }
@@ -120,8 +120,8 @@ struct Builder {
 
 }  // namespace
 
-void Forest::fit(const std::vector<double>& x, std::size_t features, const std::vector<double>& y,
-                 std::uint64_t seed, const Options& options) {
+void Forest::fit(const std::vector<double>& x, std::size_t features, const std::vector<double>& y, std::uint64_t seed,
+                 const Options& options) {
   trees_.clear();
   if (y.empty() || features == 0) return;
   Rng rng(seed);
@@ -146,7 +146,8 @@ Forest::Prediction Forest::predict(const double* row) const {
   for (const Tree& tree : trees_) {
     std::size_t node = 0;
     while (tree[node].feature >= 0) {
-      node = static_cast<std::size_t>(row[tree[node].feature] <= tree[node].threshold ? tree[node].left : tree[node].right);
+      node = static_cast<std::size_t>(row[tree[node].feature] <= tree[node].threshold ? tree[node].left
+                                                                                      : tree[node].right);
     }
     sum += tree[node].value;
     sum2 += tree[node].value * tree[node].value;

@@ -15,9 +15,10 @@ namespace ocltune {
 std::vector<PriorPoint> load_prior(Database& db, const Problem& problem, const std::string& device_key,
                                    std::size_t limit) {
   using Group = std::tuple<std::string, std::string, std::string>;  // device key, math, shape
-  std::map<Group, std::map<std::string, double>> groups;             // params -> fastest log time
+  std::map<Group, std::map<std::string, double>> groups;            // params -> fastest log time
   for (const MeasuredPoint& m : op_measurements(db, problem.op(), dtype_name(problem.dtype()), limit)) {
-    if (m.device_key == device_key && m.math == math_name(problem.math()) && m.shape_key == problem.shape_key()) continue;
+    if (m.device_key == device_key && m.math == math_name(problem.math()) && m.shape_key == problem.shape_key())
+      continue;
     if (!m.median_ns || *m.median_ns <= 0) continue;
     auto& points = groups[{m.device_key, m.math, m.shape_key}];
     const double t = std::log(*m.median_ns);

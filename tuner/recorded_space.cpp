@@ -66,10 +66,14 @@ RecordedSpace load_recorded_space(const std::string& path) {
 void save_recorded_space(const RecordedSpace& space, const std::string& path) {
   std::ofstream out(path);
   if (!out) throw Error(fmt::format("cannot write {}", path));
-  const nlohmann::json header = {{"op", space.op},         {"dtype", space.dtype},
-                                 {"math", space.math},     {"shape_key", space.shape_key},
-                                 {"shape", space.shape},   {"device_key", space.device_key},
-                                 {"device", space.device}, {"source_hash", space.source_hash},
+  const nlohmann::json header = {{"op", space.op},
+                                 {"dtype", space.dtype},
+                                 {"math", space.math},
+                                 {"shape_key", space.shape_key},
+                                 {"shape", space.shape},
+                                 {"device_key", space.device_key},
+                                 {"device", space.device},
+                                 {"source_hash", space.source_hash},
                                  {"configurations", space.points.size()}};
   out << header.dump() << '\n';
   for (const RecordedPoint& p : space.points) {
@@ -112,7 +116,8 @@ RecordedSpace recorded_space_from_db(Database& db, const std::string& op, const 
   const auto& finals = retimed[largest->first];
   for (const auto& [params, m] : largest->second) {
     auto final = finals.find(params);
-    space.points.push_back({parse_config(params), parse_status(m.status).value_or(Status::kSkipped), final != finals.end() ? final->second : m.median_ns});
+    space.points.push_back({parse_config(params), parse_status(m.status).value_or(Status::kSkipped),
+                            final != finals.end() ? final->second : m.median_ns});
     if (space.shape.empty()) space.shape = nlohmann::json::parse(m.shape_json, nullptr, false);
   }
   return space;

@@ -55,7 +55,8 @@ std::vector<StrategyScore> score_strategies(const RecordedSpace& space, const st
   if (!optimum) throw Error(fmt::format("recorded space {} has no verified configuration", space.shape_key));
   const std::size_t n = space.points.size();
   std::vector<std::size_t> evals;
-  for (double b : budgets) evals.push_back(std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(b * static_cast<double>(n)))));
+  for (double b : budgets)
+    evals.push_back(std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(b * static_cast<double>(n)))));
   std::vector<StrategyScore> scores;
   for (const std::string& name : strategies) {
     std::vector<std::vector<double>> fractions(budgets.size());
@@ -96,7 +97,9 @@ std::string format_scores(const RecordedSpace& space, const std::vector<Strategy
   std::string out = fmt::format("{} {} ({} configurations, {} verified; optimum {:.0f} ns); median over {} seeds\n\n",
                                 space.op, space.shape_key, n, verified, space.optimum_ns().value_or(0), seeds);
   out += "| strategy |";
-  for (double b : budgets) out += fmt::format(" {:g}% of space ({} evals) |", b * 100, static_cast<std::size_t>(std::ceil(b * static_cast<double>(n))));
+  for (double b : budgets)
+    out += fmt::format(" {:g}% of space ({} evals) |", b * 100,
+                       static_cast<std::size_t>(std::ceil(b * static_cast<double>(n))));
   out += " evals to 95% |\n| --- |";
   for (std::size_t b = 0; b < budgets.size(); ++b) out += " ---: |";
   out += " ---: |\n";

@@ -59,8 +59,8 @@ void deterministic_shuffle(std::vector<Config>& configs, std::uint64_t seed) {
   }
 }
 
-std::unique_ptr<Strategy> make_strategy(const std::string& name, std::vector<Config> configurations,
-                                        std::uint64_t seed, std::vector<PriorPoint> prior) {
+std::unique_ptr<Strategy> make_strategy(const std::string& name, std::vector<Config> configurations, std::uint64_t seed,
+                                        std::vector<PriorPoint> prior) {
   if (name == "exhaustive") return std::make_unique<ListStrategy>(std::move(configurations));
   if (name == "random") {
     deterministic_shuffle(configurations, seed);

@@ -34,8 +34,8 @@ struct PriorPoint {
 
 // Builds a strategy by name over the valid configurations of a space. Reproducible for a given
 // name, seed, space and prior. Throws ocltune::Error for an unknown name.
-std::unique_ptr<Strategy> make_strategy(const std::string& name, std::vector<Config> configurations,
-                                        std::uint64_t seed, std::vector<PriorPoint> prior = {});
+std::unique_ptr<Strategy> make_strategy(const std::string& name, std::vector<Config> configurations, std::uint64_t seed,
+                                        std::vector<PriorPoint> prior = {});
 std::vector<std::string> strategy_names();
 
 // Deterministic shuffle (Fisher-Yates over a 64-bit Mersenne twister, our own index mapping), so

@@ -1,7 +1,7 @@
 // Simulated annealing over the parameters' value lists: a step changes one parameter to an adjacent
 // value; a slower neighbour is accepted with probability exp(-(log t' - log t) / T).
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 

@@ -106,7 +106,7 @@ class Model : public IndexedStrategy {
       const PriorPoint& point = prior[k];
       for (std::size_t p = 0; p < d; ++p) {
         auto it = point.config.find(index_.name(p));
-        px.push_back(it == point.config.end() ? -1.0
+        px.push_back(it == point.config.end()         ? -1.0
                      : log_scale[p] && it->second > 0 ? std::log2(static_cast<double>(it->second))
                                                       : static_cast<double>(it->second));
       }

@@ -13,8 +13,8 @@
 #include "tuner/budget.h"
 #include "tuner/compile_pool.h"
 #include "tuner/prior.h"
-#include "tuner/stop.h"
 #include "tuner/search_state.h"
+#include "tuner/stop.h"
 #include "tuner/strategy.h"
 
 namespace ocltune {
@@ -33,8 +33,12 @@ EvalOutcome outcome_of(const MeasuredPoint& m) {
   // An unknown status (a foreign or hostile row) counts as never run: it is measured again.
   o.status = parse_status(m.status).value_or(Status::kSkipped);
   if (m.median_ns) {
-    o.stats = TimingStats{.median_ns = *m.median_ns, .min_ns = *m.median_ns, .max_ns = *m.median_ns,
-                          .mean_ns = *m.median_ns, .spread = 0, .samples = 0};
+    o.stats = TimingStats{.median_ns = *m.median_ns,
+                          .min_ns = *m.median_ns,
+                          .max_ns = *m.median_ns,
+                          .mean_ns = *m.median_ns,
+                          .spread = 0,
+                          .samples = 0};
   }
   return o;
 }
@@ -63,16 +67,14 @@ Tuner::Tuner(Session& session, Database& db, std::int64_t run_id, TuneOptions op
     pool_ = std::make_unique<CompilePool>(session_.programs(), options_.compile_threads);
   }
   if (options_.time_budget_s > 0) {
-    run_deadline_ = std::chrono::steady_clock::now() +
-                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                        std::chrono::duration<double>(options_.time_budget_s));
+    run_deadline_ = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                           std::chrono::duration<double>(options_.time_budget_s));
   }
 }
 
 Tuner::~Tuner() = default;
 
-std::int64_t Tuner::record(const Problem& problem, const std::string& source_hash, const EvalOutcome& o,
-                           Role role) {
+std::int64_t Tuner::record(const Problem& problem, const std::string& source_hash, const EvalOutcome& o, Role role) {
   MeasurementRow row;
   row.run_id = run_id_;
   row.device_key = session_.device().key();
@@ -121,7 +123,8 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
   Search search;
   search.source_hash = files_hash(problem);
   std::optional<SearchBudget::Clock::time_point> deadline;
-  if (run_deadline_) deadline = SearchBudget::Clock::now() + (*run_deadline_ - SearchBudget::Clock::now()) / std::max(1, count - index);
+  if (run_deadline_)
+    deadline = SearchBudget::Clock::now() + (*run_deadline_ - SearchBudget::Clock::now()) / std::max(1, count - index);
   SearchBudget budget(static_cast<std::int64_t>(configs.size()), options_.max_evals, options_.fraction, deadline,
                       options_.patience);
 
@@ -142,14 +145,15 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
     earlier.push_back(std::move(o));
     return true;
   };
-  for (const MeasuredPoint& m : measurements_after(db_, device.key(), problem.op(), dtype_name(problem.dtype()), math_name(problem.math()),
-                                                   problem.shape_key(), search.source_hash, 0)) {
+  for (const MeasuredPoint& m :
+       measurements_after(db_, device.key(), problem.op(), dtype_name(problem.dtype()), math_name(problem.math()),
+                          problem.shape_key(), search.source_hash, 0)) {
     take_row(m);
   }
 
   const std::vector<Config> defaults = problem.default_configs(device);
-  const std::int64_t planned = std::max<std::int64_t>(0, budget.limit() - report.reused) +
-                               static_cast<std::int64_t>(defaults.size());
+  const std::int64_t planned =
+      std::max<std::int64_t>(0, budget.limit() - report.reused) + static_cast<std::int64_t>(defaults.size());
   if (progress_) progress_->problem_started(problem, index, count, planned);
 
   std::unique_ptr<Executor> executor = options_.isolate ? make_isolated_executor(*options_.isolate, problem)
@@ -170,9 +174,10 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
     if (o.status == Status::kCrash && !options_.isolate) {
       // In-process, a lost context fails everything after it: stop here. The crash is recorded, so
       // the same command resumes without this configuration.
-      throw Error(fmt::format("{} {}: {}. The configuration {} is recorded as a crash; run the same command to "
-                              "resume, or add --isolate to run each evaluation in its own process",
-                              problem.op(), problem.shape_key(), o.error, to_string(config)));
+      throw Error(
+          fmt::format("{} {}: {}. The configuration {} is recorded as a crash; run the same command to "
+                      "resume, or add --isolate to run each evaluation in its own process",
+                      problem.op(), problem.shape_key(), o.error, to_string(config)));
     }
     ++report.evaluated;
     ++report.by_status[o.status];
@@ -192,7 +197,8 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
 
   std::vector<PriorPoint> prior;
   if (options_.strategy == "model" && options_.warm_start) prior = load_prior(db_, problem, device.key());
-  std::unique_ptr<Strategy> strategy = make_strategy(options_.strategy, std::move(configs), options_.seed, std::move(prior));
+  std::unique_ptr<Strategy> strategy =
+      make_strategy(options_.strategy, std::move(configs), options_.seed, std::move(prior));
   for (const EvalOutcome& o : earlier) strategy->observe(o.config, observed_time(o));
 
   // Proposals drawn ahead of the device, so their programs build while it times the current one.
@@ -204,7 +210,8 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
     }
   }
   if (!ahead.empty()) executor->prefetch(std::vector<Config>(ahead.begin(), ahead.end()));
-  const std::size_t lookahead = pool_ || options_.isolate ? static_cast<std::size_t>(std::max(1, options_.compile_threads)) : 0;
+  const std::size_t lookahead =
+      pool_ || options_.isolate ? static_cast<std::size_t>(std::max(1, options_.compile_threads)) : 0;
   while (true) {
     if (stop_requested()) {
       report.stop_reason = "interrupted";
@@ -215,8 +222,9 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
       break;
     }
     // Rows another tuner wrote into the same database meanwhile: measured, not to be repeated.
-    for (const MeasuredPoint& m : measurements_after(db_, device.key(), problem.op(), dtype_name(problem.dtype()), math_name(problem.math()),
-                                                     problem.shape_key(), search.source_hash, search.last_seen_id)) {
+    for (const MeasuredPoint& m :
+         measurements_after(db_, device.key(), problem.op(), dtype_name(problem.dtype()), math_name(problem.math()),
+                            problem.shape_key(), search.source_hash, search.last_seen_id)) {
       if (take_row(m)) strategy->observe(earlier.back().config, observed_time(earlier.back()));
     }
     std::vector<Config> fresh;

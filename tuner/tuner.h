@@ -21,10 +21,10 @@ class Session;
 
 struct TuneOptions {
   std::string strategy = "random";
-  std::int64_t max_evals = 0;   // evaluations per problem besides the defaults; 0: no such limit
-  double fraction = 0;          // share of each problem's space; 0: no such limit
-  double time_budget_s = 0;     // the whole run, shared evenly by the problems not yet tuned; 0: none
-  std::int64_t patience = 0;    // stop a problem after this many evaluations without a 1% gain; 0: off
+  std::int64_t max_evals = 0;  // evaluations per problem besides the defaults; 0: no such limit
+  double fraction = 0;         // share of each problem's space; 0: no such limit
+  double time_budget_s = 0;    // the whole run, shared evenly by the problems not yet tuned; 0: none
+  std::int64_t patience = 0;   // stop a problem after this many evaluations without a 1% gain; 0: off
   // Cut a candidate short when its first runs are all slower than this many times the best median
   // (status `cut`); 0: time every candidate in full.
   double cut_factor = 2.0;
@@ -34,9 +34,9 @@ struct TuneOptions {
   int final_rounds = 7;
   int final_runs = 3;
   std::uint64_t seed = 1;
-  Restriction restriction;      // search only this sub-space (the defaults are measured regardless)
-  bool warm_start = false;      // the model strategy learns from other shapes and devices in the db
-  int compile_threads = 0;      // build this many proposals' programs ahead; 0: build when evaluated
+  Restriction restriction;                  // search only this sub-space (the defaults are measured regardless)
+  bool warm_start = false;                  // the model strategy learns from other shapes and devices in the db
+  int compile_threads = 0;                  // build this many proposals' programs ahead; 0: build when evaluated
   std::optional<IsolationOptions> isolate;  // evaluate in a worker process
   TimingPolicy timing;
 };
@@ -85,8 +85,7 @@ class Tuner {
 
  private:
   struct Search;
-  std::int64_t record(const Problem& problem, const std::string& source_hash, const EvalOutcome& outcome,
-                      Role role);
+  std::int64_t record(const Problem& problem, const std::string& source_hash, const EvalOutcome& outcome, Role role);
   void remeasure_finalists(const Problem& problem, Executor& executor, Search& search);
   void write_best(const Problem& problem, Search& search, ProblemReport& report);
 

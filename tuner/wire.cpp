@@ -29,17 +29,14 @@ TimingPolicy timing_from_json(const nlohmann::json& j) {
 }
 
 nlohmann::json to_json(const EvalOutcome& o) {
-  nlohmann::json j = {{"params", to_string(o.config)},
-                      {"status", status_name(o.status)},
-                      {"error", o.error},
-                      {"compile_ms", o.compile_ms},
-                      {"compile_wait_ms", o.compile_wait_ms},
-                      {"verify_ms", o.verify_ms},
-                      {"timing_ms", o.timing_ms}};
+  nlohmann::json j = {
+      {"params", to_string(o.config)}, {"status", status_name(o.status)},      {"error", o.error},
+      {"compile_ms", o.compile_ms},    {"compile_wait_ms", o.compile_wait_ms}, {"verify_ms", o.verify_ms},
+      {"timing_ms", o.timing_ms}};
   if (o.max_error) j["max_error"] = *o.max_error;
   if (o.stats) {
-    j["stats"] = {{"median_ns", o.stats->median_ns}, {"min_ns", o.stats->min_ns},   {"max_ns", o.stats->max_ns},
-                  {"mean_ns", o.stats->mean_ns},     {"spread", o.stats->spread},   {"samples", o.stats->samples},
+    j["stats"] = {{"median_ns", o.stats->median_ns}, {"min_ns", o.stats->min_ns}, {"max_ns", o.stats->max_ns},
+                  {"mean_ns", o.stats->mean_ns},     {"spread", o.stats->spread}, {"samples", o.stats->samples},
                   {"cut_short", o.stats->cut_short}};
   }
   return j;

@@ -60,7 +60,8 @@ int run_worker(int device_index, int compile_threads) {
         executor->prefetch(configs);
       } else if (request.contains("evaluate")) {
         const Config config = parse_config(request["evaluate"].get<std::string>());
-        answer(out, to_json(executor->evaluate(config, timing_from_json(request.value("timing", nlohmann::json::object())))));
+        answer(out, to_json(executor->evaluate(config,
+                                               timing_from_json(request.value("timing", nlohmann::json::object())))));
       } else if (request.contains("interleave")) {
         std::vector<Config> configs;
         for (const auto& params : request["interleave"]) configs.push_back(parse_config(params.get<std::string>()));

@@ -52,14 +52,14 @@ typedef enum ocltune_level {
 } ocltune_level;
 
 typedef struct ocltune_options {
-  const char* system_db;        /* NULL: $OCLTUNE_SYSTEM_DB, else the installed system database */
-  const char* user_db;          /* NULL: $OCLTUNE_DB, else ~/.cache/ocltune/tuned.db */
-  int use_system_db;            /* 0 disables the layer */
+  const char* system_db; /* NULL: $OCLTUNE_SYSTEM_DB, else the installed system database */
+  const char* user_db;   /* NULL: $OCLTUNE_DB, else ~/.cache/ocltune/tuned.db */
+  int use_system_db;     /* 0 disables the layer */
   int use_user_db;
-  const char* gemm_fallback;    /* "builtin" or "clblast"; NULL: $OCLTUNE_GEMM_FALLBACK, else builtin */
-  double max_nearest_distance;  /* log2 units; see docs/RUNTIME.md */
+  const char* gemm_fallback;   /* "builtin" or "clblast"; NULL: $OCLTUNE_GEMM_FALLBACK, else builtin */
+  double max_nearest_distance; /* log2 units; see docs/RUNTIME.md */
   int verify_first_dispatch;
-  int strict_databases;         /* a refused database file fails creation instead of being skipped */
+  int strict_databases;                         /* a refused database file fails creation instead of being skipped */
   void (*log)(void* user, const char* message); /* NULL: warnings go to stderr */
   void* log_user;
 } ocltune_options;
@@ -125,12 +125,12 @@ typedef enum ocltune_activation {
 
 /* 2-D convolution, fp32, PyTorch semantics: dense NCHW input and output, KCRS weight, element offsets. */
 typedef struct ocltune_conv2d_args {
-  int direction;  /* ocltune_conv_direction */
+  int direction;      /* ocltune_conv_direction */
   int64_t n, c, h, w; /* input N x C x H x W */
   int64_t k, r, s;    /* weight K x C/groups x R x S */
   int64_t stride_h, stride_w, pad_h, pad_w, dil_h, dil_w, groups;
-  int has_bias;   /* forward adds bias; backward-weight writes its gradient */
-  int activation; /* ocltune_activation */
+  int has_bias;                       /* forward adds bias; backward-weight writes its gradient */
+  int activation;                     /* ocltune_activation */
   cl_mem input, weight, output, bias; /* bias may be NULL without has_bias */
   int64_t input_offset, weight_offset, output_offset, bias_offset;
   int allow_tf32; /* tensor cores with TF32 inputs where the device has them ("tf32" math mode) */
@@ -154,22 +154,22 @@ typedef enum ocltune_pool_kind {
 /* Pooling over contiguous NCHW; in = x (forward) or the output gradient (backward), out = y or the
  * input gradient; n, c, h, w are the input's sizes in both directions. */
 typedef struct ocltune_pool_args {
-  int kind;     /* ocltune_pool_kind */
+  int kind; /* ocltune_pool_kind */
   int backward;
   int64_t n, c, h, w;
   int64_t kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w;
   int ceil_mode;
-  int count_include_pad; /* avg */
-  int return_indices;    /* max forward writes indices; max backward always reads them */
-  int dtype;             /* ocltune_dtype of in and out */
-  cl_mem in, out, indices; /* indices may be NULL when not written or read */
+  int count_include_pad;                         /* avg */
+  int return_indices;                            /* max forward writes indices; max backward always reads them */
+  int dtype;                                     /* ocltune_dtype of in and out */
+  cl_mem in, out, indices;                       /* indices may be NULL when not written or read */
   int64_t in_offset, out_offset, indices_offset; /* elements of each buffer's type */
 } ocltune_pool_args;
 
 /* Sets kind, direction, sizes and window, the buffers with offset 0, stride = window (PyTorch's default),
  * no padding, floor mode, count_include_pad 1, return_indices 1 for max, fp32. */
-void ocltune_pool_args_init(ocltune_pool_args* args, int kind, int backward, int64_t n, int64_t c, int64_t h,
-                            int64_t w, int64_t kernel_h, int64_t kernel_w, cl_mem in, cl_mem out, cl_mem indices);
+void ocltune_pool_args_init(ocltune_pool_args* args, int kind, int backward, int64_t n, int64_t c, int64_t h, int64_t w,
+                            int64_t kernel_h, int64_t kernel_w, cl_mem in, cl_mem out, cl_mem indices);
 
 /* Enqueues the pooling; `wait`, `event` and `level` as for ocltune_gemm. N or C of 0 enqueues a marker
  * (level OCLTUNE_LEVEL_BUILTIN). */
@@ -203,8 +203,8 @@ typedef struct ocltune_reduce_args {
 } ocltune_reduce_args;
 
 /* Sets kind, dims and axes, dtype fp32, keepdim 0, the buffers with offset 0. */
-void ocltune_reduce_args_init(ocltune_reduce_args* args, const char* kind, int ndims, const int64_t* dims,
-                              int num_axes, const int* axes, cl_mem input, cl_mem output);
+void ocltune_reduce_args_init(ocltune_reduce_args* args, const char* kind, int ndims, const int64_t* dims, int num_axes,
+                              const int* axes, cl_mem input, cl_mem output);
 ocltune_status ocltune_reduce(ocltune_runtime runtime, cl_command_queue queue, const ocltune_reduce_args* args,
                               cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level);
 

@@ -91,8 +91,8 @@ class Runtime {
   explicit Runtime(ocltune_runtime handle) : handle_(handle) {}
 
   template <typename Args>
-  using Entry = ocltune_status (*)(ocltune_runtime, cl_command_queue, const Args*, cl_uint, const cl_event*,
-                                   cl_event*, ocltune_level*);
+  using Entry = ocltune_status (*)(ocltune_runtime, cl_command_queue, const Args*, cl_uint, const cl_event*, cl_event*,
+                                   ocltune_level*);
   template <typename Args>
   ocltune_level call(Entry<Args> entry, const Args& args, cl_command_queue queue, std::span<const cl_event> wait,
                      cl_event* event) {

@@ -4,9 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "core/shape_fields.h"
 #include "harness/error.h"
 #include "ops/conv2d/conv2d_algorithms.h"
-#include "core/shape_fields.h"
 
 namespace ocltune {
 namespace {
@@ -15,8 +15,8 @@ using namespace conv2d_detail;
 
 constexpr const char* kDirectionNames[] = {"fwd", "bwd_data", "bwd_weight"};
 constexpr const char* kActivationNames[] = {"none", "relu", "relu6", "gelu", "sigmoid"};
-constexpr const char* kAlgorithmNames[] = {"direct", "implicit_gemm", "winograd", "gemm1x1", "depthwise", "implicit_gemm_tf32",
-                                              "im2col_gemm_tf32"};
+constexpr const char* kAlgorithmNames[] = {"direct",    "implicit_gemm",      "winograd",        "gemm1x1",
+                                           "depthwise", "implicit_gemm_tf32", "im2col_gemm_tf32"};
 
 template <typename Enum, std::size_t N>
 Enum parse_name(const nlohmann::json& j, const char* field, const char* const (&names)[N], const char* fallback) {
@@ -45,24 +45,39 @@ std::string direction_name(ConvDirection dir) { return kDirectionNames[static_ca
 std::string activation_name(Activation act) { return kActivationNames[static_cast<int>(act)]; }
 
 std::string Conv2dShape::key() const {
-  return fmt::format("dir={},n={},c={},hw={}x{},k={},rs={}x{},stride={}x{},pad={}x{},dil={}x{},groups={},bias={},act={}",
-                     direction_name(dir), n, c, h, w, k, r, s, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w, groups,
-                     bias ? 1 : 0, activation_name(act));
+  return fmt::format(
+      "dir={},n={},c={},hw={}x{},k={},rs={}x{},stride={}x{},pad={}x{},dil={}x{},groups={},bias={},act={}",
+      direction_name(dir), n, c, h, w, k, r, s, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w, groups, bias ? 1 : 0,
+      activation_name(act));
 }
 
 nlohmann::json Conv2dShape::to_json() const {
-  nlohmann::json j = {{"op", "conv2d"},       {"dir", direction_name(dir)}, {"n", n},         {"c", c},
-          {"h", h},               {"w", w},                     {"k", k},         {"r", r},
-          {"s", s},               {"stride_h", stride_h},       {"stride_w", stride_w}, {"pad_h", pad_h},
-          {"pad_w", pad_w},       {"dil_h", dil_h},             {"dil_w", dil_w}, {"groups", groups},
-          {"bias", bias},         {"act", activation_name(act)}};
+  nlohmann::json j = {{"op", "conv2d"},
+                      {"dir", direction_name(dir)},
+                      {"n", n},
+                      {"c", c},
+                      {"h", h},
+                      {"w", w},
+                      {"k", k},
+                      {"r", r},
+                      {"s", s},
+                      {"stride_h", stride_h},
+                      {"stride_w", stride_w},
+                      {"pad_h", pad_h},
+                      {"pad_w", pad_w},
+                      {"dil_h", dil_h},
+                      {"dil_w", dil_w},
+                      {"groups", groups},
+                      {"bias", bias},
+                      {"act", activation_name(act)}};
   if (math != MathMode::kExact) j["math"] = math_name(math);
   return j;
 }
 
 Conv2dShape Conv2dShape::from_json(const nlohmann::json& j) {
-  check_known_fields(j, {"dir", "n", "c", "h", "w", "k", "r", "s", "stride", "stride_h", "stride_w", "pad", "pad_h",
-                         "pad_w", "dil", "dil_h", "dil_w", "groups", "bias", "act", "math"});
+  check_known_fields(
+      j, {"dir", "n",     "c",     "h",   "w",     "k",     "r",      "s",    "stride", "stride_h", "stride_w",
+          "pad", "pad_h", "pad_w", "dil", "dil_h", "dil_w", "groups", "bias", "act",    "math"});
   Conv2dShape shape;
   shape.dir = parse_name<ConvDirection>(j, "dir", kDirectionNames, "fwd");
   shape.n = int_field(j, "n", 1, 65535, 1);
@@ -84,7 +99,8 @@ Conv2dShape Conv2dShape::from_json(const nlohmann::json& j) {
 }
 
 void Conv2dShape::validate() const {
-  if (c % groups != 0 || k % groups != 0) throw Error(fmt::format("conv2d: groups {} must divide c {} and k {}", groups, c, k));
+  if (c % groups != 0 || k % groups != 0)
+    throw Error(fmt::format("conv2d: groups {} must divide c {} and k {}", groups, c, k));
   if (h + 2 * pad_h < dil_h * (r - 1) + 1 || w + 2 * pad_w < dil_w * (s - 1) + 1) {
     throw Error("conv2d: the dilated filter is larger than the padded input");
   }
@@ -110,8 +126,7 @@ double Conv2dShape::bytes() const {
 
 bool algorithm_applies(const Conv2dShape& s, std::int64_t algo) {
   switch (algo) {
-    case kAlgoDirect:
-      return true;
+    case kAlgoDirect: return true;
     case kAlgoImplicitGemm:
       // A depthwise group is a GEMM with K/groups (1 or 2) rows: no tiling applies, and its
       // slow configurations would only use up a search's budget.
@@ -120,15 +135,12 @@ bool algorithm_applies(const Conv2dShape& s, std::int64_t algo) {
       return s.dir != ConvDirection::kBackwardWeight && s.r == 3 && s.s == 3 && s.stride_h == 1 && s.stride_w == 1 &&
              s.dil_h == 1 && s.dil_w == 1 && s.groups == 1;
     case kAlgoGemm1x1:
-      return s.r == 1 && s.s == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_h == 0 && s.pad_w == 0 && s.groups == 1;
-    case kAlgoDepthwise:
-      return s.depthwise();
-    case kAlgoImplicitGemmTf32:
-      return !s.depthwise() && s.math == MathMode::kTf32;
-    case kAlgoIm2colTf32:
-      return s.dir == ConvDirection::kForward && s.groups == 1 && s.math == MathMode::kTf32;
-    default:
-      return false;
+      return s.r == 1 && s.s == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_h == 0 && s.pad_w == 0 &&
+             s.groups == 1;
+    case kAlgoDepthwise: return s.depthwise();
+    case kAlgoImplicitGemmTf32: return !s.depthwise() && s.math == MathMode::kTf32;
+    case kAlgoIm2colTf32: return s.dir == ConvDirection::kForward && s.groups == 1 && s.math == MathMode::kTf32;
+    default: return false;
   }
 }
 
@@ -149,8 +161,10 @@ SearchSpace conv2d_space(const Conv2dShape& shape, const DeviceInfo& device) {
       case kAlgoWinograd: parts.push_back(winograd_space(shape, device)); break;
       case kAlgoGemm1x1: parts.push_back(gemm1x1_space(shape, device)); break;
       case kAlgoDepthwise: parts.push_back(depthwise_space(shape, device)); break;
-      case kAlgoImplicitGemmTf32: parts.push_back(igemm_tf32_space(shape, device)); break;  // empty without the capability
-      case kAlgoIm2colTf32: parts.push_back(im2col_tf32_space(shape, device)); break;         // likewise
+      case kAlgoImplicitGemmTf32:
+        parts.push_back(igemm_tf32_space(shape, device));
+        break;                                                                         // empty without the capability
+      case kAlgoIm2colTf32: parts.push_back(im2col_tf32_space(shape, device)); break;  // likewise
       default: break;
     }
   }
@@ -183,7 +197,8 @@ LaunchPlan conv2d_plan(const Conv2dShape& shape, const Conv2dOperands& operands,
   if (!algorithm_applies(shape, algo)) {
     throw Error(fmt::format("conv2d: algorithm {} does not apply to {}", algorithm_name(algo), shape.key()));
   }
-  if (operands.input_offset < 0 || operands.weight_offset < 0 || operands.output_offset < 0 || operands.bias_offset < 0) {
+  if (operands.input_offset < 0 || operands.weight_offset < 0 || operands.output_offset < 0 ||
+      operands.bias_offset < 0) {
     throw Error("conv2d: negative buffer offset");
   }
   if (shape.bias && !operands.bias()) throw Error("conv2d: the shape has a bias but no bias buffer was given");

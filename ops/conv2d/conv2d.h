@@ -8,13 +8,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/config.h"
+#include "core/math_mode.h"
+#include "core/space.h"
 #include "harness/cl.h"
 #include "harness/device.h"
 #include "harness/launch.h"
 #include "harness/workspace.h"
-#include "core/config.h"
-#include "core/math_mode.h"
-#include "core/space.h"
 
 namespace ocltune {
 
@@ -31,11 +31,11 @@ enum class Activation { kNone, kRelu, kRelu6, kGelu, kSigmoid };
 
 // The ALGO parameter of a configuration.
 enum ConvAlgorithm : std::int64_t {
-  kAlgoDirect = 0,        // each work-item computes a register tile of outputs
-  kAlgoImplicitGemm = 1,  // tiled GEMM whose loads gather the im2col matrix (not for depthwise)
-  kAlgoWinograd = 2,      // F(2x2,3x3) / F(4x4,3x3): transforms + batched GEMM (3x3, stride 1)
-  kAlgoGemm1x1 = 3,       // 1x1, stride 1, no padding: the convolution is a plain GEMM
-  kAlgoDepthwise = 4,     // groups == C: one filter per channel
+  kAlgoDirect = 0,            // each work-item computes a register tile of outputs
+  kAlgoImplicitGemm = 1,      // tiled GEMM whose loads gather the im2col matrix (not for depthwise)
+  kAlgoWinograd = 2,          // F(2x2,3x3) / F(4x4,3x3): transforms + batched GEMM (3x3, stride 1)
+  kAlgoGemm1x1 = 3,           // 1x1, stride 1, no padding: the convolution is a plain GEMM
+  kAlgoDepthwise = 4,         // groups == C: one filter per channel
   kAlgoImplicitGemmTf32 = 5,  // implicit GEMM on NVIDIA tensor cores (math "tf32", compute capability >= 8.0)
   kAlgoIm2colTf32 = 6,        // packed im2col + wgmma GEMM (math "tf32", forward, groups 1, compute capability 9.x)
 };

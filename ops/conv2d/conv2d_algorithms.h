@@ -75,9 +75,8 @@ ProgramSource conv_program(const std::string& file, const Conv2dShape& shape, co
 ProgramSource conv_program(const std::vector<std::string>& files, const Conv2dShape& shape, const Config& config,
                            std::initializer_list<const char*> params);
 // A kernel launch with 3-D ranges.
-KernelLaunch make_launch(ProgramSource program, std::string kernel, std::vector<KernelArg> args,
-                         std::int64_t g0, std::int64_t g1, std::int64_t g2, std::int64_t l0, std::int64_t l1,
-                         std::int64_t l2);
+KernelLaunch make_launch(ProgramSource program, std::string kernel, std::vector<KernelArg> args, std::int64_t g0,
+                         std::int64_t g1, std::int64_t g2, std::int64_t l0, std::int64_t l1, std::int64_t l2);
 // Forward epilogue y = act(y + bias) for algorithms that end in a plain GEMM (nothing when the
 // shape has neither bias nor activation).
 void add_bias_act(const Conv2dShape& shape, const Conv2dOperands& o, LaunchPlan& plan);

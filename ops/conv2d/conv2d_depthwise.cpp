@@ -15,7 +15,8 @@ SearchSpace depthwise_space(const Conv2dShape& s, const DeviceInfo& device) {
         .add("TAPS", {1, 2, 3, 4, 8, 9}, "filter taps per work-group, sharing each dy load");
     space.constrain("DW_WG within device limits", {"DW_WG"},
                     [=](const Config& c) { return at(c, "DW_WG") <= std::min(lim.max_wg, lim.max_x); });
-    space.constrain("TAPS <= R*S", {"TAPS"}, [rs = s.r * s.s](const Config& c) { return at(c, "TAPS") <= std::max<std::int64_t>(1, rs); });
+    space.constrain("TAPS <= R*S", {"TAPS"},
+                    [rs = s.r * s.s](const Config& c) { return at(c, "TAPS") <= std::max<std::int64_t>(1, rs); });
     return space;
   }
   const bool forward = s.dir == ConvDirection::kForward;
@@ -60,8 +61,8 @@ void depthwise_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config&
   std::vector<KernelArg> args = shape_args(s);
   if (s.dir == ConvDirection::kBackwardWeight) {
     const std::int64_t wg = at(c, "DW_WG"), taps = at(c, "TAPS");
-    args.insert(args.end(), {o.input, static_cast<cl_long>(o.input_offset), o.weight, static_cast<cl_long>(o.weight_offset),
-                             o.output, static_cast<cl_long>(o.output_offset)});
+    args.insert(args.end(), {o.input, static_cast<cl_long>(o.input_offset), o.weight,
+                             static_cast<cl_long>(o.weight_offset), o.output, static_cast<cl_long>(o.output_offset)});
     plan.kernels.push_back(make_launch(conv_program("conv2d_depthwise.cl", s, c, {"DW_WG", "TAPS"}),
                                        "conv2d_depthwise_bwd_weight", std::move(args), wg, ceil_div(s.r * s.s, taps),
                                        s.k, wg, 1, 1));
@@ -73,16 +74,17 @@ void depthwise_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config&
     const std::int64_t lds = at(c, "LDS_IN");
     const std::int64_t ph = (wgp * ppt - 1) * s.stride_h + (s.r - 1) * s.dil_h + 1;
     const std::int64_t pw = (wgq * qpt - 1) * s.stride_w + (s.s - 1) * s.dil_w + 1;
-    args.insert(args.end(), {o.input, static_cast<cl_long>(o.input_offset), o.weight, static_cast<cl_long>(o.weight_offset),
-                             bias_or(o, o.weight), static_cast<cl_long>(o.bias_offset), o.output,
-                             static_cast<cl_long>(o.output_offset), LocalMemory{static_cast<std::size_t>(lds ? ph * pw * 4 : 4)}});
-    plan.kernels.push_back(make_launch(conv_program("conv2d_depthwise.cl", s, c, {"PPT", "QPT", "WGQ", "WGP", "LDS_IN"}),
-                                       "conv2d_depthwise_fwd", std::move(args), ceil_div(s.q(), wgq * qpt) * wgq,
-                                       ceil_div(s.p(), wgp * ppt) * wgp, s.n * s.k, wgq, wgp, 1));
+    args.insert(args.end(),
+                {o.input, static_cast<cl_long>(o.input_offset), o.weight, static_cast<cl_long>(o.weight_offset),
+                 bias_or(o, o.weight), static_cast<cl_long>(o.bias_offset), o.output,
+                 static_cast<cl_long>(o.output_offset), LocalMemory{static_cast<std::size_t>(lds ? ph * pw * 4 : 4)}});
+    plan.kernels.push_back(make_launch(
+        conv_program("conv2d_depthwise.cl", s, c, {"PPT", "QPT", "WGQ", "WGP", "LDS_IN"}), "conv2d_depthwise_fwd",
+        std::move(args), ceil_div(s.q(), wgq * qpt) * wgq, ceil_div(s.p(), wgp * ppt) * wgp, s.n * s.k, wgq, wgp, 1));
     return;
   }
-  args.insert(args.end(), {o.input, static_cast<cl_long>(o.input_offset), o.weight, static_cast<cl_long>(o.weight_offset),
-                           o.output, static_cast<cl_long>(o.output_offset)});
+  args.insert(args.end(), {o.input, static_cast<cl_long>(o.input_offset), o.weight,
+                           static_cast<cl_long>(o.weight_offset), o.output, static_cast<cl_long>(o.output_offset)});
   plan.kernels.push_back(make_launch(conv_program("conv2d_depthwise.cl", s, c, {"PPT", "QPT", "WGQ", "WGP"}),
                                      "conv2d_depthwise_bwd_data", std::move(args), ceil_div(s.w, wgq * qpt) * wgq,
                                      ceil_div(s.h, wgp * ppt) * wgp, s.n * s.c, wgq, wgp, 1));

@@ -28,7 +28,8 @@ void constrain_tiles(SearchSpace& space, const DeviceLimits& lim, const char* wg
 }
 
 // "wg * per_item <= max(floor, next_pow2(extent))": tiles may round the problem up, not exceed it.
-void constrain_extent(SearchSpace& space, const char* wg, const char* per_item, std::int64_t extent, std::int64_t floor) {
+void constrain_extent(SearchSpace& space, const char* wg, const char* per_item, std::int64_t extent,
+                      std::int64_t floor) {
   const std::int64_t limit = std::max(floor, next_pow2(extent));
   const std::string a = wg, b = per_item;
   space.constrain(a + " * " + b + " <= next_pow2 of the extent", {a, b},
@@ -52,8 +53,9 @@ SearchSpace forward_space(const Conv2dShape& s, const DeviceLimits& lim) {
   constrain_extent(space, "WGQ", "QPT", s.q(), 4);
   constrain_extent(space, "WGP", "PPT", s.p(), 1);
   constrain_extent(space, "WGK", "KPT", s.k_per_group(), 1);
-  space.constrain("CPS <= next_pow2(C/groups)", {"CPS"},
-                  [cg = next_pow2(s.c_per_group())](const Config& c) { return at(c, "CPS") <= std::max<std::int64_t>(1, cg); });
+  space.constrain("CPS <= next_pow2(C/groups)", {"CPS"}, [cg = next_pow2(s.c_per_group())](const Config& c) {
+    return at(c, "CPS") <= std::max<std::int64_t>(1, cg);
+  });
   constrain_tiles(space, lim, "WGQ", "WGP", "WGK", 4);
   space.constrain("local memory fits the device", {"KPT", "PPT", "QPT", "WGQ", "WGP", "WGK", "CPS", "LDS_IN", "LDS_W"},
                   [=](const Config& c) {
@@ -83,8 +85,9 @@ SearchSpace backward_data_space(const Conv2dShape& s, const DeviceLimits& lim) {
   constrain_extent(space, "WGW", "WPT", ceil_div(s.w, s.stride_w), 4);
   constrain_extent(space, "WGH", "HPT", ceil_div(s.h, s.stride_h), 1);
   constrain_extent(space, "WGC", "CPT", s.c_per_group(), 1);
-  space.constrain("KPS <= next_pow2(K/groups)", {"KPS"},
-                  [kg = next_pow2(s.k_per_group())](const Config& c) { return at(c, "KPS") <= std::max<std::int64_t>(1, kg); });
+  space.constrain("KPS <= next_pow2(K/groups)", {"KPS"}, [kg = next_pow2(s.k_per_group())](const Config& c) {
+    return at(c, "KPS") <= std::max<std::int64_t>(1, kg);
+  });
   constrain_tiles(space, lim, "WGW", "WGH", "WGC", 4);
   space.constrain("local memory fits the device", {"CPT", "WGC", "KPS", "LDS_W"}, [=](const Config& c) {
     return at(c, "LDS_W") * at(c, "WGC") * at(c, "CPT") * at(c, "KPS") * s.r * s.s * 4 <= lim.local_bytes;
@@ -104,12 +107,12 @@ SearchSpace backward_weight_space(const Conv2dShape& s, const DeviceLimits& lim)
                   [](const Config& c) { return at(c, "KPT") * at(c, "CPT") <= 32; });
   constrain_extent(space, "WGC", "CPT", s.c_per_group(), 1);
   constrain_extent(space, "WGK", "KPT", s.k_per_group(), 1);
-  space.constrain("RED <= next_pow2(P*Q)", {"RED"},
-                  [pq = next_pow2(s.p() * s.q())](const Config& c) { return at(c, "RED") <= std::max<std::int64_t>(1, pq); });
-  constrain_tiles(space, lim, "WGC", "WGK", "RED", 1);
-  space.constrain("local memory fits the device", {"WGC", "WGK", "RED"}, [=](const Config& c) {
-    return at(c, "WGC") * at(c, "WGK") * at(c, "RED") * 4 <= lim.local_bytes;
+  space.constrain("RED <= next_pow2(P*Q)", {"RED"}, [pq = next_pow2(s.p() * s.q())](const Config& c) {
+    return at(c, "RED") <= std::max<std::int64_t>(1, pq);
   });
+  constrain_tiles(space, lim, "WGC", "WGK", "RED", 1);
+  space.constrain("local memory fits the device", {"WGC", "WGK", "RED"},
+                  [=](const Config& c) { return at(c, "WGC") * at(c, "WGK") * at(c, "RED") * 4 <= lim.local_bytes; });
   return space;
 }
 
@@ -172,9 +175,10 @@ void direct_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c,
     const std::int64_t pw = (wgq * qpt - 1) * s.stride_w + (s.s - 1) * s.dil_w + 1;
     const std::size_t patch_bytes = static_cast<std::size_t>(at(c, "LDS_IN") ? cps * ph * pw * 4 : 4);
     const std::size_t w_bytes = static_cast<std::size_t>(at(c, "LDS_W") ? wgk * kpt * cps * s.r * s.s * 4 : 4);
-    args.insert(args.end(), {o.input, static_cast<cl_long>(o.input_offset), o.weight, static_cast<cl_long>(o.weight_offset),
-                             bias_or(o, o.weight), static_cast<cl_long>(o.bias_offset), o.output,
-                             static_cast<cl_long>(o.output_offset), LocalMemory{patch_bytes}, LocalMemory{w_bytes}});
+    args.insert(args.end(),
+                {o.input, static_cast<cl_long>(o.input_offset), o.weight, static_cast<cl_long>(o.weight_offset),
+                 bias_or(o, o.weight), static_cast<cl_long>(o.bias_offset), o.output,
+                 static_cast<cl_long>(o.output_offset), LocalMemory{patch_bytes}, LocalMemory{w_bytes}});
     ProgramSource program =
         conv_program("conv2d_direct.cl", s, c, {"KPT", "PPT", "QPT", "WGQ", "WGP", "WGK", "CPS", "LDS_IN", "LDS_W"});
     plan.kernels.push_back(make_launch(std::move(program), "conv2d_direct_fwd", std::move(args),
@@ -186,21 +190,21 @@ void direct_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c,
     const std::int64_t cpt = at(c, "CPT"), hpt = at(c, "HPT"), wpt = at(c, "WPT");
     const std::int64_t wgw = at(c, "WGW"), wgh = at(c, "WGH"), wgc = at(c, "WGC"), kps = at(c, "KPS");
     const std::size_t w_bytes = static_cast<std::size_t>(at(c, "LDS_W") ? wgc * cpt * kps * s.r * s.s * 4 : 4);
-    args.insert(args.end(), {o.input, static_cast<cl_long>(o.input_offset), o.weight, static_cast<cl_long>(o.weight_offset),
-                             o.output, static_cast<cl_long>(o.output_offset), LocalMemory{w_bytes}});
+    args.insert(args.end(),
+                {o.input, static_cast<cl_long>(o.input_offset), o.weight, static_cast<cl_long>(o.weight_offset),
+                 o.output, static_cast<cl_long>(o.output_offset), LocalMemory{w_bytes}});
     ProgramSource program =
         conv_program("conv2d_direct_bwd_data.cl", s, c, {"CPT", "HPT", "WPT", "WGW", "WGH", "WGC", "KPS", "LDS_W"});
-    plan.kernels.push_back(make_launch(std::move(program), "conv2d_direct_bwd_data", std::move(args),
-                                       ceil_div(ceil_div(s.w, s.stride_w), wgw * wpt) * wgw,
-                                       ceil_div(ceil_div(s.h, s.stride_h), wgh * hpt) * wgh,
-                                       s.n * s.groups * s.stride_h * s.stride_w * ceil_div(cg, wgc * cpt) * wgc, wgw, wgh,
-                                       wgc));
+    plan.kernels.push_back(make_launch(
+        std::move(program), "conv2d_direct_bwd_data", std::move(args),
+        ceil_div(ceil_div(s.w, s.stride_w), wgw * wpt) * wgw, ceil_div(ceil_div(s.h, s.stride_h), wgh * hpt) * wgh,
+        s.n * s.groups * s.stride_h * s.stride_w * ceil_div(cg, wgc * cpt) * wgc, wgw, wgh, wgc));
     return;
   }
   const std::int64_t kpt = at(c, "KPT"), cpt = at(c, "CPT");
   const std::int64_t wgc = at(c, "WGC"), wgk = at(c, "WGK"), red = at(c, "RED");
-  args.insert(args.end(), {o.input, static_cast<cl_long>(o.input_offset), o.weight, static_cast<cl_long>(o.weight_offset),
-                           o.output, static_cast<cl_long>(o.output_offset)});
+  args.insert(args.end(), {o.input, static_cast<cl_long>(o.input_offset), o.weight,
+                           static_cast<cl_long>(o.weight_offset), o.output, static_cast<cl_long>(o.output_offset)});
   ProgramSource program = conv_program("conv2d_direct_bwd_weight.cl", s, c, {"KPT", "CPT", "WGC", "WGK", "RED"});
   plan.kernels.push_back(make_launch(std::move(program), "conv2d_direct_bwd_weight", std::move(args),
                                      ceil_div(cg, wgc * cpt) * wgc, ceil_div(kg, wgk * kpt) * wgk,

@@ -16,7 +16,8 @@ GemmShape plane_gemm(const Conv2dShape& s) {
   const std::int64_t hw = s.h * s.w;
   switch (s.dir) {
     case ConvDirection::kForward: return {.m = s.k, .n = hw, .k = s.c, .batch = s.n, .math = s.math};
-    case ConvDirection::kBackwardData: return {.m = s.c, .n = hw, .k = s.k, .batch = s.n, .trans_a = true, .math = s.math};
+    case ConvDirection::kBackwardData:
+      return {.m = s.c, .n = hw, .k = s.k, .batch = s.n, .trans_a = true, .math = s.math};
     default: return {.m = s.k, .n = s.c, .k = hw, .trans_b = true, .math = s.math};
   }
 }

@@ -11,7 +11,8 @@ namespace ocltune::conv2d_detail {
 
 std::int64_t at(const Config& config, const char* name) {
   const auto it = config.find(name);
-  if (it == config.end()) throw Error(fmt::format("conv2d: configuration {} lacks parameter {}", to_string(config), name));
+  if (it == config.end())
+    throw Error(fmt::format("conv2d: configuration {} lacks parameter {}", to_string(config), name));
   return it->second;
 }
 
@@ -25,8 +26,8 @@ std::int64_t next_pow2(std::int64_t x) {
 
 std::vector<KernelArg> shape_args(const Conv2dShape& s) {
   std::vector<KernelArg> args;
-  for (const std::int64_t v : {s.n, s.c, s.h, s.w, s.k, s.p(), s.q(), s.r, s.s, s.stride_h, s.stride_w, s.pad_h, s.pad_w,
-                               s.dil_h, s.dil_w, s.groups}) {
+  for (const std::int64_t v : {s.n, s.c, s.h, s.w, s.k, s.p(), s.q(), s.r, s.s, s.stride_h, s.stride_w, s.pad_h,
+                               s.pad_w, s.dil_h, s.dil_w, s.groups}) {
     args.emplace_back(static_cast<cl_int>(v));
   }
   return args;
@@ -79,25 +80,28 @@ ProgramSource epilogue_program(const Conv2dShape& shape) {
 void add_bias_act(const Conv2dShape& shape, const Conv2dOperands& o, LaunchPlan& plan) {
   if (!shape.bias && shape.act == Activation::kNone) return;
   const std::int64_t plane = shape.p() * shape.q();
-  std::vector<KernelArg> args = {static_cast<cl_int>(plane), static_cast<cl_int>(shape.k), o.output,
-                                 static_cast<cl_long>(o.output_offset), bias_or(o, o.output),
-                                 static_cast<cl_long>(o.bias_offset)};
+  std::vector<KernelArg> args = {
+      static_cast<cl_int>(plane), static_cast<cl_int>(shape.k),       o.output, static_cast<cl_long>(o.output_offset),
+      bias_or(o, o.output),       static_cast<cl_long>(o.bias_offset)};
   plan.kernels.push_back(make_launch(epilogue_program(shape), "conv2d_bias_act", std::move(args),
-                                     ceil_div(plane, kEpilogueWg) * kEpilogueWg, shape.n * shape.k, 1, kEpilogueWg, 1, 1));
+                                     ceil_div(plane, kEpilogueWg) * kEpilogueWg, shape.n * shape.k, 1, kEpilogueWg, 1,
+                                     1));
 }
 
 void add_bias_grad(const Conv2dShape& shape, const Conv2dOperands& o, LaunchPlan& plan) {
   if (!shape.bias) return;
-  std::vector<KernelArg> args = {static_cast<cl_int>(shape.n), static_cast<cl_int>(shape.k),
-                                 static_cast<cl_int>(shape.p() * shape.q()), o.output,
-                                 static_cast<cl_long>(o.output_offset), o.bias, static_cast<cl_long>(o.bias_offset)};
-  plan.kernels.push_back(
-      make_launch(epilogue_program(shape), "conv2d_bias_grad", std::move(args), kEpilogueWg, shape.k, 1, kEpilogueWg, 1, 1));
+  std::vector<KernelArg> args = {static_cast<cl_int>(shape.n),
+                                 static_cast<cl_int>(shape.k),
+                                 static_cast<cl_int>(shape.p() * shape.q()),
+                                 o.output,
+                                 static_cast<cl_long>(o.output_offset),
+                                 o.bias,
+                                 static_cast<cl_long>(o.bias_offset)};
+  plan.kernels.push_back(make_launch(epilogue_program(shape), "conv2d_bias_grad", std::move(args), kEpilogueWg, shape.k,
+                                     1, kEpilogueWg, 1, 1));
 }
 
-cl::Buffer bias_or(const Conv2dOperands& o, const cl::Buffer& stand_in) {
-  return o.bias() ? o.bias : stand_in;
-}
+cl::Buffer bias_or(const Conv2dOperands& o, const cl::Buffer& stand_in) { return o.bias() ? o.bias : stand_in; }
 
 SearchSpace algorithm_variant(const std::string& name, std::int64_t algo, const SearchSpace::Variant& variant) {
   SearchSpace space(name);
@@ -145,7 +149,8 @@ SearchSpace drop_parameters(const SearchSpace& space, const Config& fixed) {
         part.constrain(c.description, c.params, c.holds);
         continue;
       }
-      if (reads.empty() && !c.holds(fixed)) throw Error(fmt::format("conv2d: fixed values violate '{}'", c.description));
+      if (reads.empty() && !c.holds(fixed))
+        throw Error(fmt::format("conv2d: fixed values violate '{}'", c.description));
       if (reads.empty()) continue;
       part.constrain(c.description, reads, [holds = c.holds, fixed](const Config& config) {
         Config full = config;
@@ -162,7 +167,8 @@ DeviceLimits device_limits(const DeviceInfo& device) {
   DeviceLimits l;
   l.max_wg = static_cast<std::int64_t>(device.max_work_group_size);
   const auto dim = [&](std::size_t i) {
-    return static_cast<std::int64_t>(device.max_work_item_sizes.size() > i ? device.max_work_item_sizes[i] : device.max_work_group_size);
+    return static_cast<std::int64_t>(device.max_work_item_sizes.size() > i ? device.max_work_item_sizes[i]
+                                                                           : device.max_work_group_size);
   };
   l.max_x = dim(0);
   l.max_y = dim(1);

@@ -44,7 +44,8 @@ SearchSpace igemm_space(const Conv2dShape& s, const DeviceInfo& device) {
   // (vector global loads, double buffering) and with fewer tile values, so that this variant does
   // not crowd the other algorithms out of a random search.
   GemmShape exact = implicit_gemm(s);
-  exact.math = MathMode::kExact;  // the tensor-core variant is an algorithm of its own (ops/conv2d/conv2d_igemm_tf32.cpp)
+  exact.math =
+      MathMode::kExact;  // the tensor-core variant is an algorithm of its own (ops/conv2d/conv2d_igemm_tf32.cpp)
   SearchSpace gemm = drop_parameters(gemm_space(exact, device), {{"VWL", 1}, {"DB", 0}, {"WTN", 0}});
   SearchSpace space = restrict_values(gemm, {{"MWG", {16, 32, 64, 128}},
                                              {"NWG", {16, 32, 64, 128}},
@@ -57,8 +58,10 @@ SearchSpace igemm_space(const Conv2dShape& s, const DeviceInfo& device) {
   // Register rows/columns past the GEMM are wasted work (this prunes degenerate GEMMs, e.g. the
   // one-row GEMM of each depthwise group, the most).
   const GemmShape g = implicit_gemm(s);
-  space.constrain("WPTM <= next_pow2(GM)", {"WPTM"}, [m = next_pow2(g.m)](const Config& c) { return at(c, "WPTM") <= std::max<std::int64_t>(m, 1); });
-  space.constrain("WPTN <= next_pow2(GN)", {"WPTN"}, [n = next_pow2(g.n)](const Config& c) { return at(c, "WPTN") <= std::max<std::int64_t>(n, 1); });
+  space.constrain("WPTM <= next_pow2(GM)", {"WPTM"},
+                  [m = next_pow2(g.m)](const Config& c) { return at(c, "WPTM") <= std::max<std::int64_t>(m, 1); });
+  space.constrain("WPTN <= next_pow2(GN)", {"WPTN"},
+                  [n = next_pow2(g.n)](const Config& c) { return at(c, "WPTN") <= std::max<std::int64_t>(n, 1); });
   return algorithm_variant("implicit_gemm", kAlgoImplicitGemm, space.variants().front());
 }
 
@@ -81,8 +84,8 @@ Config igemm_default(const Conv2dShape& s) {
 void igemm_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, LaunchPlan& plan) {
   const GemmShape g = implicit_gemm(s);
   std::vector<KernelArg> args = implicit_gemm_args(s, o);
-  ProgramSource program =
-      conv_program(std::vector<std::string>{"conv2d_igemm_gather.cl", "conv2d_igemm.cl"}, s, c, {"MWG", "NWG", "KWG", "WPTM", "WPTN", "VWM", "VWN", "SA", "SB", "KWI"});
+  ProgramSource program = conv_program(std::vector<std::string>{"conv2d_igemm_gather.cl", "conv2d_igemm.cl"}, s, c,
+                                       {"MWG", "NWG", "KWG", "WPTM", "WPTN", "VWM", "VWN", "SA", "SB", "KWI"});
   program.defines.emplace_back("DIR", std::to_string(static_cast<int>(s.dir)));
   const std::int64_t mwg = at(c, "MWG"), nwg = at(c, "NWG");
   const std::int64_t mdimc = mwg / at(c, "WPTM"), ndimc = nwg / at(c, "WPTN");

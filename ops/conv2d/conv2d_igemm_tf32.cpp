@@ -20,8 +20,9 @@ SearchSpace igemm_tf32_space(const Conv2dShape& s, const DeviceInfo& device) {
   // The gathered im2col matrix has no 16-byte rows to copy with cp.async: tiles go through
   // registers (STAGES = 0, so FRAG_DBUF = 0); the kernel keeps the plain launch order (GROUP_M = 1). Fewer tile
   // values than the GEMM, so that this algorithm does not crowd the others out of a random search.
-  const SearchSpace space = restrict_values(drop_parameters(one, {{"MMA", 1}, {"STAGES", 0}, {"GROUP_M", 1}, {"FRAG_DBUF", 0}}),
-                                            {{"BM", {32, 64, 128}}, {"BN", {32, 64, 128}}, {"WM", {1, 2, 4}}, {"WN", {1, 2, 4}}});
+  const SearchSpace space =
+      restrict_values(drop_parameters(one, {{"MMA", 1}, {"STAGES", 0}, {"GROUP_M", 1}, {"FRAG_DBUF", 0}}),
+                      {{"BM", {32, 64, 128}}, {"BN", {32, 64, 128}}, {"WM", {1, 2, 4}}, {"WN", {1, 2, 4}}});
   return algorithm_variant("implicit_gemm_tf32", kAlgoImplicitGemmTf32, space.variants().front());
 }
 
@@ -42,8 +43,9 @@ Config igemm_tf32_default(const Conv2dShape& s) {
 
 void igemm_tf32_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, LaunchPlan& plan) {
   const GemmShape g = implicit_gemm(s);
-  ProgramSource program = conv_program(std::vector<std::string>{"conv2d_igemm_gather.cl", "mma_tf32.cl", "conv2d_igemm_mma.cl"}, s, c,
-                                       {"BM", "BN", "BK", "WM", "WN", "DBUF", "LDSM", "BVEC", "SWIZZLE"});
+  ProgramSource program =
+      conv_program(std::vector<std::string>{"conv2d_igemm_gather.cl", "mma_tf32.cl", "conv2d_igemm_mma.cl"}, s, c,
+                   {"BM", "BN", "BK", "WM", "WN", "DBUF", "LDSM", "BVEC", "SWIZZLE"});
   program.defines.emplace_back("DIR", std::to_string(static_cast<int>(s.dir)));
   const std::int64_t bm = at(c, "BM"), bn = at(c, "BN"), wm = at(c, "WM"), wn = at(c, "WN");
   plan.kernels.push_back(make_launch(std::move(program), "conv2d_igemm_mma", implicit_gemm_args(s, o),

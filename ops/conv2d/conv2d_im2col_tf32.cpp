@@ -31,7 +31,13 @@ Config im2col_tf32_default(const Conv2dShape&) {
   // 64 x 64 tiles of one warpgroup, 3 stages of BK = 32: the fastest im2col configuration measured
   // on all four ResNet-50 layers of bench/gpu/targets-tf32.json (H200, probe38), whose GEMMs have
   // 64-512 rows, 49-3136 pixels per image and 256-4608 taps; small tiles keep 3-5 work-groups per SM.
-  return {{"ALGO", kAlgoIm2colTf32}, {"BM", 64}, {"BN", 64}, {"BK", 32}, {"WGS", 1}, {"STAGES", 3}, {"LAG", 0},
+  return {{"ALGO", kAlgoIm2colTf32},
+          {"BM", 64},
+          {"BN", 64},
+          {"BK", 32},
+          {"WGS", 1},
+          {"STAGES", 3},
+          {"LAG", 0},
           {"GROUP_M", 1}};
 }
 

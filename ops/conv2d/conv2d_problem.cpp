@@ -65,7 +65,8 @@ void init_tensor(Tensor& t, const char* name, std::int64_t offset, std::int64_t 
 
 std::span<const float> data(const Tensor& t) {
   if (t.before.empty()) return {};
-  return std::span<const float>(t.before).subspan(static_cast<std::size_t>(t.offset), static_cast<std::size_t>(t.elements));
+  return std::span<const float>(t.before).subspan(static_cast<std::size_t>(t.offset),
+                                                  static_cast<std::size_t>(t.elements));
 }
 
 Conv2dEvaluation::Conv2dEvaluation(Session& session, const Conv2dShape& shape, const Conv2dLayout& layout)
@@ -73,7 +74,8 @@ Conv2dEvaluation::Conv2dEvaluation(Session& session, const Conv2dShape& shape, c
   shape.validate();
   const ConvDirection dir = shape.dir;
   init_tensor(input_, "input", layout.input_offset, shape.input_elements(), dir == ConvDirection::kBackwardData, 1);
-  init_tensor(weight_, "weight", layout.weight_offset, shape.weight_elements(), dir == ConvDirection::kBackwardWeight, 2);
+  init_tensor(weight_, "weight", layout.weight_offset, shape.weight_elements(), dir == ConvDirection::kBackwardWeight,
+              2);
   init_tensor(output_, "output", layout.output_offset, shape.output_elements(), dir == ConvDirection::kForward, 3);
   if (shape.bias) init_tensor(bias_, "bias", layout.bias_offset, shape.k, dir == ConvDirection::kBackwardWeight, 4);
   build_reference();
@@ -87,7 +89,7 @@ Conv2dEvaluation::Conv2dEvaluation(Session& session, const Conv2dShape& shape, c
   } catch (const cl::Error& e) {
     throw ClError(e);
   }
-  operands_ = {input_.buffer, weight_.buffer, output_.buffer, bias_.buffer,
+  operands_ = {input_.buffer,       weight_.buffer,       output_.buffer,       bias_.buffer,
                layout.input_offset, layout.weight_offset, layout.output_offset, layout.bias_offset};
   reset();
 }
@@ -183,12 +185,14 @@ std::vector<Config> Conv2dProblem::default_configs(const DeviceInfo& device) con
 }
 
 std::vector<std::string> Conv2dProblem::kernel_files() const {
-  std::vector<std::string> files = {"conv2d_common.cl",       "conv2d_direct.cl", "conv2d_direct_bwd_data.cl",
-                                    "conv2d_direct_bwd_weight.cl", "conv2d_igemm_gather.cl", "conv2d_igemm.cl",
-                                    "conv2d_winograd.cl",     "conv2d_depthwise.cl", "gemm_layout.cl", "gemm.cl"};
-  if (shape_.math == MathMode::kTf32) files.insert(files.end(), {"tile_order.cl", "mma_tf32.cl", "conv2d_igemm_mma.cl", "gemm_mma.cl", "storage.cl", "wgmma.cl",
-                                                      "gemm_wgmma.cl", "gemm_pack_tf32.cl", "packed_pipeline.cl", "gemm_wgmma_packed.cl",
-                                                      "conv2d_im2col_tf32.cl"});
+  std::vector<std::string> files = {
+      "conv2d_common.cl",       "conv2d_direct.cl", "conv2d_direct_bwd_data.cl", "conv2d_direct_bwd_weight.cl",
+      "conv2d_igemm_gather.cl", "conv2d_igemm.cl",  "conv2d_winograd.cl",        "conv2d_depthwise.cl",
+      "gemm_layout.cl",         "gemm.cl"};
+  if (shape_.math == MathMode::kTf32)
+    files.insert(files.end(), {"tile_order.cl", "mma_tf32.cl", "conv2d_igemm_mma.cl", "gemm_mma.cl", "storage.cl",
+                               "wgmma.cl", "gemm_wgmma.cl", "gemm_pack_tf32.cl", "packed_pipeline.cl",
+                               "gemm_wgmma_packed.cl", "conv2d_im2col_tf32.cl"});
   return files;
 }
 

@@ -23,8 +23,9 @@ ReferenceValue Conv2dReference::forward(std::int64_t n, std::int64_t k, std::int
       for (std::int64_t t = 0; t < s.s; ++t) {
         const std::int64_t iw = q * s.stride_w - s.pad_w + t * s.dil_w;
         if (iw < 0 || iw >= s.w) continue;
-        const double term = static_cast<double>(input_[static_cast<std::size_t>(((n * s.c + channel) * s.h + ih) * s.w + iw)]) *
-                            weight_[static_cast<std::size_t>(((k * cg + c) * s.r + r) * s.s + t)];
+        const double term =
+            static_cast<double>(input_[static_cast<std::size_t>(((n * s.c + channel) * s.h + ih) * s.w + iw)]) *
+            weight_[static_cast<std::size_t>(((k * cg + c) * s.r + r) * s.s + t)];
         sum += term;
         magnitude += std::abs(term);
       }
@@ -51,8 +52,9 @@ ReferenceValue Conv2dReference::backward_data(std::int64_t n, std::int64_t c, st
         const std::int64_t tw = w + s.pad_w - t * s.dil_w;
         if (tw < 0 || tw % s.stride_w != 0 || tw / s.stride_w >= q_count) continue;
         const std::int64_t p = th / s.stride_h, q = tw / s.stride_w;
-        const double term = static_cast<double>(output_[static_cast<std::size_t>(((n * s.k + k) * p_count + p) * q_count + q)]) *
-                            weight_[static_cast<std::size_t>(((k * cg + cl) * s.r + r) * s.s + t)];
+        const double term =
+            static_cast<double>(output_[static_cast<std::size_t>(((n * s.k + k) * p_count + p) * q_count + q)]) *
+            weight_[static_cast<std::size_t>(((k * cg + cl) * s.r + r) * s.s + t)];
         sum += term;
         magnitude += std::abs(term);
       }
@@ -73,8 +75,9 @@ ReferenceValue Conv2dReference::backward_weight(std::int64_t k, std::int64_t c, 
       for (std::int64_t q = 0; q < q_count; ++q) {
         const std::int64_t iw = q * s.stride_w - s.pad_w + t * s.dil_w;
         if (iw < 0 || iw >= s.w) continue;
-        const double term = static_cast<double>(output_[static_cast<std::size_t>(((n * s.k + k) * p_count + p) * q_count + q)]) *
-                            input_[static_cast<std::size_t>(((n * s.c + channel) * s.h + ih) * s.w + iw)];
+        const double term =
+            static_cast<double>(output_[static_cast<std::size_t>(((n * s.k + k) * p_count + p) * q_count + q)]) *
+            input_[static_cast<std::size_t>(((n * s.c + channel) * s.h + ih) * s.w + iw)];
         sum += term;
         magnitude += std::abs(term);
       }
@@ -129,8 +132,12 @@ double winograd_magnitude_factor(int m) {
   static const double at2[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
   static const double bt4[6][6] = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0}, {0, 4, -4, -1, 1, 0},
                                    {0, -2, -1, 2, 1, 0}, {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1}};
-  static const double g4[6][3] = {{1.0 / 4, 0, 0},           {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                                  {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
+  static const double g4[6][3] = {{1.0 / 4, 0, 0},
+                                  {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                  {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                  {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                  {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                  {0, 0, 1}};
   static const double at4[4][6] = {{1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}};
   const int alpha = m + 2;
   double worst = 0;

@@ -10,9 +10,9 @@ namespace {
 // The forward convolution Winograd computes: backward-data is dy convolved with the flipped,
 // transposed filter, padded by 2 - pad, producing the H x W input gradient.
 struct WinogradProblem {
-  std::int64_t k_out, c_in;          // output and input channels of that convolution
-  std::int64_t in_h, in_w;           // its input planes
-  std::int64_t out_h, out_w;         // its output planes
+  std::int64_t k_out, c_in;   // output and input channels of that convolution
+  std::int64_t in_h, in_w;    // its input planes
+  std::int64_t out_h, out_w;  // its output planes
   std::int64_t pad_top, pad_left;
   std::int64_t tiles(std::int64_t m, std::int64_t n) const { return n * ceil_div(out_h, m) * ceil_div(out_w, m); }
 };
@@ -86,9 +86,10 @@ void winograd_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& 
   const auto launch_1d = [&](const char* kernel, std::vector<KernelArg> args, std::int64_t items) {
     plan.kernels.push_back(make_launch(program, kernel, std::move(args), ceil_div(items, wg) * wg, 1, 1, wg, 1, 1));
   };
-  launch_1d("conv2d_wino_weight",
-            {static_cast<cl_int>(w.k_out), static_cast<cl_int>(w.c_in), o.weight, static_cast<cl_long>(o.weight_offset), u},
-            w.k_out * w.c_in);
+  launch_1d(
+      "conv2d_wino_weight",
+      {static_cast<cl_int>(w.k_out), static_cast<cl_int>(w.c_in), o.weight, static_cast<cl_long>(o.weight_offset), u},
+      w.k_out * w.c_in);
   const cl::Buffer& in = forward ? o.input : o.output;
   const std::int64_t in_offset = forward ? o.input_offset : o.output_offset;
   launch_1d("conv2d_wino_input",

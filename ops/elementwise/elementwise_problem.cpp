@@ -17,12 +17,9 @@ std::pair<float, float> data_range(ElementwiseOp op, bool base) {
   switch (op) {
     case ElementwiseOp::kLog:
     case ElementwiseOp::kSqrt:
-    case ElementwiseOp::kRsqrt:
-      return {0.05f, 4.0f};
-    case ElementwiseOp::kPow:
-      return base ? std::pair{0.1f, 2.0f} : std::pair{-2.0f, 2.0f};
-    default:
-      return {-4.0f, 4.0f};
+    case ElementwiseOp::kRsqrt: return {0.05f, 4.0f};
+    case ElementwiseOp::kPow: return base ? std::pair{0.1f, 2.0f} : std::pair{-2.0f, 2.0f};
+    default: return {-4.0f, 4.0f};
   }
 }
 

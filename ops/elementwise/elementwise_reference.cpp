@@ -35,27 +35,19 @@ double own_error(ElementwiseOp op, double a, double y) {
     case ElementwiseOp::kNeg:
     case ElementwiseOp::kAbs:
     case ElementwiseOp::kMaximum:
-    case ElementwiseOp::kMinimum:
-      return 0;
+    case ElementwiseOp::kMinimum: return 0;
     case ElementwiseOp::kAdd:
     case ElementwiseOp::kSub:
-    case ElementwiseOp::kMul:
-      return ay;
-    case ElementwiseOp::kDiv:
-      return 5 * ay;
+    case ElementwiseOp::kMul: return ay;
+    case ElementwiseOp::kDiv: return 5 * ay;
     case ElementwiseOp::kExp:
     case ElementwiseOp::kLog:
-    case ElementwiseOp::kSqrt:
-      return 6 * ay;
-    case ElementwiseOp::kRsqrt:
-      return 4 * ay;
-    case ElementwiseOp::kTanh:
-      return 10 * ay;
-    case ElementwiseOp::kPow:
-      return 32 * ay;
+    case ElementwiseOp::kSqrt: return 6 * ay;
+    case ElementwiseOp::kRsqrt: return 4 * ay;
+    case ElementwiseOp::kTanh: return 10 * ay;
+    case ElementwiseOp::kPow: return 32 * ay;
     case ElementwiseOp::kSilu:
-    case ElementwiseOp::kSigmoid:
-      return 12 * ay;  // exp (3 ulp), 1 + e, a division (2.5 ulp)
+    case ElementwiseOp::kSigmoid: return 12 * ay;  // exp (3 ulp), 1 + e, a division (2.5 ulp)
     case ElementwiseOp::kGelu: {
       const double t = a * std::numbers::sqrt2 / 2;
       const double e = std::erf(t);
@@ -77,46 +69,26 @@ double own_error(ElementwiseOp op, double a, double y) {
 
 double elementwise_apply(ElementwiseOp op, double a, double b) {
   switch (op) {
-    case ElementwiseOp::kRelu:
-      return std::isnan(a) ? a : (a < 0 ? 0.0 : a);
-    case ElementwiseOp::kRelu6:
-      return std::isnan(a) ? a : std::min(std::max(a, 0.0), 6.0);
-    case ElementwiseOp::kGelu:
-      return 0.5 * a * (1 + std::erf(a * std::numbers::sqrt2 / 2));
-    case ElementwiseOp::kGeluTanh:
-      return 0.5 * a * (1 + std::tanh(kGeluTanhBeta * (a + kGeluTanhKappa * a * a * a)));
-    case ElementwiseOp::kSilu:
-      return a / (1 + std::exp(-a));
-    case ElementwiseOp::kSigmoid:
-      return sigmoid(a);
-    case ElementwiseOp::kTanh:
-      return std::tanh(a);
-    case ElementwiseOp::kExp:
-      return std::exp(a);
-    case ElementwiseOp::kLog:
-      return std::log(a);
-    case ElementwiseOp::kSqrt:
-      return std::sqrt(a);
-    case ElementwiseOp::kRsqrt:
-      return 1 / std::sqrt(a);
-    case ElementwiseOp::kNeg:
-      return -a;
-    case ElementwiseOp::kAbs:
-      return std::abs(a);
-    case ElementwiseOp::kAdd:
-      return a + b;
-    case ElementwiseOp::kSub:
-      return a - b;
-    case ElementwiseOp::kMul:
-      return a * b;
-    case ElementwiseOp::kDiv:
-      return a / b;
-    case ElementwiseOp::kPow:
-      return std::pow(a, b);
-    case ElementwiseOp::kMaximum:
-      return either_nan(a, b) ? a + b : std::max(a, b);
-    case ElementwiseOp::kMinimum:
-      return either_nan(a, b) ? a + b : std::min(a, b);
+    case ElementwiseOp::kRelu: return std::isnan(a) ? a : (a < 0 ? 0.0 : a);
+    case ElementwiseOp::kRelu6: return std::isnan(a) ? a : std::min(std::max(a, 0.0), 6.0);
+    case ElementwiseOp::kGelu: return 0.5 * a * (1 + std::erf(a * std::numbers::sqrt2 / 2));
+    case ElementwiseOp::kGeluTanh: return 0.5 * a * (1 + std::tanh(kGeluTanhBeta * (a + kGeluTanhKappa * a * a * a)));
+    case ElementwiseOp::kSilu: return a / (1 + std::exp(-a));
+    case ElementwiseOp::kSigmoid: return sigmoid(a);
+    case ElementwiseOp::kTanh: return std::tanh(a);
+    case ElementwiseOp::kExp: return std::exp(a);
+    case ElementwiseOp::kLog: return std::log(a);
+    case ElementwiseOp::kSqrt: return std::sqrt(a);
+    case ElementwiseOp::kRsqrt: return 1 / std::sqrt(a);
+    case ElementwiseOp::kNeg: return -a;
+    case ElementwiseOp::kAbs: return std::abs(a);
+    case ElementwiseOp::kAdd: return a + b;
+    case ElementwiseOp::kSub: return a - b;
+    case ElementwiseOp::kMul: return a * b;
+    case ElementwiseOp::kDiv: return a / b;
+    case ElementwiseOp::kPow: return std::pow(a, b);
+    case ElementwiseOp::kMaximum: return either_nan(a, b) ? a + b : std::max(a, b);
+    case ElementwiseOp::kMinimum: return either_nan(a, b) ? a + b : std::min(a, b);
   }
   return std::numeric_limits<double>::quiet_NaN();
 }
@@ -126,12 +98,8 @@ BoundedValue elementwise_step(ElementwiseOp op, BoundedValue a, BoundedValue b) 
   const double y = to_fp32_range(elementwise_apply(op, x, z));
   double da = 0, db = 0;  // partial derivatives
   switch (op) {
-    case ElementwiseOp::kRelu:
-      da = x > 0;
-      break;
-    case ElementwiseOp::kRelu6:
-      da = x > 0 && x < 6;
-      break;
+    case ElementwiseOp::kRelu: da = x > 0; break;
+    case ElementwiseOp::kRelu6: da = x > 0 && x < 6; break;
     case ElementwiseOp::kGelu:
       da = 0.5 * (1 + std::erf(x * std::numbers::sqrt2 / 2)) +
            x * std::exp(-x * x / 2) / std::sqrt(2 * std::numbers::pi);
@@ -146,44 +114,21 @@ BoundedValue elementwise_step(ElementwiseOp op, BoundedValue a, BoundedValue b) 
       da = s * (1 + x * (1 - s));
       break;
     }
-    case ElementwiseOp::kSigmoid:
-      da = sigmoid(x) * (1 - sigmoid(x));
-      break;
-    case ElementwiseOp::kTanh:
-      da = 1 - y * y;
-      break;
-    case ElementwiseOp::kExp:
-      da = y;
-      break;
-    case ElementwiseOp::kLog:
-      da = 1 / x;
-      break;
-    case ElementwiseOp::kSqrt:
-      da = 0.5 / std::sqrt(x);
-      break;
-    case ElementwiseOp::kRsqrt:
-      da = 0.5 / (x * std::sqrt(x));
-      break;
+    case ElementwiseOp::kSigmoid: da = sigmoid(x) * (1 - sigmoid(x)); break;
+    case ElementwiseOp::kTanh: da = 1 - y * y; break;
+    case ElementwiseOp::kExp: da = y; break;
+    case ElementwiseOp::kLog: da = 1 / x; break;
+    case ElementwiseOp::kSqrt: da = 0.5 / std::sqrt(x); break;
+    case ElementwiseOp::kRsqrt: da = 0.5 / (x * std::sqrt(x)); break;
     case ElementwiseOp::kNeg:
-    case ElementwiseOp::kAbs:
-      da = 1;
-      break;
+    case ElementwiseOp::kAbs: da = 1; break;
     case ElementwiseOp::kAdd:
-    case ElementwiseOp::kSub:
-      da = db = 1;
-      break;
-    case ElementwiseOp::kMul:
-      da = z, db = x;
-      break;
-    case ElementwiseOp::kDiv:
-      da = 1 / z, db = x / (z * z);
-      break;
-    case ElementwiseOp::kPow:
-      da = z * std::pow(x, z - 1), db = y * std::log(std::abs(x));
-      break;
+    case ElementwiseOp::kSub: da = db = 1; break;
+    case ElementwiseOp::kMul: da = z, db = x; break;
+    case ElementwiseOp::kDiv: da = 1 / z, db = x / (z * z); break;
+    case ElementwiseOp::kPow: da = z * std::pow(x, z - 1), db = y * std::log(std::abs(x)); break;
     case ElementwiseOp::kMaximum:
-    case ElementwiseOp::kMinimum:
-      return {y, std::max(a.error, b.error)};
+    case ElementwiseOp::kMinimum: return {y, std::max(a.error, b.error)};
   }
   const double error = carried(da, a.error) + carried(db, b.error) + own_error(op, x, y);
   return {y, std::isnan(error) ? kInf : error};

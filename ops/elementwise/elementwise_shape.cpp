@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/shape_fields.h"
 #include "harness/error.h"
 #include "ops/elementwise/elementwise.h"
-#include "core/shape_fields.h"
 
 namespace ocltune {
 namespace {

@@ -5,10 +5,10 @@
 
 #include <fmt/format.h>
 
+#include "core/shape_fields.h"
 #include "harness/capability.h"
 #include "harness/error.h"
 #include "ops/gemm/gemm_variants.h"
-#include "core/shape_fields.h"
 
 namespace ocltune {
 namespace gemm_detail {
@@ -22,11 +22,15 @@ std::int64_t next_pow2(std::int64_t x) {
 std::int64_t at(const Config& c, const char* name) { return c.at(name); }
 
 std::vector<KernelArg> gemm_args(const GemmShape& s, const GemmOperands& o) {
-  return {static_cast<cl_int>(s.m),     static_cast<cl_int>(s.n),     static_cast<cl_int>(s.k),
-          static_cast<cl_float>(s.alpha), static_cast<cl_float>(s.beta),
-          o.a, static_cast<cl_long>(o.a_offset), static_cast<cl_int>(o.lda), static_cast<cl_long>(o.stride_a),
-          o.b, static_cast<cl_long>(o.b_offset), static_cast<cl_int>(o.ldb), static_cast<cl_long>(o.stride_b),
-          o.c, static_cast<cl_long>(o.c_offset), static_cast<cl_int>(o.ldc), static_cast<cl_long>(o.stride_c)};
+  return {static_cast<cl_int>(s.m),         static_cast<cl_int>(s.n),
+          static_cast<cl_int>(s.k),         static_cast<cl_float>(s.alpha),
+          static_cast<cl_float>(s.beta),    o.a,
+          static_cast<cl_long>(o.a_offset), static_cast<cl_int>(o.lda),
+          static_cast<cl_long>(o.stride_a), o.b,
+          static_cast<cl_long>(o.b_offset), static_cast<cl_int>(o.ldb),
+          static_cast<cl_long>(o.stride_b), o.c,
+          static_cast<cl_long>(o.c_offset), static_cast<cl_int>(o.ldc),
+          static_cast<cl_long>(o.stride_c)};
 }
 
 }  // namespace gemm_detail
@@ -39,8 +43,8 @@ std::string GemmShape::key() const {
 }
 
 nlohmann::json GemmShape::to_json() const {
-  nlohmann::json j = {{"op", "gemm"}, {"m", m},          {"n", n},          {"k", k},         {"batch", batch},
-                      {"trans_a", trans_a}, {"trans_b", trans_b}};
+  nlohmann::json j = {{"op", "gemm"},      {"m", m}, {"n", n}, {"k", k}, {"batch", batch}, {"trans_a", trans_a},
+                      {"trans_b", trans_b}};
   if (alpha != 1.0f) j["alpha"] = alpha;
   if (beta != 0.0f) j["beta"] = beta;
   if (math != MathMode::kExact) j["math"] = math_name(math);
@@ -123,8 +127,10 @@ SearchSpace fma_space(const GemmShape& shape, const DeviceInfo& device) {
   const std::int64_t max_nwg = std::max<std::int64_t>(16, next_pow2(shape.n));
   space.constrain("MWG <= next_pow2(M)", {"MWG"}, [=](const Config& c) { return at(c, "MWG") <= max_mwg; });
   space.constrain("NWG <= next_pow2(N)", {"NWG"}, [=](const Config& c) { return at(c, "NWG") <= max_nwg; });
-  space.constrain("MWG % WPTM == 0", {"MWG", "WPTM"}, [](const Config& c) { return at(c, "MWG") % at(c, "WPTM") == 0; });
-  space.constrain("NWG % WPTN == 0", {"NWG", "WPTN"}, [](const Config& c) { return at(c, "NWG") % at(c, "WPTN") == 0; });
+  space.constrain("MWG % WPTM == 0", {"MWG", "WPTM"},
+                  [](const Config& c) { return at(c, "MWG") % at(c, "WPTM") == 0; });
+  space.constrain("NWG % WPTN == 0", {"NWG", "WPTN"},
+                  [](const Config& c) { return at(c, "NWG") % at(c, "WPTN") == 0; });
   // At least 4 accumulators (fewer never amortise the loads), unless the whole of C is smaller.
   const std::int64_t min_acc = std::min<std::int64_t>(4, next_pow2(shape.m) * next_pow2(shape.n));
   space.constrain("min(4, |C|) <= WPTM * WPTN <= 128 (accumulator registers)", {"WPTM", "WPTN"}, [=](const Config& c) {
@@ -139,8 +145,10 @@ SearchSpace fma_space(const GemmShape& shape, const DeviceInfo& device) {
   const bool gpu = device.type == DeviceType::kGpu;
   const auto max_wg = std::min<std::int64_t>(static_cast<std::int64_t>(device.max_work_group_size), gpu ? 1024 : 256);
   const std::int64_t min_wg = gpu ? 16 : 4;
-  const auto max_x = static_cast<std::int64_t>(device.max_work_item_sizes.size() > 0 ? device.max_work_item_sizes[0] : max_wg);
-  const auto max_y = static_cast<std::int64_t>(device.max_work_item_sizes.size() > 1 ? device.max_work_item_sizes[1] : max_wg);
+  const auto max_x =
+      static_cast<std::int64_t>(device.max_work_item_sizes.size() > 0 ? device.max_work_item_sizes[0] : max_wg);
+  const auto max_y =
+      static_cast<std::int64_t>(device.max_work_item_sizes.size() > 1 ? device.max_work_item_sizes[1] : max_wg);
   space.constrain("work-group size within device limits and useful for its type", {"MWG", "NWG", "WPTM", "WPTN"},
                   [=](const Config& c) {
                     const std::int64_t mdimc = at(c, "MWG") / at(c, "WPTM");
@@ -148,12 +156,16 @@ SearchSpace fma_space(const GemmShape& shape, const DeviceInfo& device) {
                     const std::int64_t threads = mdimc * ndimc;
                     return threads <= max_wg && threads >= min_wg && ndimc <= max_x && mdimc <= max_y;
                   });
-  space.constrain("WPTM % VWM == 0", {"WPTM", "VWM"}, [](const Config& c) { return at(c, "WPTM") % at(c, "VWM") == 0; });
-  space.constrain("WPTN % VWN == 0", {"WPTN", "VWN"}, [](const Config& c) { return at(c, "WPTN") % at(c, "VWN") == 0; });
+  space.constrain("WPTM % VWM == 0", {"WPTM", "VWM"},
+                  [](const Config& c) { return at(c, "WPTM") % at(c, "VWM") == 0; });
+  space.constrain("WPTN % VWN == 0", {"WPTN", "VWN"},
+                  [](const Config& c) { return at(c, "WPTN") % at(c, "VWN") == 0; });
   // Vectors of 8 and 16 serve the unstaged path (direct vector loads that CPUs turn into wide
   // FMAs); from local memory 4 floats are the widest useful read.
-  space.constrain("VWM <= 4 when A is staged", {"SA", "VWM"}, [](const Config& c) { return !at(c, "SA") || at(c, "VWM") <= 4; });
-  space.constrain("VWN <= 4 when B is staged", {"SB", "VWN"}, [](const Config& c) { return !at(c, "SB") || at(c, "VWN") <= 4; });
+  space.constrain("VWM <= 4 when A is staged", {"SA", "VWM"},
+                  [](const Config& c) { return !at(c, "SA") || at(c, "VWM") <= 4; });
+  space.constrain("VWN <= 4 when B is staged", {"SB", "VWN"},
+                  [](const Config& c) { return !at(c, "SB") || at(c, "VWN") <= 4; });
   // Each work-item loads a whole number of VWL-vectors of every staged tile.
   space.constrain("staged tiles split evenly into VWL-vectors per work-item",
                   {"MWG", "NWG", "KWG", "WPTM", "WPTN", "SA", "SB", "VWL"}, [](const Config& c) {
@@ -169,7 +181,8 @@ SearchSpace fma_space(const GemmShape& shape, const DeviceInfo& device) {
                   [](const Config& c) { return at(c, "SA") || at(c, "SB") || at(c, "DB") == 0; });
   const auto local_bytes = static_cast<std::int64_t>(device.local_mem_bytes);
   space.constrain("local memory fits the device", {"MWG", "NWG", "KWG", "SA", "SB", "DB"}, [=](const Config& c) {
-    const std::int64_t floats = (at(c, "SA") * at(c, "MWG") + at(c, "SB") * at(c, "NWG")) * at(c, "KWG") * (1 + at(c, "DB"));
+    const std::int64_t floats =
+        (at(c, "SA") * at(c, "MWG") + at(c, "SB") * at(c, "NWG")) * at(c, "KWG") * (1 + at(c, "DB"));
     return floats * 4 <= local_bytes;
   });
   space.constrain("KWG % KWI == 0", {"KWG", "KWI"}, [](const Config& c) { return at(c, "KWG") % at(c, "KWI") == 0; });
@@ -205,8 +218,8 @@ SearchSpace gemm_space(const GemmShape& shape, const DeviceInfo& device) {
 }
 
 Config gemm_default_config() {
-  return {{"MWG", 32}, {"NWG", 32}, {"KWG", 16}, {"WPTM", 4}, {"WPTN", 4}, {"VWM", 1},
-          {"VWN", 1},  {"SA", 1},   {"SB", 1},   {"VWL", 1},  {"DB", 0},   {"KWI", 2}, {"WTN", 0}};
+  return {{"MWG", 32}, {"NWG", 32}, {"KWG", 16}, {"WPTM", 4}, {"WPTN", 4}, {"VWM", 1}, {"VWN", 1},
+          {"SA", 1},   {"SB", 1},   {"VWL", 1},  {"DB", 0},   {"KWI", 2},  {"WTN", 0}};
 }
 
 Config gemm_default_config(const GemmShape& shape) {

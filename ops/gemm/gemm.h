@@ -9,14 +9,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/config.h"
+#include "core/math_mode.h"
+#include "core/space.h"
+#include "core/storage.h"
 #include "harness/cl.h"
 #include "harness/device.h"
 #include "harness/launch.h"
 #include "harness/workspace.h"
-#include "core/storage.h"
-#include "core/config.h"
-#include "core/math_mode.h"
-#include "core/space.h"
 
 namespace ocltune {
 
@@ -125,8 +125,9 @@ KernelLaunch pack_16bit_launch(std::int64_t batches, const cl::Buffer& src, std:
 // The GEMM on packed A and B (batch strides in words, 0 for an operand every entry shares),
 // writing C of shape.dtype where `c` says (c.c, c.c_offset, c.ldc, c.stride_c). `config` holds at least the
 // variant's tile parameters (BM, BN, BK, WGS, STAGES, LAG).
-KernelLaunch packed_gemm_launch(const GemmShape& shape, const Config& config, const cl::Buffer& a, std::int64_t stride_a,
-                                const cl::Buffer& b, std::int64_t stride_b, const GemmOperands& c);
+KernelLaunch packed_gemm_launch(const GemmShape& shape, const Config& config, const cl::Buffer& a,
+                                std::int64_t stride_a, const cl::Buffer& b, std::int64_t stride_b,
+                                const GemmOperands& c);
 
 // The launches of `config`'s variant (one kernel; three for wgmma_packed_tf32, whose packed
 // operands live in `workspace`).

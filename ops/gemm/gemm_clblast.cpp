@@ -27,8 +27,8 @@ clblast::StatusCode gemm_in(cl_command_queue* queue, const GemmShape& s, const G
   }
   return clblast::GemmStridedBatched<T>(clblast::Layout::kRowMajor, ta, tb, u(s.m), u(s.n), u(s.k), alpha, o.a(),
                                         u(o.a_offset), u(o.lda), u(o.stride_a), o.b(), u(o.b_offset), u(o.ldb),
-                                        u(o.stride_b), beta, o.c(), u(o.c_offset), u(o.ldc), u(o.stride_c),
-                                        u(s.batch), queue, event);
+                                        u(o.stride_b), beta, o.c(), u(o.c_offset), u(o.ldc), u(o.stride_c), u(s.batch),
+                                        queue, event);
 }
 
 }  // namespace
@@ -43,9 +43,11 @@ void clblast_gemm(cl::CommandQueue& queue, const GemmShape& s, const GemmOperand
   cl_command_queue q = queue();
   cl_event raw = nullptr;
   cl_event* raw_out = event ? &raw : nullptr;
-  const clblast::StatusCode status =
-      s.dtype == DType::kFp16 ? gemm_in<half>(&q, s, o, [](float x) { return FloatToHalf(x); }, raw_out)
-                              : gemm_in<float>(&q, s, o, [](float x) { return x; }, raw_out);
+  const clblast::StatusCode status = s.dtype == DType::kFp16
+                                         ? gemm_in<half>(
+                                               &q, s, o, [](float x) { return FloatToHalf(x); }, raw_out)
+                                         : gemm_in<float>(
+                                               &q, s, o, [](float x) { return x; }, raw_out);
   if (status != clblast::StatusCode::kSuccess) {
     if (raw) clReleaseEvent(raw);
     throw Error(fmt::format("CLBlast GEMM failed with status {}", static_cast<int>(status)));

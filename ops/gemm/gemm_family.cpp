@@ -28,11 +28,20 @@ GemmShape in(DType dtype, GemmShape shape) {
 // the half-precision forms PyTorch's autocast runs (a square size and a BERT linear layer as
 // nn.Linear calls it).
 std::vector<GemmShape> default_shapes() {
-  return {nn(1024, 1024, 1024), nn(2048, 2048, 2048), nn(4096, 4096, 4096),
-          nn(4096, 2304, 768),  nn(4096, 768, 768),   nn(4096, 3072, 768), nn(4096, 768, 3072),
-          tn(768, 3072, 4096),  nt(512, 512, 64, 96), nn(512, 64, 512, 96),
-          nt(1, 1000, 2048),    nt(32, 1000, 2048),
-          in(DType::kFp16, nn(4096, 4096, 4096)), in(DType::kBf16, nn(4096, 4096, 4096)),
+  return {nn(1024, 1024, 1024),
+          nn(2048, 2048, 2048),
+          nn(4096, 4096, 4096),
+          nn(4096, 2304, 768),
+          nn(4096, 768, 768),
+          nn(4096, 3072, 768),
+          nn(4096, 768, 3072),
+          tn(768, 3072, 4096),
+          nt(512, 512, 64, 96),
+          nn(512, 64, 512, 96),
+          nt(1, 1000, 2048),
+          nt(32, 1000, 2048),
+          in(DType::kFp16, nn(4096, 4096, 4096)),
+          in(DType::kBf16, nn(4096, 4096, 4096)),
           in(DType::kFp16, nt(4096, 3072, 768))};
 }
 
@@ -46,7 +55,7 @@ std::vector<GemmShape> quick_shapes() {
 std::vector<GemmTestCase> gemm_test_cases() {
   std::vector<GemmTestCase> cases;
   // Sizes of 1, primes and non-multiples of every tile size, in all four layouts.
-  const std::int64_t sizes[][3] = {{1, 1, 1},   {1, 17, 5},  {7, 1, 3},    {13, 11, 1},  {17, 33, 29},
+  const std::int64_t sizes[][3] = {{1, 1, 1},    {1, 17, 5},   {7, 1, 3},    {13, 11, 1},    {17, 33, 29},
                                    {31, 37, 41}, {64, 64, 64}, {65, 63, 67}, {100, 129, 97}, {257, 130, 19}};
   for (int layout = 0; layout < 4; ++layout) {
     for (const auto& s : sizes) {
@@ -74,7 +83,8 @@ class GemmFamily : public OpFamily {
   ProblemList preset(const std::string& preset) const override {
     ProblemList problems;
     if (preset == "test") {
-      for (const GemmTestCase& c : gemm_test_cases()) problems.push_back(std::make_unique<GemmProblem>(c.shape, c.layout));
+      for (const GemmTestCase& c : gemm_test_cases())
+        problems.push_back(std::make_unique<GemmProblem>(c.shape, c.layout));
       return problems;
     }
     if (preset != "default" && preset != "quick") throw Error(fmt::format("gemm has no shape preset '{}'", preset));

@@ -8,8 +8,8 @@
 namespace ocltune {
 
 Config gemm_mma_default_config() {
-  return {{"MMA", 1},  {"BM", 64},     {"BN", 64},   {"BK", 16},  {"WM", 2},    {"WN", 2},
-          {"STAGES", 0}, {"DBUF", 1}, {"LDSM", 0}, {"BVEC", 0}, {"GROUP_M", 1}, {"SWIZZLE", 0}, {"FRAG_DBUF", 0}};
+  return {{"MMA", 1},  {"BM", 64},  {"BN", 64},  {"BK", 16},     {"WM", 2},      {"WN", 2},       {"STAGES", 0},
+          {"DBUF", 1}, {"LDSM", 0}, {"BVEC", 0}, {"GROUP_M", 1}, {"SWIZZLE", 0}, {"FRAG_DBUF", 0}};
 }
 
 bool is_mma_config(const Config& config) { return config.count("MMA") != 0; }
@@ -44,13 +44,13 @@ SearchSpace mma_space(const GemmShape& shape, const DeviceInfo& device) {
   const auto max_wg = static_cast<std::int64_t>(device.max_work_group_size);
   space.constrain("work-group size within device limits", {"WM", "WN"},
                   [=](const Config& c) { return 32 * at(c, "WM") * at(c, "WN") <= max_wg; });
-  space.constrain("staged tiles split evenly into float4s per thread", {"BM", "BN", "BK", "WM", "WN"}, [](const Config& c) {
-    const std::int64_t unit = 4 * 32 * at(c, "WM") * at(c, "WN");
-    return (at(c, "BM") * at(c, "BK")) % unit == 0 && (at(c, "BN") * at(c, "BK")) % unit == 0;
-  });
-  space.constrain("GROUP_M > 1 only with at least two tile rows", {"BM", "GROUP_M"}, [=](const Config& c) {
-    return at(c, "GROUP_M") == 1 || shape.m > at(c, "BM");
-  });
+  space.constrain("staged tiles split evenly into float4s per thread", {"BM", "BN", "BK", "WM", "WN"},
+                  [](const Config& c) {
+                    const std::int64_t unit = 4 * 32 * at(c, "WM") * at(c, "WN");
+                    return (at(c, "BM") * at(c, "BK")) % unit == 0 && (at(c, "BN") * at(c, "BK")) % unit == 0;
+                  });
+  space.constrain("GROUP_M > 1 only with at least two tile rows", {"BM", "GROUP_M"},
+                  [=](const Config& c) { return at(c, "GROUP_M") == 1 || shape.m > at(c, "BM"); });
   space.constrain("DBUF = 0 with cp.async stages (it applies to register staging)", {"STAGES", "DBUF"},
                   [](const Config& c) { return at(c, "STAGES") == 0 || at(c, "DBUF") == 0; });
   // cp.async keeps the global layout in local memory: a transposed A is stored As[k][m], which
@@ -68,15 +68,16 @@ SearchSpace mma_space(const GemmShape& shape, const DeviceInfo& device) {
                     return !at(c, "FRAG_DBUF") || (at(c, "STAGES") >= 2 && at(c, "BK") % 16 == 0);
                   });
   const auto local_bytes = static_cast<std::int64_t>(device.local_mem_bytes);
-  space.constrain("local memory fits the device", {"BM", "BN", "BK", "STAGES", "DBUF", "SWIZZLE"}, [=](const Config& c) {
-    const std::int64_t bm = at(c, "BM"), bn = at(c, "BN"), bk = at(c, "BK"), stages = at(c, "STAGES");
-    const bool async = stages >= 2;  // layouts as in kernels/mma_tf32.cl (A_KM, B_NK; SWIZZLE: unpadded)
-    const std::int64_t pad = at(c, "SWIZZLE") ? 0 : 1;
-    const std::int64_t a_words = async && trans_a ? bk * (bm + 8 * pad) : bm * (bk + 4 * pad);
-    const std::int64_t b_words = async && trans_b ? bn * (bk + 4 * pad) : bk * (bn + 8 * pad);
-    const std::int64_t buffers = async ? stages : 1 + at(c, "DBUF");
-    return (a_words + b_words) * buffers * 4 <= local_bytes;
-  });
+  space.constrain(
+      "local memory fits the device", {"BM", "BN", "BK", "STAGES", "DBUF", "SWIZZLE"}, [=](const Config& c) {
+        const std::int64_t bm = at(c, "BM"), bn = at(c, "BN"), bk = at(c, "BK"), stages = at(c, "STAGES");
+        const bool async = stages >= 2;  // layouts as in kernels/mma_tf32.cl (A_KM, B_NK; SWIZZLE: unpadded)
+        const std::int64_t pad = at(c, "SWIZZLE") ? 0 : 1;
+        const std::int64_t a_words = async && trans_a ? bk * (bm + 8 * pad) : bm * (bk + 4 * pad);
+        const std::int64_t b_words = async && trans_b ? bn * (bk + 4 * pad) : bk * (bn + 8 * pad);
+        const std::int64_t buffers = async ? stages : 1 + at(c, "DBUF");
+        return (a_words + b_words) * buffers * 4 <= local_bytes;
+      });
   return space;
 }
 
@@ -85,9 +86,9 @@ LaunchPlan mma_plan(const GemmShape& s, const GemmOperands& o, const Config& con
   launch.program.files = {"tile_order.cl", "mma_tf32.cl", "gemm_mma.cl"};
   launch.program.defines = {{"TRANS_A", s.trans_a ? "1" : "0"}, {"TRANS_B", s.trans_b ? "1" : "0"}};
   if (at(config, "STAGES") >= 2) {  // tiles in their global layout, rounded to TF32 when read
-    launch.program.defines.insert(launch.program.defines.end(), {{"A_KM", s.trans_a ? "1" : "0"},
-                                                                 {"B_NK", s.trans_b ? "1" : "0"},
-                                                                 {"CVT_AT_LOAD", "1"}});
+    launch.program.defines.insert(
+        launch.program.defines.end(),
+        {{"A_KM", s.trans_a ? "1" : "0"}, {"B_NK", s.trans_b ? "1" : "0"}, {"CVT_AT_LOAD", "1"}});
   }
   for (const auto& [name, value] : config) launch.program.defines.emplace_back(name, std::to_string(value));
   launch.kernel = "gemm_mma";

@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/storage.h"
 #include "harness/capability.h"
 #include "harness/error.h"
 #include "harness/session.h"
-#include "core/storage.h"
 
 namespace ocltune {
 namespace {
@@ -122,8 +122,8 @@ void GemmEvaluation::build_reference() {
     const double scale = std::abs(static_cast<double>(s.alpha)) * magnitude + std::abs(static_cast<double>(s.beta) * c);
     expected_.push_back({i, saturate_to_storage(value, s.dtype), scale + floor_scale});
   };
-  const double macs = static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) *
-                      static_cast<double>(s.batch);
+  const double macs =
+      static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) * static_cast<double>(s.batch);
   for (std::int64_t bt = 0; bt < s.batch; ++bt) {
     if (macs <= kGemmFullCheckMacs) {
       for (std::int64_t m = 0; m < s.m; ++m)
@@ -216,7 +216,8 @@ std::vector<Config> GemmProblem::default_configs(const DeviceInfo& device) const
   if (space.variants().size() > 1 && space.contains(gemm_wgmma_packed_default_config())) {
     add(gemm_wgmma_packed_default_config());
   }
-  if (space.variants().size() > 1 && space.contains(gemm_cpu_default_config(shape_))) add(gemm_cpu_default_config(shape_));
+  if (space.variants().size() > 1 && space.contains(gemm_cpu_default_config(shape_)))
+    add(gemm_cpu_default_config(shape_));
   return configs;
 }
 
@@ -225,8 +226,8 @@ std::vector<std::string> GemmProblem::kernel_files() const {
   if (shape_.dtype != DType::kFp32) files.insert(files.end(), {"storage.cl", "gemm_convert.cl", "gemm_pack_16bit.cl"});
   if (shape_.tensor_cores_allowed()) {
     files.insert(files.end(), {"tile_order.cl", "mma_tf32.cl", "gemm_mma.cl", "storage.cl", "wgmma.cl", "gemm_wgmma.cl",
-                               "gemm_pack_tf32.cl", "gemm_wgmma_packed.cl", "packed_pipeline.cl",
-                               "mma_packed.cl", "gemm_mma_packed.cl"});
+                               "gemm_pack_tf32.cl", "gemm_wgmma_packed.cl", "packed_pipeline.cl", "mma_packed.cl",
+                               "gemm_mma_packed.cl"});
   }
   std::sort(files.begin(), files.end());
   files.erase(std::unique(files.begin(), files.end()), files.end());

@@ -20,14 +20,13 @@ void constrain_warpgroup_tiles(SearchSpace& space, const GemmShape& shape, const
                   [=](const Config& c) { return at(c, "BM") <= max_bm && at(c, "BN") <= max_bn; });
   space.constrain("each warpgroup owns whole m64 blocks", {"BM", "WGS"},
                   [](const Config& c) { return at(c, "BM") % (64 * at(c, "WGS")) == 0; });
-  space.constrain("at most 128 accumulators per work-item", {"BM", "BN", "WGS"}, [](const Config& c) {
-    return at(c, "BM") / (64 * at(c, "WGS")) * at(c, "BN") / 2 <= 128;
-  });
-  space.constrain("tiles split evenly into 16-byte chunks per work-item", {"BM", "BN", "BK", "WGS"},
-                  [](const Config& c) {
-                    const std::int64_t threads = 128 * at(c, "WGS");
-                    return (at(c, "BM") * at(c, "BK") / 4) % threads == 0 && (at(c, "BN") * at(c, "BK") / 4) % threads == 0;
-                  });
+  space.constrain("at most 128 accumulators per work-item", {"BM", "BN", "WGS"},
+                  [](const Config& c) { return at(c, "BM") / (64 * at(c, "WGS")) * at(c, "BN") / 2 <= 128; });
+  space.constrain(
+      "tiles split evenly into 16-byte chunks per work-item", {"BM", "BN", "BK", "WGS"}, [](const Config& c) {
+        const std::int64_t threads = 128 * at(c, "WGS");
+        return (at(c, "BM") * at(c, "BK") / 4) % threads == 0 && (at(c, "BN") * at(c, "BK") / 4) % threads == 0;
+      });
   const auto max_wg = static_cast<std::int64_t>(device.max_work_group_size);
   space.constrain("work-group size within device limits", {"WGS"},
                   [=](const Config& c) { return 128 * at(c, "WGS") <= max_wg; });
@@ -42,9 +41,8 @@ SearchSpace wgmma_space(const GemmShape& shape, const DeviceInfo& device) {
       .add("WGS", {1, 2}, "warpgroups of 128 work-items per work-group, stacked along M");
   constrain_warpgroup_tiles(space, shape, device);
   const auto local_bytes = static_cast<std::int64_t>(device.local_mem_bytes);
-  space.constrain("two local buffers fit the device", {"BM", "BN", "BK"}, [=](const Config& c) {
-    return 2 * (at(c, "BM") + at(c, "BN")) * at(c, "BK") * 4 <= local_bytes;
-  });
+  space.constrain("two local buffers fit the device", {"BM", "BN", "BK"},
+                  [=](const Config& c) { return 2 * (at(c, "BM") + at(c, "BN")) * at(c, "BK") * 4 <= local_bytes; });
   return space;
 }
 

@@ -141,15 +141,17 @@ LaunchPlan packed_operands_plan(const GemmShape& s, const GemmOperands& o, const
   // A (M x K, op applied) has K contiguous unless stored transposed; B (K x N) the other way round.
   plan.kernels.push_back(pack(a_batches, o.a, o.a_offset, o.lda, o.stride_a, !s.trans_a, s.m, s.k, p.rows_a, p.k, ap));
   plan.kernels.push_back(pack(b_batches, o.b, o.b_offset, o.ldb, o.stride_b, s.trans_b, s.n, s.k, p.rows_b, p.k, bp));
-  plan.kernels.push_back(gemm(ap, a_batches == 1 ? 0 : p.rows_a * p.k_words, bp, b_batches == 1 ? 0 : p.rows_b * p.k_words));
+  plan.kernels.push_back(
+      gemm(ap, a_batches == 1 ? 0 : p.rows_a * p.k_words, bp, b_batches == 1 ? 0 : p.rows_b * p.k_words));
   return plan;
 }
 
 LaunchPlan wgmma_packed_plan(const GemmShape& s, const GemmOperands& o, const Config& config, Workspace& workspace) {
-  return packed_operands_plan(s, o, config, workspace,
-                              [&](const cl::Buffer& a, std::int64_t stride_a, const cl::Buffer& b, std::int64_t stride_b) {
-                                return packed_gemm_launch(s, config, a, stride_a, b, stride_b, o);
-                              });
+  return packed_operands_plan(
+      s, o, config, workspace,
+      [&](const cl::Buffer& a, std::int64_t stride_a, const cl::Buffer& b, std::int64_t stride_b) {
+        return packed_gemm_launch(s, config, a, stride_a, b, stride_b, o);
+      });
 }
 
 }  // namespace gemm_detail

@@ -19,8 +19,8 @@ struct Place {
   std::int64_t offset = 0, ld = 0, stride = 0;
 };
 
-KernelLaunch convert_launch(const char* kernel, DType dtype, std::int64_t batches, std::int64_t rows,
-                            std::int64_t cols, const Place& src, const Place& dst) {
+KernelLaunch convert_launch(const char* kernel, DType dtype, std::int64_t batches, std::int64_t rows, std::int64_t cols,
+                            const Place& src, const Place& dst) {
   KernelLaunch launch;
   launch.program.files = {"storage.cl", "gemm_convert.cl"};
   launch.program.defines = {dtype_define(dtype)};
@@ -28,10 +28,10 @@ KernelLaunch convert_launch(const char* kernel, DType dtype, std::int64_t batche
   launch.global = cl::NDRange(static_cast<std::size_t>((cols + 63) / 64 * 64), static_cast<std::size_t>(rows),
                               static_cast<std::size_t>(batches));
   launch.local = cl::NDRange(64, 1, 1);
-  launch.args = {static_cast<cl_int>(rows),       static_cast<cl_int>(cols),      src.buffer,
-                 static_cast<cl_long>(src.offset), static_cast<cl_int>(src.ld),   static_cast<cl_long>(src.stride),
-                 dst.buffer,                       static_cast<cl_long>(dst.offset), static_cast<cl_int>(dst.ld),
-                 static_cast<cl_long>(dst.stride)};
+  launch.args = {
+      static_cast<cl_int>(rows),   static_cast<cl_int>(cols),        src.buffer, static_cast<cl_long>(src.offset),
+      static_cast<cl_int>(src.ld), static_cast<cl_long>(src.stride), dst.buffer, static_cast<cl_long>(dst.offset),
+      static_cast<cl_int>(dst.ld), static_cast<cl_long>(dst.stride)};
   return launch;
 }
 
@@ -56,10 +56,10 @@ LaunchPlan widened_plan(const GemmShape& s, const GemmOperands& o, const Config&
   const Place c = scratch_for(workspace, kWidenSlotC, s.batch, s.m, s.n);
 
   LaunchPlan plan;
-  plan.kernels.push_back(convert_launch("widen_matrix", s.dtype, a_batches, s.rows_a(), a_cols,
-                                        {o.a, o.a_offset, o.lda, o.stride_a}, a));
-  plan.kernels.push_back(convert_launch("widen_matrix", s.dtype, b_batches, s.rows_b(), b_cols,
-                                        {o.b, o.b_offset, o.ldb, o.stride_b}, b));
+  plan.kernels.push_back(
+      convert_launch("widen_matrix", s.dtype, a_batches, s.rows_a(), a_cols, {o.a, o.a_offset, o.lda, o.stride_a}, a));
+  plan.kernels.push_back(
+      convert_launch("widen_matrix", s.dtype, b_batches, s.rows_b(), b_cols, {o.b, o.b_offset, o.ldb, o.stride_b}, b));
   const Place caller_c{o.c, o.c_offset, o.ldc, o.stride_c};
   if (s.beta != 0.0f) plan.kernels.push_back(convert_launch("widen_matrix", s.dtype, s.batch, s.m, s.n, caller_c, c));
 

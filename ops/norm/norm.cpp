@@ -6,11 +6,11 @@
 
 #include <fmt/format.h>
 
+#include "core/shape_fields.h"
+#include "core/stored_tensor.h"
 #include "harness/error.h"
 #include "ops/reduce/reduce.h"
 #include "ops/reduce/reduce_layout.h"
-#include "core/stored_tensor.h"
-#include "core/shape_fields.h"
 
 namespace ocltune {
 namespace {
@@ -232,9 +232,9 @@ std::vector<Config> norm_seed_configs(const NormShape& shape, const DeviceInfo& 
   // in registers, 16-byte vectors, 4-8 rows per work-group; not yet measured (the sweeping
   // variant's best on the H200 at [4096, 768] was 0.80 of the copy bandwidth).
   std::vector<Config> seeds;
-  for (const auto& [wgs, wpr, vw, rows] : {std::tuple{256, 32, 4, 1}, std::tuple{128, 32, 4, 1},
-                                           std::tuple{256, 64, 4, 1}, std::tuple{256, 32, 4, 2},
-                                           std::tuple{512, 128, 4, 1}}) {
+  for (const auto& [wgs, wpr, vw, rows] :
+       {std::tuple{256, 32, 4, 1}, std::tuple{128, 32, 4, 1}, std::tuple{256, 64, 4, 1}, std::tuple{256, 32, 4, 2},
+        std::tuple{512, 128, 4, 1}}) {
     seeds.push_back({{"WGS", wgs}, {"WPR", wpr}, {"VW", vw}, {"ROWS", rows}});
   }
   return seeds;

@@ -10,13 +10,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/config.h"
+#include "core/space.h"
+#include "core/storage.h"
 #include "harness/cl.h"
 #include "harness/device.h"
 #include "harness/launch.h"
 #include "harness/workspace.h"
-#include "core/config.h"
-#include "core/storage.h"
-#include "core/space.h"
 
 namespace ocltune {
 

@@ -25,8 +25,9 @@ NormShape batch(std::vector<std::int64_t> dims, DType dtype = DType::kFp32, bool
 // BERT-base layer_norm over 768 at 8 sequences of 512 tokens; ResNet-50 batch_norm at batch 32 on
 // a 56x56 stage (large planes) and the 7x7 stage (small planes, many channels).
 std::vector<NormShape> default_shapes() {
-  return {layer({8, 512, 768}),     layer({8, 512, 768}, DType::kFp16),    layer({4096, 768}, DType::kFp32, true),
-          batch({32, 256, 56, 56}), batch({32, 2048, 7, 7}, DType::kFp16), batch({32, 256, 56, 56}, DType::kFp32, true)};
+  return {
+      layer({8, 512, 768}),     layer({8, 512, 768}, DType::kFp16),    layer({4096, 768}, DType::kFp32, true),
+      batch({32, 256, 56, 56}), batch({32, 2048, 7, 7}, DType::kFp16), batch({32, 256, 56, 56}, DType::kFp32, true)};
 }
 
 // The same layers at sizes a 2-core CPU tunes in well under a minute.

@@ -1,9 +1,9 @@
 // Normalisation: the launch plans of layer_norm and batch_norm, forward and backward.
 #include <fmt/format.h>
 
+#include "core/stored_tensor.h"
 #include "harness/error.h"
 #include "ops/norm/norm.h"
-#include "core/stored_tensor.h"
 
 namespace ocltune {
 namespace {

@@ -211,18 +211,10 @@ void fill_saved_statistics(const NormShape& s, NormTensors& t) {
 NormReference norm_reference(const NormShape& shape, const NormTensors& t) {
   NormReference ref;
   switch (shape.kind) {
-    case NormKind::kLayer:
-      layer_forward(shape, t, ref);
-      break;
-    case NormKind::kLayerBackward:
-      layer_backward(shape, t, ref);
-      break;
-    case NormKind::kBatch:
-      batch_forward(shape, t, ref);
-      break;
-    case NormKind::kBatchBackward:
-      batch_backward(shape, t, ref);
-      break;
+    case NormKind::kLayer: layer_forward(shape, t, ref); break;
+    case NormKind::kLayerBackward: layer_backward(shape, t, ref); break;
+    case NormKind::kBatch: batch_forward(shape, t, ref); break;
+    case NormKind::kBatchBackward: batch_backward(shape, t, ref); break;
   }
   return ref;
 }

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "core/stored_tensor.h"
 #include "harness/verify.h"
 #include "ops/norm/norm.h"
-#include "core/stored_tensor.h"
 
 namespace ocltune {
 

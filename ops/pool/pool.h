@@ -8,13 +8,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/config.h"
+#include "core/space.h"
+#include "core/storage.h"
 #include "harness/cl.h"
 #include "harness/device.h"
 #include "harness/launch.h"
 #include "ops/elementwise/elementwise.h"
-#include "core/storage.h"
-#include "core/config.h"
-#include "core/space.h"
 
 namespace ocltune {
 

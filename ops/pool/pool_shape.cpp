@@ -1,9 +1,9 @@
 // Pooling shapes: PyTorch's output size rule, validation, keys, JSON and the byte model.
 #include <fmt/format.h>
 
+#include "core/shape_fields.h"
 #include "harness/error.h"
 #include "ops/pool/pool.h"
-#include "core/shape_fields.h"
 
 namespace ocltune {
 namespace {
@@ -42,12 +42,9 @@ PoolKind parse_kind(const std::string& name) {
 
 const char* pool_kind_name(PoolKind kind) {
   switch (kind) {
-    case PoolKind::kAvg:
-      return "avg";
-    case PoolKind::kAdaptiveAvg:
-      return "adaptive_avg";
-    default:
-      return "max";
+    case PoolKind::kAvg: return "avg";
+    case PoolKind::kAdaptiveAvg: return "adaptive_avg";
+    default: return "max";
   }
 }
 

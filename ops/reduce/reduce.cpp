@@ -5,9 +5,9 @@
 
 #include <fmt/format.h>
 
-#include "harness/error.h"
-#include "core/stored_tensor.h"
 #include "core/shape_fields.h"
+#include "core/stored_tensor.h"
+#include "harness/error.h"
 
 namespace ocltune {
 namespace {
@@ -19,16 +19,11 @@ std::int64_t at(const Config& c, const char* name) { return c.at(name); }
 // RED_OP of kernels/reduce.cl: how two partial results combine.
 int red_op(ReduceKind k) {
   switch (k) {
-    case ReduceKind::kMax:
-      return 1;
-    case ReduceKind::kMin:
-      return 2;
-    case ReduceKind::kArgmax:
-      return 3;
-    case ReduceKind::kArgmin:
-      return 4;
-    default:
-      return 0;
+    case ReduceKind::kMax: return 1;
+    case ReduceKind::kMin: return 2;
+    case ReduceKind::kArgmax: return 3;
+    case ReduceKind::kArgmin: return 4;
+    default: return 0;
   }
 }
 
@@ -58,9 +53,9 @@ KernelLaunch stage_launch(const ReduceShape& shape, const Stage& s) {
 
   KernelLaunch k;
   k.program.files = {"storage.cl", "reduce_vec.cl", "reduce.cl"};
-  k.program.defines = {dtype_define(shape.dtype), {"RED_OP", std::to_string(red_op(shape.kind))},
-                       {"SQUARE", s.square ? "1" : "0"},     {"FINAL", std::to_string(s.final)},
-                       {"IN_F32", s.in_f32 ? "1" : "0"},     {"OUT_F32", s.out_f32 ? "1" : "0"},
+  k.program.defines = {dtype_define(shape.dtype),         {"RED_OP", std::to_string(red_op(shape.kind))},
+                       {"SQUARE", s.square ? "1" : "0"},  {"FINAL", std::to_string(s.final)},
+                       {"IN_F32", s.in_f32 ? "1" : "0"},  {"OUT_F32", s.out_f32 ? "1" : "0"},
                        {"STRIDED", s.strided ? "1" : "0"}};
   for (const auto& [name, value] : s.tunables) k.program.defines.emplace_back(name, std::to_string(value));
   k.kernel = "reduce";
@@ -102,7 +97,11 @@ std::string ReduceShape::key() const {
 }
 
 nlohmann::json ReduceShape::to_json() const {
-  return {{"op", "reduce"}, {"dims", dims}, {"axes", axes}, {"keepdim", keepdim}, {"kind", reduce_kind_name(kind)},
+  return {{"op", "reduce"},
+          {"dims", dims},
+          {"axes", axes},
+          {"keepdim", keepdim},
+          {"kind", reduce_kind_name(kind)},
           {"dtype", dtype_name(dtype)}};
 }
 
@@ -195,7 +194,8 @@ std::int64_t default_work_group(std::int64_t bound, const DeviceInfo& device) {
 // which a GPU needs to keep its memory system busy; a CPU device needs at least one per core), as
 // long as every split keeps a full step of `step` elements. A single work-group reducing a whole
 // 1 GiB vector reached 8.5 GB/s of the H200's 4200.
-static std::int64_t default_split(std::int64_t groups, std::int64_t length, std::int64_t step, const DeviceInfo& device) {
+static std::int64_t default_split(std::int64_t groups, std::int64_t length, std::int64_t step,
+                                  const DeviceInfo& device) {
   const std::int64_t wanted = 8 * std::max<std::int64_t>(1, device.compute_units);
   std::int64_t split = 1;
   for (std::int64_t v : {4, 16, 64, 256, 1024}) {

@@ -19,11 +19,16 @@ ReduceShape red(ReduceKind kind, std::vector<std::int64_t> dims, std::vector<int
 // (columns), and one large sum (64M elements) against the copy bandwidth.
 std::vector<ReduceShape> default_shapes() {
   using K = ReduceKind;
-  return {red(K::kSum, {4096, 768}, {1}),          red(K::kMean, {4096, 768}, {1}, DType::kFp16),
-          red(K::kMax, {96, 512, 512}, {2}),       red(K::kArgmax, {512, 30522}, {1}),
-          red(K::kMean, {32, 2048, 7, 7}, {2, 3}), red(K::kSum, {32, 256, 56, 56}, {0, 2, 3}),
-          red(K::kNorm2, {768, 3072}, {0, 1}),     red(K::kSum, {4096, 768}, {0}, DType::kBf16),
-          red(K::kMin, {4096, 768}, {0}, DType::kFp16),  red(K::kSum, {std::int64_t{1} << 26}, {0})};
+  return {red(K::kSum, {4096, 768}, {1}),
+          red(K::kMean, {4096, 768}, {1}, DType::kFp16),
+          red(K::kMax, {96, 512, 512}, {2}),
+          red(K::kArgmax, {512, 30522}, {1}),
+          red(K::kMean, {32, 2048, 7, 7}, {2, 3}),
+          red(K::kSum, {32, 256, 56, 56}, {0, 2, 3}),
+          red(K::kNorm2, {768, 3072}, {0, 1}),
+          red(K::kSum, {4096, 768}, {0}, DType::kBf16),
+          red(K::kMin, {4096, 768}, {0}, DType::kFp16),
+          red(K::kSum, {std::int64_t{1} << 26}, {0})};
 }
 
 // The same kinds of reductions at sizes a 2-core CPU tunes in well under a minute.

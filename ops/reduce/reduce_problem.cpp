@@ -5,9 +5,9 @@
 #include <cmath>
 #include <limits>
 
+#include "core/stored_tensor.h"
 #include "harness/error.h"
 #include "harness/session.h"
-#include "core/stored_tensor.h"
 
 namespace ocltune {
 namespace {
@@ -130,16 +130,12 @@ void ReduceEvaluation::build_reference() {
     const auto index = static_cast<std::size_t>(output_.offset() + o);
     switch (s.kind) {
       case ReduceKind::kArgmax:
-      case ReduceKind::kArgmin:
-        expected_indices_.emplace_back(index, a.best_index);
-        break;
+      case ReduceKind::kArgmin: expected_indices_.emplace_back(index, a.best_index); break;
       case ReduceKind::kMax:
       case ReduceKind::kMin:
         expected_.push_back({index, a.best, std::abs(a.best)});  // exact: one of the inputs
         break;
-      case ReduceKind::kSum:
-        expected_.push_back(expect_stored(index, a.sum, a.magnitude, tolerance, s.dtype));
-        break;
+      case ReduceKind::kSum: expected_.push_back(expect_stored(index, a.sum, a.magnitude, tolerance, s.dtype)); break;
       case ReduceKind::kMean:
         expected_.push_back(expect_stored(index, a.sum / r, a.magnitude / r, tolerance, s.dtype));
         break;

@@ -6,10 +6,10 @@
 
 #include <fmt/format.h>
 
+#include "core/shape_fields.h"
+#include "core/stored_tensor.h"
 #include "harness/error.h"
 #include "ops/reduce/reduce.h"
-#include "core/stored_tensor.h"
-#include "core/shape_fields.h"
 
 namespace ocltune {
 namespace {
@@ -71,7 +71,8 @@ SearchSpace softmax_variant(const SoftmaxShape& shape, const DeviceInfo& device,
     space.add("EXP", {0, 1}, "exp: the built-in (0) or softmax.cl's polynomial for x - max <= 0 (1)");
     // Prefetch instructions exist only through Clang's builtin (PoCL's prefetch() is empty), so
     // only a CPU gets the knob; elsewhere it would only duplicate configurations.
-    space.add("PREFETCH", device.type == DeviceType::kCpu ? std::vector<std::int64_t>{0, 1, 2} : std::vector<std::int64_t>{0},
+    space.add("PREFETCH",
+              device.type == DeviceType::kCpu ? std::vector<std::int64_t>{0, 1, 2} : std::vector<std::int64_t>{0},
               "rows, two reads: in the exp sweep prefetch the input PREFETCH rows ahead and the output row");
   }
   const std::int64_t max_wgs = static_cast<std::int64_t>(device.max_work_group_size);
@@ -90,9 +91,8 @@ SearchSpace softmax_variant(const SoftmaxShape& shape, const DeviceInfo& device,
                     return row_bytes >= 0 && at(c, "ONLINE") == 0 && row_bytes + at(c, "WGS") * 8 <= local_bytes;
                   });
   if (fast) {
-    space.constrain("PREFETCH: rows with two-read statistics", {"PREFETCH", "ONLINE"}, [=](const Config& c) {
-      return at(c, "PREFETCH") == 0 || (!strided && at(c, "ONLINE") == 0);
-    });
+    space.constrain("PREFETCH: rows with two-read statistics", {"PREFETCH", "ONLINE"},
+                    [=](const Config& c) { return at(c, "PREFETCH") == 0 || (!strided && at(c, "ONLINE") == 0); });
     // EXP = 0 with PREFETCH = 0 is the first variant's kernel (absent defines are 0).
     space.constrain("EXP = 1 or PREFETCH > 0", {"EXP", "PREFETCH"},
                     [](const Config& c) { return at(c, "EXP") == 1 || at(c, "PREFETCH") > 0; });
@@ -111,11 +111,8 @@ SearchSpace softmax_space(const SoftmaxShape& shape, const DeviceInfo& device) {
 Config softmax_default_config(const SoftmaxShape& shape, const DeviceInfo& device) {
   const ReducePass p = main_pass(shape);
   if (p.inner > 1)
-    return {{"WGS", default_work_group(pow2_ceil(p.inner), device)},
-            {"VW", 1},
-            {"ROWS", 1},
-            {"ONLINE", 0},
-            {"CACHE", 0}};
+    return {
+        {"WGS", default_work_group(pow2_ceil(p.inner), device)}, {"VW", 1}, {"ROWS", 1}, {"ONLINE", 0}, {"CACHE", 0}};
   const std::int64_t vw = std::min<std::int64_t>(4, pow2_ceil(p.length));
   return {{"WGS", default_work_group(pow2_ceil(p.length) / vw, device)},
           {"VW", vw},
@@ -130,15 +127,10 @@ std::vector<Config> softmax_seed_configs(const SoftmaxShape& shape, const Device
   // the row's exp kept in local memory and the next row prefetched ran at 0.7-0.8 of the copy
   // bandwidth (the built-in exp without prefetching: 0.4-0.5).
   std::vector<Config> seeds;
-  for (const auto& [rows, cache, prefetch] : {std::tuple{16, 1, 1}, std::tuple{64, 1, 1}, std::tuple{16, 1, 2},
-                                              std::tuple{16, 0, 1}, std::tuple{4, 1, 1}}) {
-    seeds.push_back({{"WGS", 1},
-                     {"VW", 16},
-                     {"ROWS", rows},
-                     {"ONLINE", 0},
-                     {"CACHE", cache},
-                     {"EXP", 1},
-                     {"PREFETCH", prefetch}});
+  for (const auto& [rows, cache, prefetch] :
+       {std::tuple{16, 1, 1}, std::tuple{64, 1, 1}, std::tuple{16, 1, 2}, std::tuple{16, 0, 1}, std::tuple{4, 1, 1}}) {
+    seeds.push_back(
+        {{"WGS", 1}, {"VW", 16}, {"ROWS", rows}, {"ONLINE", 0}, {"CACHE", cache}, {"EXP", 1}, {"PREFETCH", prefetch}});
   }
   return seeds;
 }
@@ -157,8 +149,7 @@ LaunchPlan softmax_plan(const SoftmaxShape& shape, const SoftmaxOperands& operan
 
   KernelLaunch k;
   k.program.files = {"storage.cl", "reduce_vec.cl", "softmax.cl"};
-  k.program.defines = {
-      dtype_define(shape.dtype), {"LOG", shape.log ? "1" : "0"}, {"STRIDED", strided ? "1" : "0"}};
+  k.program.defines = {dtype_define(shape.dtype), {"LOG", shape.log ? "1" : "0"}, {"STRIDED", strided ? "1" : "0"}};
   for (const auto& [name, value] : config) k.program.defines.emplace_back(name, std::to_string(value));
   k.kernel = "softmax";
   k.global = cl::NDRange(static_cast<std::size_t>(groups * wgs));

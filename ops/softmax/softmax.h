@@ -9,13 +9,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/config.h"
+#include "core/space.h"
+#include "core/storage.h"
 #include "harness/cl.h"
 #include "harness/device.h"
 #include "harness/launch.h"
 #include "ops/reduce/reduce_layout.h"
-#include "core/config.h"
-#include "core/storage.h"
-#include "core/space.h"
 
 namespace ocltune {
 
@@ -46,8 +46,8 @@ struct SoftmaxOperands {
 
 SearchSpace softmax_space(const SoftmaxShape& shape, const DeviceInfo& device);
 Config softmax_default_config(const SoftmaxShape& shape, const DeviceInfo& device);
-// Where the tuner starts on a device class (docs/decisions/0027-device-type-variants-for-softmax-and-layer-norm.md); seeds outside the
-// shape's space are skipped by the tuner.
+// Where the tuner starts on a device class (docs/decisions/0027-device-type-variants-for-softmax-and-layer-norm.md);
+// seeds outside the shape's space are skipped by the tuner.
 std::vector<Config> softmax_seed_configs(const SoftmaxShape& shape, const DeviceInfo& device);
 
 // One launch of kernels/softmax.cl; an empty tensor gives an empty plan.

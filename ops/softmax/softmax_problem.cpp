@@ -5,8 +5,8 @@
 #include <cmath>
 #include <limits>
 
-#include "harness/session.h"
 #include "core/stored_tensor.h"
+#include "harness/session.h"
 
 namespace ocltune {
 namespace {

@@ -1,6 +1,7 @@
 // The C ABI of conv2d (ocltune_conv2d_args, ocltune_conv2d).
-#include "runtime/capi/capi_support.h"
 #include "runtime/conv2d.h"
+
+#include "runtime/capi/capi_support.h"
 
 using namespace ocltune::capi;
 
@@ -67,8 +68,7 @@ void ocltune_conv2d_args_init(ocltune_conv2d_args* args, int direction, int64_t 
 ocltune_status ocltune_conv2d(ocltune_runtime runtime, cl_command_queue queue, const ocltune_conv2d_args* args,
                               cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level) {
   return dispatch_call(
-      "ocltune_conv2d", runtime, queue, args, num_wait, wait, event, level,
-      [&] { return to_call(*args); },
+      "ocltune_conv2d", runtime, queue, args, num_wait, wait, event, level, [&] { return to_call(*args); },
       [](ocltune::Runtime& rt, cl_command_queue q, const ocltune::Conv2dCall& c, const ocltune::DispatchOptions& o) {
         return ocltune::ops::conv2d(rt, q, c, o);
       });

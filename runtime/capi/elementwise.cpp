@@ -1,6 +1,7 @@
 // The C ABI of elementwise ops (ocltune_operand, ocltune_elementwise_args, ocltune_elementwise).
-#include "runtime/capi/capi_support.h"
 #include "runtime/elementwise.h"
+
+#include "runtime/capi/capi_support.h"
 
 using namespace ocltune::capi;
 
@@ -65,11 +66,11 @@ void ocltune_elementwise_args_init(ocltune_elementwise_args* args, const char* o
 ocltune_status ocltune_elementwise(ocltune_runtime runtime, cl_command_queue queue,
                                    const ocltune_elementwise_args* args, cl_uint num_wait, const cl_event* wait,
                                    cl_event* event, ocltune_level* level) {
-  return dispatch_call("ocltune_elementwise", runtime, queue, args, num_wait, wait, event, level,
-                       [&] { return to_call(*args); },
-                       [](auto& rt, cl_command_queue q, const auto& call, const auto& options) {
-                         return ocltune::ops::elementwise(rt, q, call, options);
-                       });
+  return dispatch_call(
+      "ocltune_elementwise", runtime, queue, args, num_wait, wait, event, level, [&] { return to_call(*args); },
+      [](auto& rt, cl_command_queue q, const auto& call, const auto& options) {
+        return ocltune::ops::elementwise(rt, q, call, options);
+      });
 }
 
 }  // extern "C"

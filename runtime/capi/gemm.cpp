@@ -1,6 +1,7 @@
 // The C ABI of GEMM (ocltune_gemm_args, ocltune_gemm).
-#include "runtime/capi/capi_support.h"
 #include "runtime/gemm.h"
+
+#include "runtime/capi/capi_support.h"
 
 using namespace ocltune::capi;
 
@@ -73,8 +74,7 @@ void ocltune_gemm_args_init(ocltune_gemm_args* args, int trans_a, int trans_b, i
 ocltune_status ocltune_gemm(ocltune_runtime runtime, cl_command_queue queue, const ocltune_gemm_args* args,
                             cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level) {
   return dispatch_call(
-      "ocltune_gemm", runtime, queue, args, num_wait, wait, event, level,
-      [&] { return to_call(*args); },
+      "ocltune_gemm", runtime, queue, args, num_wait, wait, event, level, [&] { return to_call(*args); },
       [](ocltune::Runtime& rt, cl_command_queue q, const ocltune::GemmCall& c, const ocltune::DispatchOptions& o) {
         return ocltune::ops::gemm(rt, q, c, o);
       });

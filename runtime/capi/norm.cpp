@@ -1,6 +1,7 @@
 // The C ABI of layer and batch normalisation (ocltune_norm_args, ocltune_norm).
-#include "runtime/capi/capi_support.h"
 #include "runtime/norm.h"
+
+#include "runtime/capi/capi_support.h"
 
 using namespace ocltune::capi;
 
@@ -51,11 +52,11 @@ void ocltune_norm_args_init(ocltune_norm_args* args, const char* kind, int ndims
 
 ocltune_status ocltune_norm(ocltune_runtime runtime, cl_command_queue queue, const ocltune_norm_args* args,
                             cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level) {
-  return dispatch_call("ocltune_norm", runtime, queue, args, num_wait, wait, event, level,
-                       [&] { return to_call(*args); },
-                       [](auto& rt, cl_command_queue q, const auto& call, const auto& options) {
-                         return ocltune::ops::norm(rt, q, call, options);
-                       });
+  return dispatch_call(
+      "ocltune_norm", runtime, queue, args, num_wait, wait, event, level, [&] { return to_call(*args); },
+      [](auto& rt, cl_command_queue q, const auto& call, const auto& options) {
+        return ocltune::ops::norm(rt, q, call, options);
+      });
 }
 
 }  // extern "C"

@@ -1,6 +1,7 @@
 // The C ABI of pooling (ocltune_pool_args, ocltune_pool).
-#include "runtime/capi/capi_support.h"
 #include "runtime/pool.h"
+
+#include "runtime/capi/capi_support.h"
 
 using namespace ocltune::capi;
 
@@ -39,8 +40,8 @@ ocltune::PoolCall to_call(const ocltune_pool_args& a) {
 
 extern "C" {
 
-void ocltune_pool_args_init(ocltune_pool_args* args, int kind, int backward, int64_t n, int64_t c, int64_t h,
-                            int64_t w, int64_t kernel_h, int64_t kernel_w, cl_mem in, cl_mem out, cl_mem indices) {
+void ocltune_pool_args_init(ocltune_pool_args* args, int kind, int backward, int64_t n, int64_t c, int64_t h, int64_t w,
+                            int64_t kernel_h, int64_t kernel_w, cl_mem in, cl_mem out, cl_mem indices) {
   if (!args) return;
   *args = ocltune_pool_args{};
   args->kind = kind;
@@ -61,8 +62,7 @@ void ocltune_pool_args_init(ocltune_pool_args* args, int kind, int backward, int
 ocltune_status ocltune_pool(ocltune_runtime runtime, cl_command_queue queue, const ocltune_pool_args* args,
                             cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level) {
   return dispatch_call(
-      "ocltune_pool", runtime, queue, args, num_wait, wait, event, level,
-      [&] { return to_call(*args); },
+      "ocltune_pool", runtime, queue, args, num_wait, wait, event, level, [&] { return to_call(*args); },
       [](ocltune::Runtime& rt, cl_command_queue q, const ocltune::PoolCall& c, const ocltune::DispatchOptions& o) {
         return ocltune::ops::pool(rt, q, c, o);
       });

@@ -1,6 +1,7 @@
 // The C ABI of reductions (ocltune_reduce_args, ocltune_reduce).
-#include "runtime/capi/capi_support.h"
 #include "runtime/reduce.h"
+
+#include "runtime/capi/capi_support.h"
 
 using namespace ocltune::capi;
 
@@ -27,8 +28,8 @@ ocltune::ReduceCall to_call(const ocltune_reduce_args& a) {
 
 extern "C" {
 
-void ocltune_reduce_args_init(ocltune_reduce_args* args, const char* kind, int ndims, const int64_t* dims,
-                              int num_axes, const int* axes, cl_mem input, cl_mem output) {
+void ocltune_reduce_args_init(ocltune_reduce_args* args, const char* kind, int ndims, const int64_t* dims, int num_axes,
+                              const int* axes, cl_mem input, cl_mem output) {
   if (!args) return;
   *args = ocltune_reduce_args{};
   args->kind = kind;
@@ -42,11 +43,11 @@ void ocltune_reduce_args_init(ocltune_reduce_args* args, const char* kind, int n
 
 ocltune_status ocltune_reduce(ocltune_runtime runtime, cl_command_queue queue, const ocltune_reduce_args* args,
                               cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level) {
-  return dispatch_call("ocltune_reduce", runtime, queue, args, num_wait, wait, event, level,
-                       [&] { return to_call(*args); },
-                       [](auto& rt, cl_command_queue q, const auto& call, const auto& options) {
-                         return ocltune::ops::reduce(rt, q, call, options);
-                       });
+  return dispatch_call(
+      "ocltune_reduce", runtime, queue, args, num_wait, wait, event, level, [&] { return to_call(*args); },
+      [](auto& rt, cl_command_queue q, const auto& call, const auto& options) {
+        return ocltune::ops::reduce(rt, q, call, options);
+      });
 }
 
 }  // extern "C"

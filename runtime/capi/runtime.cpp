@@ -27,7 +27,8 @@ ocltune::RuntimeOptions to_options(const ocltune_options* o) {
 
 // Options the runtime would refuse, as an argument error rather than a failure of the runtime.
 bool valid_options(const ocltune_options* o) {
-  if (o && o->gemm_fallback && std::string(o->gemm_fallback) != "builtin" && std::string(o->gemm_fallback) != "clblast") {
+  if (o && o->gemm_fallback && std::string(o->gemm_fallback) != "builtin" &&
+      std::string(o->gemm_fallback) != "clblast") {
     fail(OCLTUNE_INVALID_ARGUMENT, "gemm_fallback must be \"builtin\" or \"clblast\"");
     return false;
   }
@@ -59,8 +60,8 @@ ocltune_status ocltune_runtime_create(cl_context context, cl_device_id device, c
   if (!valid_options(options)) return OCLTUNE_INVALID_ARGUMENT;
   return guarded([&] {
     auto handle = std::make_unique<ocltune_runtime_t>();
-    handle->runtime = std::make_unique<ocltune::Runtime>(cl::Context(context, true), cl::Device(device, true),
-                                                         to_options(options));
+    handle->runtime =
+        std::make_unique<ocltune::Runtime>(cl::Context(context, true), cl::Device(device, true), to_options(options));
     *runtime = handle.release();
   });
 }
@@ -84,13 +85,17 @@ void ocltune_runtime_destroy(ocltune_runtime runtime) {
   }
 }
 
-cl_context ocltune_runtime_context(ocltune_runtime runtime) { return runtime ? runtime->runtime->context()() : nullptr; }
+cl_context ocltune_runtime_context(ocltune_runtime runtime) {
+  return runtime ? runtime->runtime->context()() : nullptr;
+}
 
 cl_device_id ocltune_runtime_device(ocltune_runtime runtime) {
   return runtime ? runtime->runtime->device().device() : nullptr;
 }
 
-cl_command_queue ocltune_runtime_queue(ocltune_runtime runtime) { return runtime ? runtime->runtime->queue()() : nullptr; }
+cl_command_queue ocltune_runtime_queue(ocltune_runtime runtime) {
+  return runtime ? runtime->runtime->queue()() : nullptr;
+}
 
 ocltune_status ocltune_runtime_reload(ocltune_runtime runtime) {
   if (!runtime) return fail(OCLTUNE_INVALID_ARGUMENT, "ocltune_runtime_reload: runtime is NULL");

@@ -1,6 +1,7 @@
 // The C ABI of softmax and log_softmax (ocltune_softmax_args, ocltune_softmax).
-#include "runtime/capi/capi_support.h"
 #include "runtime/softmax.h"
+
+#include "runtime/capi/capi_support.h"
 
 using namespace ocltune::capi;
 
@@ -37,11 +38,11 @@ void ocltune_softmax_args_init(ocltune_softmax_args* args, int ndims, const int6
 
 ocltune_status ocltune_softmax(ocltune_runtime runtime, cl_command_queue queue, const ocltune_softmax_args* args,
                                cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level) {
-  return dispatch_call("ocltune_softmax", runtime, queue, args, num_wait, wait, event, level,
-                       [&] { return to_call(*args); },
-                       [](auto& rt, cl_command_queue q, const auto& call, const auto& options) {
-                         return ocltune::ops::softmax(rt, q, call, options);
-                       });
+  return dispatch_call(
+      "ocltune_softmax", runtime, queue, args, num_wait, wait, event, level, [&] { return to_call(*args); },
+      [](auto& rt, cl_command_queue q, const auto& call, const auto& options) {
+        return ocltune::ops::softmax(rt, q, call, options);
+      });
 }
 
 }  // extern "C"

@@ -7,11 +7,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/config.h"
 #include "harness/error.h"
 #include "ops/family.h"
 #include "runtime/tuned_rows.h"
 #include "tests/fuzz/fuzz_device.h"
-#include "core/config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace ocltune;

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "db/database.h"
-#include "runtime/runtime.h"
 #include "ops/gemm/gemm_problem.h"
 #include "runtime/gemm.h"
+#include "runtime/runtime.h"
 
 namespace ocltune::testing {
 

@@ -1,14 +1,13 @@
 // The test-only `selftest` op family (tests/support/selftest.h).
 #include "tests/support/selftest.h"
 
-#include "harness/embedded_file.h"
-#include "harness/kernel_files.h"
-
 #include <fmt/format.h>
 
-#include "harness/error.h"
-#include "harness/session.h"
 #include "core/shape_fields.h"
+#include "harness/embedded_file.h"
+#include "harness/error.h"
+#include "harness/kernel_files.h"
+#include "harness/session.h"
 
 namespace ocltune {
 namespace {
@@ -19,12 +18,15 @@ class SelftestEvaluation : public Evaluation {
     in_.resize(static_cast<std::size_t>(n));
     fill_uniform(in_, 7);
     before_.assign(in_.size() + kCanaryWords, canary_value());
-    for (std::size_t i = 0; i < in_.size(); ++i) expected_.push_back({i, 2.0 * in_[i] + 1.0, std::abs(2.0 * in_[i]) + 1.0});
+    for (std::size_t i = 0; i < in_.size(); ++i)
+      expected_.push_back({i, 2.0 * in_[i] + 1.0, std::abs(2.0 * in_[i]) + 1.0});
     const int zero = 0;
     try {
-      in_buffer_ = cl::Buffer(session.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, in_.size() * sizeof(float), in_.data());
+      in_buffer_ = cl::Buffer(session.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, in_.size() * sizeof(float),
+                              in_.data());
       out_ = cl::Buffer(session.context(), CL_MEM_READ_WRITE, before_.size() * sizeof(float));
-      spin_ = cl::Buffer(session.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof(int), const_cast<int*>(&zero));
+      spin_ =
+          cl::Buffer(session.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof(int), const_cast<int*>(&zero));
     } catch (const cl::Error& e) {
       throw ClError(e);
     }
