@@ -86,6 +86,9 @@ ShapeCode gemm_shape_code(const DispatchAdapter& adapter, const GemmCall& c) {
   code.push(c.batch);
   code.push(c.tf32);
   code.push(static_cast<std::int64_t>(c.dtype));
+  // A 16-bit plan widens C into its fp32 copy only when beta != 0, so a zero and a non-zero beta
+  // are two plans of one shape (mm and addmm of a PyTorch model mix them).
+  code.push(c.dtype != DType::kFp32 && c.beta != 0.0f);
   return code;
 }
 

@@ -262,6 +262,19 @@ TEST(RuntimeGemm, HalfPrecisionCallsHaveTheirOwnRowsAndFallbacks) {
   }
 }
 
+// A 16-bit plan widens C only when beta != 0: calls of one shape with a zero and a non-zero beta
+// (mm and addmm) work in any order on one runtime and match the reference.
+TEST(RuntimeGemm, HalfPrecisionCallsMixZeroAndNonZeroBeta) {
+  for (const DType dtype : {DType::kFp16, DType::kBf16}) {
+    auto rt = make_runtime("", "");
+    for (const float beta : {0.0f, 0.5f, 0.0f, 1.0f}) {
+      HostGemm g(session().context(), {.m = 21, .n = 13, .k = 11, .beta = beta, .dtype = dtype});
+      EXPECT_NO_THROW(ops::gemm(*rt, session().queue()(), g.call())) << dtype_name(dtype) << " beta " << beta;
+      EXPECT_EQ(g.check(session().queue()), "") << dtype_name(dtype) << " beta " << beta;
+    }
+  }
+}
+
 TEST(RuntimeGemm, EmptyCallsEnqueueAMarkerAndBadCallsAreRefused) {
   auto rt = make_runtime("", "");
   HostGemm g(session().context(), {.m = 4, .n = 4, .k = 4});
