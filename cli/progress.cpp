@@ -54,6 +54,9 @@ void ConsoleProgress::problem_finished(const Problem& problem, const ProblemRepo
   if (terminal_) fmt::print(out_, "\r\x1b[K");
   std::string line = fmt::format("  done: {} evaluated", report.evaluated);
   if (report.reused) line += fmt::format(", {} reused from earlier runs", report.reused);
+  if (report.rejected) {
+    line += fmt::format(", {} earlier rows rejected (first: {})", report.rejected, report.first_rejection);
+  }
   for (const auto& [status, n] : report.by_status) line += fmt::format(", {} {}", n, status_name(status));
   if (report.best) line += fmt::format("; best {}", format_throughput(problem, report.best->stats->median_ns));
   if (report.confidence) {

@@ -171,6 +171,7 @@ nlohmann::json report_json(const Problem& p, const ProblemReport& r) {
                       {"raw_space_size", r.raw_size},
                       {"evaluated", r.evaluated},
                       {"reused", r.reused},
+                      {"rejected_rows", r.rejected},
                       {"by_status", by_status_json(r.by_status)},
                       {"stop_reason", r.stop_reason},
                       {"final_candidates", r.final_candidates},

@@ -1,10 +1,13 @@
 // Whole-file checks of tuned databases for `ocltune db verify`, `merge` and `import`.
 #include "runtime/db_verify.h"
 
+#include <cmath>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
+#include "core/status.h"
 #include "db/sqlite.h"
 #include "runtime/tuned_rows.h"
 
@@ -67,16 +70,45 @@ DatabaseReport verify_database(const std::string& path) {
   };
   report.runs = count("runs");
   report.measurements = count("measurements");
+  // Measurements are untrusted like best rows: a tuner reuses the timed ones (ok, cut) as earlier
+  // results, so each must parse and lie in its op's space on its device, with a positive time.
+  std::map<std::string, DeviceInfo> devices;
+  for (const DeviceRow& d : db.devices()) devices.emplace(d.device_key, device_from_row(d));
   {
-    sql::Statement s(c, "SELECT measurement_id, device_key, op, shape_key, params FROM measurements");
+    sql::Statement s(c,
+                     "SELECT measurement_id, device_key, op, dtype, math, shape_key, shape_json, params, status, "
+                     "median_ns FROM measurements");
     while (s.step()) {
+      const std::string where =
+          fmt::format("table measurements row {} (device_key={}, op={}, shape_key={})", s.int64(0),
+                      printable(s.text(1), 40), printable(s.text(2), 40), printable(s.text(5)));
+      std::string problem;
       try {
-        parse_config(s.text(4));
+        const Config config = parse_config(s.text(7));
+        const std::optional<Status> status = parse_status(s.text(8));
+        if (status && is_timed(*status)) {
+          const std::optional<double> median = s.is_null(9) ? std::nullopt : std::optional(s.real(9));
+          if (!median || !(*median > 0) || !std::isfinite(*median)) {
+            problem = "a timed row needs a positive median_ns";
+          } else if (auto device = devices.find(s.text(1)); device == devices.end()) {
+            problem = "no devices row describes its device key";
+          } else {
+            BestRow row;
+            row.device_key = s.text(1);
+            row.op = s.text(2);
+            row.dtype = s.text(3);
+            row.math = s.text(4);
+            row.shape_key = s.text(5);
+            row.shape_json = s.text(6);
+            row.params_json = to_json(config).dump();
+            row.median_ns = *median;
+            problem = row_problem(row, device->second);
+          }
+        }
       } catch (const Error& e) {
-        report.problems.push_back(fmt::format("table measurements row {} (device_key={}, op={}, shape_key={}): {}",
-                                              s.int64(0), printable(s.text(1), 40), printable(s.text(2), 40),
-                                              printable(s.text(3)), e.what()));
+        problem = e.what();
       }
+      if (!problem.empty()) report.problems.push_back(fmt::format("{}: {}", where, problem));
     }
   }
   const TunedRows rows = export_rows(db, "");

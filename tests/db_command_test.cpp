@@ -110,6 +110,21 @@ TEST(DbCommand, VerifyNamesBadRowsAndRefusesBrokenFiles) {
             std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("table measurements row 1"), std::string::npos) << r.output;
+  {
+    // A timed measurement outside the op's space, or with a fake time, is named too (issue 19.1).
+    Database db = Database::open(src);
+    db.connection().exec("UPDATE measurements SET params = 'MWG=7', median_ns = 1.0");
+  }
+  r = ocltune("db verify " + src);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("table measurements row 1 (device_key=" + device().key()), std::string::npos) << r.output;
+  {
+    Database db = Database::open(src);
+    db.connection().exec("UPDATE measurements SET params = '" + to_string(testing::staged_tile_config()) +
+                         "', median_ns = -5");
+  }
+  r = ocltune("db verify " + src);
+  EXPECT_NE(r.output.find("a timed row needs a positive median_ns"), std::string::npos) << r.output;
   const std::string garbage = testing::temp_path("verify-garbage.db");
   std::ofstream(garbage) << "not a database at all, but long enough to look like a file of some kind.....";
   r = ocltune("db verify " + garbage);

@@ -8,6 +8,7 @@
 
 #include "db/database.h"
 #include "harness/error.h"
+#include "harness/program.h"
 #include "ops/family.h"
 #include "ops/gemm/gemm_problem.h"
 #include "tests/support/selftest.h"
@@ -156,6 +157,57 @@ TEST(Tuner, ASecondRunResumesAndKeepsTheFasterBest) {
   EXPECT_EQ(second.evaluated, 1 + 4);  // the default again, then only the configurations not yet measured
   EXPECT_EQ(db.runs().size(), 2u);
   EXPECT_LE(db.best(session.device().key(), "gemm", "fp32", "exact", problem.shape_key())->median_ns, first_best);
+}
+
+// Earlier measurements are untrusted like best rows: an `ok` row with a fake 1 ns whose
+// configuration is outside the space (a value no parameter declares, an unknown parameter) is
+// rejected and reported, never reused, never compiled, and never becomes the best (issue 19.1).
+TEST(Tuner, EarlierRowsOutsideTheSpaceAreRejectedNotReused) {
+  Session& session = testing::test_session();
+  Database db = Database::open(testing::temp_path("hostile-measurements.db"));
+  const FmaOnlyGemm problem({.m = 24, .n = 40, .k = 17});
+  const SearchSpace space = problem.space(session.device());
+  const Config dflt = problem.default_config(session.device());
+  Config out_of_range = dflt;
+  for (const auto& [name, value] : dflt) {
+    Config c = dflt;
+    c[name] = 3;
+    if (!space.contains(c)) {
+      out_of_range = c;
+      break;
+    }
+  }
+  ASSERT_NE(out_of_range, dflt);
+  Config unknown = dflt;
+  unknown["BOGUS"] = 1;
+  ProgramSource source;
+  source.files = problem.kernel_files();
+  const std::int64_t run = start_run(db, session);
+  for (const Config& hostile : {out_of_range, unknown}) {
+    MeasurementRow row;
+    row.run_id = run;
+    row.device_key = session.device().key();
+    row.op = "gemm";
+    row.dtype = "fp32";
+    row.shape_key = problem.shape_key();
+    row.shape_json = problem.shape_json().dump();
+    row.source_hash = source.files_hash();
+    row.params = to_string(hostile);
+    row.status = "ok";
+    row.median_ns = row.min_ns = row.max_ns = 1.0;
+    db.add_measurement(row);
+  }
+  Tuner tuner(session, db, start_run(db, session), quick_options(3), nullptr);
+  const ProblemReport report = tuner.tune(problem);
+  EXPECT_EQ(report.rejected, 2);
+  EXPECT_EQ(report.reused, 0);
+  EXPECT_NE(report.first_rejection.find("measurement 1"), std::string::npos) << report.first_rejection;
+  ASSERT_TRUE(report.best.has_value());
+  EXPECT_GT(report.best->stats->median_ns, 1.0);
+  EXPECT_TRUE(space.contains(report.best->config)) << to_string(report.best->config);
+  const auto best = db.best(session.device().key(), "gemm", "fp32", "exact", problem.shape_key());
+  ASSERT_TRUE(best.has_value());
+  EXPECT_GT(best->median_ns, 1.0);
 }
 
 TEST(Tuner, TheWarmStartScoresOtherShapesRelativeToTheirOwnMedian) {

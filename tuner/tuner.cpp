@@ -9,6 +9,7 @@
 
 #include "db/database.h"
 #include "db/space_records.h"
+#include "db/transfer.h"
 #include "harness/session.h"
 #include "tuner/budget.h"
 #include "tuner/compile_pool.h"
@@ -130,14 +131,26 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
 
   // Measurements of earlier runs with the same kernel source are reused, not repeated.
   std::vector<EvalOutcome> earlier;
+  auto reject = [&](const MeasuredPoint& m, const std::string& why) {
+    if (report.rejected++ == 0) {
+      report.first_rejection = fmt::format("measurement {} ({}): {}", m.measurement_id, printable(m.params, 120), why);
+    }
+  };
   auto take_row = [&](const MeasuredPoint& m) {
     search.last_seen_id = std::max(search.last_seen_id, m.measurement_id);
     if (m.role != role_name(Role::kSearch) || !search.measured.insert(m.params).second) return false;
     EvalOutcome o;
     try {
       o = outcome_of(m);
-    } catch (const Error&) {
-      return false;  // a malformed row of an untrusted database
+    } catch (const Error& e) {
+      reject(m, e.what());  // a malformed row of an untrusted database
+      return false;
+    }
+    // The same checks as a best row's (docs/decisions/0009): a row outside the space is never
+    // reused, so it can neither become the best nor reach a compiler in the final re-timing.
+    if (const std::string why = space.check(o.config); !why.empty()) {
+      reject(m, why);
+      return false;
     }
     ++report.reused;
     budget.count(ok_time(o));

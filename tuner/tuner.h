@@ -47,6 +47,10 @@ struct ProblemReport {
   double raw_size = 0;         // before constraints
   int evaluated = 0;           // evaluations in this run (the defaults included, final re-timing not)
   int reused = 0;              // measurements of earlier (or concurrent) runs with the same kernel source
+  // Earlier rows ignored because their configuration fails the space's checks (a hostile or stale
+  // database: a parameter out of range or unknown); the first one's reason.
+  int rejected = 0;
+  std::string first_rejection;
   std::map<Status, int> by_status;
   std::optional<EvalOutcome> best;
   std::optional<EvalOutcome> default_result;
