@@ -30,7 +30,10 @@ int cli_main(int argc, char** argv) {
   CLI::App app{"ocltune: OpenCL kernel autotuning for deep-learning operators", "ocltune"};
   app.set_version_flag("--version", std::string(OCLTUNE_VERSION));
   app.add_option("-d,--device", options.device, "device index, as `ocltune devices` lists them")->capture_default_str();
-  app.add_option("--ops", options.ops, ops_help())->delimiter(',')->capture_default_str();
+  // One comma-separated word, split here: CLI11's delimiter took ",," as no value and then
+  // swallowed the next option as an op name.
+  std::string ops_text = "all";
+  app.add_option("--ops", ops_text, ops_help())->capture_default_str();
   app.add_option("--db", options.db,
                  "database file (default: $OCLTUNE_DB, else $XDG_CACHE_HOME/ocltune/tuned.db, "
                  "else ~/.cache/ocltune/tuned.db)");
@@ -146,6 +149,13 @@ int cli_main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? kExitOk : kExitUsage;
+  }
+  options.ops.clear();
+  for (std::size_t start = 0;;) {
+    const std::size_t comma = ops_text.find(',', start);
+    options.ops.push_back(ops_text.substr(start, comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
   }
 
   try {

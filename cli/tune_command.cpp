@@ -5,6 +5,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <numeric>
 #include <set>
 #include <thread>
@@ -17,6 +18,7 @@
 #include "cli/progress.h"
 #include "cli/usage_error.h"
 #include "db/database.h"
+#include "db/transfer.h"
 #include "harness/ceilings.h"
 #include "harness/device_errors.h"
 #include "harness/session.h"
@@ -38,6 +40,7 @@ nlohmann::json by_status_json(const std::map<Status, int>& counts) {
 std::vector<const OpFamily*> resolve_ops(const std::vector<std::string>& names) {
   std::vector<const OpFamily*> families;
   for (const std::string& name : names) {
+    if (name.empty()) throw UsageError("--ops has an empty name (a list like gemm,conv2d, or all)");
     if (name == "all") return op_families();
     const OpFamily* family = find_family(name);
     if (!family) {
@@ -47,6 +50,31 @@ std::vector<const OpFamily*> resolve_ops(const std::vector<std::string>& names) 
   }
   if (families.empty()) throw UsageError("--ops is empty");
   return families;
+}
+
+// --restrict names parameters and values of the problems' spaces: a name no space has, or a value
+// no space declares for it, is a usage error naming it (it would silently restrict nothing or all).
+void check_restriction(const Restriction& restriction, const ProblemList& problems, const DeviceInfo& device) {
+  if (restriction.empty()) return;
+  std::map<std::string, std::set<std::int64_t>> declared;
+  for (const auto& p : problems) {
+    const SearchSpace space = p->space(device);
+    for (const SearchSpace::Variant& v : space.variants()) {
+      for (const Parameter& param : v.parameters) declared[param.name].insert(param.values.begin(), param.values.end());
+    }
+  }
+  for (const auto& [name, values] : restriction) {
+    auto it = declared.find(name);
+    if (it == declared.end()) {
+      throw UsageError(fmt::format("--restrict: no problem to tune has a parameter '{}'", printable(name, 40)));
+    }
+    for (const std::int64_t v : values) {
+      if (!it->second.count(v)) {
+        throw UsageError(fmt::format("--restrict: parameter {} never takes the value {} (it takes {})", name, v,
+                                     fmt::join(it->second, ", ")));
+      }
+    }
+  }
 }
 
 ProblemList load_problems(const std::vector<const OpFamily*>& families, const std::string& shapes,
@@ -234,6 +262,7 @@ int run_tune(const CliOptions& options) {
   }
   ProblemList problems = with_math_mode(load_problems(families, options.shapes, device), options.math, options.quiet);
   TuneOptions tune = tune_options(options, device);
+  check_restriction(tune.restriction, problems, device);
   const std::string db_path = options.db.empty() ? default_database_path() : options.db;
   Database db = Database::open(db_path);
   db.upsert_device(device);

@@ -122,6 +122,29 @@ TEST(Cli, BadBudgetsAndRestrictionsExit2BeforeMeasuringAnything) {
   EXPECT_EQ(run("simulate --strategy hill-climbing --space x").code, 2);
 }
 
+// Malformed values are usage errors (exit 2) that name what is wrong, never an internal error or
+// a silently ignored flag (issue 19, defect 7).
+TEST(Cli, MalformedDurationsRestrictionsAndOpListsExit2WithTheReason) {
+  const std::string db = testing::temp_path("cli-malformed.db");
+  const std::string quick = " --shapes quick --max-evals 1 --quiet --db " + db;
+  for (const std::string& budget : std::vector<std::string>{".", std::string(400, '9'), "9999999h", "1e400s"}) {
+    const Result r = run("--ops gemm --time-budget " + budget + quick);
+    EXPECT_EQ(r.code, 2) << budget << ": " << r.output;
+    EXPECT_NE(r.output.find("bad duration"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output;
+  }
+  Result r = run("--ops gemm --restrict NOSUCHPARAM=1" + quick);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("NOSUCHPARAM"), std::string::npos) << r.output;
+  r = run("--ops gemm --restrict MWG=7" + quick);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("MWG never takes the value 7"), std::string::npos) << r.output;
+  r = run("--ops ,, --max-evals 1 --db " + db);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("empty name"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("'--max-evals'"), std::string::npos) << "the next option was taken as an op: " << r.output;
+}
+
 TEST(Cli, RecordThenSimulateReplaysAnExhaustiveRun) {
   const std::string shapes = testing::temp_path("sim-shapes.json");
   std::ofstream(shapes) << R"([{"op": "selftest", "n": 700}])";

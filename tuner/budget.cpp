@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -44,6 +46,10 @@ std::optional<std::string> SearchBudget::exhausted() const {
   return std::nullopt;
 }
 
+namespace {
+constexpr double kMaxDurationSeconds = 365.0 * 24 * 3600;
+}  // namespace
+
 double parse_duration(const std::string& text) {
   double total = 0;
   std::size_t i = 0;
@@ -52,7 +58,14 @@ double parse_duration(const std::string& text) {
     std::size_t j = i;
     while (j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.')) ++j;
     if (j == i) throw Error(fmt::format("bad duration '{}' (e.g. 90s, 10m, 1h30m)", text));
-    const double value = std::stod(text.substr(i, j - i));
+    // strtod rather than stod: "." or a 400-digit number is a bad duration, not an internal error.
+    const std::string number = text.substr(i, j - i);
+    char* end = nullptr;
+    errno = 0;
+    const double value = std::strtod(number.c_str(), &end);
+    if (end != number.c_str() + number.size() || errno == ERANGE || !std::isfinite(value)) {
+      throw Error(fmt::format("bad duration '{}' (e.g. 90s, 10m, 1h30m)", text.substr(0, 40)));
+    }
     double unit = 1;
     if (j < text.size()) {
       const char u = text[j++];
@@ -69,7 +82,9 @@ double parse_duration(const std::string& text) {
     any = true;
     i = j;
   }
-  if (!any || total <= 0) throw Error(fmt::format("bad duration '{}' (e.g. 90s, 10m, 1h30m)", text));
+  if (!any || total <= 0) throw Error(fmt::format("bad duration '{}' (e.g. 90s, 10m, 1h30m)", text.substr(0, 40)));
+  // Beyond a year a deadline of steady_clock's would overflow; no run is meant to last that long.
+  if (total > kMaxDurationSeconds) throw Error(fmt::format("bad duration '{}' (at most 8760h)", text.substr(0, 40)));
   return total;
 }
 
