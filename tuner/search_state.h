@@ -17,6 +17,10 @@ struct Tuner::Search {
   std::vector<EvalOutcome> verified;  // every ok outcome, defaults and reused included
   std::int64_t last_seen_id = 0;      // newest measurement row read back from the database
   std::optional<EvalOutcome> best, runner_up;
+  // The untuned default (the report's baseline) and its median in the final re-timing, where it
+  // runs interleaved with the finalists: the best kept is never slower than it under one load.
+  std::optional<EvalOutcome> baseline;
+  std::optional<double> baseline_final_ns;
   std::optional<double> confidence;
   int finalists = 0;
 

@@ -205,6 +205,7 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
   for (std::size_t i = 0; i < defaults.size(); ++i) {
     EvalOutcome o = run_one(defaults[i], Role::kDefault);
     if (i == 0) report.default_result = o;
+    if (i == 0 && o.status == Status::kOk && o.stats) search.baseline = o;
     search.consider(o);
   }
 
