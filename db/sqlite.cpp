@@ -68,9 +68,44 @@ std::string Statement::text(int column) const {
   return std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column)));
 }
 
+namespace {
+
+// A file: URI of `path` for sqlite3_open_v2 with SQLITE_OPEN_URI: '%', '?' and '#' escaped.
+std::string file_uri(const std::string& path, const char* query) {
+  std::string uri = "file:";
+  for (const char ch : path) {
+    if (ch == '%' || ch == '?' || ch == '#') {
+      uri += fmt::format("%{:02X}", static_cast<unsigned char>(ch));
+    } else {
+      uri += ch;
+    }
+  }
+  return uri + "?" + query;
+}
+
+// Whether a read-only connection cannot read the file because WAL mode needs a -shm file it may
+// not create (a root-owned directory, a read-only mount, a file installed under /usr/share).
+bool needs_immutable(sqlite3* db) {
+  const int rc = sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr);
+  return (rc & 0xff) == SQLITE_READONLY || (rc & 0xff) == SQLITE_CANTOPEN;
+}
+
+}  // namespace
+
 Connection::Connection(const std::string& path, bool read_only) : path_(path) {
   const int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  const int rc = sqlite3_open_v2(path.c_str(), &db_, flags | SQLITE_OPEN_FULLMUTEX, nullptr);
+  int rc = sqlite3_open_v2(path.c_str(), &db_, flags | SQLITE_OPEN_FULLMUTEX, nullptr);
+  if (rc == SQLITE_OK && read_only) {
+    if (needs_immutable(db_)) {
+      // Nobody can write where we cannot create -shm either: read the file as immutable (no locks,
+      // no -shm). A -wal left beside it is not read; exports and shipped files use a rollback
+      // journal, so they never leave one.
+      sqlite3_close(db_);
+      db_ = nullptr;
+      rc = sqlite3_open_v2(file_uri(path, "immutable=1").c_str(), &db_,
+                           SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX, nullptr);
+    }
+  }
   if (rc != SQLITE_OK) {
     const std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close(db_);

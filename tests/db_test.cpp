@@ -135,6 +135,30 @@ TEST(Database, RefusesATruncatedFile) {
   EXPECT_THROW(Database::open(path), DatabaseError);
 }
 
+// A tuner writes WAL databases; read-only they must open where the reader cannot create the -shm
+// file (a root-owned directory, a read-only mount, /usr/share). A -shm path that cannot be created
+// even by root (a link into a missing directory) stands in for those here (issue 19, defect 2).
+TEST(Database, ReadOnlyOpenOfAWalFileWorksWhereItsShmCannotBeCreated) {
+  const std::string dir = testing::temp_path("wal-read-only");
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/tuned.db";
+  {
+    Database db = Database::open(path);
+    db.upsert_device(testing::test_session().device());
+    RunRow run;
+    run.device_key = testing::test_session().device().key();
+    run.tool_version = "test";
+    db.add_measurement(measurement(db.begin_run(run), "A=1", "ok", 10));
+  }
+  ASSERT_FALSE(std::filesystem::exists(path + "-wal"));  // checkpointed on close; the file stays WAL
+  std::filesystem::remove(path + "-shm");
+  std::filesystem::create_symlink("/nonexistent-ocltune-directory/shm", path + "-shm");
+  Database db = Database::open_read_only(path);
+  EXPECT_EQ(db.count_measurements(), 1);
+  EXPECT_EQ(db.schema_version(), kSchemaVersion);
+  std::filesystem::remove(path + "-shm");
+}
+
 TEST(Database, ReadOnlyOpenOfAMissingFileFails) {
   EXPECT_THROW(Database::open_read_only(testing::temp_path("missing.db")), DatabaseError);
 }
