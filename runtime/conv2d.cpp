@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/buffer_extent.h"
 #include "harness/error.h"
 #include "ops/conv2d/conv2d_problem.h"
 
@@ -62,6 +63,12 @@ void check_conv2d_call(const Conv2dCall& c) {
   if (c.input_offset < 0 || c.weight_offset < 0 || c.output_offset < 0 || c.bias_offset < 0) {
     throw Error("conv2d: negative buffer offset");
   }
+  // The same four tensors in every direction: dense NCHW input and output, KCRS weight.
+  const std::size_t f32 = sizeof(float);
+  check_buffer_extent(c.input, c.input_offset, s.n * s.c * s.h * s.w, f32, "conv2d", "the input");
+  check_buffer_extent(c.weight, c.weight_offset, s.k * (s.c / s.groups) * s.r * s.s, f32, "conv2d", "the weight");
+  check_buffer_extent(c.output, c.output_offset, s.n * s.k * s.p() * s.q(), f32, "conv2d", "the output");
+  if (s.bias) check_buffer_extent(c.bias, c.bias_offset, s.k, f32, "conv2d", "the bias");
 }
 
 ShapeCode conv2d_shape_code(const DispatchAdapter& adapter, const Conv2dCall& c) {

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/buffer_extent.h"
 #include "harness/error.h"
 #include "ops/elementwise/elementwise_problem.h"
 #include "runtime/marker.h"
@@ -70,6 +71,13 @@ void check_elementwise_call(const ElementwiseCall& c) {
   if (!c.output) throw Error("elementwise: the output buffer is null");
   for (std::size_t t = 0; t < tensors; ++t) {
     if (!c.inputs[t]) throw Error(fmt::format("elementwise: the buffer of tensor operand {} is null", t));
+  }
+  const std::size_t bytes = dtype_bytes(c.shape.dtype);
+  check_buffer_extent(c.output, c.output_offset, c.shape.elements(), bytes, "elementwise", "the output");
+  const std::vector<const TensorOperand*> operands = c.shape.tensors();
+  for (std::size_t t = 0; t < operands.size(); ++t) {
+    check_buffer_extent(c.inputs[t], c.input_offsets[t], operands[t]->extent(), bytes, "elementwise",
+                        fmt::format("tensor operand {}", t));
   }
 }
 

@@ -71,7 +71,9 @@ void check_gemm_call(const GemmCall& c) {
   if (c.k < 1) throw Error("gemm: k must be at least 1");
   if (!c.a || !c.b || !c.c) throw Error("gemm: a buffer is null");
   const GemmShape s = gemm_shape(c);
-  check_operands(s, operands_of(c, false));
+  const GemmOperands o = operands_of(c, false);
+  check_operands(s, o);
+  check_buffer_extents(s, o, c.a, c.b, c.c);
   if (c.batch > 1 && c.stride_c < c.m * c.ldc) throw Error("gemm: batch entries of C overlap (stride_c < m * ldc)");
 }
 

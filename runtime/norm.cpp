@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/buffer_extent.h"
 #include "harness/error.h"
 #include "ops/norm/norm_problem.h"
 #include "runtime/marker.h"
@@ -43,6 +44,19 @@ void check_norm_call(const NormCall& c) {
   for (const auto& [field, b] : required(c)) {
     if (b->offset < 0) throw Error(fmt::format("{}: negative offset of {}", name, field));
     if (!b->buffer && !empty_call(c)) throw Error(fmt::format("{}: buffer {} is null", name, field));
+  }
+  if (empty_call(c)) return;
+  // Data tensors have the shape's dims and dtype; gamma, beta and their gradients one value per
+  // channel (batch norm) or per normalised element (layer norm); statistics are fp32.
+  const bool batch = is_batch_norm(c.shape.kind);
+  const std::int64_t params = batch ? c.shape.channels() : c.shape.n();
+  const std::int64_t stats = batch ? c.shape.channels() : c.shape.rows();
+  for (const auto& [field, b] : required(c)) {
+    const std::string f = field;
+    const bool stat = f == "mean" || f == "rstd" || f == "running_mean" || f == "running_var";
+    const bool param = f == "gamma" || f == "beta" || f == "dgamma" || f == "dbeta";
+    const std::int64_t count = stat ? stats : param ? params : c.shape.elements();
+    check_buffer_extent(b->buffer, b->offset, count, stat ? sizeof(float) : dtype_bytes(c.shape.dtype), name, f);
   }
 }
 

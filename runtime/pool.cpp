@@ -1,6 +1,7 @@
 // ops::pool: the pooling dispatch adapter (problem, plan) and the checks of a call.
 #include "runtime/pool.h"
 
+#include "harness/buffer_extent.h"
 #include "harness/error.h"
 #include "ops/pool/pool_problem.h"
 #include "runtime/marker.h"
@@ -36,6 +37,15 @@ void check_pool_call(const PoolCall& c) {
   if (!c.in || !c.out) throw Error("pool: the in or out buffer is null");
   if (needs_indices(s) && !c.indices) throw Error("pool: max pooling with indices needs the indices buffer (null)");
   if (c.in_offset < 0 || c.out_offset < 0 || c.indices_offset < 0) throw Error("pool: negative buffer offset");
+  // n, c, h, w are the input's in both directions; `in` is the output gradient backward.
+  const std::int64_t planes = s.n * s.c, input = planes * s.h * s.w, output = planes * s.out_h() * s.out_w();
+  const std::size_t bytes = dtype_bytes(s.dtype);
+  check_buffer_extent(c.in, c.in_offset, s.backward ? output : input, bytes, "pool",
+                      s.backward ? "the output gradient" : "the input");
+  check_buffer_extent(c.out, c.out_offset, s.backward ? input : output, bytes, "pool",
+                      s.backward ? "the input gradient" : "the output");
+  if (needs_indices(s))
+    check_buffer_extent(c.indices, c.indices_offset, output, sizeof(std::int64_t), "pool", "the indices");
 }
 
 ShapeCode pool_shape_code(const DispatchAdapter& adapter, const PoolCall& c) {

@@ -1,6 +1,7 @@
 // ops::reduce: the reduction dispatch adapter (problem, plan on the caller's buffers, shape code).
 #include "runtime/reduce.h"
 
+#include "harness/buffer_extent.h"
 #include "harness/error.h"
 #include "ops/reduce/reduce_problem.h"
 #include "runtime/marker.h"
@@ -17,6 +18,11 @@ void check_reduce_call(const ReduceCall& c) {
   if (c.input_offset < 0 || c.output_offset < 0) throw Error("reduce: negative buffer offset");
   if (empty_call(c)) return;
   if (!c.input || !c.output) throw Error("reduce: a buffer is null");
+  const ReduceLayout layout = c.shape.layout();
+  check_buffer_extent(c.input, c.input_offset, layout.elements, dtype_bytes(c.shape.dtype), "reduce", "the input");
+  // argmax/argmin write int64 indices.
+  const std::size_t out_bytes = is_arg_kind(c.shape.kind) ? sizeof(std::int64_t) : dtype_bytes(c.shape.dtype);
+  check_buffer_extent(c.output, c.output_offset, layout.outputs, out_bytes, "reduce", "the output");
 }
 
 ShapeCode reduce_shape_code(const DispatchAdapter& adapter, const ReduceCall& c) {

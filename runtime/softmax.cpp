@@ -1,6 +1,7 @@
 // ops::softmax: the softmax dispatch adapter (problem, plan on the caller's buffers, shape code).
 #include "runtime/softmax.h"
 
+#include "harness/buffer_extent.h"
 #include "harness/error.h"
 #include "ops/softmax/softmax_problem.h"
 #include "runtime/marker.h"
@@ -17,6 +18,14 @@ void check_softmax_call(const SoftmaxCall& c) {
   if (c.input_offset < 0 || c.output_offset < 0) throw Error("softmax: negative buffer offset");
   if (empty_call(c)) return;
   if (!c.input || !c.output) throw Error("softmax: a buffer is null");
+  const std::int64_t n = c.shape.layout().elements;
+  const std::size_t bytes = dtype_bytes(c.shape.dtype);
+  check_buffer_extent(c.input, c.input_offset, n, bytes, "softmax", "the input");
+  check_buffer_extent(c.output, c.output_offset, n, bytes, "softmax", "the output");
+  // A segment's passes read the input again after writing outputs: in place would read results.
+  if (c.input == c.output && c.input_offset < c.output_offset + n && c.output_offset < c.input_offset + n) {
+    throw Error("softmax: the input and the output overlap (in place is not supported)");
+  }
 }
 
 ShapeCode softmax_shape_code(const DispatchAdapter& adapter, const SoftmaxCall& c) {

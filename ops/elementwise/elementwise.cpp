@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/buffer_extent.h"
 #include "harness/error.h"
 
 namespace ocltune {
@@ -83,17 +84,7 @@ void check_fits(const cl::Buffer& buffer, std::int64_t offset, std::int64_t exte
   if (offset < 0) throw Error(fmt::format("elementwise: negative offset of {}", what));
   if (offset + extent > (std::int64_t{1} << 31) - 1)
     throw Error(fmt::format("elementwise: {} exceeds 2^31 elements", what));
-  if (extent == 0) return;
-  std::size_t size = 0;
-  try {
-    size = buffer.getInfo<CL_MEM_SIZE>();
-  } catch (const cl::Error& e) {
-    throw ClError(e);
-  }
-  if (static_cast<std::size_t>(offset + extent) * dtype_bytes(dtype) > size) {
-    throw Error(fmt::format("elementwise: {} needs {} elements from offset {}; its buffer holds {} bytes", what, extent,
-                            offset, size));
-  }
+  check_buffer_extent(buffer(), offset, extent, dtype_bytes(dtype), "elementwise", what);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/shape_fields.h"
+#include "harness/buffer_extent.h"
 #include "harness/capability.h"
 #include "harness/error.h"
 #include "ops/gemm/gemm_variants.h"
@@ -92,6 +93,22 @@ GemmOperands packed_operands(const GemmShape& shape, cl::Buffer a, cl::Buffer b,
   return o;
 }
 
+void check_buffer_extents(const GemmShape& s, const GemmOperands& o, cl_mem a, cl_mem b, cl_mem c) {
+  if (s.m <= 0 || s.n <= 0 || s.batch <= 0) return;
+  // Each buffer holds its last batch entry's last row (a batch stride of 0 repeats one matrix).
+  const auto extent = [&](std::int64_t stride, std::int64_t rows, std::int64_t ld, std::int64_t cols) {
+    return (s.batch - 1) * stride + (rows - 1) * ld + cols;
+  };
+  const std::size_t bytes = dtype_bytes(s.dtype);
+  if (a)
+    check_buffer_extent(a, o.a_offset, extent(o.stride_a, s.rows_a(), o.lda, s.trans_a ? s.m : s.k), bytes, "gemm",
+                        "A");
+  if (b)
+    check_buffer_extent(b, o.b_offset, extent(o.stride_b, s.rows_b(), o.ldb, s.trans_b ? s.k : s.n), bytes, "gemm",
+                        "B");
+  if (c) check_buffer_extent(c, o.c_offset, extent(o.stride_c, s.m, o.ldc, s.n), bytes, "gemm", "C");
+}
+
 void check_operands(const GemmShape& s, const GemmOperands& o) {
   if (o.lda < s.packed_lda()) throw Error(fmt::format("gemm: lda {} < {}", o.lda, s.packed_lda()));
   if (o.ldb < s.packed_ldb()) throw Error(fmt::format("gemm: ldb {} < {}", o.ldb, s.packed_ldb()));
@@ -102,6 +119,7 @@ void check_operands(const GemmShape& s, const GemmOperands& o) {
   if (s.rows_a() * o.lda > kMaxDimension || s.rows_b() * o.ldb > kMaxDimension || s.m * o.ldc > kMaxDimension) {
     throw Error("gemm: a matrix has more than 2^31 elements");
   }
+  check_buffer_extents(s, o, o.a(), o.b(), o.c());
 }
 
 namespace {

@@ -68,6 +68,9 @@ GemmOperands packed_operands(const GemmShape& shape, cl::Buffer a, cl::Buffer b,
 
 // Throws ocltune::Error when a leading dimension is too small or an index would exceed 32 bits.
 void check_operands(const GemmShape& shape, const GemmOperands& operands);
+// Throws ocltune::Error when a (non-null) buffer is too small for the matrices the call indexes:
+// the operands' offsets, leading dimensions and batch strides on the buffers a, b and c.
+void check_buffer_extents(const GemmShape& shape, const GemmOperands& operands, cl_mem a, cl_mem b, cl_mem c);
 
 // Tunables of kernels/gemm.cl (variant "fma"), with constraints from divisibility and from the
 // device; in tf32 mode on NVIDIA GPUs of compute capability >= 8.0 also those of

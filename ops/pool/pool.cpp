@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/buffer_extent.h"
 #include "harness/error.h"
 
 namespace ocltune {
@@ -25,17 +26,7 @@ void check_fits(const cl::Buffer& buffer, std::int64_t offset, std::int64_t coun
                 const char* what) {
   if (offset < 0 || offset + count > (std::int64_t{1} << 31) - 1)
     throw Error(fmt::format("pool: bad offset of {}", what));
-  if (count == 0) return;
-  std::size_t size = 0;
-  try {
-    size = buffer.getInfo<CL_MEM_SIZE>();
-  } catch (const cl::Error& e) {
-    throw ClError(e);
-  }
-  if (static_cast<std::size_t>(offset + count) * element_bytes > size) {
-    throw Error(
-        fmt::format("pool: {} needs {} elements from offset {}; its buffer holds {} bytes", what, count, offset, size));
-  }
+  check_buffer_extent(buffer(), offset, count, element_bytes, "pool", what);
 }
 
 }  // namespace
