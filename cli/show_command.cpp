@@ -4,8 +4,20 @@
 
 #include "cli/commands.h"
 #include "db/database.h"
+#include "db/transfer.h"
 
 namespace ocltune {
+namespace {
+
+// A JSON column of an untrusted row: the parsed value, or the text (escaped) when it is not JSON,
+// so `show --json` always prints valid JSON.
+nlohmann::json json_column(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded()) return {{"invalid_json", printable(text, 200)}};
+  return j;
+}
+
+}  // namespace
 
 int run_show(const CliOptions& options) {
   const std::string path = options.db.empty() ? default_database_path() : options.db;
@@ -19,8 +31,8 @@ int run_show(const CliOptions& options) {
                           {"dtype", r.dtype},
                           {"math", r.math},
                           {"shape_key", r.shape_key},
-                          {"shape", nlohmann::json::parse(r.shape_json, nullptr, false)},
-                          {"params", nlohmann::json::parse(r.params_json, nullptr, false)},
+                          {"shape", json_column(r.shape_json)},
+                          {"params", json_column(r.params_json)},
                           {"median_ns", r.median_ns},
                           {"min_ns", r.min_ns},
                           {"max_ns", r.max_ns},
@@ -32,7 +44,8 @@ int run_show(const CliOptions& options) {
       if (r.confidence) j["confidence"] = *r.confidence;
       list.push_back(std::move(j));
     }
-    fmt::print("{}\n", list.dump(2));
+    // Invalid UTF-8 in a hostile row becomes U+FFFD rather than an exception.
+    fmt::print("{}\n", list.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
     return 0;
   }
   if (rows.empty()) {
@@ -46,8 +59,9 @@ int run_show(const CliOptions& options) {
                              : r.gbs  ? fmt::format("{:.1f} GB/s", *r.gbs)
                                       : "-";
     const std::string speedup = r.default_median_ns ? fmt::format("{:.2f}x", *r.default_median_ns / r.median_ns) : "-";
-    fmt::print("{:<16} {:<10} {:<44} {:>9.1f} us {:>14} {:>9}  {}\n", r.device_key, r.op + "/" + r.dtype, r.shape_key,
-               r.median_ns * 1e-3, rate, speedup, r.params_json);
+    fmt::print("{:<16} {:<10} {:<44} {:>9.1f} us {:>14} {:>9}  {}\n", printable(r.device_key, 16),
+               printable(r.op + "/" + r.dtype, 24), printable(r.shape_key, 200), r.median_ns * 1e-3, rate, speedup,
+               printable(r.params_json, 400));
   }
   return 0;
 }

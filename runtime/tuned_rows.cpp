@@ -25,7 +25,7 @@ CheckedRow check_row(const BestRow& row, const DeviceInfo& device) {
   try {
     checked.problem = family->from_json(shape);
   } catch (const Error& e) {
-    throw Error(fmt::format("shape_json: {}", e.what()));
+    throw Error(fmt::format("shape_json: {}", printable(e.what(), 300)));
   }
   const Problem& p = *checked.problem;
   if (p.shape_key() != row.shape_key) {
@@ -40,12 +40,12 @@ CheckedRow check_row(const BestRow& row, const DeviceInfo& device) {
   try {
     checked.config = config_from_json(params);
   } catch (const Error& e) {
-    throw Error(fmt::format("params_json: {}", e.what()));
+    throw Error(fmt::format("params_json: {}", printable(e.what(), 300)));
   }
   const std::string reason = p.space(device).check(checked.config);
   if (!reason.empty()) {
     throw Error(fmt::format("configuration {} is outside the {} space: {}", printable(to_string(checked.config), 200),
-                            row.op, reason));
+                            printable(row.op, 40), printable(reason, 300)));
   }
   return checked;
 }

@@ -132,6 +132,33 @@ TEST(DbCommand, VerifyNamesBadRowsAndRefusesBrokenFiles) {
   EXPECT_NE(r.output.find("not a usable SQLite database"), std::string::npos) << r.output;
 }
 
+// Hostile rows never break the output: `show --json` stays valid JSON (a params_json that is not
+// JSON, invalid UTF-8), and no raw control byte or terminal escape from a hostile parameter name
+// reaches the terminal through show or the reasons of db verify (issue 19, defect 7).
+TEST(DbCommand, ShowAndVerifyEscapeHostileRows) {
+  const std::string src = tuned_database("hostile-show.db", 500, testing::staged_tile_config());
+  {
+    Database db = Database::open(src);
+    db.connection().exec(
+        "UPDATE best SET params_json = '{\"MWG\": 16, \"X\n' || char(27) || '[31m\": 1}' "
+        "WHERE shape_key LIKE '%m=40,%'");
+    db.connection().exec("UPDATE best SET params_json = 'not json ' || char(255) WHERE shape_key NOT LIKE '%m=40,%'");
+  }
+  const Result json = ocltune("show --json --db " + src);
+  ASSERT_EQ(json.code, 0) << json.output;
+  const nlohmann::json parsed = nlohmann::json::parse(json.output, nullptr, false);
+  ASSERT_FALSE(parsed.is_discarded()) << json.output;
+  ASSERT_EQ(parsed.size(), 2u);
+  bool invalid_marked = false;
+  for (const nlohmann::json& row : parsed) invalid_marked |= row["params"].contains("invalid_json");
+  EXPECT_TRUE(invalid_marked) << json.output;
+  for (const std::string& args : {"show --db " + src, "db verify " + src}) {
+    const Result r = ocltune(args);
+    EXPECT_EQ(r.output.find('\x1b'), std::string::npos) << args << ": " << r.output;
+    EXPECT_EQ(r.output.find("X\n"), std::string::npos) << args << ": " << r.output;
+  }
+}
+
 TEST(DbCommand, MergeKeepsTheFasterVerifiedRowWithItsProvenance) {
   const std::string slow = tuned_database("merge-slow.db", 900, testing::staged_tile_config());
   const std::string fast = tuned_database("merge-fast.db", 300, gemm_default_config());
