@@ -38,7 +38,16 @@ std::string read_text(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), {}};
 }
 
-// Checks that do not need the ops: key fields present and times that can be compared.
+// The row's provenance with "source" set when it has none.
+std::string with_source(const std::string& provenance, const std::string& source) {
+  nlohmann::json p = nlohmann::json::parse(provenance, nullptr, false);
+  if (p.is_discarded() || !p.is_object()) p = nlohmann::json::object();
+  if (!source.empty() && (!p.contains("source") || p["source"] == "")) p["source"] = source;
+  return p.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);  // a file name need not be UTF-8
+}
+
+}  // namespace
+
 std::string basic_problem(const BestRow& r) {
   if (r.device_key.empty() || r.op.empty() || r.dtype.empty() || r.math.empty() || r.shape_key.empty()) {
     return "a key field is empty";
@@ -50,16 +59,6 @@ std::string basic_problem(const BestRow& r) {
   }
   return "";
 }
-
-// The row's provenance with "source" set when it has none.
-std::string with_source(const std::string& provenance, const std::string& source) {
-  nlohmann::json p = nlohmann::json::parse(provenance, nullptr, false);
-  if (p.is_discarded() || !p.is_object()) p = nlohmann::json::object();
-  if (!source.empty() && (!p.contains("source") || p["source"] == "")) p["source"] = source;
-  return p.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);  // a file name need not be UTF-8
-}
-
-}  // namespace
 
 std::string printable(std::string_view text, std::size_t max) {
   std::string out;

@@ -40,6 +40,9 @@ void write_tuned_rows(const std::string& path, const TunedRows& rows, bool overw
 // "(device_key=..., op=..., dtype=..., shape_key=...)" with hostile bytes escaped and lengths capped,
 // for messages about a row.
 std::string describe_row(const BestRow& row);
+// The checks of a best row that need no op: key fields present, a positive finite median and
+// non-negative time statistics. Empty when the row passes; db import and db verify both apply it.
+std::string basic_problem(const BestRow& row);
 // Printable, length-capped form of untrusted text for messages.
 std::string printable(std::string_view text, std::size_t max = 96);
 

@@ -24,7 +24,8 @@ void check_best_rows(const TunedRows& rows, DatabaseReport& report) {
   for (const DeviceRow& d : rows.devices) devices[d.device_key] = &d;
   for (const BestRow& row : rows.best) {
     auto it = devices.find(row.device_key);
-    const std::string problem = check(row, it == devices.end() ? nullptr : it->second);
+    std::string problem = basic_problem(row);  // as db import: no fake or non-positive time
+    if (problem.empty()) problem = check(row, it == devices.end() ? nullptr : it->second);
     if (!problem.empty()) report.problems.push_back(fmt::format("table best row {}: {}", describe_row(row), problem));
   }
 }

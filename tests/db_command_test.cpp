@@ -125,6 +125,14 @@ TEST(DbCommand, VerifyNamesBadRowsAndRefusesBrokenFiles) {
   }
   r = ocltune("db verify " + src);
   EXPECT_NE(r.output.find("a timed row needs a positive median_ns"), std::string::npos) << r.output;
+  {
+    // A best row with a non-positive median, which db import refuses, is refused by verify too.
+    Database db = Database::open(src);
+    db.connection().exec("UPDATE best SET median_ns = -1");
+  }
+  r = ocltune("db verify " + src);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("is not a positive time"), std::string::npos) << r.output;
   const std::string garbage = testing::temp_path("verify-garbage.db");
   std::ofstream(garbage) << "not a database at all, but long enough to look like a file of some kind.....";
   r = ocltune("db verify " + garbage);
