@@ -1,0 +1,74 @@
+"""ocltune_torch: PyTorch on OpenCL devices through ocltune's runtime (device "ocl", PyTorch's PrivateUse1).
+
+``import ocltune_torch`` loads libocltune_torch.so (from $OCLTUNE_TORCH_LIBRARY, else next to this file,
+else <repo>/build/ocltune_torch/), names the PrivateUse1 backend "ocl", registers ``torch.ocl`` and the
+tensor methods (``t.ocl()``, ``t.is_ocl``). ``ocl:N`` is the device ``ocltune devices`` lists as N.
+"""
+
+import os
+import pathlib
+
+import torch
+
+__all__ = ["fallback_stats", "reset_fallback_stats", "library_path"]
+
+_LIBRARY_NAME = "libocltune_torch.so"
+_HERE = pathlib.Path(__file__).resolve().parent
+
+
+def library_path() -> pathlib.Path:
+    """The backend library this import loads (or would load)."""
+    explicit = os.environ.get("OCLTUNE_TORCH_LIBRARY")
+    if explicit:
+        path = pathlib.Path(explicit)
+        if not path.is_file():
+            raise ImportError(f"ocltune_torch: OCLTUNE_TORCH_LIBRARY={explicit} is not a file")
+        return path
+    candidates = [_HERE / _LIBRARY_NAME, _HERE.parent / "build" / "ocltune_torch" / _LIBRARY_NAME]
+    for path in candidates:
+        if path.is_file():
+            return path
+    raise ImportError(
+        "ocltune_torch: no " + _LIBRARY_NAME + " in " + ", ".join(str(p) for p in candidates)
+        + ": build it (cmake --build build --target ocltune_torch) or set OCLTUNE_TORCH_LIBRARY"
+    )
+
+
+def _register() -> None:
+    # Idempotent, so that importing twice (the autoload entry point, then the user) changes nothing.
+    if not _loaded():
+        torch.ops.load_library(str(library_path()))
+    name = torch._C._get_privateuse1_backend_name()
+    if name != "ocl":
+        torch.utils.rename_privateuse1_backend("ocl")
+    from . import ocl as device_module
+
+    if getattr(torch, "ocl", None) is not device_module:
+        torch._register_device_module("ocl", device_module)
+    if not hasattr(torch.Tensor, "is_ocl"):
+        torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
+
+
+def _loaded() -> bool:
+    try:
+        torch.ops.ocltune.device_count.default
+        return True
+    except (AttributeError, RuntimeError):
+        return False
+
+
+def fallback_stats() -> dict:
+    """Calls of the CPU fallback by op name ({"aten::abs": 3, ...}) since the start or the last reset."""
+    names, counts = torch.ops.ocltune.fallback_stats()
+    return dict(zip(names, counts))
+
+
+def reset_fallback_stats() -> None:
+    torch.ops.ocltune.reset_fallback_stats()
+
+
+def _autoload() -> None:
+    """The torch.backends entry point: importing this package has already registered the backend."""
+
+
+_register()

@@ -1,0 +1,143 @@
+// mm, addmm and bmm through ocltune's GEMM: fp32, fp16 and bf16; transposed inputs by trans flags.
+#include <algorithm>
+#include <optional>
+
+#include <ATen/ATen.h>
+#include <ATen/Operators.h>
+#include <torch/library.h>
+
+#include "ocltune_torch/csrc/copy.h"
+#include "ocltune_torch/csrc/device.h"
+#include "ocltune_torch/csrc/errors.h"
+#include "ocltune_torch/csrc/fallback.h"
+#include "ocltune_torch/csrc/tensor_util.h"
+
+namespace ocltune_torch {
+namespace {
+
+// How a [rows, cols] matrix is stored for the row-major GEMM: as is (rows adjacent in memory) or as
+// the transpose of a row-major [cols, rows] (a transposed view), with its leading dimension.
+struct MatrixLayout {
+  bool trans = false;
+  std::int64_t ld = 1;
+};
+
+// A dim of size 1 has no meaningful stride, so it never decides the layout.
+std::optional<MatrixLayout> layout_of(std::int64_t rows, std::int64_t cols, std::int64_t row_stride,
+                                      std::int64_t col_stride) {
+  if ((cols == 1 || col_stride == 1) && (rows == 1 || row_stride >= std::max<std::int64_t>(cols, 1))) {
+    return MatrixLayout{false, rows == 1 ? std::max<std::int64_t>(cols, 1) : row_stride};
+  }
+  if ((rows == 1 || row_stride == 1) && (cols == 1 || col_stride >= std::max<std::int64_t>(rows, 1))) {
+    return MatrixLayout{true, cols == 1 ? std::max<std::int64_t>(rows, 1) : col_stride};
+  }
+  return std::nullopt;
+}
+
+// A batch of matrices: the tensor (a packed copy when its strides fit no layout) and its layout.
+struct Operand {
+  at::Tensor tensor;
+  MatrixLayout layout;
+};
+
+Operand operand_of(const at::Tensor& t) {
+  if (std::optional<MatrixLayout> l = layout_of(t.size(1), t.size(2), t.stride(1), t.stride(2))) return {t, *l};
+  at::Tensor packed = t.contiguous();
+  return {packed, *layout_of(t.size(1), t.size(2), packed.stride(1), packed.stride(2))};
+}
+
+// c = alpha * a @ b + beta * c for 3-D a [batch, m, k], b [batch, k, n] and a packed c [batch, m, n],
+// enqueued on the device of c. k is at least 1 and c has elements.
+void run_gemm(const char* op, const at::Tensor& c, const at::Tensor& a, const at::Tensor& b, float alpha, float beta) {
+  const std::int64_t batch = c.size(0), m = c.size(1), n = c.size(2), k = a.size(2);
+  const Operand A = operand_of(a);
+  const Operand B = operand_of(b);
+  const ocltune_tensor ta = cl_tensor_of(A.tensor), tb = cl_tensor_of(B.tensor), tc = cl_tensor_of(c);
+  ocltune_gemm_args g;
+  ocltune_gemm_args_init(&g, A.layout.trans, B.layout.trans, m, n, k, batch, ta.buffer, tb.buffer, tc.buffer);
+  g.alpha = alpha;
+  g.beta = beta;
+  g.a_offset = ta.offset;
+  g.b_offset = tb.offset;
+  g.c_offset = tc.offset;
+  g.lda = A.layout.ld;
+  g.ldb = B.layout.ld;
+  g.ldc = n;
+  if (batch > 1) {
+    g.stride_a = A.tensor.stride(0);
+    g.stride_b = B.tensor.stride(0);
+    g.stride_c = m * n;
+  }
+  g.dtype = *ocltune_dtype_of(c.scalar_type());
+  call_ocltune(op, [&] { device_runtime(c.device().index()).gemm(g); });
+}
+
+void check_matmul_args(const char* op, const at::Tensor& a, const at::Tensor& b, std::int64_t dims) {
+  check_ocl(a, op, "self");
+  check_same_device(a, b, op, "mat2");
+  TORCH_CHECK(a.dim() == dims, op, ": self must be a ", dims, "-D tensor, got ", a.dim(), "-D");
+  TORCH_CHECK(b.dim() == dims, op, ": mat2 must be a ", dims, "-D tensor, got ", b.dim(), "-D");
+  TORCH_CHECK(a.size(-1) == b.size(-2), op, ": mat1 and mat2 shapes cannot be multiplied (", a.size(-2), "x",
+              a.size(-1), " and ", b.size(-2), "x", b.size(-1), ")");
+  TORCH_CHECK(a.scalar_type() == b.scalar_type(),
+              "expected m1 and m2 to have the same dtype, but got: ", a.scalar_type(), " != ", b.scalar_type());
+}
+
+at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
+  check_matmul_args("mm", self, mat2, 2);
+  if (!kernel_dtype(self.scalar_type())) return fallback<ATEN_OP(mm)>::call(self, mat2);
+  at::Tensor out = at::empty({self.size(0), mat2.size(1)}, self.options());
+  if (out.numel() == 0) return out;
+  if (self.size(1) == 0) return out.zero_();
+  run_gemm("mm", out.unsqueeze(0), self.unsqueeze(0), mat2.unsqueeze(0), 1.0f, 0.0f);
+  return out;
+}
+
+at::Tensor bmm(const at::Tensor& self, const at::Tensor& mat2) {
+  check_matmul_args("bmm", self, mat2, 3);
+  TORCH_CHECK(self.size(0) == mat2.size(0), "bmm: batch1 and batch2 must have the same number of batches, got ",
+              self.size(0), " and ", mat2.size(0));
+  if (!kernel_dtype(self.scalar_type())) return fallback<ATEN_OP(bmm)>::call(self, mat2);
+  at::Tensor out = at::empty({self.size(0), self.size(1), mat2.size(2)}, self.options());
+  if (out.numel() == 0) return out;
+  if (self.size(2) == 0) return out.zero_();
+  run_gemm("bmm", out, self, mat2, 1.0f, 0.0f);
+  return out;
+}
+
+// beta * self + alpha * mat1 @ mat2, with self broadcast to the result (a bias row, usually).
+at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
+                 const at::Scalar& alpha) {
+  check_matmul_args("addmm", mat1, mat2, 2);
+  check_same_device(mat1, self, "addmm", "self");
+  TORCH_CHECK(self.scalar_type() == mat1.scalar_type(), "self and mat2 must have the same dtype, but got ",
+              self.scalar_type(), " and ", mat1.scalar_type());
+  if (!kernel_dtype(self.scalar_type())) return fallback<ATEN_OP(addmm)>::call(self, mat1, mat2, beta, alpha);
+  const std::int64_t m = mat1.size(0), n = mat2.size(1);
+  at::Tensor out = at::empty({m, n}, mat1.options());
+  if (out.numel() == 0) return out;
+  const float b = beta.to<float>();
+  // ocltune's 16-bit GEMM plans another number of kernels for beta 0 and beta != 0 of one shape, and
+  // its decision cache refuses that ("the plan changed its number of kernels"): 16-bit calls always
+  // run with beta 0, and beta * self is added by an elementwise op.
+  const bool fused_beta = b != 0.0f && self.scalar_type() == at::kFloat;
+  if (fused_beta) copy_on_device(out, self.expand({m, n}));  // beta 0 ignores self, NaN and Inf too
+  if (mat1.size(1) == 0) {
+    if (b == 0.0f) return out.zero_();
+    if (!fused_beta) copy_on_device(out, self.expand({m, n}));
+    return out.mul_(beta);
+  }
+  run_gemm("addmm", out.unsqueeze(0), mat1.unsqueeze(0), mat2.unsqueeze(0), alpha.to<float>(), fused_beta ? b : 0.0f);
+  if (b != 0.0f && !fused_beta) out.add_(self, beta);
+  return out;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("mm", mm);
+  m.impl("bmm", bmm);
+  m.impl("addmm", addmm);
+}
+
+}  // namespace ocltune_torch

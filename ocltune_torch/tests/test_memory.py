@@ -1,0 +1,87 @@
+"""The caching allocator: reuse without growing, statistics, empty_cache, out of memory."""
+
+import pytest
+import torch
+
+from conftest import DEVICE
+
+MIB = 1 << 20
+
+
+def settle():
+    torch.ocl.synchronize(DEVICE)
+    torch.ocl.empty_cache()
+
+
+def test_a_freed_block_is_reused():
+    settle()
+    x = torch.empty(3 * MIB // 4, device=DEVICE)  # 3 MiB: the large pool
+    reserved = torch.ocl.memory_reserved(DEVICE)
+    ptr = x.data_ptr()
+    del x
+    y = torch.empty(3 * MIB // 4, device=DEVICE)
+    assert y.data_ptr() == ptr
+    assert torch.ocl.memory_reserved(DEVICE) == reserved
+    small = [torch.empty(100, device=DEVICE) for _ in range(50)]  # share one 2 MiB segment
+    reserved = torch.ocl.memory_reserved(DEVICE)
+    ptrs = sorted(t.data_ptr() for t in small)
+    assert all(b - a >= 512 and (b - a) % 512 == 0 for a, b in zip(ptrs, ptrs[1:]))  # 512-byte blocks
+    del small
+    again = [torch.empty(100, device=DEVICE) for _ in range(50)]
+    assert torch.ocl.memory_reserved(DEVICE) == reserved
+    del again, y
+
+
+def test_statistics():
+    settle()
+    base_alloc = torch.ocl.memory_allocated(DEVICE)
+    torch.ocl.reset_peak_memory_stats(DEVICE)
+    a = torch.empty(1000, device=DEVICE)  # 4000 bytes -> 4096 (512-byte rounding)
+    assert torch.ocl.memory_allocated(DEVICE) == base_alloc + 4096
+    b = torch.empty(5 * MIB // 4, device=DEVICE)
+    assert torch.ocl.memory_allocated(DEVICE) == base_alloc + 4096 + 5 * MIB
+    peak = torch.ocl.max_memory_allocated(DEVICE)
+    assert peak == base_alloc + 4096 + 5 * MIB
+    assert torch.ocl.memory_reserved(DEVICE) >= torch.ocl.memory_allocated(DEVICE)
+    del b
+    assert torch.ocl.memory_allocated(DEVICE) == base_alloc + 4096
+    assert torch.ocl.max_memory_allocated(DEVICE) == peak
+    stats = torch.ocl.memory_stats(DEVICE)
+    assert stats["allocated_bytes.all.current"] == base_alloc + 4096
+    del a
+    assert torch.ocl.memory_allocated(DEVICE) == base_alloc
+
+
+def test_split_blocks_merge_and_empty_cache_releases():
+    settle()
+    reserved0 = torch.ocl.memory_reserved(DEVICE)
+    parts = [torch.empty(2 * MIB // 4, device=DEVICE) for _ in range(3)]  # 2 MiB each from one 20 MiB segment
+    assert torch.ocl.memory_reserved(DEVICE) == reserved0 + 20 * MIB
+    del parts  # the three blocks merge back into one free segment...
+    whole = torch.empty(18 * MIB // 4, device=DEVICE)  # ...that serves a larger request
+    assert torch.ocl.memory_reserved(DEVICE) == reserved0 + 20 * MIB
+    del whole
+    torch.ocl.empty_cache()
+    assert torch.ocl.memory_reserved(DEVICE) == reserved0
+
+
+def test_values_survive_reuse():
+    a = torch.arange(1000.0).to(DEVICE)
+    b = torch.full((1000,), 2.0, device=DEVICE)
+    del a
+    c = torch.arange(1000.0).to(DEVICE) * b
+    assert torch.equal(c.cpu(), torch.arange(1000.0) * 2)
+
+
+def test_out_of_memory_raises_cleanly():
+    settle()
+    allocated = torch.ocl.memory_allocated(DEVICE)
+    props_total = torch.ops.ocltune.memory_stats(DEVICE.index)  # the device exists and answers
+    assert props_total[0] == allocated
+    huge = 1 << 50  # bytes: more than any device has
+    with pytest.raises(torch.OutOfMemoryError, match=r"ocl:\d+ is out of memory: tried to allocate"):
+        torch.empty(huge // 4, device=DEVICE)
+    with pytest.raises(torch.OutOfMemoryError, match="CL_DEVICE_MAX_MEM_ALLOC_SIZE"):
+        torch.empty(huge, dtype=torch.uint8, device=DEVICE)
+    assert torch.ocl.memory_allocated(DEVICE) == allocated  # nothing leaked
+    assert torch.ones(4, device=DEVICE).sum().item() == 4.0  # and the device still works

@@ -1,0 +1,253 @@
+"""The compute ops of the backend against PyTorch's CPU result on the same inputs, and their checks."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import ocltune_torch
+from conftest import DEVICE, FLOAT_DTYPES, assert_close, rand
+
+# (m, k, n): odd sizes, 1, primes, and sizes that are no multiple of any tile.
+GEMM_SHAPES = [(1, 1, 1), (7, 13, 5), (33, 17, 65), (64, 64, 64), (1, 97, 3), (130, 3, 1)]
+
+
+def on(t):
+    return t.to(DEVICE)
+
+
+def gemm_tol(k, dtype):
+    return dict(rtol=1e-4 if dtype == torch.float32 else 2e-2, atol=1e-4 * k if dtype == torch.float32 else 5e-2)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("m,k,n", GEMM_SHAPES)
+def test_mm(m, k, n, dtype):
+    a, b = rand(m, k, dtype=dtype), rand(k, n, dtype=dtype, seed=1)
+    expected = (a.float() @ b.float()).to(dtype)
+    assert_close(torch.mm(on(a), on(b)), expected, **gemm_tol(k, dtype))
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_mm_layouts(dtype):
+    a, b = rand(19, 23, dtype=dtype), rand(23, 11, dtype=dtype, seed=1)
+    big_a, big_b = rand(30, 40, dtype=dtype, seed=2), rand(40, 30, dtype=dtype, seed=3)
+    cases = [
+        (a.t().contiguous().t(), b),  # transposed A: trans_a
+        (a, b.t().contiguous().t()),  # transposed B: trans_b
+        (a.t().contiguous().t(), b.t().contiguous().t()),
+        (big_a[3:22, 5:28], big_b[2:25, 7:18]),  # slices: leading dimension and offset
+        (big_a[3:22, 5:28].t().contiguous().t(), big_b[2:25, 7:18]),
+        (big_a[::2, ::2][:19, :17], big_b[::2][:17, :11]),  # strides no layout has: a packed copy
+        (a[:, :1].expand(19, 23), b),  # expanded: a packed copy
+    ]
+    for x, y in cases:
+        expected = (x.float() @ y.float()).to(dtype)
+        dx = on_view(x)  # the same view on the device
+        dy = on_view(y)
+        assert dx.stride() == x.stride() and dy.stride() == y.stride()
+        assert_close(dx @ dy, expected, **gemm_tol(x.shape[1], dtype))
+
+
+def on_view(t):
+    """The same view (sizes, strides, offset) of a device copy of t's storage."""
+    base = torch.empty(0, dtype=t.dtype)
+    base.set_(t.untyped_storage())
+    d = on(base)
+    return d.as_strided(t.shape, t.stride(), t.storage_offset())
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_addmm_and_linear(dtype):
+    x, w, bias = rand(9, 31, dtype=dtype), rand(14, 31, dtype=dtype, seed=1), rand(14, dtype=dtype, seed=2)
+    expected = (bias.float() + x.float() @ w.float().t()).to(dtype)
+    assert_close(F.linear(on(x), on(w), on(bias)), expected, **gemm_tol(31, dtype))
+    c = rand(9, 14, dtype=dtype, seed=3)
+    expected = (0.5 * c.float() + 2.0 * (x.float() @ w.float().t())).to(dtype)
+    assert_close(torch.addmm(on(c), on(x), on(w).t(), beta=0.5, alpha=2.0), expected, **gemm_tol(31, dtype))
+    nan = torch.full((9, 14), float("nan"), dtype=dtype)
+    assert_close(torch.addmm(on(nan), on(x), on(w).t(), beta=0), (x.float() @ w.float().t()).to(dtype),
+                 **gemm_tol(31, dtype))  # beta 0 ignores self, NaN included
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_bmm_and_matmul(dtype):
+    a, b = rand(3, 7, 12, dtype=dtype), rand(3, 12, 5, dtype=dtype, seed=1)
+    expected = (a.float() @ b.float()).to(dtype)
+    assert_close(torch.bmm(on(a), on(b)), expected, **gemm_tol(12, dtype))
+    assert_close(torch.bmm(on(a), on(b.transpose(1, 2).contiguous()).transpose(1, 2)), expected, **gemm_tol(12, dtype))
+    assert_close(torch.matmul(on(a), on(b[0])), (a.float() @ b[0].float()).to(dtype), **gemm_tol(12, dtype))
+    q = rand(2, 3, 6, 8, dtype=dtype, seed=4)
+    expected = (q.float() @ q.float().transpose(-1, -2)).to(dtype)
+    assert_close(on(q) @ on(q).transpose(-1, -2), expected, **gemm_tol(8, dtype))  # attention-like
+
+
+def test_gemm_edge_sizes():
+    a, b = rand(4, 0), rand(0, 3)
+    assert torch.equal(torch.mm(on(a), on(b)).cpu(), torch.zeros(4, 3))
+    assert torch.mm(on(rand(0, 5)), on(rand(5, 3))).shape == (0, 3)
+    bias = rand(3)
+    assert_close(torch.addmm(on(bias), on(a), on(b), beta=2.0), (2 * bias).expand(4, 3).contiguous())
+
+
+def test_gemm_checks():
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        torch.mm(on(rand(3, 4)), on(rand(5, 2)))
+    with pytest.raises(RuntimeError, match="same dtype"):
+        torch.mm(on(rand(3, 4)), on(rand(4, 2, dtype=torch.float16)))
+    with pytest.raises(RuntimeError, match="same device|devices"):
+        torch.mm(on(rand(3, 4)), rand(4, 2))
+    with pytest.raises(RuntimeError):
+        torch.bmm(on(rand(2, 3, 4)), on(rand(3, 4, 2)))
+    # float64 has no ocl GEMM: the CPU fallback computes it, counted
+    ocltune_torch.reset_fallback_stats()
+    a, b = rand(5, 6, dtype=torch.float64), rand(6, 2, dtype=torch.float64)
+    assert_close(torch.mm(on(a), on(b)), a @ b)
+    assert ocltune_torch.fallback_stats() == {"aten::mm": 1}
+
+
+BROADCASTS = [((5, 7), (5, 7)), ((5, 7), (7,)), ((5, 1), (1, 7)), ((2, 1, 3, 4), (5, 1, 1)), ((1,), (3, 4)),
+              ((3, 4), ()), ((2, 3, 1, 5, 2), (3, 4, 1, 2))]
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("shapes", BROADCASTS)
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+def test_binary(op, shapes, dtype):
+    a, b = rand(*shapes[0], dtype=dtype), rand(*shapes[1], dtype=dtype, seed=1)
+    if op == "div":
+        b = b.abs() + 0.5
+    f = getattr(torch, op)
+    assert_close(f(on(a), on(b)), f(a, b))
+    if op in ("add", "sub"):
+        assert_close(f(on(a), on(b), alpha=-2.5), f(a, b, alpha=-2.5), scale=2)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_binary_scalars_and_layouts(dtype):
+    a = rand(6, 5, dtype=dtype)
+    b = rand(6, 5, dtype=dtype, seed=1)
+    x = on(a)
+    assert_close(x + 2, a + 2)
+    assert_close(x - 0.5, a - 0.5)
+    assert_close(3 - x, 3 - a)  # reversed
+    assert_close(x * 1.5, a * 1.5)
+    assert_close(2 / (x.abs() + 1), 2 / (a.abs() + 1))
+    assert_close(torch.add(x, 2, alpha=3), torch.add(a, 2, alpha=3))
+    assert_close(x * torch.tensor(2.0), a * 2)  # a 0-dim CPU tensor
+    assert_close(x * on(torch.tensor(2.0)), a * 2)  # a 0-dim ocl tensor (float32: a number for 16-bit x)
+    t = x.t()
+    r = t * 2  # a dense transposed input keeps its layout
+    assert r.stride() == t.stride()
+    assert_close(r, a.t() * 2)
+    assert_close(x.t() + on(b).t(), a.t() + b.t())
+    assert_close(x[:, 1:4] + on(b)[:, :3], a[:, 1:4] + b[:, :3])  # slices: strided operands
+    assert_close(x.t()[1:] * x.t()[:-1], a.t()[1:] * a.t()[:-1])
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_in_place(dtype):
+    a, b = rand(4, 6, dtype=dtype), rand(6, dtype=dtype, seed=1)
+    x = on(a)
+    ptr = x.data_ptr()
+    x.add_(on(b), alpha=2).mul_(on(b)).sub_(1.5).div_(on(b).abs() + 1)
+    expected = a.clone().add_(b, alpha=2).mul_(b).sub_(1.5).div_(b.abs() + 1)
+    assert x.data_ptr() == ptr
+    assert_close(x, expected, scale=3)
+    y = on(a)
+    y[:, ::2].add_(1.0)  # not dense: computed aside and copied in
+    e = a.clone()
+    e[:, ::2].add_(1.0)
+    assert_close(y, e)
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        on(b).add_(on(a))
+
+
+def test_binary_fallbacks_and_errors():
+    ocltune_torch.reset_fallback_stats()
+    i = torch.arange(6).reshape(2, 3)
+    assert torch.equal((on(i) + 1).cpu(), i + 1)  # int64: the CPU fallback
+    assert torch.equal((on(i) * on(i)).cpu(), i * i)
+    h, f = rand(3, dtype=torch.float16), rand(3)
+    assert_close(on(h) + on(f), h + f)  # mixed dtypes: no cast on the device yet
+    assert_close(on(f) * float("inf"), f * float("inf"))  # the C ABI takes finite scalars only
+    stats = ocltune_torch.fallback_stats()
+    assert stats["aten::add.Tensor"] == 2 and stats["aten::mul.Tensor"] == 2
+    with pytest.raises(RuntimeError, match="same device|devices"):
+        on(f) + f
+    with pytest.raises(RuntimeError, match="must match the size|size of tensor"):
+        on(rand(3, 4)) + on(rand(5))
+
+
+UNARY = [
+    ("relu", torch.relu), ("sigmoid", torch.sigmoid), ("tanh", torch.tanh), ("silu", F.silu),
+    ("gelu", F.gelu), ("gelu_tanh", lambda t: F.gelu(t, approximate="tanh")),
+]
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("name,f", UNARY)
+def test_unary(name, f, dtype):
+    a = rand(7, 13, dtype=dtype) * 3
+    assert_close(f(on(a)), f(a), scale=2)
+    assert_close(f(on(a).t()), f(a.t()), scale=2)  # dense, transposed
+    assert_close(f(on(a)[1:5, ::3]), f(a[1:5, ::3]), scale=2)  # strided
+    assert_close(f(on(a)[:1].expand(4, 13)), f(a[:1].expand(4, 13)), scale=2)  # expanded
+
+
+def test_unary_in_place_and_checks():
+    a = rand(5, 6) * 3
+    for name in ("relu_", "sigmoid_", "tanh_"):
+        x = on(a)
+        getattr(x, name)()
+        assert_close(x, getattr(a.clone(), name)())
+    x = on(a)
+    F.silu(x, inplace=True)
+    assert_close(x, F.silu(a))
+    x = on(a)
+    x.t().relu_()
+    assert_close(x, a.relu())
+    with pytest.raises(RuntimeError, match="approximate"):
+        F.gelu(on(a), approximate="bogus")
+    nan = torch.tensor([float("nan"), -1.0, 2.0])
+    assert torch.equal(torch.relu(on(nan)).cpu().isnan(), torch.relu(nan).isnan())
+
+
+REDUCTIONS = [((7,), [0]), ((5, 9), [1]), ((5, 9), [0]), ((3, 4, 5), [0, 2]), ((2, 3, 4, 5), [1, 2]),
+              ((2, 3, 4, 5, 6), [1, 3]), ((13, 1, 7), [1]), ((6, 8), [])]
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("shape,dims", REDUCTIONS)
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_sum_mean(shape, dims, keepdim, dtype):
+    a = rand(*shape, dtype=dtype)
+    for op in (torch.sum, torch.mean):
+        expected = op(a.float(), dims, keepdim=keepdim).to(dtype)
+        assert_close(op(on(a), dims, keepdim=keepdim), expected, scale=5)
+    assert_close(on(a).sum(), a.float().sum().to(dtype), scale=10)
+    assert_close(on(a).t().mean(0) if a.dim() == 2 else on(a).mean(-1), (a.float().t().mean(0) if a.dim() == 2 else
+                                                                       a.float().mean(-1)).to(dtype), scale=5)
+
+
+def test_reduce_edge_cases():
+    assert torch.equal(torch.sum(on(torch.ones(3, 0)), 1).cpu(), torch.zeros(3))
+    assert torch.isnan(torch.mean(on(torch.ones(3, 0)), 1).cpu()).all()
+    assert on(torch.tensor(4.0)).sum().item() == 4.0
+    with pytest.raises(IndexError):
+        on(rand(3, 4)).sum(5)
+    ocltune_torch.reset_fallback_stats()
+    assert on(torch.arange(5)).sum().item() == 10  # int64: the fallback
+    assert "aten::sum.dim_IntList" in ocltune_torch.fallback_stats()
+
+
+SOFTMAX = [((7,), 0), ((5, 9), 1), ((5, 9), 0), ((3, 4, 5), 1), ((2, 3, 4, 5, 3), 2), ((4, 1), 1)]
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("shape,dim", SOFTMAX)
+def test_softmax(shape, dim, dtype):
+    a = rand(*shape, dtype=dtype) * 4
+    assert_close(torch.softmax(on(a), dim), torch.softmax(a.float(), dim).to(dtype), scale=2)
+    assert_close(torch.log_softmax(on(a), dim), torch.log_softmax(a.float(), dim).to(dtype), scale=2)
+    assert_close(torch.softmax(on(a).transpose(0, -1), 0), torch.softmax(a.float().transpose(0, -1), 0).to(dtype),
+                 scale=2)
