@@ -143,7 +143,15 @@ std::string host_name() {
   return buf;
 }
 
-void request_stop(int) { stop_flag().store(true); }
+// The first Ctrl-C asks the run to stop after the evaluation in flight; a second one exits at once
+// (a hung kernel never finishes its evaluation). Every finished evaluation is already committed.
+void request_stop(int) {
+  if (stop_flag().exchange(true)) {
+    static const char message[] = "\nocltune: interrupted twice; exiting now (finished evaluations are kept)\n";
+    (void)!write(STDERR_FILENO, message, sizeof message - 1);
+    _exit(kExitInterrupted);
+  }
+}
 
 std::string self_executable() {
   std::error_code ec;
@@ -253,6 +261,10 @@ void print_summary(const ProblemList& problems, const std::vector<ProblemReport>
 }  // namespace
 
 int run_tune(const CliOptions& options) {
+  // From the start: a Ctrl-C during device discovery or the ceilings measurement is an orderly
+  // interruption (exit 130), not a death by signal.
+  std::signal(SIGINT, request_stop);
+  std::signal(SIGTERM, request_stop);
   const std::vector<const OpFamily*> families = resolve_ops(options.ops);
   DeviceInfo device;
   try {
@@ -290,10 +302,12 @@ int run_tune(const CliOptions& options) {
   run.command = options.command_line;
   run.strategy = tune.strategy;
   run.seed = static_cast<std::int64_t>(tune.seed);
+  if (stop_requested()) {
+    fmt::print(stderr, "ocltune: interrupted before tuning started; nothing was measured\n");
+    return kExitInterrupted;
+  }
   const std::int64_t run_id = db.begin_run(run);
 
-  std::signal(SIGINT, request_stop);
-  std::signal(SIGTERM, request_stop);
   if (!options.quiet) {
     fmt::print(stderr, "ocltune: tuning {} problem(s) of {} on [{}] {} ({}); database {}\n", problems.size(),
                fmt::join(options.ops, ","), device.index, device.name, device.platform_name, db_path);

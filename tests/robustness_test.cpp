@@ -10,8 +10,10 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -187,6 +189,65 @@ TEST(Robustness, IsolateRecordsAHangingKernelAsTimeoutAndACrashAsCrash) {
   EXPECT_EQ(status["MODE=2,REPEAT=1,WG=64"], "crash");
   EXPECT_LT(seconds, 120) << "the hanging kernel was not cut off";
   EXPECT_NE(slurp(log).find("1 timeout"), std::string::npos) << slurp(log);
+}
+
+// Waits up to `seconds` for `pid` to exit; kills it and returns nullopt when it does not.
+std::optional<int> wait_exit_within(pid_t pid, double seconds) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < until) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  return std::nullopt;
+}
+
+// A kernel that never terminates, in process: the first Ctrl-C waits for the evaluation in flight
+// (forever), the second exits at once with 130 and keeps what was measured (issue 19, defect 6).
+TEST(Robustness, ASecondCtrlCLeavesAHungKernelWithExit130) {
+  const std::string shapes = shapes_file("hang-int.json", R"([{"op": "selftest", "n": 1000}])");
+  const std::string db = testing::temp_path("hang-int.db");
+  const std::string log = testing::temp_path("hang-int.log");
+  const pid_t pid = start({"--ops", "selftest", "--restrict", "MODE=1,WG=64,REPEAT=1", "--strategy", "exhaustive",
+                           "--max-evals", "0", "--final", "0", "--shapes", shapes, "--db", db},
+                          log);
+  // The default (MODE=0) is measured and committed first; then the hanging configuration runs.
+  bool default_measured = false;
+  for (int i = 0; i < 3000 && !default_measured; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (!std::ifstream(db).good()) continue;
+    try {
+      Database d = Database::open_read_only(db);
+      default_measured = !shape_measurements(d, "selftest", "n=1000").empty();
+    } catch (const std::exception&) {
+      // The database may not have its schema yet.
+    }
+  }
+  ASSERT_TRUE(default_measured) << slurp(log);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // into the hanging evaluation
+  kill(pid, SIGINT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(pid, SIGINT);
+  const std::optional<int> code = wait_exit_within(pid, 30);
+  ASSERT_TRUE(code.has_value()) << "still running 30 s after the second Ctrl-C: " << slurp(log);
+  EXPECT_EQ(*code, 130) << slurp(log);
+  EXPECT_NE(slurp(log).find("interrupted twice"), std::string::npos) << slurp(log);
+}
+
+// Ctrl-C during start-up (device discovery, the ceilings of a fresh database) is an orderly exit
+// 130, not a death by SIGINT (issue 19, defect 7).
+TEST(Robustness, CtrlCDuringStartUpExits130) {
+  const std::string db = testing::temp_path("startup-int.db");
+  const std::string log = testing::temp_path("startup-int.log");
+  std::filesystem::remove(db);
+  const pid_t pid = start({"--ops", "gemm", "--shapes", "quick", "--max-evals", "1", "--db", db}, log);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(pid, SIGINT);
+  const std::optional<int> code = wait_exit_within(pid, 120);
+  ASSERT_TRUE(code.has_value()) << slurp(log);
+  EXPECT_EQ(*code, 130) << slurp(log);
 }
 
 }  // namespace
