@@ -10,8 +10,11 @@ cmake -S "$source/tests/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work
   || { cat "$work/configure.log"; exit 1; }
 cmake --build "$work/consumer" > "$work/build.log" || { cat "$work/build.log"; exit 1; }
 # The installed library, not the build tree's: nothing else on the loader's path provides it.
-ldd "$work/consumer/consumer_c" | grep -q "$work/prefix/.*libocltune.so" \
-  || { echo "consumer_c does not load the installed libocltune.so:"; ldd "$work/consumer/consumer_c"; exit 1; }
+# ldd's output is captured first: `ldd | grep -q` under pipefail fails at random when grep exits on its first
+# match and ldd dies of SIGPIPE.
+libraries=$(ldd "$work/consumer/consumer_c")
+grep -q "$work/prefix/.*libocltune.so" <<< "$libraries" \
+  || { echo "consumer_c does not load the installed libocltune.so:"; echo "$libraries"; exit 1; }
 export OCLTUNE_SYSTEM_DB="$work/prefix/share/ocltune/system.db" OCLTUNE_DB="$work/user.db"
 "$work/consumer/consumer_c" "$device"
 "$work/consumer/consumer_cpp" "$device"
