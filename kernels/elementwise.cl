@@ -67,6 +67,29 @@
 // which is 10x slower on PoCL.
 #define OP_MAXIMUM(a, b) select(fmax((a), (b)), (a) + (b), ((a) != (a)) | ((b) != (b)))
 #define OP_MINIMUM(a, b) select(fmin((a), (b)), (a) + (b), ((a) != (a)) | ((b) != (b)))
+// x relu6(x + 3) / 6 and relu6(x + 3) / 6; clamp drops a NaN, so hardsigmoid puts it back.
+#define OP_HARDSWISH(a, b) ((a) * clamp((a) + 3.0f, 0.0f, 6.0f) / 6.0f)
+#define OP_HARDSIGMOID(a, b) select(clamp((a) + 3.0f, 0.0f, 6.0f) / 6.0f, (a), (a) != (a))
+#define OP_LEAKY_RELU(a, b) select((a), (a) * (b), (a) < (floatV)0.0f)
+// Backward ops, a = the output gradient, b = the forward input (or output for sigmoid and tanh),
+// with the comparisons of PyTorch's CPU kernels, so the zero set (and a NaN input) agree exactly.
+#define OP_RELU_GRAD(a, b) select((a), (floatV)0.0f, (b) <= (floatV)0.0f)
+#define OP_RELU6_GRAD(a, b) select((a), (floatV)0.0f, ((b) <= (floatV)0.0f) | ((b) >= (floatV)6.0f))
+#define OP_GELU_GRAD(a, b) \
+  ((a) * (0.5f * (1.0f + erf((b) * 0.70710678118654752f)) + (b) * 0.39894228040143268f * exp(-0.5f * (b) * (b))))
+#define GELU_TANH_TH(b) tanh(0.79788456080286536f * ((b) + 0.044715f * (b) * (b) * (b)))
+// At an infinite input PyTorch's formula multiplies Inf by 1 - tanh^2 = 0: NaN. A device tanh that
+// stops short of 1 would give Inf instead, so that case is explicit.
+#define OP_GELU_TANH_GRAD(a, b)                                                                        \
+  select((a) * (0.5f * (1.0f + GELU_TANH_TH(b)) + 0.5f * (b) * (1.0f - GELU_TANH_TH(b) * GELU_TANH_TH(b)) * \
+                                                  0.79788456080286536f * (1.0f + 0.134145f * (b) * (b))),  \
+         (floatV)NAN, fabs(b) == (floatV)INFINITY)
+#define OP_SILU_GRAD(a, b) ((a) * OP_SIGMOID(b, b) * (1.0f + (b) * (1.0f - OP_SIGMOID(b, b))))
+#define OP_SIGMOID_GRAD(a, b) ((a) * (1.0f - (b)) * (b))
+#define OP_TANH_GRAD(a, b) ((a) * (1.0f - (b) * (b)))
+#define OP_HARDSWISH_GRAD(a, b) \
+  select(select((a), (a) * ((b) / 3.0f + 0.5f), (b) <= (floatV)3.0f), (floatV)0.0f, (b) < (floatV)-3.0f)
+#define OP_HARDSIGMOID_GRAD(a, b) select((floatV)0.0f, (a) / 6.0f, ((b) > (floatV)-3.0f) & ((b) < (floatV)3.0f))
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)

@@ -226,6 +226,41 @@ TEST(ElementwiseReference, FollowsPyTorchOnSpecialValues) {
   EXPECT_EQ(elementwise_step(Op::kExp, {100, 0}, {}).value, inf);
 }
 
+// Each backward op's slope is the derivative of its forward op (from the output for sigmoid and
+// tanh), so the kernels autograd runs are checked against the calculus, not only against themselves.
+TEST(ElementwiseReference, BackwardOpsAreTheDerivativesOfTheirForwardOps) {
+  struct Pair {
+    Op forward, backward;
+    bool from_output;
+  };
+  const Pair pairs[] = {{Op::kRelu, Op::kReluGrad, false},
+                        {Op::kRelu6, Op::kRelu6Grad, false},
+                        {Op::kGelu, Op::kGeluGrad, false},
+                        {Op::kGeluTanh, Op::kGeluTanhGrad, false},
+                        {Op::kSilu, Op::kSiluGrad, false},
+                        {Op::kSigmoid, Op::kSigmoidGrad, true},
+                        {Op::kTanh, Op::kTanhGrad, true},
+                        {Op::kHardswish, Op::kHardswishGrad, false},
+                        {Op::kHardsigmoid, Op::kHardsigmoidGrad, false}};
+  for (const Pair& p : pairs) {
+    for (double x = -7.3; x < 7.5; x += 0.37) {
+      const double h = 1e-6;
+      const double slope = (elementwise_apply(p.forward, x + h, 0) - elementwise_apply(p.forward, x - h, 0)) / (2 * h);
+      const double b = p.from_output ? elementwise_apply(p.forward, x, 0) : x;
+      EXPECT_NEAR(elementwise_apply(p.backward, 2.5, b), 2.5 * slope, 1e-6 * std::max(1.0, std::abs(slope)))
+          << elementwise_op_name(p.backward) << " at " << x;
+    }
+  }
+  // PyTorch's choices at the kinks: threshold_backward and hardtanh_backward zero the edges,
+  // hardswish_backward takes the inner branch at 3 and the zero branch below -3.
+  EXPECT_EQ(elementwise_apply(Op::kReluGrad, 1, 0), 0.0);
+  EXPECT_EQ(elementwise_apply(Op::kRelu6Grad, 1, 6), 0.0);
+  EXPECT_EQ(elementwise_apply(Op::kHardswishGrad, 1, 3), 1.5);
+  EXPECT_EQ(elementwise_apply(Op::kHardswishGrad, 1, -3), -0.5);
+  EXPECT_TRUE(std::isnan(elementwise_apply(Op::kHardsigmoid, std::nan(""), 0)));
+  EXPECT_EQ(elementwise_apply(Op::kLeakyRelu, -2, 0.01), -0.02);
+}
+
 TEST(ElementwiseVerification, DetectsTheWrongGeluVariant) {
   // gelu's tanh approximation differs by about 1e-4: far outside fp32 tolerance.
   Session& session = testing::test_session();

@@ -41,6 +41,21 @@ enum class ElementwiseOp {
   kPow,
   kMaximum,
   kMinimum,  // binary
+  kHardswish,
+  kHardsigmoid,  // unary
+  kLeakyRelu,    // binary: the operand is the negative slope
+  // Backward of an activation, for autograd: a is the output gradient, b the forward input (relu,
+  // relu6, gelu, gelu_tanh, silu, hardswish, hardsigmoid) or output (sigmoid, tanh), as PyTorch's
+  // threshold_backward, hardtanh_backward(0, 6), gelu_backward, ... take them.
+  kReluGrad,
+  kRelu6Grad,
+  kGeluGrad,
+  kGeluTanhGrad,
+  kSiluGrad,
+  kSigmoidGrad,
+  kTanhGrad,
+  kHardswishGrad,
+  kHardsigmoidGrad,  // binary
 };
 
 inline constexpr int kElementwiseMaxRank = 4;

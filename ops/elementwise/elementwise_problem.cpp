@@ -19,6 +19,7 @@ std::pair<float, float> data_range(ElementwiseOp op, bool base) {
     case ElementwiseOp::kSqrt:
     case ElementwiseOp::kRsqrt: return {0.05f, 4.0f};
     case ElementwiseOp::kPow: return base ? std::pair{0.1f, 2.0f} : std::pair{-2.0f, 2.0f};
+    case ElementwiseOp::kRelu6Grad: return base ? std::pair{-4.0f, 4.0f} : std::pair{-2.0f, 8.0f};  // both edges
     default: return {-4.0f, 4.0f};
   }
 }

@@ -1,6 +1,7 @@
 // Float64 reference of elementwise ops with a first-order bound of the fp32 kernel's error.
 #include "ops/elementwise/elementwise_reference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numbers>
@@ -15,6 +16,31 @@ constexpr double kGeluTanhKappa = 0.044715;
 bool either_nan(double a, double b) { return std::isnan(a) || std::isnan(b); }
 
 double sigmoid(double a) { return 1.0 / (1.0 + std::exp(-a)); }
+
+double relu6(double a) { return std::min(std::max(a, 0.0), 6.0); }
+
+// d gelu / dx and its parts: Phi(x) + x phi(x).
+double normal_pdf(double x) { return std::exp(-0.5 * x * x) / std::sqrt(2 * std::numbers::pi); }
+double normal_cdf(double x) { return 0.5 * (1 + std::erf(x * std::numbers::sqrt2 / 2)); }
+
+// d gelu_tanh / dx as PyTorch's gelu_backward(approximate="tanh") computes it.
+double gelu_tanh_slope(double x) {
+  const double th = std::tanh(kGeluTanhBeta * (x + kGeluTanhKappa * x * x * x));
+  return 0.5 * (1 + th) + 0.5 * x * (1 - th * th) * kGeluTanhBeta * (1 + 3 * kGeluTanhKappa * x * x);
+}
+
+double silu_slope(double x) {
+  const double s = sigmoid(x);
+  return s * (1 + x * (1 - s));
+}
+
+// d (a * slope(b)) / db by central differences: for the error that b carries into a backward op,
+// where a first-order estimate is all the bound needs.
+template <class Slope>
+double slope_derivative(double a, double b, Slope slope) {
+  const double h = 1e-5 * std::max(1.0, std::abs(b));
+  return a * (slope(b + h) - slope(b - h)) / (2 * h);
+}
 
 // An fp32 result at least half an ulp above FLT_MAX is Inf.
 double to_fp32_range(double v) {
@@ -61,8 +87,53 @@ double own_error(ElementwiseOp op, double a, double y) {
       const double w_error = 3 * std::abs(w) + 3 * kGeluTanhBeta * kGeluTanhKappa * std::abs(a * a * a);
       return ay * (2 * w_error + 13);
     }
+    // x + 3 rounds, then a product and a division (2.5 ulp); clamped, only the latter two.
+    case ElementwiseOp::kHardswish: return 8 * ay + std::abs(a * (a + 3)) / 6;
+    case ElementwiseOp::kHardsigmoid: return 5 * ay + std::abs(a + 3) / 6;
+    case ElementwiseOp::kLeakyRelu: return ay;
+    case ElementwiseOp::kReluGrad:
+    case ElementwiseOp::kRelu6Grad: return 0;
+    default: return kInf;  // the backward ops, whose error depends on both operands: grad_error
   }
   return kInf;
+}
+
+// The error a backward op adds, given exact operands dy (a) and x or y (b) and its result y.
+double grad_error(ElementwiseOp op, double a, double b, double y) {
+  const double ay = std::abs(y), aa = std::abs(a);
+  switch (op) {
+    case ElementwiseOp::kGeluGrad: {
+      // Phi: erf (16 ulp) and the half-sum; x phi: exp (3 ulp) of an argument that carries x^2 u.
+      const double t = b * std::numbers::sqrt2 / 2;
+      const double cdf_error = 0.5 * (32 * std::abs(std::erf(t)) + 2 * std::abs(1 + std::erf(t))) +
+                               2 / std::sqrt(std::numbers::pi) * std::exp(-t * t) * std::abs(t);
+      const double pdf_term = std::abs(b * normal_pdf(b));
+      return aa * (cdf_error + pdf_term * (b * b + 10) + 2 * std::abs(normal_cdf(b) + b * normal_pdf(b))) + ay;
+    }
+    case ElementwiseOp::kGeluTanhGrad: {
+      // tanh (10 ulp) of w, w carrying the roundings of its polynomial; then the two terms and sums.
+      const double w = kGeluTanhBeta * (b + kGeluTanhKappa * b * b * b);
+      const double th = std::tanh(w);
+      const double w_error = 3 * std::abs(w) + 3 * kGeluTanhBeta * kGeluTanhKappa * std::abs(b * b * b);
+      const double th_error = (1 - th * th) * w_error + 20 * std::abs(th);
+      const double left = 0.5 * (1 + th);
+      const double right = 0.5 * b * (1 - th * th) * kGeluTanhBeta * (1 + 3 * kGeluTanhKappa * b * b);
+      const double th_slope = 0.5 + std::abs(b * th) * kGeluTanhBeta * (1 + 3 * kGeluTanhKappa * b * b);
+      return aa * (th_slope * th_error + 10 * (std::abs(left) + std::abs(right))) + ay;
+    }
+    case ElementwiseOp::kSiluGrad: {
+      // sigmoid as in the forward op (12 u relative), then 1 - s, x (1 - s), 1 + ... and two products.
+      const double s = sigmoid(b);
+      const double ds = std::abs(1 + b - 2 * s * b);  // d slope / d s
+      return aa * (ds * 12 * s + 6 * (std::abs(silu_slope(b)) + std::abs(s * b * (1 - s)) + s)) + ay;
+    }
+    case ElementwiseOp::kSigmoidGrad: return 3 * ay;
+    case ElementwiseOp::kTanhGrad: return aa * (b * b + std::abs(1 - b * b)) + ay;
+    case ElementwiseOp::kHardswishGrad:
+      return b < -3 || b > 3 ? 0 : aa * (5 * std::abs(b / 3) + std::abs(b / 3 + 0.5)) + ay;
+    case ElementwiseOp::kHardsigmoidGrad: return 5 * ay;
+    default: return own_error(op, a, y);
+  }
 }
 
 }  // namespace
@@ -89,6 +160,18 @@ double elementwise_apply(ElementwiseOp op, double a, double b) {
     case ElementwiseOp::kPow: return std::pow(a, b);
     case ElementwiseOp::kMaximum: return either_nan(a, b) ? a + b : std::max(a, b);
     case ElementwiseOp::kMinimum: return either_nan(a, b) ? a + b : std::min(a, b);
+    case ElementwiseOp::kHardswish: return a * relu6(a + 3) / 6;
+    case ElementwiseOp::kHardsigmoid: return std::isnan(a) ? a : relu6(a + 3) / 6;
+    case ElementwiseOp::kLeakyRelu: return a < 0 ? a * b : a;
+    case ElementwiseOp::kReluGrad: return b <= 0 ? 0.0 : a;
+    case ElementwiseOp::kRelu6Grad: return b <= 0 || b >= 6 ? 0.0 : a;
+    case ElementwiseOp::kGeluGrad: return a * (normal_cdf(b) + b * normal_pdf(b));
+    case ElementwiseOp::kGeluTanhGrad: return a * gelu_tanh_slope(b);
+    case ElementwiseOp::kSiluGrad: return a * silu_slope(b);
+    case ElementwiseOp::kSigmoidGrad: return a * (1 - b) * b;
+    case ElementwiseOp::kTanhGrad: return a * (1 - b * b);
+    case ElementwiseOp::kHardswishGrad: return b < -3 ? 0.0 : b <= 3 ? a * (b / 3 + 0.5) : a;
+    case ElementwiseOp::kHardsigmoidGrad: return b > -3 && b < 3 ? a / 6 : 0.0;
   }
   return std::numeric_limits<double>::quiet_NaN();
 }
@@ -129,8 +212,23 @@ BoundedValue elementwise_step(ElementwiseOp op, BoundedValue a, BoundedValue b) 
     case ElementwiseOp::kPow: da = z * std::pow(x, z - 1), db = y * std::log(std::abs(x)); break;
     case ElementwiseOp::kMaximum:
     case ElementwiseOp::kMinimum: return {y, std::max(a.error, b.error)};
+    case ElementwiseOp::kHardswish: da = x < -3 ? 0 : x > 3 ? 1 : (2 * x + 3) / 6; break;
+    case ElementwiseOp::kHardsigmoid: da = x > -3 && x < 3 ? 1.0 / 6 : 0; break;
+    case ElementwiseOp::kLeakyRelu: da = x < 0 ? z : 1, db = x < 0 ? x : 0; break;
+    // A backward op is linear in the gradient a; b's error moves the slope.
+    case ElementwiseOp::kReluGrad: da = !(z <= 0); break;
+    case ElementwiseOp::kRelu6Grad: da = !(z <= 0 || z >= 6); break;
+    case ElementwiseOp::kGeluGrad: da = normal_cdf(z) + z * normal_pdf(z), db = x * normal_pdf(z) * (2 - z * z); break;
+    case ElementwiseOp::kGeluTanhGrad: da = gelu_tanh_slope(z), db = slope_derivative(x, z, gelu_tanh_slope); break;
+    case ElementwiseOp::kSiluGrad: da = silu_slope(z), db = slope_derivative(x, z, silu_slope); break;
+    case ElementwiseOp::kSigmoidGrad: da = (1 - z) * z, db = x * (1 - 2 * z); break;
+    case ElementwiseOp::kTanhGrad: da = 1 - z * z, db = -2 * x * z; break;
+    case ElementwiseOp::kHardswishGrad:
+      da = z < -3 ? 0 : z <= 3 ? z / 3 + 0.5 : 1, db = z < -3 || z > 3 ? 0 : x / 3;
+      break;
+    case ElementwiseOp::kHardsigmoidGrad: da = z > -3 && z < 3 ? 1.0 / 6 : 0; break;
   }
-  const double error = carried(da, a.error) + carried(db, b.error) + own_error(op, x, y);
+  const double error = carried(da, a.error) + carried(db, b.error) + grad_error(op, x, z, y);
   return {y, std::isnan(error) ? kInf : error};
 }
 
