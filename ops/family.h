@@ -34,7 +34,8 @@ std::vector<std::string> family_names();
 // The preset names every family understands.
 std::vector<std::string> preset_names();
 
-// Problems from a --shapes JSON file: a list of objects, each with "op" naming the family.
+// Problems from a --shapes JSON file: a list of objects, each with "op" naming the family (and
+// optionally "recorded", which runtime/dispatch_record.h writes and is ignored here).
 // Only those of the families in `ops` are returned. Throws ocltune::Error on bad input.
 ProblemList problems_from_json(const nlohmann::json& list, const std::vector<std::string>& ops);
 

@@ -63,6 +63,14 @@ ProblemList problems_from_json(const nlohmann::json& list, const std::vector<std
     }
     if (std::find(ops.begin(), ops.end(), op) == ops.end()) continue;
     try {
+      // "recorded" is what a runtime's record of dispatched problems adds (the level that answered,
+      // the calls): information for people, not part of the shape.
+      if (shape.contains("recorded")) {
+        nlohmann::json plain = shape;
+        plain.erase("recorded");
+        problems.push_back(family->from_json(plain));
+        continue;
+      }
       problems.push_back(family->from_json(shape));
     } catch (const Error& e) {
       throw Error(fmt::format("shape #{} ({}): {}", i, op, e.what()));

@@ -1,6 +1,7 @@
 // The runtime's hot path: decision-cache lookup, a kernel set per thread, arguments, enqueue.
-// A cache hit hashes a few integers, takes a shared lock, and sets only the arguments that changed
-// (buffers always: a released buffer's handle may be reused by a new one).
+// A cache hit hashes a few integers, takes a shared lock, counts the call (one relaxed atomic
+// increment), and sets only the arguments that changed (buffers always: a released buffer's handle
+// may be reused by a new one).
 #include <thread>
 
 #include <fmt/format.h>
@@ -89,6 +90,7 @@ Dispatch Runtime::dispatch(const DispatchAdapter& adapter, const ShapeCode& code
                            cl_command_queue queue, const DispatchOptions& options) {
   Entry& e = entry(code);
   if (!e.ready.load(std::memory_order_acquire)) resolve(e, adapter, call, queue);
+  e.calls.fetch_add(1, std::memory_order_relaxed);
   if (e.library) {
     Dispatch d = adapter.library_enqueue(call, queue, options);
     d.level = Level::kLibrary;

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "runtime/runtime.h"
 
 namespace ocltune {
@@ -37,6 +39,11 @@ struct Runtime::Entry {
   bool library = false;  // served by the adapter's library (CLBlast)
   bool fast = false;     // the adapter's fast_args reproduce its plan's arguments
   std::vector<Step> steps;
+  // The problem's database key and canonical shape, set with the decision (before `ready`): what
+  // dispatched_problems() reports. The hot path's only bookkeeping is `calls`.
+  std::string op, dtype, math, shape_key;
+  nlohmann::json shape;
+  std::atomic<std::uint64_t> calls{0};  // dispatches since the last reset_dispatch_stats()
 
   std::mutex slots_mutex;  // creation of slots only
   std::atomic<std::size_t> slot_count{0};

@@ -67,7 +67,14 @@ void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call
   const std::string op = problem->op(), dtype = dtype_name(problem->dtype()), math = math_name(problem->math()),
                     key = problem->shape_key();
   const SearchSpace space = problem->space(session_.device());
-  const ShapeInfo shape = shape_info(problem->shape_json());
+  const nlohmann::json shape_json = problem->shape_json();
+  const ShapeInfo shape = shape_info(shape_json);
+  // What dispatched_problems() reports; readers look only at entries that are ready.
+  e.op = op;
+  e.dtype = dtype;
+  e.math = math;
+  e.shape_key = key;
+  e.shape = shape_json;
 
   // One candidate per level: the first usable configuration that level has.
   std::vector<Candidate> candidates;

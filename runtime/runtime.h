@@ -17,6 +17,7 @@
 #include "harness/device.h"
 #include "harness/session.h"
 #include "runtime/adapter.h"
+#include "runtime/dispatch_record.h"
 #include "runtime/table.h"
 
 namespace ocltune {
@@ -93,6 +94,16 @@ class Runtime {
   std::vector<BlockedConfig> blocked() const;
   RuntimeStats stats() const;
   std::vector<std::string> layer_paths() const;  // the database files loaded, system first
+
+  // What this runtime dispatched since construction or the last reset_dispatch_stats(): every distinct
+  // problem with its calls per lookup level (runtime/dispatch_record.h). reload() keeps the counts, so a
+  // problem tuned in between shows the calls of both levels. Calls of empty problems (a marker) are not
+  // counted, nor decide().
+  std::vector<DispatchedProblem> dispatched_problems() const;
+  DispatchStats dispatch_stats() const;
+  void reset_dispatch_stats();
+  // The problems dispatched as an `ocltune --shapes` file (ocltune::write_shapes_file of this runtime).
+  std::size_t write_shapes_file(const std::string& path) const;
 
   struct Entry;  // a resolved decision with its prepared kernels (runtime/dispatch.cpp)
 

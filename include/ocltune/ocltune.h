@@ -2,6 +2,7 @@
 #ifndef OCLTUNE_C_H_
 #define OCLTUNE_C_H_
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifndef CL_TARGET_OPENCL_VERSION
@@ -17,7 +18,9 @@ extern "C" {
  * ocltune_api_version() of the library must equal the header's OCLTUNE_API_VERSION, since the
  * argument structs are passed by pointer and their layout changes with the version.
  *   1: ocltune 0.1 before the version existed (strings for the memory-bound families' dtype).
- *   2: one ocltune_dtype code in every argument struct. */
+ *   2: one ocltune_dtype code in every argument struct.
+ * Functions are added within a version without changing any struct (version 2 gained the dispatch
+ * statistics and ocltune_write_shapes_file): a program that calls one needs a library that has it. */
 #define OCLTUNE_API_VERSION 2
 int ocltune_api_version(void);
 
@@ -276,6 +279,30 @@ ocltune_status ocltune_elementwise(ocltune_runtime runtime, cl_command_queue que
                                    const ocltune_elementwise_args* args, cl_uint num_wait, const cl_event* wait,
                                    cl_event* event, ocltune_level* level);
 /* ---- end of the memory-bound families ---- */
+
+/* ---- What a runtime dispatched: the tune-what-you-run loop (docs/RUNTIME.md) ---------------------
+ * Every runtime counts its calls per distinct problem (op, dtype, math mode, shape key) and lookup
+ * level, from its creation or the last reset; reload keeps the counts. Calls of empty problems (a
+ * marker) are not counted. */
+#define OCLTUNE_LEVEL_COUNT 5 /* ocltune_level values are 0 .. OCLTUNE_LEVEL_COUNT - 1 */
+
+/* calls[level] = the calls of family `op` ("gemm", "conv2d", "reduce", ...; NULL: every family)
+ * answered at each ocltune_level. An unknown op name is OCLTUNE_INVALID_ARGUMENT. */
+ocltune_status ocltune_runtime_dispatch_counts(ocltune_runtime runtime, const char* op,
+                                               uint64_t calls[OCLTUNE_LEVEL_COUNT]);
+/* The statistics as JSON: {"calls": N, "levels": {"exact": n, ...}, "ops": {"gemm": {"exact": n, ...}},
+ * "problems": [{"op", "dtype", "math", "shape_key", "level", "calls": {...}, "shape": {...}}]}.
+ * `*length` (required) receives the text's length without the NUL; at most size - 1 bytes and a NUL
+ * go to `buffer` (buffer NULL with size 0 asks only for the length; call again if *length >= size). */
+ocltune_status ocltune_runtime_dispatch_stats_json(ocltune_runtime runtime, char* buffer, size_t size, size_t* length);
+ocltune_status ocltune_runtime_reset_dispatch_stats(ocltune_runtime runtime);
+/* Writes the distinct problems the `count` runtimes dispatched (merged by problem) to `path` as an
+ * `ocltune --shapes` file, atomically (a temporary file beside it, then rename). Each entry is the
+ * family's shape plus "recorded": {"level", "calls", "levels"}, which the tuner ignores. `problems`
+ * (may be NULL) receives how many entries the file holds. */
+ocltune_status ocltune_write_shapes_file(const ocltune_runtime* runtimes, size_t count, const char* path,
+                                         size_t* problems);
+/* ---- end of what a runtime dispatched ---- */
 
 /* The message of the last failure on this thread ("" if none). Valid until the next call on this thread. */
 const char* ocltune_last_error(void);

@@ -2,6 +2,8 @@
 // framework links only libocltune.so (whose ABI is the C one) and never the library's internals.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -56,6 +58,27 @@ class Runtime {
   cl_command_queue queue() const { return ocltune_runtime_queue(handle_); }
   void reload() { check(ocltune_runtime_reload(handle_)); }
 
+  // What the runtime dispatched (ocltune.h): calls by ocltune_level of family `op` (nullptr: all),
+  // the statistics as JSON text, their reset.
+  std::array<std::uint64_t, OCLTUNE_LEVEL_COUNT> dispatch_counts(const char* op = nullptr) const {
+    std::array<std::uint64_t, OCLTUNE_LEVEL_COUNT> calls{};
+    check(ocltune_runtime_dispatch_counts(handle_, op, calls.data()));
+    return calls;
+  }
+  std::string dispatch_stats_json() const {
+    std::string text;
+    std::size_t length = 0;
+    check(ocltune_runtime_dispatch_stats_json(handle_, nullptr, 0, &length));
+    // Another thread may dispatch a new problem between the two calls: then the text grew.
+    do {
+      text.resize(length + 64);
+      check(ocltune_runtime_dispatch_stats_json(handle_, text.data(), text.size(), &length));
+    } while (length >= text.size());
+    text.resize(length);
+    return text;
+  }
+  void reset_dispatch_stats() { check(ocltune_runtime_reset_dispatch_stats(handle_)); }
+
   // Each op enqueues on `queue` (nullptr: the runtime's own) after `wait`; `event`, when given,
   // receives an event of the op that the caller releases. Returns the lookup level that answered.
   ocltune_level gemm(const ocltune_gemm_args& args, cl_command_queue queue = nullptr,
@@ -104,5 +127,13 @@ class Runtime {
 
   ocltune_runtime handle_ = nullptr;
 };
+
+// The problems `runtimes` dispatched as an `ocltune --shapes` file at `path` (written atomically);
+// returns how many it holds.
+inline std::size_t write_shapes_file(const std::string& path, std::span<const ocltune_runtime> runtimes) {
+  std::size_t problems = 0;
+  check(ocltune_write_shapes_file(runtimes.data(), runtimes.size(), path.c_str(), &problems));
+  return problems;
+}
 
 }  // namespace ocltune::api
