@@ -55,9 +55,19 @@ void export_everything(const std::string& source, const std::string& device_key,
     sql::Connection& c = out.connection();
     sql::Statement(c, "ATTACH DATABASE ? AS src").bind(1, source).run();  // only read from
     sql::Transaction tx(c);
-    for (const char* table : {"devices", "runs", "measurements", "best"}) {
-      sql::Statement(c,
-                     fmt::format("INSERT INTO main.{0} SELECT * FROM src.{0} WHERE ?1 = '' OR device_key = ?1", table))
+    // Named columns: every schema version has these (a run's process, new in version 3, means
+    // nothing in another file). Pending measurements are never exported: they are no result.
+    constexpr const char* kRunColumns =
+        "run_id, device_key, started_at, finished_at, status, tool_version, host, command, strategy, seed, "
+        "compile_seconds, verify_seconds, timing_seconds";
+    const std::pair<const char*, std::string> tables[] = {
+        {"devices", "*"}, {"runs", kRunColumns}, {"measurements", "*"}, {"best", "*"}};
+    for (const auto& [table, columns] : tables) {
+      const std::string into = columns == "*" ? "" : fmt::format("({})", columns);
+      const std::string only_results = std::string(table) == "measurements" ? " AND status <> 'pending'" : "";
+      sql::Statement(
+          c, fmt::format("INSERT INTO main.{0}{1} SELECT {2} FROM src.{0} WHERE (?1 = '' OR device_key = ?1){3}", table,
+                         into, columns, only_results))
           .bind(1, device_key)
           .run();
     }

@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "cli/usage_error.h"
+#include "db/abandoned_runs.h"
 #include "db/database.h"
 #include "db/transfer.h"
 #include "harness/ceilings.h"
@@ -307,6 +308,19 @@ int run_tune(const CliOptions& options) {
     return kExitInterrupted;
   }
   const std::int64_t run_id = db.begin_run(run);
+  // Runs killed without finishing (SIGKILL, a kernel that crashed the process): their status and
+  // the evaluation each had in flight, so this run neither waits on them nor repeats the crash.
+  const RecoveredRuns recovered = recover_abandoned_runs(db, run.host, run_id);
+  if (!options.quiet && !recovered.abandoned.empty()) {
+    fmt::print(stderr, "ocltune: run(s) {} ended without finishing (their process is gone); marked abandoned\n",
+               fmt::join(recovered.abandoned, ", "));
+  }
+  if (!options.quiet && recovered.crashed > 0) {
+    fmt::print(stderr,
+               "ocltune: {} evaluation(s) in flight when their process ended recorded as crash (not evaluated "
+               "again; --isolate runs each evaluation in its own process)\n",
+               recovered.crashed);
+  }
 
   if (!options.quiet) {
     fmt::print(stderr, "ocltune: tuning {} problem(s) of {} on [{}] {} ({}); database {}\n", problems.size(),

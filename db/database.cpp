@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include <fmt/format.h>
-
+#include "db/abandoned_runs.h"
 #include "db/migrate.h"
 #include "db/schema.h"
 #include "db/sqlite.h"
@@ -70,7 +70,7 @@ int inspect(sql::Connection& db) {
 void initialise(sql::Connection& db) {
   sql::Transaction tx(db);
   db.exec(schema_sql());
-  sql::Statement(db, "INSERT INTO schema_version(version) VALUES (?)").bind(1, kSchemaVersion).run();
+  sql::Statement(db, "INSERT OR IGNORE INTO schema_version(version) VALUES (?)").bind(1, kSchemaVersion).run();
   tx.commit();
 }
 
@@ -185,11 +185,14 @@ std::optional<double> Database::device_peak(const std::string& device_key) const
 }
 
 std::int64_t Database::begin_run(const RunRow& run) {
+  ProcessIdentity owner = this_process();
+  if (run.pid) owner = {*run.pid, run.process_start};
   sql::Statement s(*db_, R"(
-    INSERT INTO runs(device_key, started_at, status, tool_version, host, command, strategy, seed)
-    VALUES (?, ?, 'running', ?, ?, ?, ?, ?))");
+    INSERT INTO runs(device_key, started_at, status, tool_version, host, command, strategy, seed, pid, process_start)
+    VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?))");
   s.bind(1, run.device_key).bind(2, run.started_at.empty() ? utc_now() : run.started_at).bind(3, run.tool_version);
-  s.bind(4, run.host).bind(5, run.command).bind(6, run.strategy).bind(7, run.seed).run();
+  s.bind(4, run.host).bind(5, run.command).bind(6, run.strategy).bind(7, run.seed).bind(8, owner.pid);
+  s.bind(9, owner.start).run();
   return db_->last_insert_rowid();
 }
 
@@ -202,9 +205,11 @@ void Database::finish_run(std::int64_t run_id, const std::string& status, double
 }
 
 std::vector<RunRow> Database::runs() const {
-  sql::Statement s(*db_, R"(
+  // A run's process is new in schema 3 (an older file read as is has none).
+  sql::Statement s(*db_, fmt::format(R"(
     SELECT run_id, device_key, started_at, coalesce(finished_at, ''), status, tool_version, host, command, strategy,
-           seed, compile_seconds, verify_seconds, timing_seconds FROM runs ORDER BY run_id)");
+           seed, compile_seconds, verify_seconds, timing_seconds, {} FROM runs ORDER BY run_id)",
+                                     schema_version() >= 3 ? "pid, process_start" : "NULL, ''"));
   std::vector<RunRow> rows;
   while (s.step()) {
     RunRow r;
@@ -221,6 +226,8 @@ std::vector<RunRow> Database::runs() const {
     r.compile_seconds = s.real(10);
     r.verify_seconds = s.real(11);
     r.timing_seconds = s.real(12);
+    if (!s.is_null(13)) r.pid = s.int64(13);
+    r.process_start = s.text(14);
     rows.push_back(std::move(r));
   }
   return rows;

@@ -17,8 +17,13 @@ class Connection;
 }
 
 // Version of db/schema.sql; a file with a newer one is refused, an older one migrated.
-// Version 2 added the `imports` table and complete provenance on `best` rows.
-inline constexpr int kSchemaVersion = 2;
+// Version 2 added the `imports` table and complete provenance on `best` rows; version 3 `pending`
+// measurements, `abandoned` runs, a run's owning process and a primary key on schema_version.
+inline constexpr int kSchemaVersion = 3;
+
+// The status of a measurement written before its in-process evaluation and replaced by the outcome
+// after it (not a Status: it is never an outcome, and never a result).
+inline constexpr const char* kPendingStatus = "pending";
 
 // One row of `devices`: what a device key stands for (enough to rebuild the DeviceInfo limits a
 // configuration is validated against, and the device class).
@@ -40,13 +45,16 @@ struct RunRow {
   std::int64_t run_id = 0;
   std::string device_key;
   std::string started_at, finished_at;
-  std::string status;
+  std::string status;  // running | finished | failed | interrupted | abandoned
   std::string tool_version;
   std::string host;
   std::string command;
   std::string strategy;
   std::optional<std::int64_t> seed;
   double compile_seconds = 0, verify_seconds = 0, timing_seconds = 0;
+  // The process running it (db/abandoned_runs.h); begin_run fills in the caller's when unset.
+  std::optional<std::int64_t> pid;
+  std::string process_start;
 };
 
 struct MeasurementRow {
@@ -55,7 +63,8 @@ struct MeasurementRow {
   std::string device_key, op, dtype, math = "exact", shape_key, shape_json, source_hash;
   std::string params;           // canonical configuration text
   std::string role = "search";  // default | search | final
-  std::string status;           // ok | compile_error | launch_error | wrong_result | timeout | crash | skipped | cut
+  // ok | compile_error | launch_error | wrong_result | timeout | crash | skipped | cut, or pending
+  std::string status;
   std::string error;
   std::optional<double> median_ns, min_ns, max_ns, spread;
   std::optional<std::int64_t> samples;
@@ -109,12 +118,16 @@ class Database {
   void set_device_peak(const std::string& device_key, double peak_gflops);
   std::optional<double> device_peak(const std::string& device_key) const;
 
+  // Records a run as `running`, owned by this process unless `run.pid` is set.
   std::int64_t begin_run(const RunRow& run);
   void finish_run(std::int64_t run_id, const std::string& status, double compile_s, double verify_s, double timing_s);
   std::vector<RunRow> runs() const;
 
   // Appends one measurement and commits it at once. Returns its id.
   std::int64_t add_measurement(MeasurementRow row);
+  // Replaces a pending measurement (see kPendingStatus) with its outcome: every column but the id,
+  // run and problem. Committed at once.
+  void complete_measurement(std::int64_t measurement_id, MeasurementRow row);
   // Measurements of one problem (any run), oldest first; source_hash empty = any.
   std::vector<MeasurementRow> measurements(const std::string& device_key, const std::string& op,
                                            const std::string& dtype, const std::string& math,

@@ -16,6 +16,9 @@ using Ordered = nlohmann::ordered_json;
 using nlohmann::json;
 
 constexpr const char* kFormat = "ocltune-tuned-rows";
+// The version of the rows this format carries (devices and best). Schema 3 changed only runs and
+// measurements, which are never exported, so files stay at 2 and older tools keep reading them.
+constexpr std::int64_t kRowsVersion = 2;
 
 // Text read from a database file need not be UTF-8; JSON must be. Invalid bytes become U+FFFD
 // (such a row fails validation anyway) instead of an exception from the serializer.
@@ -138,7 +141,7 @@ BestRow parse_best(Fields& f) {
 }  // namespace
 
 std::string to_jsonl(const TunedRows& rows) {
-  std::string out = line(Ordered{{"format", kFormat}, {"schema_version", kSchemaVersion}});
+  std::string out = line(Ordered{{"format", kFormat}, {"schema_version", kRowsVersion}});
   std::vector<const DeviceRow*> devices;
   for (const DeviceRow& d : rows.devices) devices.push_back(&d);
   std::sort(devices.begin(), devices.end(), [](auto* a, auto* b) { return a->device_key < b->device_key; });
@@ -212,9 +215,9 @@ TunedRows parse_jsonl(std::string_view text, const std::string& name) {
       if (f.text("format") != kFormat)
         f.fail(fmt::format("not an ocltune tuned-rows file (format must be '{}')", kFormat));
       const std::int64_t version = f.integer("schema_version");
-      if (version > kSchemaVersion) {
+      if (version > kRowsVersion) {
         f.fail(fmt::format("schema version {} is newer than this ocltune understands ({}); upgrade ocltune", version,
-                           kSchemaVersion));
+                           kRowsVersion));
       }
       if (version < 1) f.fail(fmt::format("invalid schema version {}", version));
       f.no_others();

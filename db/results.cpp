@@ -86,6 +86,17 @@ std::int64_t Database::add_measurement(MeasurementRow r) {
   return db_->last_insert_rowid();
 }
 
+void Database::complete_measurement(std::int64_t measurement_id, MeasurementRow r) {
+  if (r.created_at.empty()) r.created_at = utc_now();
+  sql::Statement s(*db_, R"(
+    UPDATE measurements SET role = ?2, status = ?3, error = ?4, median_ns = ?5, min_ns = ?6, max_ns = ?7, spread = ?8,
+                            samples = ?9, gflops = ?10, gbs = ?11, max_error = ?12, compile_ms = ?13, created_at = ?14
+    WHERE measurement_id = ?1)");
+  s.bind(1, measurement_id).bind(2, r.role).bind(3, r.status).bind(4, r.error).bind(5, r.median_ns);
+  s.bind(6, r.min_ns).bind(7, r.max_ns).bind(8, r.spread).bind(9, r.samples).bind(10, r.gflops).bind(11, r.gbs);
+  s.bind(12, r.max_error).bind(13, r.compile_ms).bind(14, r.created_at).run();  // autocommit, like add_measurement
+}
+
 std::vector<MeasurementRow> Database::measurements(const std::string& device_key, const std::string& op,
                                                    const std::string& dtype, const std::string& math,
                                                    const std::string& shape_key, const std::string& source_hash) const {

@@ -3,10 +3,14 @@
 -- upserted; nothing is deleted.
 --
 -- Version history: 1 = first release; 2 = `imports` table (the shipped databases merged into a
--- system database) and complete provenance JSON on every `best` row.
+-- system database) and complete provenance JSON on every `best` row; 3 = `pending` measurements
+-- (written before each in-process evaluation), `abandoned` runs, the owning process of a run
+-- (pid, process_start), and one `schema_version` row per version (its primary key).
 
+-- One row per version the file has had (the newest is its version). The primary key makes creation
+-- idempotent: two processes opening one fresh file at once insert the row once.
 CREATE TABLE IF NOT EXISTS schema_version (
-  version INTEGER NOT NULL,
+  version INTEGER PRIMARY KEY,
   tool TEXT NOT NULL DEFAULT 'ocltune'
 );
 
@@ -36,7 +40,10 @@ CREATE TABLE IF NOT EXISTS runs (
   device_key TEXT NOT NULL REFERENCES devices(device_key),
   started_at TEXT NOT NULL,
   finished_at TEXT,
-  status TEXT NOT NULL DEFAULT 'running' CHECK (status IN ('running', 'finished', 'failed', 'interrupted')),
+  -- abandoned: found `running` by a later run although its process is gone (killed by SIGKILL,
+  -- the OOM killer, a power cut).
+  status TEXT NOT NULL DEFAULT 'running'
+    CHECK (status IN ('running', 'finished', 'failed', 'interrupted', 'abandoned')),
   tool_version TEXT NOT NULL,
   host TEXT NOT NULL DEFAULT '',
   command TEXT NOT NULL DEFAULT '',
@@ -44,7 +51,11 @@ CREATE TABLE IF NOT EXISTS runs (
   seed INTEGER,
   compile_seconds REAL NOT NULL DEFAULT 0,
   verify_seconds REAL NOT NULL DEFAULT 0,
-  timing_seconds REAL NOT NULL DEFAULT 0
+  timing_seconds REAL NOT NULL DEFAULT 0,
+  -- The tuner's process, so a later run can tell whether a `running` run is still alive: its pid
+  -- and "<boot id>/<start time in clock ticks>" (a reused pid has another start time).
+  pid INTEGER,
+  process_start TEXT NOT NULL DEFAULT ''
 );
 
 -- Every evaluation, failures included, committed as soon as it is measured.
@@ -60,8 +71,10 @@ CREATE TABLE IF NOT EXISTS measurements (
   source_hash TEXT NOT NULL,   -- hash of the kernel files: a changed kernel is measured again
   params TEXT NOT NULL,        -- canonical text, KWG=16,MWG=64,...
   role TEXT NOT NULL DEFAULT 'search' CHECK (role IN ('default', 'search', 'final')),
+  -- pending: written before an in-process evaluation and replaced by its outcome after it; one left
+  -- by a dead process becomes `crash` (docs/CLI.md). Never a result: it has no time.
   status TEXT NOT NULL CHECK (status IN ('ok', 'compile_error', 'launch_error', 'wrong_result', 'timeout',
-                                         'crash', 'skipped', 'cut')),
+                                         'crash', 'skipped', 'cut', 'pending')),
   error TEXT NOT NULL DEFAULT '',
   median_ns REAL, min_ns REAL, max_ns REAL, spread REAL, samples INTEGER,
   gflops REAL, gbs REAL,

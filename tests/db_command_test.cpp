@@ -94,6 +94,37 @@ TEST(DbCommand, ExportWritesOnlyBestRowsAsTextOrDatabaseAndBothVerify) {
       1);
 }
 
+// Issue 19: a full export leaves out pending measurements (no result), and copies an older
+// schema's runs into the current one (version 3 added columns to runs).
+TEST(DbCommand, AFullExportLeavesOutPendingRowsAndReadsOlderSchemas) {
+  const std::string src = tuned_database("export-pending.db", 500, testing::staged_tile_config());
+  {
+    Database db = Database::open(src);
+    MeasurementRow m = db.measurements(device().key(), "gemm", "fp32", "exact", kX.key()).at(0);
+    m.status = kPendingStatus;
+    m.params = to_string(testing::small_tile_config());
+    m.median_ns.reset();
+    db.add_measurement(m);
+  }
+  const std::string everything = testing::temp_path("everything-pending.db");
+  Result r = ocltune("db export --db " + src + " -o " + everything);
+  ASSERT_EQ(r.code, 0) << r.output;
+  {
+    Database out = Database::open_read_only(everything);
+    EXPECT_EQ(out.count_measurements(), 1);
+    EXPECT_EQ(out.runs().size(), 1u);
+  }
+  const std::string v1 =
+      testing::write_version1_database(testing::temp_path("export-v1.db"), {device()},
+                                       {testing::gemm_row(device().key(), kX, testing::small_tile_config(), 500)});
+  const std::string from_v1 = testing::temp_path("everything-v1.db");
+  r = ocltune("db export --db " + v1 + " --device-key " + device().key() + " -o " + from_v1);
+  ASSERT_EQ(r.code, 0) << r.output;
+  Database out = Database::open_read_only(from_v1);
+  EXPECT_EQ(out.schema_version(), kSchemaVersion);
+  EXPECT_EQ(out.all_best().size(), 1u);
+}
+
 TEST(DbCommand, VerifyNamesBadRowsAndRefusesBrokenFiles) {
   const std::string src = tuned_database("verify-bad.db", 500, testing::staged_tile_config());
   {

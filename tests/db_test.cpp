@@ -1,11 +1,16 @@
 // The database: schema, commits, best-only-if-faster, and refusal of files that are not ours.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include "db/abandoned_runs.h"
 #include "db/database.h"
 #include "db/sqlite.h"
 #include "tests/support/test_session.h"
@@ -161,6 +166,91 @@ TEST(Database, ReadOnlyOpenOfAWalFileWorksWhereItsShmCannotBeCreated) {
 
 TEST(Database, ReadOnlyOpenOfAMissingFileFails) {
   EXPECT_THROW(Database::open_read_only(testing::temp_path("missing.db")), DatabaseError);
+}
+
+// A pid no process has: a child that has exited and been reaped.
+std::int64_t dead_pid() {
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  waitpid(child, nullptr, 0);
+  return child;
+}
+
+// Issue 19, defects 6 and 7: a `running` run whose process is gone becomes `abandoned`, and the
+// evaluations such runs (or runs that ended otherwise) left `pending` become `crash`; runs that may
+// be alive (this process's, another host's, another pid namespace's, older rows without a
+// process) and their pending rows are left alone.
+TEST(AbandonedRuns, DeadRunsAreMarkedAndTheirPendingRowsRecordedAsCrash) {
+  Database db = Database::open(testing::temp_path("abandoned.db"));
+  db.upsert_device(testing::test_session().device());
+  const ProcessIdentity self = this_process();
+  ASSERT_FALSE(self.start.empty()) << "/proc is readable here";
+  const std::string pid_ns = self.start.substr(0, self.start.rfind('/'));
+  auto run = [&](const std::string& host, std::optional<std::int64_t> pid, const std::string& start) {
+    RunRow r;
+    r.device_key = testing::test_session().device().key();
+    r.tool_version = "test";
+    r.host = host;
+    r.pid = pid;
+    r.process_start = start;
+    return db.begin_run(r);
+  };
+  std::map<std::string, std::int64_t> id;
+  id["dead"] = run("here", dead_pid(), "");
+  id["reused pid"] = run("here", self.pid, pid_ns + "/1");  // this pid, but started at another time
+  id["rebooted"] = run("here", self.pid, "another-boot" + self.start.substr(self.start.find('/')));
+  id["alive"] = run("here", self.pid, self.start);
+  id["other host"] = run("elsewhere", dead_pid(), "");
+  id["other container"] = run("here", dead_pid(), "x/pid:[1]/5");
+  id["no process"] = run("here", std::nullopt, "");
+  sql::Statement(db.connection(), "UPDATE runs SET pid = NULL WHERE run_id = ?").bind(1, id["no process"]).run();
+  id["finished"] = run("here", self.pid, self.start);
+  db.finish_run(id["finished"], "failed", 0, 0, 0);
+  id["current"] = run("here", dead_pid(), "");
+  for (const auto& [name, run_id] : id) db.add_measurement(measurement(run_id, "A=1", kPendingStatus, 0));
+
+  const RecoveredRuns recovered = recover_abandoned_runs(db, "here", id["current"]);
+  EXPECT_EQ(recovered.abandoned, (std::vector<std::int64_t>{id["dead"], id["reused pid"], id["rebooted"]}));
+  EXPECT_EQ(recovered.crashed, 4);
+  std::map<std::int64_t, std::string> run_status;
+  for (const RunRow& r : db.runs()) run_status[r.run_id] = r.status;
+  for (const char* name : {"dead", "reused pid", "rebooted"}) EXPECT_EQ(run_status[id[name]], "abandoned") << name;
+  for (const char* name : {"alive", "other host", "other container", "no process", "current"}) {
+    EXPECT_EQ(run_status[id[name]], "running") << name;
+  }
+  std::map<std::int64_t, std::string> row_status;
+  for (const MeasurementRow& m : db.measurements("dev", "gemm", "fp32", "exact", "m=1")) {
+    row_status[m.run_id] = m.status;
+    if (m.status == "crash") {
+      EXPECT_NE(m.error.find("process ended"), std::string::npos) << m.error;
+    }
+  }
+  for (const char* name : {"dead", "reused pid", "rebooted", "finished"})
+    EXPECT_EQ(row_status[id[name]], "crash") << name;
+  for (const char* name : {"alive", "other host", "other container", "no process", "current"}) {
+    EXPECT_EQ(row_status[id[name]], kPendingStatus) << name;
+  }
+  // Idempotent: a second look finds nothing new.
+  const RecoveredRuns again = recover_abandoned_runs(db, "here", id["current"]);
+  EXPECT_TRUE(again.abandoned.empty());
+  EXPECT_EQ(again.crashed, 0);
+}
+
+TEST(AbandonedRuns, APendingRowIsCompletedInPlace) {
+  Database db = Database::open(testing::temp_path("pending.db"));
+  db.upsert_device(testing::test_session().device());
+  RunRow r;
+  r.device_key = testing::test_session().device().key();
+  r.tool_version = "test";
+  const std::int64_t run_id = db.begin_run(r);
+  const std::int64_t id = db.add_measurement(measurement(run_id, "A=1", kPendingStatus, 0));
+  db.complete_measurement(id, measurement(run_id, "A=1", "ok", 42));
+  const auto rows = db.measurements("dev", "gemm", "fp32", "exact", "m=1");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].measurement_id, id);
+  EXPECT_EQ(rows[0].status, "ok");
+  EXPECT_EQ(rows[0].median_ns, 42);
+  EXPECT_EQ(db.runs()[0].pid, getpid()) << "begin_run records its process";
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Schema migration from version 1, provenance, the JSON-lines format, and merging rows.
+// Schema migrations from versions 1 and 2, provenance, the JSON-lines format, and merging rows.
 #include <filesystem>
 #include <fstream>
 
@@ -35,7 +35,7 @@ TEST(Migration, Version1IsMigratedInPlaceAfterABackupCopy) {
   const std::string original = testing::file_bytes(path);
   {
     Database db = Database::open(path);
-    EXPECT_EQ(db.schema_version(), 2);
+    EXPECT_EQ(db.schema_version(), kSchemaVersion);
     EXPECT_TRUE(db.imports().empty());
     const auto rows = db.all_best();
     ASSERT_EQ(rows.size(), 2u);
@@ -78,6 +78,67 @@ TEST(Migration, AFailedMigrationIsRolledBackWholly) {
   EXPECT_EQ(raw_version(path), 1);
   Database db = Database::open_read_only(path, true);
   EXPECT_EQ(nlohmann::json::parse(db.all_best()[0].provenance), nlohmann::json({{"device", "old device"}}));
+}
+
+// A version-2 file as that release wrote it (tests/data/schema_v2.sql), with the two
+// schema_version rows that concurrent first opens could insert, a run left `running` by a killed
+// tuner, and measurements.
+std::string write_v2(const std::string& name) {
+  const std::string path = testing::temp_path(name);
+  sql::Connection c(path, false);
+  c.exec(testing::file_bytes(OCLTUNE_SOURCE_DIR "/tests/data/schema_v2.sql"));
+  c.exec("INSERT INTO schema_version(version) VALUES (2); INSERT INTO schema_version(version) VALUES (2);");
+  c.exec(R"(INSERT INTO devices VALUES ('dev', 'p', 'pv', 'd', 'v', 'dv', 'cpu', 1, 1, 1, 1, 1, NULL, NULL, 'a', 'b');
+    INSERT INTO runs(device_key, started_at, status, tool_version, host) VALUES ('dev', 's', 'running', '0.9', 'h');
+    INSERT INTO runs(device_key, started_at, status, tool_version, host) VALUES ('dev', 's', 'finished', '0.9', 'h');
+    INSERT INTO measurements(run_id, device_key, op, dtype, shape_key, shape_json, source_hash, params, status,
+                             median_ns, created_at)
+      VALUES (2, 'dev', 'gemm', 'fp32', 'm=1', '{}', 'h', 'A=1', 'ok', 12.5, 'c'),
+             (2, 'dev', 'gemm', 'fp32', 'm=1', '{}', 'h', 'A=2', 'crash', NULL, 'c');
+    INSERT INTO best(device_key, op, dtype, shape_key, shape_json, params_json, median_ns, min_ns, max_ns, spread,
+                     source_hash, run_id, measurement_id, updated_at)
+      VALUES ('dev', 'gemm', 'fp32', 'm=1', '{}', '{"A":1}', 12.5, 12, 13, 0, 'h', 2, 1, 'u');)");
+  return path;
+}
+
+// Issue 19: version 3 adds `pending` measurements, `abandoned` runs, a run's process and a
+// primary key on schema_version; every row of a version-2 file is kept.
+TEST(Migration, Version2IsMigratedWithEveryRowKept) {
+  const std::string path = write_v2("v2.db");
+  {
+    Database db = Database::open(path);
+    EXPECT_EQ(db.schema_version(), 3);
+    sql::Statement versions(db.connection(), "SELECT group_concat(version) FROM schema_version");
+    ASSERT_TRUE(versions.step());
+    EXPECT_EQ(versions.text(0), "2,3") << "one row per version";
+    const std::vector<RunRow> runs = db.runs();
+    ASSERT_EQ(runs.size(), 2u);
+    EXPECT_EQ(runs[0].status, "running");
+    EXPECT_FALSE(runs[0].pid.has_value()) << "an old run's process is unknown";
+    EXPECT_EQ(runs[1].status, "finished");
+    const auto rows = db.measurements("dev", "gemm", "fp32", "exact", "m=1");
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(rows[0].measurement_id, 1);
+    EXPECT_EQ(rows[0].median_ns, 12.5);
+    EXPECT_EQ(rows[1].status, "crash");
+    ASSERT_TRUE(db.best("dev", "gemm", "fp32", "exact", "m=1").has_value());
+    EXPECT_EQ(db.best("dev", "gemm", "fp32", "exact", "m=1")->measurement_id, 1);
+    // The new statuses pass the new CHECK constraints, and unknown ones still fail them.
+    db.connection().exec("UPDATE runs SET status = 'abandoned' WHERE run_id = 1");
+    MeasurementRow pending = rows[0];
+    pending.status = kPendingStatus;
+    pending.median_ns.reset();
+    EXPECT_GT(db.add_measurement(pending), 2);
+    EXPECT_THROW(db.connection().exec("UPDATE runs SET status = 'bogus' WHERE run_id = 1"), DatabaseError);
+    EXPECT_THROW(db.connection().exec("UPDATE measurements SET status = 'bogus'"), DatabaseError);
+    sql::Statement fk(db.connection(), "PRAGMA foreign_key_check");
+    EXPECT_FALSE(fk.step()) << "measurements still refer to runs";
+  }
+  EXPECT_EQ(raw_version(path + ".v2.bak"), 2);
+  // Readable by every reader: verify and the runtime's loader.
+  const DatabaseReport report = verify_database(path);
+  EXPECT_EQ(report.schema_version, 3);
+  EXPECT_EQ(report.measurements, 3u);
 }
 
 TEST(Provenance, EveryNewBestRowIsCompletedFromItsRunAndDevice) {

@@ -191,6 +191,44 @@ TEST(Robustness, IsolateRecordsAHangingKernelAsTimeoutAndACrashAsCrash) {
   EXPECT_NE(slurp(log).find("1 timeout"), std::string::npos) << slurp(log);
 }
 
+// A kernel that kills the tuner's process without --isolate (issue 19, defect 6): the pending row
+// committed before the evaluation is recorded as a crash by the next run, which then completes
+// instead of crashing at the same configuration again; the dead run is marked abandoned.
+TEST(Robustness, AProcessKilledByAKernelLeavesACrashRowAndTheRerunMovesOn) {
+  const std::string shapes = shapes_file("crash-inproc.json", R"([{"op": "selftest", "n": 1000}])");
+  const std::string db = testing::temp_path("crash-inproc.db");
+  const std::vector<std::string> args = {"--ops",          "selftest",
+                                         "--restrict",     "MODE=2,WG=64,REPEAT=1",
+                                         "--strategy",     "exhaustive",
+                                         "--max-evals",    "0",
+                                         "--final",        "0",
+                                         "--cut",          "0",
+                                         "--binary-cache", "off",
+                                         "--shapes",       shapes,
+                                         "--db",           db};
+  const std::string log1 = testing::temp_path("crash-inproc1.log"), log2 = testing::temp_path("crash-inproc2.log");
+  const int first = wait_exit(start(args, log1));
+  ASSERT_NE(first, 0) << "the crashing kernel did not end the process: " << slurp(log1);
+  const auto statuses = [&] {
+    std::map<std::string, std::vector<std::string>> status;
+    Database d = Database::open_read_only(db);
+    for (const MeasuredPoint& m : shape_measurements(d, "selftest", "n=1000")) status[m.params].push_back(m.status);
+    return status;
+  };
+  EXPECT_EQ(statuses()["MODE=2,REPEAT=1,WG=64"], std::vector<std::string>{"pending"}) << slurp(log1);
+
+  ASSERT_EQ(wait_exit(start(args, log2)), 0) << slurp(log2);
+  const auto after = statuses();
+  EXPECT_EQ(after.at("MODE=2,REPEAT=1,WG=64"), std::vector<std::string>{"crash"}) << "evaluated again?";
+  EXPECT_EQ(after.at("MODE=0,REPEAT=1,WG=32").size(), 2u) << "the default runs in each run";
+  EXPECT_NE(slurp(log2).find("recorded as crash"), std::string::npos) << slurp(log2);
+  const std::vector<RunRow> runs = Database::open_read_only(db).runs();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].status, "abandoned");
+  EXPECT_FALSE(runs[0].finished_at.empty());
+  EXPECT_EQ(runs[1].status, "finished");
+}
+
 // Waits up to `seconds` for `pid` to exit; kills it and returns nullopt when it does not.
 std::optional<int> wait_exit_within(pid_t pid, double seconds) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);

@@ -75,7 +75,8 @@ Tuner::Tuner(Session& session, Database& db, std::int64_t run_id, TuneOptions op
 
 Tuner::~Tuner() = default;
 
-std::int64_t Tuner::record(const Problem& problem, const std::string& source_hash, const EvalOutcome& o, Role role) {
+MeasurementRow Tuner::measurement_row(const Problem& problem, const std::string& source_hash, const EvalOutcome& o,
+                                      Role role) const {
   MeasurementRow row;
   row.run_id = run_id_;
   row.device_key = session_.device().key();
@@ -105,7 +106,11 @@ std::int64_t Tuner::record(const Problem& problem, const std::string& source_has
   }
   row.max_error = o.max_error;
   row.compile_ms = o.compile_ms;
-  return db_.add_measurement(std::move(row));
+  return row;
+}
+
+std::int64_t Tuner::record(const Problem& problem, const std::string& source_hash, const EvalOutcome& o, Role role) {
+  return db_.add_measurement(measurement_row(problem, source_hash, o, role));
 }
 
 ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
@@ -136,9 +141,15 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
       report.first_rejection = fmt::format("measurement {} ({}): {}", m.measurement_id, printable(m.params, 120), why);
     }
   };
+  // Configurations that crashed their process before (in any role): never evaluated again.
+  std::set<std::string> crashed;
   auto take_row = [&](const MeasuredPoint& m) {
     search.last_seen_id = std::max(search.last_seen_id, m.measurement_id);
+    if (m.status == status_name(Status::kCrash)) crashed.insert(m.params);
     if (m.role != role_name(Role::kSearch) || !search.measured.insert(m.params).second) return false;
+    // Being evaluated by a live concurrent tuner (a dead one's became `crash` when this run
+    // started): not measured again here, and never a result.
+    if (m.status == kPendingStatus) return false;
     EvalOutcome o;
     try {
       o = outcome_of(m);
@@ -178,12 +189,43 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
     if (role == Role::kSearch && options_.cut_factor > 0 && search.best) {
       timing.abandon_above_ns = options_.cut_factor * search.best->stats->median_ns;
     }
-    EvalOutcome o = executor->evaluate(config, timing);
+    // In process, a kernel that kills the process would leave no row, and the same command would
+    // crash at the same configuration forever: a pending row is committed first, and the next run
+    // records it as a crash when its process is gone (db/abandoned_runs.h). An isolated worker's
+    // death is seen and recorded by this process itself, so --isolate writes none.
+    std::optional<std::int64_t> pending;
+    if (!options_.isolate) {
+      EvalOutcome placeholder;
+      placeholder.config = config;
+      MeasurementRow row = measurement_row(problem, search.source_hash, placeholder, role);
+      row.status = kPendingStatus;
+      pending = db_.add_measurement(std::move(row));
+    }
+    EvalOutcome o;
+    try {
+      o = executor->evaluate(config, timing);
+    } catch (const std::exception& e) {
+      // Not the configuration's fault (the run fails): the row must not read as a crash later.
+      if (pending) {
+        EvalOutcome failed;
+        failed.config = config;
+        failed.error = fmt::format("the evaluation failed: {}", e.what());
+        db_.complete_measurement(*pending, measurement_row(problem, search.source_hash, failed, role));
+      }
+      throw;
+    }
     compile_ms_ += o.compile_ms;
     compile_wait_ms_ += o.compile_wait_ms;
     verify_ms_ += o.verify_ms;
     timing_ms_ += o.timing_ms;
-    search.last_seen_id = std::max(search.last_seen_id, record(problem, search.source_hash, o, role));
+    std::int64_t id = 0;
+    if (pending) {
+      db_.complete_measurement(*pending, measurement_row(problem, search.source_hash, o, role));
+      id = *pending;
+    } else {
+      id = record(problem, search.source_hash, o, role);
+    }
+    search.last_seen_id = std::max(search.last_seen_id, id);
     if (o.status == Status::kCrash && !options_.isolate) {
       // In-process, a lost context fails everything after it: stop here. The crash is recorded, so
       // the same command resumes without this configuration.
@@ -203,7 +245,14 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
   // is "the" default of the summary; the others (e.g. one per algorithm) are kept as rows.
   executor->prefetch(defaults);
   for (std::size_t i = 0; i < defaults.size(); ++i) {
-    EvalOutcome o = run_one(defaults[i], Role::kDefault);
+    EvalOutcome o;
+    if (crashed.count(to_string(defaults[i]))) {
+      o.config = defaults[i];
+      o.status = Status::kCrash;
+      o.error = "crashed its process in an earlier run; not evaluated again";
+    } else {
+      o = run_one(defaults[i], Role::kDefault);
+    }
     if (i == 0) report.default_result = o;
     if (i == 0 && o.status == Status::kOk && o.stats) search.baseline = o;
     search.consider(o);

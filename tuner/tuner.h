@@ -17,6 +17,7 @@ namespace ocltune {
 
 class CompilePool;
 class Database;
+struct MeasurementRow;
 class Session;
 
 struct TuneOptions {
@@ -89,6 +90,8 @@ class Tuner {
 
  private:
   struct Search;
+  MeasurementRow measurement_row(const Problem& problem, const std::string& source_hash, const EvalOutcome& outcome,
+                                 Role role) const;
   std::int64_t record(const Problem& problem, const std::string& source_hash, const EvalOutcome& outcome, Role role);
   void remeasure_finalists(const Problem& problem, Executor& executor, Search& search);
   void write_best(const Problem& problem, Search& search, ProblemReport& report);
