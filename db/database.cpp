@@ -2,11 +2,15 @@
 #include "db/database.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <thread>
 
 #include <fmt/format.h>
+#include <sqlite3.h>
+
 #include "db/abandoned_runs.h"
 #include "db/migrate.h"
 #include "db/schema.h"
@@ -67,11 +71,39 @@ int inspect(sql::Connection& db) {
   return static_cast<int>(v);
 }
 
+// Creates the schema in an empty file. Several processes may find the same file empty at once:
+// the transaction (BEGIN IMMEDIATE) lets one create it while the others wait, and each then finds
+// the tables there (CREATE ... IF NOT EXISTS) and the version row too (INSERT OR IGNORE on its
+// primary key), so the file ends with one row, not one per process.
 void initialise(sql::Connection& db) {
   sql::Transaction tx(db);
   db.exec(schema_sql());
   sql::Statement(db, "INSERT OR IGNORE INTO schema_version(version) VALUES (?)").bind(1, kSchemaVersion).run();
   tx.commit();
+}
+
+// WAL: readers never block the writer, and a killed process loses no committed row. Switching a
+// file into WAL needs it to itself, and while other connections are opening it at the same moment
+// SQLite answers SQLITE_BUSY at once rather than waiting (it would deadlock): concurrent first
+// opens of one fresh file failed with "database is locked". Once a file is in WAL mode, later
+// opens find it so and change nothing.
+void use_wal(sql::Connection& db) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (int attempt = 0;; ++attempt) {
+    try {
+      const std::string mode = [&] {
+        sql::Statement s(db, "PRAGMA journal_mode");
+        return s.step() ? s.text(0) : std::string();
+      }();
+      if (mode == "wal") return;
+      db.exec("PRAGMA journal_mode = WAL");
+      return;
+    } catch (const DatabaseError& e) {
+      const int code = e.code() & 0xff;
+      if ((code != SQLITE_BUSY && code != SQLITE_LOCKED) || std::chrono::steady_clock::now() > give_up) throw;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(50, 1 + attempt)));
+  }
 }
 
 }  // namespace
@@ -110,14 +142,14 @@ Database Database::open(const std::string& path) {
     inspect(probe);
   }
   auto db = std::make_unique<sql::Connection>(path, false);
-  const int version = inspect(*db);
+  int version = inspect(*db);
   if (version == 0) {
     initialise(*db);
-  } else if (version < kSchemaVersion) {
-    migrate(*db, version);
+    version = inspect(*db);  // another process may have created an older schema's file meanwhile
   }
-  // WAL: readers never block the writer, and a killed process loses no committed row.
-  db->exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;");
+  if (version < kSchemaVersion) migrate(*db, version);
+  use_wal(*db);
+  db->exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;");
   return Database(std::move(db));
 }
 

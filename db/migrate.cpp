@@ -130,8 +130,13 @@ std::string migrate(sql::Connection& db, int from_version) {
   }
   sql::Transaction tx(db);
   try {
+    // Read again under the write lock: another process may have migrated the file meanwhile.
+    const std::int64_t now = [&] {
+      sql::Statement current(db, "SELECT max(version) FROM schema_version");
+      return current.step() && !current.is_null(0) ? current.int64(0) : std::int64_t{from_version};
+    }();
     for (const Step& step : kSteps) {
-      if (step.to <= from_version) continue;
+      if (step.to <= now) continue;
       step.apply(db);
       sql::Statement(db, "INSERT OR IGNORE INTO schema_version(version) VALUES (?)").bind(1, step.to).run();
     }

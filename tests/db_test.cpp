@@ -2,10 +2,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <barrier>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -166,6 +169,40 @@ TEST(Database, ReadOnlyOpenOfAWalFileWorksWhereItsShmCannotBeCreated) {
 
 TEST(Database, ReadOnlyOpenOfAMissingFileFails) {
   EXPECT_THROW(Database::open_read_only(testing::temp_path("missing.db")), DatabaseError);
+}
+
+// Issue 19, defect 7: several processes (here threads, each with its own connection) opening one
+// fresh file at once. Each open must succeed (switching into WAL mode answered "database is locked"
+// while the others were opening), and the file must end with one schema_version row.
+TEST(Database, ConcurrentFirstOpensOfOneFreshFileAllSucceedAndWriteOneVersionRow) {
+  constexpr int kThreads = 8;
+  for (int round = 0; round < 12; ++round) {
+    const std::string path = testing::temp_path("concurrent-" + std::to_string(round) + ".db");
+    std::barrier start(kThreads);
+    std::atomic<int> failures = 0;
+    std::string first_error;
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&] {
+        start.arrive_and_wait();
+        try {
+          Database db = Database::open(path);
+        } catch (const std::exception& e) {
+          if (failures++ == 0) first_error = e.what();
+        }
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    ASSERT_EQ(failures, 0) << "round " << round << ": " << first_error;
+    sql::Connection c(path, true);
+    sql::Statement s(c, "SELECT count(*), max(version) FROM schema_version");
+    ASSERT_TRUE(s.step());
+    EXPECT_EQ(s.int64(0), 1) << "round " << round;
+    EXPECT_EQ(s.int64(1), kSchemaVersion);
+    sql::Statement mode(c, "PRAGMA journal_mode");
+    ASSERT_TRUE(mode.step());
+    EXPECT_EQ(mode.text(0), "wal");
+  }
 }
 
 // A pid no process has: a child that has exited and been reaped.
