@@ -6,6 +6,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "core/status.h"
 #include "db/sqlite.h"
@@ -27,6 +28,48 @@ void check_best_rows(const TunedRows& rows, DatabaseReport& report) {
     std::string problem = basic_problem(row);  // as db import: no fake or non-positive time
     if (problem.empty()) problem = check(row, it == devices.end() ? nullptr : it->second);
     if (!problem.empty()) report.problems.push_back(fmt::format("table best row {}: {}", describe_row(row), problem));
+  }
+}
+
+// best.measurement_id, where set (a tuner's own file; exports and merges clear it), names the
+// final `ok` measurement the row's time came from: of the same problem, kernel source and
+// configuration. A row pointing elsewhere was not written by the tuner that claims it.
+void check_best_measurement_ids(sql::Connection& c, DatabaseReport& report) {
+  sql::Statement s(c, R"(
+    SELECT b.device_key, b.op, b.dtype, b.math, b.shape_key, b.params_json, b.source_hash, b.measurement_id,
+           m.measurement_id, m.status, m.device_key, m.op, m.dtype, m.math, m.shape_key, m.source_hash, m.params
+    FROM best b LEFT JOIN measurements m ON m.measurement_id = b.measurement_id
+    WHERE b.measurement_id IS NOT NULL ORDER BY b.device_key, b.op, b.dtype, b.math, b.shape_key)");
+  while (s.step()) {
+    BestRow row;
+    row.device_key = s.text(0);
+    row.op = s.text(1);
+    row.dtype = s.text(2);
+    row.math = s.text(3);
+    row.shape_key = s.text(4);
+    const std::int64_t id = s.int64(7);
+    std::string problem;
+    if (s.is_null(8)) {
+      problem = "names no measurement";
+    } else if (s.text(9) != status_name(Status::kOk)) {
+      problem = fmt::format("names a measurement with status '{}', not ok", printable(s.text(9), 20));
+    } else if (s.text(10) != row.device_key || s.text(11) != row.op || s.text(12) != row.dtype ||
+               s.text(13) != row.math || s.text(14) != row.shape_key) {
+      problem = "names a measurement of another problem";
+    } else if (s.text(15) != s.text(6)) {
+      problem = "names a measurement of another kernel source";
+    } else {
+      try {
+        const std::string best_params = to_string(config_from_json(nlohmann::json::parse(s.text(5))));
+        if (to_string(parse_config(s.text(16))) != best_params)
+          problem = "names a measurement of another configuration";
+      } catch (const std::exception& e) {
+        problem = fmt::format("its configuration or the measurement's does not parse ({})", printable(e.what(), 120));
+      }
+    }
+    if (!problem.empty()) {
+      report.problems.push_back(fmt::format("table best row {}: measurement_id {} {}", describe_row(row), id, problem));
+    }
   }
 }
 
@@ -112,6 +155,7 @@ DatabaseReport verify_database(const std::string& path) {
       if (!problem.empty()) report.problems.push_back(fmt::format("{}: {}", where, problem));
     }
   }
+  check_best_measurement_ids(c, report);
   const TunedRows rows = export_rows(db, "");
   report.devices = count("devices");
   report.best = rows.best.size();

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -123,6 +124,56 @@ TEST(DbCommand, AFullExportLeavesOutPendingRowsAndReadsOlderSchemas) {
   Database out = Database::open_read_only(from_v1);
   EXPECT_EQ(out.schema_version(), kSchemaVersion);
   EXPECT_EQ(out.all_best().size(), 1u);
+}
+
+// best.measurement_id, where set, must name an `ok` measurement of the same problem, kernel
+// source and configuration (issue 19, defect 7).
+TEST(DbCommand, VerifyChecksTheMeasurementABestRowNames) {
+  const std::string src = tuned_database("verify-mid.db", 500, testing::staged_tile_config());
+  std::int64_t ok_id = 0, crash_id = 0, other_config_id = 0;
+  {
+    Database db = Database::open(src);
+    MeasurementRow m = db.measurements(device().key(), "gemm", "fp32", "exact", kX.key()).at(0);
+    ok_id = m.measurement_id;
+    m.source_hash = "test";  // the best row's (testing::gemm_row)
+    m.status = "crash";
+    m.median_ns.reset();
+    crash_id = db.add_measurement(m);
+    m.status = "ok";
+    m.median_ns = 500;
+    m.params = to_string(testing::small_tile_config());
+    other_config_id = db.add_measurement(m);
+    db.connection().exec(
+        fmt::format("UPDATE measurements SET source_hash = 'test', median_ns = 500 WHERE measurement_id = {}", ok_id));
+  }
+  const auto verify_with = [&](std::int64_t id) {
+    {
+      Database db = Database::open(src);
+      sql::Statement(db.connection(), "UPDATE best SET measurement_id = ? WHERE shape_key = ?")
+          .bind(1, id)
+          .bind(2, kX.key())
+          .run();
+    }
+    return ocltune("db verify " + src);
+  };
+  Result r = verify_with(ok_id);
+  EXPECT_EQ(r.code, 0) << r.output;
+  r = verify_with(999);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("measurement_id 999 names no measurement"), std::string::npos) << r.output;
+  r = verify_with(crash_id);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("status 'crash', not ok"), std::string::npos) << r.output;
+  r = verify_with(other_config_id);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("another configuration"), std::string::npos) << r.output;
+  {
+    Database db = Database::open(src);
+    db.connection().exec(fmt::format("UPDATE measurements SET shape_key = 'm=3' WHERE measurement_id = {}", ok_id));
+  }
+  r = verify_with(ok_id);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("another problem"), std::string::npos) << r.output;
 }
 
 TEST(DbCommand, VerifyNamesBadRowsAndRefusesBrokenFiles) {

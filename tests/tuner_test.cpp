@@ -116,6 +116,20 @@ TEST(Tuner, RecordsEveryEvaluationAndTheBest) {
   ASSERT_TRUE(best->default_median_ns.has_value());
   EXPECT_DOUBLE_EQ(*best->default_median_ns, *default_final);
   EXPECT_LE(best->median_ns, *best->default_median_ns);
+  // The best row names the final measurement its time came from (issue 19, defect 7).
+  ASSERT_TRUE(best->measurement_id.has_value()) << "best.measurement_id is not set";
+  bool found = false;
+  for (const MeasurementRow& m :
+       db.measurements(session.device().key(), "gemm", "fp32", "exact", problem.shape_key())) {
+    if (m.measurement_id != *best->measurement_id) continue;
+    found = true;
+    EXPECT_EQ(m.role, "final");
+    EXPECT_EQ(m.status, "ok");
+    EXPECT_EQ(m.params, to_string(report.best->config));
+    EXPECT_EQ(m.source_hash, best->source_hash);
+    EXPECT_DOUBLE_EQ(*m.median_ns, best->median_ns);
+  }
+  EXPECT_TRUE(found) << "measurement " << *best->measurement_id << " is not of this problem";
 }
 
 TEST(Tuner, FailuresAreRecordedWithTheirStatusAndNeverStopTheRun) {

@@ -45,7 +45,7 @@ void Tuner::remeasure_finalists(const Problem& problem, Executor& executor, Sear
     o.status = Status::kOk;
     o.error.clear();
     o.compile_ms = o.compile_wait_ms = o.verify_ms = o.timing_ms = 0;
-    record(problem, search.source_hash, o, Role::kFinal);
+    search.ok_row[to_string(o.config)] = record(problem, search.source_hash, o, Role::kFinal);
     if (search.baseline && o.config == search.baseline->config) search.baseline_final_ns = o.stats->median_ns;
     timed.push_back(std::move(o));
   }
@@ -89,6 +89,8 @@ void Tuner::write_best(const Problem& problem, Search& search, ProblemReport& re
   row.confidence = search.confidence;
   row.source_hash = search.source_hash;
   row.run_id = run_id_;
+  // The row its time came from (the final re-timing's, or the search's when there was none).
+  if (auto it = search.ok_row.find(to_string(best.config)); it != search.ok_row.end()) row.measurement_id = it->second;
   row.provenance =
       nlohmann::json{{"device", device.name}, {"driver", device.driver_version}, {"final_candidates", search.finalists}}
           .dump();

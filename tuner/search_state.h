@@ -1,6 +1,8 @@
 // What the search of one problem knows so far (shared by tuner.cpp and finalists.cpp).
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -16,6 +18,9 @@ struct Tuner::Search {
   std::set<std::string> measured;     // params measured in the search (this run, earlier, concurrent)
   std::vector<EvalOutcome> verified;  // every ok outcome, defaults and reused included
   std::int64_t last_seen_id = 0;      // newest measurement row read back from the database
+  // Per configuration, the `ok` measurement row its current time came from: the best row names
+  // it (best.measurement_id), and `db verify` checks that it says the same.
+  std::map<std::string, std::int64_t> ok_row;
   std::optional<EvalOutcome> best, runner_up;
   // The untuned default (the report's baseline) and its median in the final re-timing, where it
   // runs interleaved with the finalists: the best kept is never slower than it under one load.

@@ -164,6 +164,7 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
       return false;
     }
     ++report.reused;
+    if (o.status == Status::kOk) search.ok_row[to_string(o.config)] = m.measurement_id;
     budget.count(ok_time(o));
     search.consider(o);
     earlier.push_back(std::move(o));
@@ -226,6 +227,7 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
       id = record(problem, search.source_hash, o, role);
     }
     search.last_seen_id = std::max(search.last_seen_id, id);
+    if (o.status == Status::kOk) search.ok_row[to_string(config)] = id;
     if (o.status == Status::kCrash && !options_.isolate) {
       // In-process, a lost context fails everything after it: stop here. The crash is recorded, so
       // the same command resumes without this configuration.
