@@ -23,6 +23,7 @@
 #include "harness/ceilings.h"
 #include "harness/device_errors.h"
 #include "harness/session.h"
+#include "ops/device_fit.h"
 #include "ops/family.h"
 #include "tuner/budget.h"
 #include "tuner/stop.h"
@@ -274,6 +275,13 @@ int run_tune(const CliOptions& options) {
     throw UsageError(e.what());
   }
   ProblemList problems = with_math_mode(load_problems(families, options.shapes, device), options.math, options.quiet);
+  // A shape whose buffers cannot exist on this device would fail only when the run reaches it
+  // (exit 1, or the process killed for its host copies): refused here, naming the shape.
+  for (const auto& p : problems) {
+    if (const std::string why = device_fit_problem(*p, device); !why.empty()) {
+      throw UsageError(fmt::format("{} shape {} cannot run on this device: {}", p->op(), p->shape_key(), why));
+    }
+  }
   TuneOptions tune = tune_options(options, device);
   check_restriction(tune.restriction, problems, device);
   const std::string db_path = options.db.empty() ? default_database_path() : options.db;

@@ -60,6 +60,15 @@ class Problem {
   }
   virtual double flops() const = 0;  // floating-point operations of one execution
   virtual double bytes() const = 0;  // compulsory DRAM traffic of one execution
+  // The device buffers one evaluation allocates, in bytes (the tensors; small scratch may be left
+  // out): a shape with a buffer larger than the device's largest allocation, or buffers larger
+  // than its global memory together, is refused before a run starts (ops/device_fit.h). Empty:
+  // not declared (the family's own limits apply when it allocates).
+  struct DeviceBuffer {
+    std::string name;
+    double bytes = 0;
+  };
+  virtual std::vector<DeviceBuffer> device_buffers() const { return {}; }
   // Throughput is reported in GB/s rather than GFLOP/s.
   virtual bool memory_bound() const { return false; }
   // kernels/ files whose text decides the result; their hash keys resumable measurements.

@@ -2,9 +2,12 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -174,6 +177,48 @@ TEST(Cli, RecordThenSimulateReplaysAnExhaustiveRun) {
       run("simulate --seeds 2 --strategy model,random --from-db " + db + " --op selftest --shape n=700");
   ASSERT_EQ(from_db.code, 0) << from_db.output;
   EXPECT_NE(from_db.output.find("| model |"), std::string::npos) << from_db.output;
+}
+
+// Impossible shapes are refused before a run starts (exit 2, naming the shape), never after it has
+// started (exit 1) or by the OOM killer (issue 19, defect 7): a matrix over 2^31 elements, a buffer
+// over the device's largest allocation, buffers over its global memory, in several families.
+TEST(Cli, ImpossibleShapesExit2BeforeTheRunStarts) {
+  const DeviceInfo& device = testing::test_session().device();
+  const double max_alloc = static_cast<double>(device.max_alloc_bytes);
+  const double global = static_cast<double>(device.global_mem_bytes);
+  struct Case {
+    std::string json, expect;
+  };
+  // GEMM: C of 70000 x 70000 is 4.9e9 elements.
+  std::vector<Case> cases = {{R"({"op": "gemm", "m": 70000, "n": 70000, "k": 64})", "more than 2^31-1"}};
+  // GEMM: a batch whose A is larger than the largest allocation (at most 65535 x 4 MiB = 256 GiB).
+  const double batch = std::ceil(max_alloc / (1024.0 * 1024.0 * 4.0)) + 1;
+  if (batch <= 65535) {
+    cases.push_back({fmt::format(R"({{"op": "gemm", "m": 1024, "n": 1024, "k": 1024, "batch": {}}})", batch),
+                     "its A buffer needs"});
+  }
+  // argmax over a dimension of 1 writes one int64 per input element: 16 GB.
+  if (2e9 * 8 > max_alloc) {
+    cases.push_back(
+        {R"({"op": "reduce", "dims": [2000000000, 1], "axes": [1], "kind": "argmax"})", "its output buffer needs"});
+  }
+  // layer_norm_backward: dy, x and dx of 8 GB each.
+  if (3 * 2e9 * 4 > global) {
+    cases.push_back(
+        {R"({"op": "norm", "kind": "layer_norm_backward", "dims": [2000000000, 1], "axis": 1})", "together"});
+  }
+  const std::string db = testing::temp_path("cli-impossible.db");
+  for (const Case& c : cases) {
+    const std::string shapes = testing::temp_path("impossible.json");
+    std::ofstream(shapes) << "[" << c.json << "]";
+    const std::string op = nlohmann::json::parse(c.json)["op"];
+    const Result r = run("--ops " + op + " --max-evals 1 --quiet --shapes " + shapes + " --db " + db, "timeout 120");
+    EXPECT_EQ(r.code, 2) << c.json << ": " << r.output;
+    EXPECT_NE(r.output.find(c.expect), std::string::npos) << c.json << ": " << r.output;
+    EXPECT_NE(r.output.find(op), std::string::npos) << r.output;
+  }
+  EXPECT_GE(cases.size(), 3u) << "the test device's limits leave too few impossible shapes";
+  EXPECT_FALSE(std::filesystem::exists(db)) << "a run started";
 }
 
 TEST(Cli, MalformedShapesFileExits2WithTheReason) {

@@ -29,6 +29,11 @@ class Conv2dProblem : public Problem {
   std::vector<Config> default_configs(const DeviceInfo& device) const override;
   double flops() const override { return shape_.flops(); }
   double bytes() const override { return shape_.bytes(); }
+  std::vector<DeviceBuffer> device_buffers() const override {
+    return {{"input", 4.0 * static_cast<double>(shape_.input_elements())},
+            {"weight", 4.0 * static_cast<double>(shape_.weight_elements())},
+            {"output", 4.0 * static_cast<double>(shape_.output_elements())}};
+  }
   std::vector<std::string> kernel_files() const override;
   std::unique_ptr<Evaluation> instantiate(Session& session) const override;
 

@@ -66,6 +66,15 @@ GemmShape GemmShape::from_json(const nlohmann::json& j) {
   s.beta = float_field(j, "beta", 0.0f);
   s.math = parse_math(string_field(j, "math", "exact"));
   s.dtype = parse_dtype(string_field(j, "dtype", "fp32"));
+  // Within one matrix the kernels index with 32-bit ints (check_operands): a larger one can never
+  // run, so it is refused with the shape rather than when the run reaches it.
+  const std::pair<const char*, std::int64_t> matrices[] = {{"A", s.m * s.k}, {"B", s.k * s.n}, {"C", s.m * s.n}};
+  for (const auto& [name, elements] : matrices) {
+    if (elements > kMaxDimension) {
+      throw Error(fmt::format("gemm: matrix {} of m={} n={} k={} has {} elements, more than 2^31-1", name, s.m, s.n,
+                              s.k, elements));
+    }
+  }
   return s;
 }
 

@@ -238,4 +238,11 @@ std::unique_ptr<Evaluation> GemmProblem::instantiate(Session& session) const {
   return std::make_unique<GemmEvaluation>(session, shape_, layout_);
 }
 
+std::vector<Problem::DeviceBuffer> GemmProblem::device_buffers() const {
+  const double size = static_cast<double>(dtype_bytes(shape_.dtype)) * static_cast<double>(shape_.batch);
+  return {{"A", size * static_cast<double>(shape_.m) * static_cast<double>(shape_.k)},
+          {"B", size * static_cast<double>(shape_.k) * static_cast<double>(shape_.n)},
+          {"C", size * static_cast<double>(shape_.m) * static_cast<double>(shape_.n)}};
+}
+
 }  // namespace ocltune

@@ -42,6 +42,7 @@ class GemmProblem : public Problem {
   std::vector<Config> seed_configs(const DeviceInfo& device) const override;  // ops/gemm/gemm_seeds.cpp
   double flops() const override { return shape_.flops(); }
   double bytes() const override { return shape_.bytes(); }
+  std::vector<DeviceBuffer> device_buffers() const override;
   std::vector<std::string> kernel_files() const override;
   std::unique_ptr<Evaluation> instantiate(Session& session) const override;
 

@@ -30,6 +30,11 @@ class NormProblem : public Problem {
   }
   double flops() const override { return shape_.flops(); }
   double bytes() const override { return shape_.bytes(); }
+  std::vector<DeviceBuffer> device_buffers() const override {
+    const double tensor = static_cast<double>(shape_.elements()) * static_cast<double>(dtype_bytes(shape_.dtype));
+    if (shape_.kind == NormKind::kBatch || shape_.kind == NormKind::kLayer) return {{"x", tensor}, {"y", tensor}};
+    return {{"dy", tensor}, {"x", tensor}, {"dx", tensor}};
+  }
   bool memory_bound() const override { return true; }
   std::vector<std::string> kernel_files() const override;
   std::unique_ptr<Evaluation> instantiate(Session& session) const override;

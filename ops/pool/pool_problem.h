@@ -29,6 +29,16 @@ class PoolProblem : public Problem {
   Config default_config(const DeviceInfo&) const override { return pool_default_config(shape_); }
   double flops() const override { return shape_.flops(); }
   double bytes() const override { return shape_.bytes(); }
+  std::vector<DeviceBuffer> device_buffers() const override {
+    const double size = static_cast<double>(dtype_bytes(shape_.dtype)), planes = static_cast<double>(shape_.planes());
+    const double in = planes * static_cast<double>(shape_.h) * static_cast<double>(shape_.w);
+    const double out = planes * static_cast<double>(shape_.out_h()) * static_cast<double>(shape_.out_w());
+    std::vector<DeviceBuffer> buffers = {{"input", size * in}, {"output", size * out}};
+    if (shape_.writes_indices() || (shape_.backward && shape_.kind == PoolKind::kMax)) {
+      buffers.push_back({"indices", 8.0 * out});
+    }
+    return buffers;
+  }
   bool memory_bound() const override { return true; }
   std::vector<std::string> kernel_files() const override { return pool_kernel_files(shape_); }
   std::unique_ptr<Evaluation> instantiate(Session& session) const override;

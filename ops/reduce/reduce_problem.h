@@ -27,6 +27,12 @@ class ReduceProblem : public Problem {
   Config default_config(const DeviceInfo& device) const override { return reduce_default_config(shape_, device); }
   double flops() const override { return shape_.flops(); }
   double bytes() const override { return shape_.bytes(); }
+  std::vector<DeviceBuffer> device_buffers() const override {
+    const ReduceLayout l = shape_.layout();
+    const double size = static_cast<double>(dtype_bytes(shape_.dtype));
+    return {{"input", size * static_cast<double>(l.elements)},
+            {"output", (is_arg_kind(shape_.kind) ? 8.0 : size) * static_cast<double>(l.outputs)}};
+  }
   bool memory_bound() const override { return true; }
   std::vector<std::string> kernel_files() const override { return {"storage.cl", "reduce_vec.cl", "reduce.cl"}; }
   std::unique_ptr<Evaluation> instantiate(Session& session) const override;

@@ -34,6 +34,11 @@ class SoftmaxProblem : public Problem {
   }
   double flops() const override { return shape_.flops(); }
   double bytes() const override { return shape_.bytes(); }
+  std::vector<DeviceBuffer> device_buffers() const override {
+    const double tensor =
+        static_cast<double>(shape_.layout().elements) * static_cast<double>(dtype_bytes(shape_.dtype));
+    return {{"input", tensor}, {"output", tensor}};
+  }
   bool memory_bound() const override { return true; }
   std::vector<std::string> kernel_files() const override { return {"storage.cl", "reduce_vec.cl", "softmax.cl"}; }
   std::unique_ptr<Evaluation> instantiate(Session& session) const override;
