@@ -100,16 +100,17 @@ def test_strict_mode_is_read_at_call_time(monkeypatch):
     assert torch.sign(x).cpu().tolist() == [1.0, 1.0]
 
 
-def test_convolution_runs_through_the_cpu():
+def test_convolution_without_a_kernel_runs_through_the_cpu():
     # PyTorch routes convolutions of unknown backends to convolution_overrideable, past the boxed
-    # fallback; ocltune_torch runs it (and its backward) on CPU copies until the conv2d kernel lands.
+    # fallback; what the conv2d family cannot compute (here a 3-D convolution) ocltune_torch runs,
+    # with its backward, on CPU copies, counted.
     ocltune_torch.reset_fallback_stats()
     torch.manual_seed(0)
-    conv = torch.nn.Conv2d(3, 4, 3, padding=1)
-    ocl_conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+    conv = torch.nn.Conv3d(3, 4, 3, padding=1)
+    ocl_conv = torch.nn.Conv3d(3, 4, 3, padding=1)
     ocl_conv.load_state_dict(conv.state_dict())
     ocl_conv.to(DEVICE)
-    x = rand(2, 3, 7, 9)
+    x = rand(2, 3, 4, 7, 5)
     y, y_ocl = conv(x), ocl_conv(x.to(DEVICE))
     assert_close(y_ocl, y.detach())
     y.square().sum().backward()

@@ -1,0 +1,400 @@
+"""The neural-network ops (conv, pooling, norms, softmax backward, losses) against PyTorch's CPU result.
+
+Forward results and every gradient are compared with the CPU's on the same inputs and the same
+upstream gradient. The supported cases run in strict mode (OCLTUNE_TORCH_STRICT=1, read at call
+time), so a CPU fallback anywhere in forward or backward fails them; the cases that fall back on
+purpose check that they are counted.
+"""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import ocltune_torch
+from conftest import DEVICE, FLOAT_DTYPES, assert_close, rand
+
+
+@pytest.fixture
+def strict(monkeypatch):
+    monkeypatch.setenv("OCLTUNE_TORCH_STRICT", "1")
+    ocltune_torch.reset_fallback_stats()
+    yield
+    assert ocltune_torch.fallback_stats() == {}
+
+
+def to_device(t, device):
+    """t on `device` with the same strides (channels_last, transposed and sliced views stay so)."""
+    if t.device == torch.device(device) or t.is_contiguous():
+        return t.to(device)
+    base = torch.empty(0, dtype=t.dtype)
+    base.set_(t.untyped_storage())
+    return base.to(device).as_strided(t.shape, t.stride(), t.storage_offset())
+
+
+def run(f, inputs, device, grad_seed=7, needs_grad=None):
+    """f(*inputs) on `device`, its output(s) and the gradients of the floating-point inputs."""
+    leaves = []
+    for i, x in enumerate(inputs):
+        if isinstance(x, torch.Tensor):
+            x = to_device(x.detach(), device)
+            if x.is_floating_point() and (needs_grad is None or needs_grad[i]):
+                x.requires_grad_()
+        leaves.append(x)
+    out = f(*leaves)
+    outs = out if isinstance(out, tuple) else (out,)
+    g = torch.Generator().manual_seed(grad_seed)
+    diff = [o for o in outs if o.requires_grad]
+    if diff:
+        grads = [torch.randn(o.shape, generator=g).to(o.dtype).to(device) for o in diff]
+        torch.autograd.backward(diff, grads)
+    return [o.detach() for o in outs], [x.grad if isinstance(x, torch.Tensor) and x.requires_grad else None
+                                        for x in leaves]
+
+
+def check(f, *inputs, scale=1.0, grad_scale=None, needs_grad=None, fp32_reference=False, **tol):
+    """Outputs and input gradients of f on ocl match the CPU's. fp32_reference: the CPU computes on
+    fp32 copies of 16-bit inputs, rounded at the end (PyTorch's CPU kernels round 16-bit
+    intermediates, such as layer norm's statistics, that the device keeps in fp32)."""
+    if fp32_reference:
+        dtypes = [x.dtype if isinstance(x, torch.Tensor) else None for x in inputs]
+        wide = [x.float() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+        out_cpu, g_cpu = run(f, wide, "cpu", needs_grad=needs_grad)
+        out_dtype = next(d for d in dtypes if d is not None)
+        out_cpu = [o.to(out_dtype) if o.is_floating_point() else o for o in out_cpu]
+        g_cpu = [g if g is None else g.to(d) for g, d in zip(g_cpu, dtypes)]
+    else:
+        out_cpu, g_cpu = run(f, inputs, "cpu", needs_grad=needs_grad)
+    out_ocl, g_ocl = run(f, inputs, DEVICE, needs_grad=needs_grad)
+    for a, b in zip(out_ocl, out_cpu):
+        if b.is_floating_point():
+            assert_close(a, b, scale=scale, **tol)
+        else:
+            assert torch.equal(a.cpu(), b), "integer outputs differ"
+    for a, b in zip(g_ocl, g_cpu):
+        assert (a is None) == (b is None)
+        if b is not None:
+            assert_close(a, b, scale=grad_scale or scale, **tol)
+
+
+# ---- convolution ----
+
+# (n, c, h, w, k, r, s, stride, padding, dilation, groups, bias): 1, primes, odd planes, channels
+# that are no multiple of a tile, depthwise, grouped, dilated, strided, 1x1, rectangular.
+CONV_CASES = [
+    (2, 3, 7, 9, 5, 3, 3, 1, 1, 1, 1, True),
+    (1, 4, 5, 5, 6, 3, 3, 2, 0, 1, 2, True),
+    (2, 4, 11, 6, 4, 3, 3, 1, 2, 2, 4, False),  # depthwise, dilated
+    (3, 5, 8, 8, 7, 1, 1, 1, 0, 1, 1, False),  # 1x1
+    (1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, True),
+    (2, 6, 13, 7, 3, 5, 3, (2, 1), (2, 1), 1, 3, True),
+    (2, 3, 17, 17, 8, 3, 3, 1, 1, 1, 1, True),  # 3x3 stride 1 (Winograd applies)
+    (1, 8, 9, 9, 16, 3, 3, 2, 1, 1, 8, True),  # grouped with 2 outputs per group
+]
+
+
+@pytest.mark.parametrize("case", CONV_CASES)
+def test_conv2d(case, strict):
+    n, c, h, w, k, r, s, stride, padding, dilation, groups, bias = case
+    x, wt = rand(n, c, h, w), rand(k, c // groups, r, s, seed=1)
+    b = rand(k, seed=2) if bias else None
+    check(lambda x, wt, b: F.conv2d(x, wt, b, stride, padding, dilation, groups), x, wt, b, scale=10)
+
+
+def test_conv2d_non_contiguous_inputs(strict):
+    wt, b = rand(6, 4, 3, 3, seed=1), rand(6, seed=2)
+    conv = lambda x, wt, b: F.conv2d(x, wt, b, padding=1)  # noqa: E731
+    check(conv, rand(2, 4, 9, 7).to(memory_format=torch.channels_last), wt, b, scale=10)
+    check(conv, rand(2, 4, 7, 9).transpose(2, 3), wt, b, scale=10)
+    check(conv, rand(3, 6, 12, 10)[1:, 1:5, 2:11, ::1], wt, b, scale=10)
+    check(conv, rand(2, 4, 9, 7), rand(4, 6, 3, 3, seed=3).transpose(0, 1), b, scale=10)  # a transposed weight
+
+
+def test_conv2d_output_mask(strict):
+    # Autograd asks only for the gradients it needs: each subset of input, weight and bias.
+    x, wt, b = rand(2, 3, 6, 5), rand(4, 3, 3, 3, seed=1), rand(4, seed=2)
+    conv = lambda x, wt, b: F.conv2d(x, wt, b, stride=2, padding=1)  # noqa: E731
+    for mask in [(True, False, False), (False, True, False), (False, False, True), (False, True, True)]:
+        check(conv, x, wt, b, scale=10, needs_grad=list(mask))
+
+
+@pytest.mark.parametrize("stride,padding,dilation,groups", [(1, 0, 1, 1), (2, 1, 1, 1), (3, 2, 2, 3), (1, 1, 1, 6)])
+def test_conv1d(stride, padding, dilation, groups, strict):
+    x, wt, b = rand(2, 6, 13), rand(12, 6 // groups, 3, seed=1), rand(12, seed=2)
+    check(lambda x, wt, b: F.conv1d(x, wt, b, stride, padding, dilation, groups), x, wt, b, scale=10)
+
+
+@pytest.mark.parametrize(
+    "stride,padding,output_padding,dilation,groups",
+    [(1, 0, 0, 1, 1), (2, 1, 1, 1, 1), (3, 1, 2, 1, 2), (2, 0, 0, 2, 1), ((2, 1), (1, 0), (1, 0), 1, 1)],
+)
+def test_conv_transpose2d(stride, padding, output_padding, dilation, groups, strict):
+    x, wt, b = rand(2, 4, 5, 6), rand(4, 3, 3, 2, seed=1), rand(3 * groups, seed=2)
+    check(lambda x, wt, b: F.conv_transpose2d(x, wt, b, stride, padding, output_padding, groups, dilation), x, wt, b,
+          scale=10)
+
+
+def test_conv_transpose1d(strict):
+    x, wt, b = rand(3, 4, 7), rand(4, 5, 3, seed=1), rand(5, seed=2)
+    check(lambda x, wt, b: F.conv_transpose1d(x, wt, b, stride=2, padding=1, output_padding=1), x, wt, b, scale=10)
+
+
+def test_conv2d_empty_batch(strict):
+    x, wt = torch.zeros(0, 3, 5, 5), rand(4, 3, 3, 3, seed=1)
+    y = F.conv2d(x.to(DEVICE), wt.to(DEVICE))
+    assert y.shape == (0, 4, 3, 3) and y.device == DEVICE
+
+
+def test_conv2d_module_training_step(strict):
+    torch.manual_seed(0)
+    cpu = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.Conv2d(8, 8, 3, groups=8, stride=2),
+                              torch.nn.Conv2d(8, 5, 1))
+    ocl = torch.nn.Sequential(*[torch.nn.Conv2d(m.in_channels, m.out_channels, m.kernel_size, m.stride, m.padding,
+                                                groups=m.groups) for m in cpu])
+    ocl.load_state_dict(cpu.state_dict())
+    ocl.to(DEVICE)
+    x = rand(2, 3, 11, 9)
+    y_cpu, y_ocl = cpu(x), ocl(x.to(DEVICE))
+    assert_close(y_ocl.detach(), y_cpu.detach(), scale=10)
+    y_cpu.square().mean().backward()
+    y_ocl.square().mean().backward()
+    for p_ocl, p_cpu in zip(ocl.parameters(), cpu.parameters()):
+        assert_close(p_ocl.grad, p_cpu.grad, scale=20)
+
+
+def test_conv_fallbacks_are_counted(monkeypatch):
+    # 3-D convolutions and 16-bit inputs (the family computes fp32 and the backend has no device cast
+    # for it) run on CPU copies, counted; strict mode refuses them.
+    ocltune_torch.reset_fallback_stats()
+    x3, w3 = rand(1, 2, 4, 5, 3), rand(3, 2, 2, 2, 2, seed=1)
+    assert_close(F.conv3d(x3.to(DEVICE), w3.to(DEVICE)), F.conv3d(x3, w3), scale=10)
+    xh, wh = rand(1, 3, 5, 5, dtype=torch.float16), rand(2, 3, 3, 3, dtype=torch.float16, seed=1)
+    assert_close(F.conv2d(xh.to(DEVICE), wh.to(DEVICE)), F.conv2d(xh.float(), wh.float()).half(), scale=10)
+    assert ocltune_torch.fallback_stats()["aten::convolution_overrideable"] == 2
+    monkeypatch.setenv("OCLTUNE_TORCH_STRICT", "1")
+    with pytest.raises(RuntimeError, match="convolution_overrideable.*OCLTUNE_TORCH_STRICT"):
+        F.conv3d(x3.to(DEVICE), w3.to(DEVICE))
+
+
+def test_conv2d_tf32_setting(strict):
+    # "high" allows the family's TF32 algorithms where the device has them; elsewhere it is exact.
+    x, wt = rand(2, 8, 9, 9), rand(8, 8, 3, 3, seed=1)
+    previous = torch.get_float32_matmul_precision()
+    try:
+        torch.set_float32_matmul_precision("high")
+        y = F.conv2d(x.to(DEVICE), wt.to(DEVICE), padding=1)
+    finally:
+        torch.set_float32_matmul_precision(previous)
+    assert_close(y, F.conv2d(x, wt, padding=1), rtol=1e-2, atol=1e-2)
+
+
+# ---- pooling ----
+
+# (h, w, kernel, stride, padding, ceil_mode): odd planes, overlapping windows, padding, ceil mode.
+POOL_CASES = [
+    (7, 9, 3, 2, 1, False),
+    (8, 8, 2, 2, 0, False),
+    (5, 11, (3, 2), (1, 2), (1, 0), True),
+    (1, 1, 1, 1, 0, False),
+    (13, 6, 5, 3, 2, True),
+]
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("case", POOL_CASES)
+def test_max_pool2d(case, dtype, strict):
+    h, w, k, s, p, ceil = case
+    x = torch.randperm(2 * 3 * h * w, generator=torch.Generator().manual_seed(0)).view(2, 3, h, w).to(dtype)  # no ties
+    check(lambda x: F.max_pool2d(x, k, s, p, ceil_mode=ceil, return_indices=True), x)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("count_include_pad", [True, False])
+@pytest.mark.parametrize("case", POOL_CASES)
+def test_avg_pool2d(case, count_include_pad, dtype, strict):
+    h, w, k, s, p, ceil = case
+    check(lambda x: F.avg_pool2d(x, k, s, p, ceil_mode=ceil, count_include_pad=count_include_pad),
+          rand(2, 3, h, w, dtype=dtype))
+
+
+def test_pool2d_layouts(strict):
+    x = rand(2, 5, 9, 7)
+    for t in [x.to(memory_format=torch.channels_last), x.transpose(2, 3), x[:, 1:4, ::2], x[0]]:  # and 3-D [C, H, W]
+        check(lambda x: F.max_pool2d(x, 3, 2, 1), t)
+        check(lambda x: F.avg_pool2d(x, 2), t)
+        check(lambda x: F.adaptive_avg_pool2d(x, 1), t)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("shape,out", [((2, 3, 7, 5), 1), ((2, 3, 8, 6), (4, 3)), ((1, 4, 9, 9), 3),
+                                       ((3, 2, 6, 6), 6), ((2, 3, 1, 1), (1, 1))])
+def test_adaptive_avg_pool2d(shape, out, dtype, strict):
+    check(lambda x: F.adaptive_avg_pool2d(x, out), rand(*shape, dtype=dtype))
+
+
+def test_pool_fallbacks_are_counted():
+    # Windows the family has no kind for: adaptive averages with windows of different sizes, dilation.
+    ocltune_torch.reset_fallback_stats()
+    check(lambda x: F.adaptive_avg_pool2d(x, (3, 2)), rand(2, 3, 7, 5))
+    check(lambda x: F.max_pool2d(x, 2, dilation=2), rand(1, 2, 7, 7))
+    stats = ocltune_torch.fallback_stats()
+    assert stats["aten::_adaptive_avg_pool2d"] == 1 and stats["aten::_adaptive_avg_pool2d_backward"] == 1
+    assert stats["aten::max_pool2d_with_indices"] == 1 and stats["aten::max_pool2d_with_indices_backward"] == 1
+
+
+# ---- batch norm and layer norm ----
+
+
+def batch_norm_both(x, affine, track, training, dtype=torch.float32, memory_format=None, momentum=0.1):
+    """F.batch_norm (what nn.BatchNorm calls) in train or eval mode on CPU and ocl: outputs,
+    gradients of x, weight and bias, running statistics after the call. (Not the module itself: its
+    num_batches_tracked counter is an int64 op of another part of the backend.)"""
+    c = x.shape[1]
+    weight, bias = (rand(c, seed=3) + 2, rand(c, seed=4)) if affine else (None, None)
+    stats = (rand(c, seed=5), rand(c, seed=6).abs() + 0.5) if track else (None, None)
+    results = []
+    for device in ["cpu", DEVICE]:
+        def leaf(t):
+            return None if t is None else t.detach().clone().to(device=device, dtype=dtype).requires_grad_()
+        w, b = leaf(weight), leaf(bias)
+        rm, rv = [None if t is None else t.clone().to(device=device, dtype=dtype) for t in stats]
+        xd = x.to(dtype)
+        if memory_format is not None:
+            xd = xd.to(memory_format=memory_format)
+        xd = to_device(xd.detach(), device).requires_grad_()
+        y = F.batch_norm(xd, rm, rv, w, b, training=training, momentum=momentum)
+        y.backward(rand(*y.shape, seed=9).to(dtype).to(device))
+        results.append((y.detach(), xd.grad, [w.grad, b.grad] if affine else [], [rm, rv] if track else []))
+    return results
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 5, 7), (2, 3, 5, 7), (1, 13, 2, 1), (5, 1, 3, 3)])
+@pytest.mark.parametrize("affine,track", [(True, True), (False, True), (True, False), (False, False)])
+def test_batch_norm_training(shape, affine, track, strict):
+    (y0, g0, p0, s0), (y1, g1, p1, s1) = batch_norm_both(rand(*shape), affine, track, training=True)
+    assert_close(y1, y0, scale=10)
+    assert_close(g1, g0, scale=10)
+    for a, b in zip(p1 + s1, p0 + s0):
+        assert_close(a, b, scale=10)
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 5, 7), (2, 3, 5, 7)])
+@pytest.mark.parametrize("affine", [True, False])
+def test_batch_norm_eval(shape, affine, strict):
+    (y0, g0, p0, s0), (y1, g1, p1, s1) = batch_norm_both(rand(*shape), affine, True, training=False)
+    assert_close(y1, y0, scale=10)
+    assert_close(g1, g0, scale=10)
+    for a, b in zip(p1 + s1, p0 + s0):
+        assert_close(a, b, scale=10)
+
+
+def test_batch_norm_channels_last_and_momentum(strict):
+    x = rand(2, 6, 5, 3)
+    for momentum in [0.1, 1.0, 0.0]:
+        (y0, g0, p0, s0), (y1, g1, p1, s1) = batch_norm_both(x, True, True, training=True,
+                                                             memory_format=torch.channels_last, momentum=momentum)
+        assert_close(y1, y0, scale=10)
+        assert_close(g1, g0, scale=10)
+        for a, b in zip(p1 + s1, p0 + s0):
+            assert_close(a, b, scale=10)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_batch_norm_16bit(dtype, strict):
+    # Training with 16-bit data, weights and fp32 running statistics (the family's), and eval with a
+    # module converted to 16 bits (running statistics too).
+    x, w, b = rand(3, 4, 5, 5, dtype=dtype), (rand(4, seed=1) + 2).to(dtype), rand(4, seed=2).to(dtype)
+    rm, rv = rand(4, seed=3), rand(4, seed=4).abs() + 0.5
+    rm0, rv0, rm1, rv1 = rm.clone(), rv.clone(), rm.to(DEVICE), rv.to(DEVICE)
+    y0 = F.batch_norm(x.float(), rm0, rv0, w.float(), b.float(), training=True).to(dtype)  # the CPU has no such mix
+    y1 = F.batch_norm(x.to(DEVICE), rm1, rv1, w.to(DEVICE), b.to(DEVICE), training=True)
+    assert_close(y1, y0, scale=2)
+    assert_close(rm1, rm0, scale=10)
+    assert_close(rv1, rv0, scale=10)
+    (y0, g0, p0, s0), (y1, g1, p1, s1) = batch_norm_both(rand(3, 4, 5, 5), True, True, training=False, dtype=dtype)
+    assert_close(y1, y0, scale=2)
+    assert_close(g1, g0, scale=2)
+    for a, b in zip(p1, p0):
+        assert_close(a, b, scale=4)
+
+
+def test_batch_norm_16bit_training_with_16bit_statistics_falls_back():
+    # The family keeps running statistics in fp32; a module converted to 16 bits runs on the CPU.
+    ocltune_torch.reset_fallback_stats()
+    (y0, g0, p0, s0), (y1, g1, p1, s1) = batch_norm_both(rand(3, 4, 5, 5), True, True, training=True,
+                                                         dtype=torch.float16)
+    assert_close(y1, y0, scale=2)
+    for a, b in zip(s1, s0):  # written back to the device
+        assert_close(a, b)
+    assert ocltune_torch.fallback_stats()["aten::native_batch_norm"] == 1
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("shape,normalized", [((5, 7), (7,)), ((2, 3, 11), (3, 11)), ((1, 1), (1,)),
+                                              ((4, 2, 3, 67), (67,)), ((3, 130), (130,))])
+@pytest.mark.parametrize("affine", [True, False])
+def test_layer_norm(shape, normalized, affine, dtype, strict):
+    w = (rand(*normalized, seed=1) + 1).to(dtype) if affine else None
+    b = rand(*normalized, seed=2).to(dtype) if affine else None
+    check(lambda x, w, b: F.layer_norm(x, normalized, w, b), rand(*shape, dtype=dtype), w, b,
+          scale=4 if dtype == torch.float32 else 2, fp32_reference=dtype != torch.float32)
+
+
+def test_layer_norm_non_contiguous(strict):
+    w, b = rand(6, seed=1), rand(6, seed=2)
+    check(lambda x, w, b: F.layer_norm(x, (6,), w, b, eps=1e-3), rand(6, 5).t(), w, b, scale=4)
+    check(lambda x, w, b: F.layer_norm(x, (6,), w, b), rand(4, 9)[:, 2:8], w, b, scale=4)
+
+
+def test_layer_norm_module_and_mean_rstd(strict):
+    x = rand(3, 4, 10)
+    y0, m0, r0 = torch.native_layer_norm(x, (10,), None, None, 1e-5)
+    y1, m1, r1 = torch.native_layer_norm(x.to(DEVICE), (10,), None, None, 1e-5)
+    assert_close(y1, y0)
+    assert m1.shape == m0.shape == (3, 4, 1) and r1.shape == r0.shape
+    assert_close(m1, m0)
+    assert_close(r1, r0, scale=4)
+
+
+# ---- softmax and log_softmax backward ----
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("shape,dim", [((5, 7), 1), ((3, 4, 5), 0), ((2, 3, 4, 5), 2), ((1,), 0), ((6, 1), 1),
+                                       ((2, 3, 2, 3, 4), -1)])
+def test_softmax_backward(shape, dim, dtype, strict):
+    x = rand(*shape, dtype=dtype)
+    check(lambda x: torch.softmax(x, dim), x)
+    check(lambda x: torch.log_softmax(x, dim), x)
+
+
+def test_softmax_backward_non_contiguous(strict):
+    x = rand(7, 5)
+    check(lambda x: torch.softmax(x, 1), x.t())
+    check(lambda x: torch.log_softmax(x, 0), x[1:6, ::2])
+
+
+# ---- losses ----
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_mse_loss(reduction, dtype, strict):
+    a, b = rand(4, 7, dtype=dtype), rand(4, 7, dtype=dtype, seed=1)
+    check(lambda a, b: F.mse_loss(a, b, reduction=reduction), a, b, scale=4)
+    check(lambda a, b: F.mse_loss(a, b, reduction=reduction), a.t(), b.t(), scale=4)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_binary_cross_entropy_with_logits(reduction, dtype, strict):
+    logits = rand(5, 3, dtype=dtype) * 4
+    target = torch.rand(5, 3, generator=torch.Generator().manual_seed(1)).to(dtype)
+    check(lambda x, t: F.binary_cross_entropy_with_logits(x, t, reduction=reduction), logits, target, scale=4)
+    w = torch.rand(3, generator=torch.Generator().manual_seed(2)).to(dtype)
+    check(lambda x, t, w: F.binary_cross_entropy_with_logits(x, t, weight=w, reduction=reduction), logits, target, w,
+          scale=4, needs_grad=[True, True, False])
+
+
+def test_logsigmoid_extremes(strict):
+    x = torch.tensor([-100.0, -20.0, -1.0, 0.0, 1e-3, 3.0, 30.0, 100.0])
+    check(F.logsigmoid, x)
