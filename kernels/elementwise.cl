@@ -88,8 +88,11 @@
 #define OP_SIGMOID_GRAD(a, b) ((a) * (1.0f - (b)) * (b))
 #define OP_TANH_GRAD(a, b) ((a) * (1.0f - (b) * (b)))
 #define OP_HARDSWISH_GRAD(a, b) \
-  select(select((a), (a) * ((b) / 3.0f + 0.5f), (b) <= (floatV)3.0f), (floatV)0.0f, (b) < (floatV)-3.0f)
-#define OP_HARDSIGMOID_GRAD(a, b) select((floatV)0.0f, (a) / 6.0f, ((b) > (floatV)-3.0f) & ((b) < (floatV)3.0f))
+  select(select((a), (a) * ((b) / 3.0f + 0.5f), (b) < (floatV)3.0f), (floatV)0.0f, (b) <= (floatV)-3.0f)
+#define OP_HARDSIGMOID_GRAD(a, b) \
+  select((floatV)0.0f, (a) * (1.0f / 6.0f), ((b) > (floatV)-3.0f) & ((b) < (floatV)3.0f))
+// sign(NaN) = 0, as in PyTorch: neither comparison holds.
+#define OP_SIGN(a, b) select(select((floatV)0.0f, (floatV)1.0f, (a) > (floatV)0.0f), (floatV)-1.0f, (a) < (floatV)0.0f)
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)

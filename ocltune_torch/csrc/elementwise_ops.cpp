@@ -1,190 +1,23 @@
-// add, sub, mul, div (broadcasting, Scalar alpha), relu, sigmoid, tanh, gelu and silu through the
-// C ABI's elementwise op; in-place variants write into self when it is dense.
-//
-// Results keep the memory layout of a dense self (as PyTorch's TensorIterator does), else they are
-// contiguous. The kernels compute in fp32 and store fp32, fp16 or bf16; other dtypes, and operands
-// whose dtypes differ from the result's (the C ABI has no casts), run through the CPU fallback.
+// Arithmetic and math on ocltune's elementwise family (elementwise_kernel.h): add, sub, mul, div
+// (broadcasting, Scalar alpha, and their out= forms), exp, log, sqrt, rsqrt, neg, abs, sign, reciprocal,
+// pow, maximum, minimum, and the optimisers' addcmul, addcdiv and lerp, composed of those kernels (clamp
+// is plain_elementwise.cpp's, for every dtype); in-place variants
+// write into self when it is dense. Integer and bool operands of add, sub and mul run on the plain
+// fallback.
 #include <cmath>
 #include <optional>
 #include <string_view>
-#include <vector>
 
 #include <ATen/ATen.h>
-#include <ATen/ExpandUtils.h>
-#include <ATen/MemoryOverlap.h>
 #include <ATen/Operators.h>
+#include <ATen/native/Resize.h>
 #include <torch/library.h>
 
-#include "ocltune_torch/csrc/device.h"
-#include "ocltune_torch/csrc/errors.h"
+#include "ocltune_torch/csrc/elementwise_kernel.h"
 #include "ocltune_torch/csrc/fallback.h"
-#include "ocltune_torch/csrc/tensor_util.h"
 
 namespace ocltune_torch {
 namespace {
-
-constexpr std::int64_t kMaxKernelElements = std::int64_t{1} << 30;
-
-std::vector<std::int64_t> to_vector(at::IntArrayRef a) { return {a.begin(), a.end()}; }
-
-// Dims in the memory order of a dense output, its inputs' strides against them, merged. nullopt when
-// more than 4 dims remain or there are more elements than the kernels index.
-std::optional<MergedLayout> kernel_layout(const at::Tensor& out, const std::vector<const at::Tensor*>& inputs) {
-  if (out.numel() > kMaxKernelElements) return std::nullopt;
-  std::vector<std::int64_t> perm(static_cast<std::size_t>(out.dim()));
-  for (std::size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<std::int64_t>(i);
-  std::stable_sort(perm.begin(), perm.end(),
-                   [&](std::int64_t a, std::int64_t b) { return out.stride(a) > out.stride(b); });
-  std::vector<std::int64_t> sizes;
-  std::vector<std::vector<std::int64_t>> strides(inputs.size() + 1);
-  for (std::int64_t p : perm) {
-    sizes.push_back(out.size(p));
-    strides[0].push_back(out.stride(p));
-    for (std::size_t i = 0; i < inputs.size(); ++i) strides[i + 1].push_back(inputs[i]->stride(p));
-  }
-  MergedLayout layout = merge_dims(sizes, strides);
-  if (layout.sizes.size() > OCLTUNE_MAX_DIMS) return std::nullopt;
-  TORCH_INTERNAL_ASSERT(layout.strides[0] == packed_strides(layout.sizes), "ocltune_torch: the output is not dense");
-  return layout;
-}
-
-// out = op(a) or op(a, b | scalar), every tensor with out's sizes (inputs expanded), out dense.
-void enqueue(const char* what, const char* op, const MergedLayout& layout, const at::Tensor& out, const at::Tensor& a,
-             const at::Tensor* b, float scalar, bool reversed) {
-  ocltune_elementwise_args e;
-  ocltune_elementwise_args_init(&e, op, static_cast<int>(layout.sizes.size()), layout.sizes.data(), nullptr, nullptr);
-  e.dtype = *ocltune_dtype_of(out.scalar_type());
-  e.a = strided_operand(layout.sizes, layout.strides[1], cl_tensor_of(a));
-  if (b) {
-    e.b = strided_operand(layout.sizes, layout.strides[2], cl_tensor_of(*b));
-  } else {
-    e.scalar = scalar;
-  }
-  e.reversed = reversed ? 1 : 0;
-  e.out = cl_tensor_of(out);
-  call_ocltune(what, [&] { device_runtime(out.device().index()).elementwise(e); });
-}
-
-// A new result for inputs of these sizes: the layout of a dense `like` of the same sizes, else packed.
-at::Tensor new_result(const at::Tensor& like, at::IntArrayRef sizes, at::ScalarType dtype) {
-  if (like.sizes() == sizes && like.is_non_overlapping_and_dense()) {
-    return at::empty_strided(sizes, like.strides(), like.options().dtype(dtype));
-  }
-  return at::empty(sizes, like.options().dtype(dtype));
-}
-
-// ---- binary ops ----
-
-// What a binary op computes: op(a, b) for two tensors, op(a, scalar) or, reversed, op(scalar, a).
-struct Binary {
-  at::Tensor a;
-  std::optional<at::Tensor> b;
-  float scalar = 0.0f;
-  bool reversed = false;
-  at::ScalarType dtype = at::kFloat;
-  std::vector<std::int64_t> sizes;
-};
-
-// A 0-dim operand that is a number to the kernel: a CPU scalar (Python's `x + 2`), or a 0-dim ocl
-// tensor of another dtype than the result (read once, since the kernels cannot convert it).
-bool is_number(const at::Tensor& t, at::ScalarType result) {
-  return t.dim() == 0 && (t.is_cpu() || t.scalar_type() != result);
-}
-
-void check_devices(const char* op, const at::Tensor& self, const at::Tensor& other) {
-  const at::Tensor& first = is_ocl(self) ? self : other;
-  for (const at::Tensor* t : {&self, &other}) {
-    if (is_ocl(*t)) {
-      check_same_device(first, *t, op, t == &self ? "self" : "other");
-    } else {
-      TORCH_CHECK(t->is_cpu() && t->dim() == 0,
-                  "Expected all tensors to be on the same device, but found at least two devices, ", first.device(),
-                  " and ", t->device(), "! (ocltune_torch ", op, ": only a 0-dim CPU tensor may be mixed with ocl)");
-    }
-  }
-}
-
-// nullopt: the op runs through the fallback. `alpha` scales other (add, sub), 1 for the others.
-std::optional<Binary> plan_binary(const char* op, const at::Tensor& self, const at::Tensor& other, double alpha) {
-  check_devices(op, self, other);
-  Binary p;
-  p.dtype = at::result_type(self, other);
-  if (!kernel_dtype(p.dtype)) return std::nullopt;
-  p.sizes = to_vector(at::infer_size(self.sizes(), other.sizes()));
-  const bool self_number = is_number(self, p.dtype);
-  const bool other_number = is_number(other, p.dtype);
-  double number = 0.0;
-  if (!self_number && other_number) {  // x + 2
-    if (self.scalar_type() != p.dtype) return std::nullopt;
-    p.a = self;
-    number = other.item<double>() * alpha;
-  } else if (self_number && !other_number) {  // 2 - x: op(scalar, a)
-    if (other.scalar_type() != p.dtype || alpha != 1.0) return std::nullopt;
-    p.a = other;
-    p.reversed = true;
-    number = self.item<double>();
-  } else if (!self_number && !other_number) {
-    if (self.scalar_type() != p.dtype || other.scalar_type() != p.dtype) return std::nullopt;
-    p.a = self;
-    p.b = other;
-    if (alpha != 1.0) {  // other * alpha first: the C ABI runs one op per call
-      if (!std::isfinite(alpha) || other.numel() == 0) return std::nullopt;
-      at::Tensor scaled = at::empty(other.sizes(), other.options());
-      const std::optional<MergedLayout> layout = kernel_layout(scaled, {&other});
-      if (!layout) return std::nullopt;
-      enqueue(op, "mul", *layout, scaled, other, nullptr, static_cast<float>(alpha), false);
-      p.b = scaled;
-    }
-  } else {
-    return std::nullopt;  // two numbers of other dtypes than the result
-  }
-  if (!p.b) {
-    p.scalar = static_cast<float>(number);
-    if (!std::isfinite(number) || !std::isfinite(p.scalar)) return std::nullopt;  // the C ABI takes finite scalars
-  }
-  return p;
-}
-
-// Runs the plan into out (dense, with p.sizes); false when the kernel cannot take the layout.
-bool run_binary(const char* op, const char* kernel_op, const Binary& p, const at::Tensor& out) {
-  if (out.numel() == 0) return true;
-  const at::Tensor a = p.a.expand(p.sizes);
-  at::Tensor b;
-  std::vector<const at::Tensor*> inputs = {&a};
-  if (p.b) {
-    b = p.b->expand(p.sizes);
-    inputs.push_back(&b);
-  }
-  const std::optional<MergedLayout> layout = kernel_layout(out, inputs);
-  if (!layout) return false;
-  enqueue(op, kernel_op, *layout, out, a, p.b ? &b : nullptr, p.scalar, p.reversed);
-  return true;
-}
-
-template <class Fallback>
-at::Tensor binary(const char* op, const char* kernel_op, const at::Tensor& self, const at::Tensor& other, double alpha,
-                  Fallback fallback_op) {
-  const std::optional<Binary> p = plan_binary(op, self, other, alpha);
-  if (!p) return fallback_op();
-  at::Tensor out = new_result(p->a, p->sizes, p->dtype);
-  if (!run_binary(op, kernel_op, *p, out)) return fallback_op();
-  return out;
-}
-
-template <class Fallback>
-at::Tensor& binary_(const char* op, const char* kernel_op, at::Tensor& self, const at::Tensor& other, double alpha,
-                    Fallback fallback_op) {
-  check_ocl(self, op, "self");
-  if (is_ocl(other) && other.numel() > 0 && self.numel() > 0) at::assert_no_partial_overlap(self, other);
-  const std::optional<Binary> p = plan_binary(op, self, other, alpha);
-  if (!p || p->dtype != self.scalar_type() || p->reversed) return fallback_op();
-  TORCH_CHECK(p->sizes == to_vector(self.sizes()), "output with shape ", self.sizes(),
-              " doesn't match the broadcast shape ", at::IntArrayRef(p->sizes));
-  if (self.is_non_overlapping_and_dense() && run_binary(op, kernel_op, *p, self)) return self;
-  at::Tensor out = at::empty(p->sizes, self.options());
-  if (!run_binary(op, kernel_op, *p, out)) return fallback_op();
-  return self.copy_(out);
-}
 
 at::Tensor add(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
   return binary("add", "add", self, other, alpha.to<double>(),
@@ -218,76 +51,172 @@ at::Tensor& div_(at::Tensor& self, const at::Tensor& other) {
                  [&]() -> at::Tensor& { return fallback<ATEN_OP(div__Tensor)>::call(self, other); });
 }
 
-// ---- unary ops ----
-
-template <class Fallback>
-at::Tensor unary(const char* op, const char* kernel_op, const at::Tensor& self, Fallback fallback_op) {
-  check_ocl(self, op, "self");
-  if (!kernel_dtype(self.scalar_type())) return fallback_op();
-  at::Tensor out = new_result(self, self.sizes(), self.scalar_type());
-  if (out.numel() == 0) return out;
-  const std::optional<MergedLayout> layout = kernel_layout(out, {&self});
-  if (!layout) return fallback_op();
-  enqueue(op, kernel_op, *layout, out, self, nullptr, 0.0f, false);
-  return out;
+// out= forms, which composite ops and PyTorch's own per-tensor loops call: the result is computed as
+// for the functional op and moved into out (resized as PyTorch resizes an out= argument).
+at::Tensor& write_out(const at::Tensor& result, at::Tensor& out) {
+  at::native::resize_output(out, result.sizes());
+  return out.copy_(result);
+}
+at::Tensor& add_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, at::Tensor& out) {
+  return write_out(ocltune_torch::add(self, other, alpha), out);
+}
+at::Tensor& sub_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, at::Tensor& out) {
+  return write_out(ocltune_torch::sub(self, other, alpha), out);
+}
+at::Tensor& mul_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  return write_out(ocltune_torch::mul(self, other), out);
+}
+at::Tensor& div_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  return write_out(ocltune_torch::div(self, other), out);
 }
 
-template <class Fallback>
-at::Tensor& unary_(const char* op, const char* kernel_op, at::Tensor& self, Fallback fallback_op) {
-  check_ocl(self, op, "self");
-  if (!kernel_dtype(self.scalar_type())) return fallback_op();
-  if (self.numel() == 0) return self;
-  if (self.is_non_overlapping_and_dense()) {
-    if (const std::optional<MergedLayout> layout = kernel_layout(self, {&self})) {
-      enqueue(op, kernel_op, *layout, self, self, nullptr, 0.0f, false);
-      return self;
-    }
+at::Tensor div_mode(const at::Tensor& self, const at::Tensor& other, std::optional<c10::string_view> mode) {
+  if (!mode) return ocltune_torch::div(self, other);
+  return fallback<ATEN_OP(div_Tensor_mode)>::call(self, other, mode);
+}
+
+// ---- unary math ----
+
+#define OCLTUNE_UNARY(name)                                                                                         \
+  at::Tensor name(const at::Tensor& self) {                                                                         \
+    return unary(#name, #name, self, [&] { return fallback<ATEN_OP(name)>::call(self); });                          \
+  }                                                                                                                 \
+  at::Tensor& name##_(at::Tensor& self) {                                                                           \
+    return unary_(#name "_", #name, self, [&]() -> at::Tensor& { return fallback<ATEN_OP(name##_)>::call(self); }); \
   }
-  return fallback_op();  // a view with gaps (or more than 4 merged dims): not written in place yet
+OCLTUNE_UNARY(exp)
+OCLTUNE_UNARY(log)
+OCLTUNE_UNARY(sqrt)
+OCLTUNE_UNARY(rsqrt)
+OCLTUNE_UNARY(neg)
+OCLTUNE_UNARY(abs)
+OCLTUNE_UNARY(sign)
+#undef OCLTUNE_UNARY
+
+// sgn is sign for real numbers (abs's backward calls it).
+at::Tensor sgn(const at::Tensor& self) {
+  if (self.is_complex()) return fallback<ATEN_OP(sgn)>::call(self);
+  return ocltune_torch::sign(self);
 }
 
-const char* gelu_op(std::string_view approximate) {
-  if (approximate == "none") return "gelu";
-  TORCH_CHECK(approximate == "tanh", "approximate argument must be either none or tanh.");
-  return "gelu_tanh";
+// 1 / x as div(1, x), reversed.
+at::Tensor reciprocal(const at::Tensor& self) {
+  return run_planned("reciprocal", "div", plan_scalar("reciprocal", self, 1.0, true),
+                     [&] { return fallback<ATEN_OP(reciprocal)>::call(self); });
+}
+at::Tensor& reciprocal_(at::Tensor& self) {
+  at::Tensor out = ocltune_torch::reciprocal(self);
+  return self.copy_(out);
 }
 
-at::Tensor relu(const at::Tensor& self) {
-  return unary("relu", "relu", self, [&] { return fallback<ATEN_OP(relu)>::call(self); });
+// x ** 2 is x * x and x ** 0.5 is sqrt, as PyTorch's CPU kernel special-cases them (the device's pow
+// is only within 16 ulp); other exponents go to pow.
+at::Tensor pow_scalar(const at::Tensor& self, const at::Scalar& exponent) {
+  auto cpu = [&] { return fallback<ATEN_OP(pow_Tensor_Scalar)>::call(self, exponent); };
+  if (exponent.isComplex() || !kernel_dtype(self.scalar_type())) return cpu();
+  const double e = exponent.to<double>();
+  if (e == 2.0) return binary("pow", "mul", self, self, 1.0, cpu);
+  if (e == 0.5) return unary("pow", "sqrt", self, cpu);
+  if (e == 1.0) return self.clone();
+  return run_planned("pow", "pow", plan_scalar("pow", self, e), cpu);
 }
-at::Tensor sigmoid(const at::Tensor& self) {
-  return unary("sigmoid", "sigmoid", self, [&] { return fallback<ATEN_OP(sigmoid)>::call(self); });
+at::Tensor pow_tensor(const at::Tensor& self, const at::Tensor& exponent) {
+  return binary("pow", "pow", self, exponent, 1.0,
+                [&] { return fallback<ATEN_OP(pow_Tensor_Tensor)>::call(self, exponent); });
 }
-at::Tensor tanh(const at::Tensor& self) {
-  return unary("tanh", "tanh", self, [&] { return fallback<ATEN_OP(tanh)>::call(self); });
-}
-at::Tensor silu(const at::Tensor& self) {
-  return unary("silu", "silu", self, [&] { return fallback<ATEN_OP(silu)>::call(self); });
-}
-at::Tensor gelu(const at::Tensor& self, c10::string_view approximate) {
-  return unary("gelu", gelu_op(approximate), self, [&] { return fallback<ATEN_OP(gelu)>::call(self, approximate); });
+at::Tensor pow_base(const at::Scalar& base, const at::Tensor& exponent) {
+  auto cpu = [&] { return fallback<ATEN_OP(pow_Scalar)>::call(base, exponent); };
+  if (base.isComplex()) return cpu();
+  return run_planned("pow", "pow", plan_scalar("pow", exponent, base.to<double>(), true), cpu);
 }
 
-at::Tensor& relu_(at::Tensor& self) {
-  return unary_("relu_", "relu", self, [&]() -> at::Tensor& { return fallback<ATEN_OP(relu_)>::call(self); });
+at::Tensor maximum(const at::Tensor& self, const at::Tensor& other) {
+  return binary("maximum", "maximum", self, other, 1.0, [&] { return fallback<ATEN_OP(maximum)>::call(self, other); });
 }
-at::Tensor& sigmoid_(at::Tensor& self) {
-  return unary_("sigmoid_", "sigmoid", self, [&]() -> at::Tensor& { return fallback<ATEN_OP(sigmoid_)>::call(self); });
+at::Tensor minimum(const at::Tensor& self, const at::Tensor& other) {
+  return binary("minimum", "minimum", self, other, 1.0, [&] { return fallback<ATEN_OP(minimum)>::call(self, other); });
 }
-at::Tensor& tanh_(at::Tensor& self) {
-  return unary_("tanh_", "tanh", self, [&]() -> at::Tensor& { return fallback<ATEN_OP(tanh_)>::call(self); });
+
+// ---- the optimisers' ternary ops, one kernel per step ----
+
+// self + value * (t1 op t2), op = mul (addcmul) or div (addcdiv).
+at::Tensor addc(const char* name, const char* op, const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
+                const at::Scalar& value) {
+  auto cpu = [&] {
+    return std::string_view(op) == "mul" ? fallback<ATEN_OP(addcmul)>::call(self, t1, t2, value)
+                                         : fallback<ATEN_OP(addcdiv)>::call(self, t1, t2, value);
+  };
+  const at::ScalarType type = at::promote_types(at::result_type(self, t1), t2.scalar_type());
+  if (!kernel_dtype(type) || self.scalar_type() != type || t1.scalar_type() != type || t2.scalar_type() != type) {
+    return cpu();
+  }
+  const at::Tensor product = binary(name, op, t1, t2, 1.0, cpu);
+  return binary(name, "add", self, product, value.to<double>(), cpu);
 }
-at::Tensor& silu_(at::Tensor& self) {
-  return unary_("silu_", "silu", self, [&]() -> at::Tensor& { return fallback<ATEN_OP(silu_)>::call(self); });
+at::Tensor addcmul(const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2, const at::Scalar& value) {
+  return addc("addcmul", "mul", self, t1, t2, value);
 }
-at::Tensor& gelu_(at::Tensor& self, c10::string_view approximate) {
-  return unary_("gelu_", gelu_op(approximate), self,
-                [&]() -> at::Tensor& { return fallback<ATEN_OP(gelu_)>::call(self, approximate); });
+at::Tensor addcdiv(const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2, const at::Scalar& value) {
+  return addc("addcdiv", "div", self, t1, t2, value);
+}
+at::Tensor& addcmul_(at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2, const at::Scalar& value) {
+  at::Tensor out = ocltune_torch::addcmul(self, t1, t2, value);
+  return self.copy_(out);
+}
+at::Tensor& addcdiv_(at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2, const at::Scalar& value) {
+  at::Tensor out = ocltune_torch::addcdiv(self, t1, t2, value);
+  return self.copy_(out);
+}
+
+// PyTorch's two-sided form: self + w (end - self) for |w| < 0.5, else end - (1 - w)(end - self).
+at::Tensor lerp(const at::Tensor& self, const at::Tensor& end, const at::Scalar& weight) {
+  auto cpu = [&] { return fallback<ATEN_OP(lerp_Scalar)>::call(self, end, weight); };
+  const double w = weight.to<double>();
+  const at::Tensor diff = binary("lerp", "sub", end, self, 1.0, cpu);
+  if (std::abs(w) < 0.5) return binary("lerp", "add", self, diff, w, cpu);
+  return binary("lerp", "sub", end, diff, 1.0 - w, cpu);
+}
+at::Tensor& lerp_(at::Tensor& self, const at::Tensor& end, const at::Scalar& weight) {
+  at::Tensor out = ocltune_torch::lerp(self, end, weight);
+  return self.copy_(out);
 }
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("div.Tensor_mode", div_mode);
+  m.impl("exp", exp);
+  m.impl("exp_", exp_);
+  m.impl("log", log);
+  m.impl("log_", log_);
+  m.impl("sqrt", sqrt);
+  m.impl("sqrt_", sqrt_);
+  m.impl("rsqrt", rsqrt);
+  m.impl("rsqrt_", rsqrt_);
+  m.impl("neg", neg);
+  m.impl("neg_", neg_);
+  m.impl("abs", abs);
+  m.impl("abs_", abs_);
+  m.impl("sign", sign);
+  m.impl("sign_", sign_);
+  m.impl("sgn", sgn);
+  m.impl("add.out", add_out);
+  m.impl("sub.out", sub_out);
+  m.impl("mul.out", mul_out);
+  m.impl("div.out", div_out);
+  m.impl("reciprocal", reciprocal);
+  m.impl("reciprocal_", reciprocal_);
+  m.impl("pow.Tensor_Scalar", pow_scalar);
+  m.impl("pow.Tensor_Tensor", pow_tensor);
+  m.impl("pow.Scalar", pow_base);
+  m.impl("maximum", maximum);
+  m.impl("minimum", minimum);
+  m.impl("addcmul", addcmul);
+  m.impl("addcmul_", addcmul_);
+  m.impl("addcdiv", addcdiv);
+  m.impl("addcdiv_", addcdiv_);
+  m.impl("lerp.Scalar", lerp);
+  m.impl("lerp_.Scalar", lerp_);
   m.impl("add.Tensor", add);
   m.impl("sub.Tensor", sub);
   m.impl("mul.Tensor", mul);
@@ -296,16 +225,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sub_.Tensor", sub_);
   m.impl("mul_.Tensor", mul_);
   m.impl("div_.Tensor", div_);
-  m.impl("relu", relu);
-  m.impl("sigmoid", sigmoid);
-  m.impl("tanh", tanh);
-  m.impl("silu", silu);
-  m.impl("gelu", gelu);
-  m.impl("relu_", relu_);
-  m.impl("sigmoid_", sigmoid_);
-  m.impl("tanh_", tanh_);
-  m.impl("silu_", silu_);
-  m.impl("gelu_", gelu_);
 }
 
 }  // namespace ocltune_torch

@@ -56,6 +56,7 @@ enum class ElementwiseOp {
   kTanhGrad,
   kHardswishGrad,
   kHardsigmoidGrad,  // binary
+  kSign,             // unary
 };
 
 inline constexpr int kElementwiseMaxRank = 4;

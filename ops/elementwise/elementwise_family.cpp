@@ -97,6 +97,7 @@ std::vector<ElementwiseTestCase> elementwise_test_cases() {
       {chain(dense({53}), {with(Op::kSigmoidGrad, dense({53}))}, f16), {}},
       {chain(dense({4, 29}), {with(Op::kTanhGrad, dense({4, 29}))}), {}},
       {chain(dense({71}), {with(Op::kHardswishGrad, dense({71}))}), {}},
+      {chain(dense({3, 43}), {unary(Op::kSign)}, f16), {}},
       {chain(dense({6, 13}), {with(Op::kHardsigmoidGrad, dense({6, 13}))}), {}},
       {chain(strided({5, 7}, {1, 5}), {with(Op::kReluGrad, dense({5, 7})), with(Op::kMul, 0.5f)}), {}},
       {chain(strided({4, 6, 5}, {1, 4, 24}), {}), {}},

@@ -130,8 +130,8 @@ double grad_error(ElementwiseOp op, double a, double b, double y) {
     case ElementwiseOp::kSigmoidGrad: return 3 * ay;
     case ElementwiseOp::kTanhGrad: return aa * (b * b + std::abs(1 - b * b)) + ay;
     case ElementwiseOp::kHardswishGrad:
-      return b < -3 || b > 3 ? 0 : aa * (5 * std::abs(b / 3) + std::abs(b / 3 + 0.5)) + ay;
-    case ElementwiseOp::kHardsigmoidGrad: return 5 * ay;
+      return b <= -3 || b >= 3 ? 0 : aa * (5 * std::abs(b / 3) + std::abs(b / 3 + 0.5)) + ay;
+    case ElementwiseOp::kHardsigmoidGrad: return 2 * ay;  // a rounded 1/6, then a product
     default: return own_error(op, a, y);
   }
 }
@@ -170,8 +170,9 @@ double elementwise_apply(ElementwiseOp op, double a, double b) {
     case ElementwiseOp::kSiluGrad: return a * silu_slope(b);
     case ElementwiseOp::kSigmoidGrad: return a * (1 - b) * b;
     case ElementwiseOp::kTanhGrad: return a * (1 - b * b);
-    case ElementwiseOp::kHardswishGrad: return b < -3 ? 0.0 : b <= 3 ? a * (b / 3 + 0.5) : a;
+    case ElementwiseOp::kHardswishGrad: return b <= -3 ? 0.0 : b < 3 ? a * (b / 3 + 0.5) : a;
     case ElementwiseOp::kHardsigmoidGrad: return b > -3 && b < 3 ? a / 6 : 0.0;
+    case ElementwiseOp::kSign: return a > 0 ? 1.0 : a < 0 ? -1.0 : 0.0;
   }
   return std::numeric_limits<double>::quiet_NaN();
 }
@@ -224,9 +225,10 @@ BoundedValue elementwise_step(ElementwiseOp op, BoundedValue a, BoundedValue b) 
     case ElementwiseOp::kSigmoidGrad: da = (1 - z) * z, db = x * (1 - 2 * z); break;
     case ElementwiseOp::kTanhGrad: da = 1 - z * z, db = -2 * x * z; break;
     case ElementwiseOp::kHardswishGrad:
-      da = z < -3 ? 0 : z <= 3 ? z / 3 + 0.5 : 1, db = z < -3 || z > 3 ? 0 : x / 3;
+      da = z <= -3 ? 0 : z < 3 ? z / 3 + 0.5 : 1, db = z <= -3 || z >= 3 ? 0 : x / 3;
       break;
     case ElementwiseOp::kHardsigmoidGrad: da = z > -3 && z < 3 ? 1.0 / 6 : 0; break;
+    case ElementwiseOp::kSign: return {y, 0};  // exact, and flat wherever it is defined
   }
   const double error = carried(da, a.error) + carried(db, b.error) + grad_error(op, x, z, y);
   return {y, std::isnan(error) ? kInf : error};

@@ -22,7 +22,7 @@ struct OpInfo {
   bool binary;
 };
 
-constexpr std::array<OpInfo, 32> kOps = {{
+constexpr std::array<OpInfo, 33> kOps = {{
     {ElementwiseOp::kRelu, "relu", false},
     {ElementwiseOp::kRelu6, "relu6", false},
     {ElementwiseOp::kGelu, "gelu", false},
@@ -55,6 +55,7 @@ constexpr std::array<OpInfo, 32> kOps = {{
     {ElementwiseOp::kTanhGrad, "tanh_grad", true},
     {ElementwiseOp::kHardswishGrad, "hardswish_grad", true},
     {ElementwiseOp::kHardsigmoidGrad, "hardsigmoid_grad", true},
+    {ElementwiseOp::kSign, "sign", false},
 }};
 
 const OpInfo& info(ElementwiseOp op) { return kOps[static_cast<std::size_t>(op)]; }

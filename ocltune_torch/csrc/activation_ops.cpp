@@ -1,0 +1,193 @@
+// The activations and the backward ops autograd dispatches for them, on ocltune's elementwise family:
+// relu, relu6/hardtanh, gelu (both forms), silu, sigmoid, tanh, hardswish, hardsigmoid, leaky_relu,
+// with their in-place forms, and threshold_backward, hardtanh_backward, gelu_backward, silu_backward,
+// sigmoid_backward, tanh_backward, hardswish_backward, hardsigmoid_backward, leaky_relu_backward.
+// A backward op is one binary kernel, op(grad_output, input or output), that follows the
+// comparisons of PyTorch's CPU kernels at the kinks; arguments the family has no op for (a
+// threshold other than 0, a hardtanh other than relu6's) take the CPU fallback.
+#include <string_view>
+
+#include <ATen/ATen.h>
+#include <ATen/Operators.h>
+#include <torch/library.h>
+
+#include "ocltune_torch/csrc/elementwise_kernel.h"
+#include "ocltune_torch/csrc/fallback.h"
+
+namespace ocltune_torch {
+namespace {
+
+const char* gelu_op(std::string_view approximate) {
+  if (approximate == "none") return "gelu";
+  TORCH_CHECK(approximate == "tanh", "approximate argument must be either none or tanh.");
+  return "gelu_tanh";
+}
+
+at::Tensor relu(const at::Tensor& self) {
+  return unary("relu", "relu", self, [&] { return fallback<ATEN_OP(relu)>::call(self); });
+}
+at::Tensor sigmoid(const at::Tensor& self) {
+  return unary("sigmoid", "sigmoid", self, [&] { return fallback<ATEN_OP(sigmoid)>::call(self); });
+}
+at::Tensor tanh(const at::Tensor& self) {
+  return unary("tanh", "tanh", self, [&] { return fallback<ATEN_OP(tanh)>::call(self); });
+}
+at::Tensor silu(const at::Tensor& self) {
+  return unary("silu", "silu", self, [&] { return fallback<ATEN_OP(silu)>::call(self); });
+}
+at::Tensor gelu(const at::Tensor& self, c10::string_view approximate) {
+  return unary("gelu", gelu_op(approximate), self, [&] { return fallback<ATEN_OP(gelu)>::call(self, approximate); });
+}
+
+at::Tensor& relu_(at::Tensor& self) {
+  return unary_("relu_", "relu", self, [&]() -> at::Tensor& { return fallback<ATEN_OP(relu_)>::call(self); });
+}
+at::Tensor& sigmoid_(at::Tensor& self) {
+  return unary_("sigmoid_", "sigmoid", self, [&]() -> at::Tensor& { return fallback<ATEN_OP(sigmoid_)>::call(self); });
+}
+at::Tensor& tanh_(at::Tensor& self) {
+  return unary_("tanh_", "tanh", self, [&]() -> at::Tensor& { return fallback<ATEN_OP(tanh_)>::call(self); });
+}
+at::Tensor& silu_(at::Tensor& self) {
+  return unary_("silu_", "silu", self, [&]() -> at::Tensor& { return fallback<ATEN_OP(silu_)>::call(self); });
+}
+at::Tensor& gelu_(at::Tensor& self, c10::string_view approximate) {
+  return unary_("gelu_", gelu_op(approximate), self,
+                [&]() -> at::Tensor& { return fallback<ATEN_OP(gelu_)>::call(self, approximate); });
+}
+
+at::Tensor hardswish(const at::Tensor& self) {
+  return unary("hardswish", "hardswish", self, [&] { return fallback<ATEN_OP(hardswish)>::call(self); });
+}
+at::Tensor& hardswish_(at::Tensor& self) {
+  return unary_("hardswish_", "hardswish", self,
+                [&]() -> at::Tensor& { return fallback<ATEN_OP(hardswish_)>::call(self); });
+}
+at::Tensor hardsigmoid(const at::Tensor& self) {
+  return unary("hardsigmoid", "hardsigmoid", self, [&] { return fallback<ATEN_OP(hardsigmoid)>::call(self); });
+}
+at::Tensor& hardsigmoid_(at::Tensor& self) {
+  return unary_("hardsigmoid_", "hardsigmoid", self,
+                [&]() -> at::Tensor& { return fallback<ATEN_OP(hardsigmoid_)>::call(self); });
+}
+
+bool is_relu6(const at::Scalar& min_val, const at::Scalar& max_val) {
+  return min_val.to<double>() == 0.0 && max_val.to<double>() == 6.0;
+}
+
+// hardtanh(x, 0, 6) is relu6, one kernel; other bounds clamp in two (maximum, then minimum), which
+// propagate NaN as PyTorch's clamp does.
+at::Tensor hardtanh(const at::Tensor& self, const at::Scalar& min_val, const at::Scalar& max_val) {
+  auto cpu = [&] { return fallback<ATEN_OP(hardtanh)>::call(self, min_val, max_val); };
+  if (is_relu6(min_val, max_val)) return unary("hardtanh", "relu6", self, cpu);
+  const at::Tensor low = run_planned("hardtanh", "maximum", plan_scalar("hardtanh", self, min_val.to<double>()), cpu);
+  if (!is_ocl(low) || low.numel() == 0) return low;
+  return run_planned("hardtanh", "minimum", plan_scalar("hardtanh", low, max_val.to<double>()), cpu);
+}
+at::Tensor& hardtanh_(at::Tensor& self, const at::Scalar& min_val, const at::Scalar& max_val) {
+  auto cpu = [&]() -> at::Tensor& { return fallback<ATEN_OP(hardtanh_)>::call(self, min_val, max_val); };
+  if (is_relu6(min_val, max_val)) return unary_("hardtanh_", "relu6", self, cpu);
+  check_ocl(self, "hardtanh_", "self");
+  run_planned_("hardtanh_", "maximum", self, plan_scalar("hardtanh_", self, min_val.to<double>()), cpu);
+  return run_planned_("hardtanh_", "minimum", self, plan_scalar("hardtanh_", self, max_val.to<double>()), cpu);
+}
+
+at::Tensor leaky_relu(const at::Tensor& self, const at::Scalar& negative_slope) {
+  return run_planned("leaky_relu", "leaky_relu", plan_scalar("leaky_relu", self, negative_slope.to<double>()),
+                     [&] { return fallback<ATEN_OP(leaky_relu)>::call(self, negative_slope); });
+}
+at::Tensor& leaky_relu_(at::Tensor& self, const at::Scalar& negative_slope) {
+  check_ocl(self, "leaky_relu_", "self");
+  return run_planned_("leaky_relu_", "leaky_relu", self, plan_scalar("leaky_relu_", self, negative_slope.to<double>()),
+                      [&]() -> at::Tensor& { return fallback<ATEN_OP(leaky_relu_)>::call(self, negative_slope); });
+}
+
+// ---- backward ops: op(grad_output, input or output) ----
+
+template <class Fallback>
+at::Tensor backward(const char* op, const char* kernel_op, const at::Tensor& grad, const at::Tensor& saved,
+                    Fallback fallback_op) {
+  check_ocl(grad, op, "grad_output");
+  return binary(op, kernel_op, grad, saved, 1.0, fallback_op);
+}
+
+at::Tensor threshold_backward(const at::Tensor& grad, const at::Tensor& self, const at::Scalar& threshold) {
+  auto cpu = [&] { return fallback<ATEN_OP(threshold_backward)>::call(grad, self, threshold); };
+  if (threshold.to<double>() != 0.0) return cpu();
+  return backward("threshold_backward", "relu_grad", grad, self, cpu);
+}
+at::Tensor hardtanh_backward(const at::Tensor& grad, const at::Tensor& self, const at::Scalar& min_val,
+                             const at::Scalar& max_val) {
+  auto cpu = [&] { return fallback<ATEN_OP(hardtanh_backward)>::call(grad, self, min_val, max_val); };
+  if (!is_relu6(min_val, max_val)) return cpu();
+  return backward("hardtanh_backward", "relu6_grad", grad, self, cpu);
+}
+at::Tensor gelu_backward(const at::Tensor& grad, const at::Tensor& self, c10::string_view approximate) {
+  const char* kernel_op = std::string_view(gelu_op(approximate)) == "gelu" ? "gelu_grad" : "gelu_tanh_grad";
+  return backward("gelu_backward", kernel_op, grad, self,
+                  [&] { return fallback<ATEN_OP(gelu_backward)>::call(grad, self, approximate); });
+}
+at::Tensor silu_backward(const at::Tensor& grad, const at::Tensor& self) {
+  return backward("silu_backward", "silu_grad", grad, self,
+                  [&] { return fallback<ATEN_OP(silu_backward)>::call(grad, self); });
+}
+at::Tensor sigmoid_backward(const at::Tensor& grad, const at::Tensor& output) {
+  return backward("sigmoid_backward", "sigmoid_grad", grad, output,
+                  [&] { return fallback<ATEN_OP(sigmoid_backward)>::call(grad, output); });
+}
+at::Tensor tanh_backward(const at::Tensor& grad, const at::Tensor& output) {
+  return backward("tanh_backward", "tanh_grad", grad, output,
+                  [&] { return fallback<ATEN_OP(tanh_backward)>::call(grad, output); });
+}
+at::Tensor hardswish_backward(const at::Tensor& grad, const at::Tensor& self) {
+  return backward("hardswish_backward", "hardswish_grad", grad, self,
+                  [&] { return fallback<ATEN_OP(hardswish_backward)>::call(grad, self); });
+}
+at::Tensor hardsigmoid_backward(const at::Tensor& grad, const at::Tensor& self) {
+  return backward("hardsigmoid_backward", "hardsigmoid_grad", grad, self,
+                  [&] { return fallback<ATEN_OP(hardsigmoid_backward)>::call(grad, self); });
+}
+// grad where x > 0, else grad * slope: relu_grad keeps the first part exactly (grad or 0), so
+// g + slope * (grad - g) rounds once, as PyTorch's grad * slope does.
+at::Tensor leaky_relu_backward(const at::Tensor& grad, const at::Tensor& self, const at::Scalar& negative_slope,
+                               bool self_is_result) {
+  auto cpu = [&] { return fallback<ATEN_OP(leaky_relu_backward)>::call(grad, self, negative_slope, self_is_result); };
+  const at::Tensor kept = backward("leaky_relu_backward", "relu_grad", grad, self, cpu);
+  if (!is_ocl(kept) || kept.numel() == 0) return kept;
+  const at::Tensor dropped = binary("leaky_relu_backward", "sub", grad, kept, 1.0, cpu);
+  return binary("leaky_relu_backward", "add", kept, dropped, negative_slope.to<double>(), cpu);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("relu", relu);
+  m.impl("relu_", relu_);
+  m.impl("sigmoid", sigmoid);
+  m.impl("sigmoid_", sigmoid_);
+  m.impl("tanh", tanh);
+  m.impl("tanh_", tanh_);
+  m.impl("silu", silu);
+  m.impl("silu_", silu_);
+  m.impl("gelu", gelu);
+  m.impl("gelu_", gelu_);
+  m.impl("hardswish", hardswish);
+  m.impl("hardswish_", hardswish_);
+  m.impl("hardsigmoid", hardsigmoid);
+  m.impl("hardsigmoid_", hardsigmoid_);
+  m.impl("hardtanh", hardtanh);
+  m.impl("hardtanh_", hardtanh_);
+  m.impl("leaky_relu", leaky_relu);
+  m.impl("leaky_relu_", leaky_relu_);
+  m.impl("threshold_backward", threshold_backward);
+  m.impl("hardtanh_backward", hardtanh_backward);
+  m.impl("gelu_backward", gelu_backward);
+  m.impl("silu_backward", silu_backward);
+  m.impl("sigmoid_backward", sigmoid_backward);
+  m.impl("tanh_backward", tanh_backward);
+  m.impl("hardswish_backward", hardswish_backward);
+  m.impl("hardsigmoid_backward", hardsigmoid_backward);
+  m.impl("leaky_relu_backward", leaky_relu_backward);
+}
+
+}  // namespace ocltune_torch
