@@ -10,7 +10,10 @@ import pathlib
 
 import torch
 
-__all__ = ["fallback_stats", "reset_fallback_stats", "library_path"]
+__all__ = [
+    "fallback_stats", "reset_fallback_stats", "library_path",
+    "record_shapes", "dispatch_stats", "reset_dispatch_stats", "reload",
+]
 
 _LIBRARY_NAME = "libocltune_torch.so"
 _HERE = pathlib.Path(__file__).resolve().parent
@@ -72,3 +75,8 @@ def _autoload() -> None:
 
 
 _register()
+
+from . import tune_loop  # noqa: E402  (its functions call the library's ops)
+from .tune_loop import dispatch_stats, record_shapes, reload, reset_dispatch_stats  # noqa: E402,F401
+
+tune_loop._record_from_environment()

@@ -145,9 +145,11 @@ def reset_peak_memory_stats(device=None) -> None:
 
 
 def empty_cache() -> None:
-    """Releases the cached segments (no block in use) of every device back to the driver."""
+    """Releases the cached segments (no block in use) of every device back to the driver, and the
+    cached pinned host memory no copy still uses."""
     for i in range(device_count()):
         _ops.empty_cache(i)
+    _ops.empty_pinned_cache()
 
 
 def get_amp_supported_dtype():

@@ -17,6 +17,7 @@
 
 #include "ocltune_torch/csrc/device.h"
 #include "ocltune_torch/csrc/errors.h"
+#include "ocltune_torch/csrc/pinned.h"
 #include "ocltune_torch/csrc/tensor_util.h"
 
 namespace ocltune_torch {
@@ -278,7 +279,7 @@ void write_from_host(const at::Tensor& dst, const at::Tensor& cpu_src) {
 namespace {
 
 // copy_ sends every copy that involves an ocl tensor here (self is the source).
-at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool /*non_blocking*/) {
+at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
   TORCH_CHECK(self.defined() && dst.defined(), "ocltune_torch: _copy_from of an undefined tensor");
   TORCH_CHECK((self.is_cpu() || is_ocl(self)) && (dst.is_cpu() || is_ocl(dst)),
               "ocltune_torch: copies between ocl and ", self.is_cpu() || is_ocl(self) ? dst.device() : self.device(),
@@ -294,6 +295,9 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool /*non_b
     copy_on_device(dst, self.expand(dst.sizes()));
     return dst;
   }
+  // non_blocking from pinned memory in dst's layout: the write is enqueued and the host goes on (the
+  // pinned block is kept until the write has read it). Every other copy waits, which is always correct.
+  if (non_blocking && enqueue_write_from_pinned(dst, self)) return dst;
   // From the host, or a conversion (dtype, another device) through the host.
   at::Tensor host = self.is_cpu() ? self : read_to_host(self);
   host = host.to(dst.scalar_type()).resolve_conj().resolve_neg().expand(dst.sizes());

@@ -1,11 +1,11 @@
 // The PrivateUse1 hooks: what PyTorch asks of a backend beyond its ops (devices, generators, storage).
 #include <ATen/detail/PrivateUse1HooksInterface.h>
-#include <c10/core/CPUAllocator.h>
 #include <c10/util/Exception.h>
 
 #include "ocltune_torch/csrc/allocator.h"
 #include "ocltune_torch/csrc/device.h"
 #include "ocltune_torch/csrc/generator.h"
+#include "ocltune_torch/csrc/pinned.h"
 
 namespace ocltune_torch {
 namespace {
@@ -42,10 +42,10 @@ struct OclHooks final : public at::PrivateUse1HooksInterface {
     return at::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(resolve(data).device));
   }
 
-  // There is no pinned host memory yet: pin_memory=True gets ordinary host memory, and copies from
-  // it are blocking like every other.
-  bool isPinnedPtr(const void* /*data*/) const override { return false; }
-  at::Allocator* getPinnedMemoryAllocator() const override { return c10::GetCPUAllocator(); }
+  // Pinned host memory (csrc/pinned.h): mapped CL_MEM_ALLOC_HOST_PTR buffers; non_blocking copies
+  // from it to the device do not wait.
+  bool isPinnedPtr(const void* data) const override { return is_pinned_ptr(data); }
+  at::Allocator* getPinnedMemoryAllocator() const override { return pinned_allocator(); }
 
   void resizePrivateUse1Bytes(const c10::Storage& storage, size_t new_bytes) const override {
     resize_storage_bytes(storage, new_bytes);
