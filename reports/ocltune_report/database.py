@@ -58,7 +58,10 @@ def status_counts(con, device_key):
     """{(op, dtype, shape_key): {status: count}} over every measurement of one device."""
     out = {}
     for op, dtype, math, shape, status, n in con.execute(
-            "SELECT op, dtype, math, shape_key, status, count(*) FROM measurements WHERE device_key = ? "
+            # pending: an evaluation in flight (or of a dead run, until the next run records it
+            # as a crash); neither a result nor a failure yet.
+            "SELECT op, dtype, math, shape_key, status, count(*) FROM measurements "
+            "WHERE device_key = ? AND status <> 'pending' "
             "GROUP BY op, dtype, math, shape_key, status", (device_key,)):
         dtype = dtype if math == "exact" else f"{dtype}-{math}"
         out.setdefault((op, dtype, shape), {})[status] = n

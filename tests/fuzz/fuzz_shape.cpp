@@ -1,5 +1,6 @@
 // Fuzz target: the shape parser of every op family (from_json through problems_from_json), the
-// configuration parsers, and the nearest-shape description. Contract: ocltune::Error or success,
+// configuration parsers, the nearest-shape description, and the up-front device fit check of every
+// family's buffers. Contract: ocltune::Error or success,
 // nothing else; a parsed shape round-trips through to_json to the same key.
 #include <cstddef>
 #include <cstdint>
@@ -9,6 +10,7 @@
 
 #include "core/config.h"
 #include "harness/error.h"
+#include "ops/device_fit.h"
 #include "ops/family.h"
 #include "runtime/tuned_rows.h"
 #include "tests/fuzz/fuzz_device.h"
@@ -43,6 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       (void)p->flops();
       (void)p->bytes();
       (void)p->space(fuzz::device()).check(p->default_config(fuzz::device()));
+      (void)device_fit_problem(*p, fuzz::device());  // what `ocltune --shapes` checks up front
     }
   } catch (const Error&) {
   }
