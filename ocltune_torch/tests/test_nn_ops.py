@@ -155,8 +155,8 @@ def test_conv2d_module_training_step(strict):
     x = rand(2, 3, 11, 9)
     y_cpu, y_ocl = cpu(x), ocl(x.to(DEVICE))
     assert_close(y_ocl.detach(), y_cpu.detach(), scale=10)
-    y_cpu.square().mean().backward()
-    y_ocl.square().mean().backward()
+    (y_cpu * y_cpu).mean().backward()
+    (y_ocl * y_ocl).mean().backward()
     for p_ocl, p_cpu in zip(ocl.parameters(), cpu.parameters()):
         assert_close(p_ocl.grad, p_cpu.grad, scale=20)
 
@@ -398,3 +398,47 @@ def test_binary_cross_entropy_with_logits(reduction, dtype, strict):
 def test_logsigmoid_extremes(strict):
     x = torch.tensor([-100.0, -20.0, -1.0, 0.0, 1e-3, 3.0, 30.0, 100.0])
     check(F.logsigmoid, x)
+
+
+def class_targets(n, c, seed=3, ignore=None):
+    t = torch.randint(0, c, (n,), generator=torch.Generator().manual_seed(seed))
+    if ignore is not None:
+        t[::3] = ignore
+    return t
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("n,c", [(1, 1), (7, 5), (13, 130)])
+def test_cross_entropy(n, c, weighted, reduction, dtype, strict):
+    logits, target = rand(n, c, dtype=dtype), class_targets(n, c)
+    w = (torch.rand(c, generator=torch.Generator().manual_seed(4)) + 0.5).to(dtype) if weighted else None
+    check(lambda x, t, w: F.cross_entropy(x, t, weight=w, reduction=reduction), logits, target, w,
+          needs_grad=[True, False, False], scale=4, fp32_reference=dtype != torch.float32)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("ignore_index", [-100, 2])
+def test_nll_loss_ignore_index(reduction, ignore_index, strict):
+    logp, target = torch.log_softmax(rand(9, 4), 1), class_targets(9, 4, ignore=ignore_index)
+    w = torch.rand(4, generator=torch.Generator().manual_seed(4)) + 0.5
+    for weight in [None, w]:
+        check(lambda x, t, w: F.nll_loss(x, t, weight=w, ignore_index=ignore_index, reduction=reduction), logp, target,
+              weight, needs_grad=[True, False, False])
+
+
+def test_nll_loss_unbatched_and_2d(strict):
+    check(lambda x, t: F.nll_loss(x, t), torch.log_softmax(rand(6), 0), torch.tensor(4))
+    # Per-pixel classes (nll_loss2d), also on a channels_last input and with ignored pixels.
+    x = rand(2, 5, 3, 4)
+    t = torch.randint(0, 5, (2, 3, 4), generator=torch.Generator().manual_seed(5))
+    t[0, 1] = -100
+    for reduction in ["mean", "sum", "none"]:
+        check(lambda x, t: F.cross_entropy(x, t, reduction=reduction), x, t, scale=4)
+    check(lambda x, t: F.cross_entropy(x, t), x.to(memory_format=torch.channels_last), t, scale=4)
+
+
+def test_nll_loss_target_out_of_range():
+    with pytest.raises((RuntimeError, IndexError)):
+        F.nll_loss(rand(3, 4).to(DEVICE), torch.tensor([0, 4, 1]).to(DEVICE)).cpu()
