@@ -75,7 +75,9 @@ double saturate_to_storage(double value, DType dtype) {
 std::vector<std::uint8_t> encode(std::span<const float> data, DType dtype) {
   std::vector<std::uint8_t> bytes(data.size() * dtype_bytes(dtype));
   if (dtype == DType::kFp32) {
-    std::memcpy(bytes.data(), data.data(), bytes.size());
+    // An empty tensor's span and vector may hold null pointers, which memcpy must not get even
+    // for 0 bytes (UBSan's nonnull-attribute report, scripts/sanitize.sh).
+    if (!bytes.empty()) std::memcpy(bytes.data(), data.data(), bytes.size());
     return bytes;
   }
   for (std::size_t i = 0; i < data.size(); ++i) {
@@ -93,7 +95,7 @@ std::vector<std::uint8_t> encode(std::span<const float> data, DType dtype) {
 std::vector<float> decode(std::span<const std::uint8_t> bytes, DType dtype) {
   std::vector<float> out(bytes.size() / dtype_bytes(dtype));
   if (dtype == DType::kFp32) {
-    std::memcpy(out.data(), bytes.data(), out.size() * 4);
+    if (!out.empty()) std::memcpy(out.data(), bytes.data(), out.size() * 4);  // as in encode
     return out;
   }
   for (std::size_t i = 0; i < out.size(); ++i) {
