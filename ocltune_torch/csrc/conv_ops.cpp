@@ -3,10 +3,12 @@
 // depthwise, stride, padding, dilation, bias, and transposed convolutions as the family's other
 // directions (a transposed forward is a backward-data, its input gradient a forward).
 //
-// The family computes dense NCHW fp32: inputs are packed on the device first. What it cannot take
-// (16-bit or other dtypes, 3-D convolutions, sizes beyond its ranges, an output_padding of a
-// transposed convolution not below its stride) runs at::convolution on CPU copies, counted as a
-// fallback: these two ops have no boxed fallback to reach (their default kernel raises).
+// The family computes dense NCHW fp32: inputs are packed on the device first, and fp16 / bf16
+// convolutions compute on fp32 copies made on the device (results rounded back), as PyTorch's
+// CPU kernels accumulate 16-bit convolutions in fp32 too. What it cannot take (other dtypes, 3-D
+// convolutions, sizes beyond its ranges, an output_padding of a transposed convolution not below
+// its stride) runs at::convolution on CPU copies, counted as a fallback: these two ops have no boxed
+// fallback to reach (their default kernel raises).
 //
 // TF32: PyTorch has no allow_tf32 switch for a PrivateUse1 device, so the family's tensor-core
 // algorithms are allowed exactly when torch.set_float32_matmul_precision is "high" or "medium" (the
@@ -170,10 +172,25 @@ bool family_takes_4d(const at::Tensor& x4, const at::Tensor& w4, const ConvGeome
   return family_takes(x4.size(0), x4.size(1), x4.size(2), x4.size(3), w4.size(0), w4.size(2), w4.size(3), g);
 }
 
-at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias_opt,
-                       c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed,
-                       c10::IntArrayRef output_padding, int64_t groups) {
+bool is_16bit(at::ScalarType t) { return t == at::kHalf || t == at::kBFloat16; }
+
+// fp32 copies (on the device) of 16-bit tensors; undefined ones stay undefined.
+at::Tensor widened(const at::Tensor& t) { return t.defined() ? t.to(at::kFloat) : t; }
+at::Tensor narrowed(const at::Tensor& t, at::ScalarType type) { return t.defined() ? t.to(type) : t; }
+
+at::Tensor conv_forward(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias_opt,
+                        c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed,
+                        c10::IntArrayRef output_padding, int64_t groups) {
   check_ocl(input, "convolution", "input");
+  const at::ScalarType type = input.scalar_type();
+  if (is_16bit(type) && weight.scalar_type() == type &&
+      (!bias_opt || !bias_opt->defined() || bias_opt->scalar_type() == type)) {
+    const std::optional<at::Tensor> bias32 =
+        bias_opt && bias_opt->defined() ? std::optional<at::Tensor>(widened(*bias_opt)) : std::nullopt;
+    return narrowed(conv_forward(widened(input), widened(weight), bias32, stride, padding, dilation, transposed,
+                                 output_padding, groups),
+                    type);
+  }
   check_same_device(input, weight, "convolution", "weight");
   const at::Tensor bias = bias_opt && bias_opt->defined() ? *bias_opt : at::Tensor();
   if (bias.defined()) check_same_device(input, bias, "convolution", "bias");
@@ -219,15 +236,20 @@ at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const 
   return from_4d(out4, plan->dims);
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(const at::Tensor& grad_output,
-                                                                    const at::Tensor& input, const at::Tensor& weight,
-                                                                    c10::IntArrayRef stride, c10::IntArrayRef padding,
-                                                                    c10::IntArrayRef dilation, bool transposed,
-                                                                    c10::IntArrayRef output_padding, int64_t groups,
-                                                                    std::array<bool, 3> output_mask) {
+std::tuple<at::Tensor, at::Tensor, at::Tensor> conv_backward(const at::Tensor& grad_output, const at::Tensor& input,
+                                                             const at::Tensor& weight, c10::IntArrayRef stride,
+                                                             c10::IntArrayRef padding, c10::IntArrayRef dilation,
+                                                             bool transposed, c10::IntArrayRef output_padding,
+                                                             int64_t groups, std::array<bool, 3> output_mask) {
   check_ocl(grad_output, "convolution_backward", "grad_output");
   check_same_device(grad_output, input, "convolution_backward", "input");
   check_same_device(grad_output, weight, "convolution_backward", "weight");
+  const at::ScalarType type = input.scalar_type();
+  if (is_16bit(type) && weight.scalar_type() == type && grad_output.scalar_type() == type) {
+    auto [gi, gw, gb] = conv_backward(widened(grad_output), widened(input), widened(weight), stride, padding, dilation,
+                                      transposed, output_padding, groups, output_mask);
+    return {narrowed(gi, type), narrowed(gw, type), narrowed(gb, type)};
+  }
   const std::optional<ConvPlan> plan =
       plan_conv(input, weight, stride, padding, dilation, transposed, output_padding, groups);
   auto on_cpu = [&] {
@@ -280,8 +302,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(const at::Te
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("convolution_overrideable", convolution);
-  m.impl("convolution_backward_overrideable", convolution_backward);
+  m.impl("convolution_overrideable", conv_forward);
+  m.impl("convolution_backward_overrideable", conv_backward);
 }
 
 }  // namespace ocltune_torch
