@@ -3,7 +3,8 @@
 // On the device a copy is one clEnqueueCopyBuffer when both layouts are the same dense one, the C
 // ABI's strided copy (elementwise with op NULL: strided source, packed destination) when the
 // destination is dense, and a packed temporary plus clEnqueueCopyBufferRect when the destination has
-// gaps (a slice). What none of them can do goes through the host, which is always correct.
+// gaps (a slice), or the plain copy kernel (csrc/plain_elementwise.h), which also converts dtypes.
+// What none of them can do goes through the host, which is always correct.
 #include "ocltune_torch/csrc/copy.h"
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "ocltune_torch/csrc/device.h"
 #include "ocltune_torch/csrc/errors.h"
 #include "ocltune_torch/csrc/pinned.h"
+#include "ocltune_torch/csrc/plain_elementwise.h"
 #include "ocltune_torch/csrc/tensor_util.h"
 
 namespace ocltune_torch {
@@ -213,10 +215,13 @@ void copy_on_device(const at::Tensor& dst, const at::Tensor& src) {
       return;
     }
     if (enqueue_gather(device, both.sizes, both.strides[1], src, dst)) return;
+    if (plain_copy(dst, src)) return;
     write_from_host(dst, read_to_host(src));
     return;
   }
-  // dst has gaps: the source in dst's dim order into a packed temporary, then one rectangle copy.
+  // dst has gaps: the plain copy kernel writes it in one pass; else the source in dst's dim order
+  // into a packed temporary, then one rectangle copy.
+  if (plain_copy(dst, src)) return;
   if (const std::optional<Rect> rect = rect_of(merge_dims(sizes, {dst_strides}), item)) {
     at::Tensor packed = at::empty(sizes, dst.options());
     copy_on_device(packed, src.permute(perm));
@@ -295,10 +300,15 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
     copy_on_device(dst, self.expand(dst.sizes()));
     return dst;
   }
+  // A conversion on one device: the plain cast kernel (every pair of plain dtypes, any strides).
+  if (is_ocl(self) && self.device() == dst.device() && !self.is_conj() && !self.is_neg() &&
+      plain_copy(dst, self.expand(dst.sizes()))) {
+    return dst;
+  }
   // non_blocking from pinned memory in dst's layout: the write is enqueued and the host goes on (the
   // pinned block is kept until the write has read it). Every other copy waits, which is always correct.
   if (non_blocking && enqueue_write_from_pinned(dst, self)) return dst;
-  // From the host, or a conversion (dtype, another device) through the host.
+  // From the host, or a conversion (float64, another device) through the host.
   at::Tensor host = self.is_cpu() ? self : read_to_host(self);
   host = host.to(dst.scalar_type()).resolve_conj().resolve_neg().expand(dst.sizes());
   write_from_host(dst, host);

@@ -15,19 +15,24 @@
 
 #include "ocltune_torch/csrc/elementwise_kernel.h"
 #include "ocltune_torch/csrc/fallback.h"
+#include "ocltune_torch/csrc/plain_elementwise.h"
 
 namespace ocltune_torch {
 namespace {
 
+// Integer and bool operands run on the plain kernels (plain_elementwise.h), the float ones here.
 at::Tensor add(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+  if (auto r = integer_arithmetic("add", self, other, alpha)) return *r;
   return binary("add", "add", self, other, alpha.to<double>(),
                 [&] { return fallback<ATEN_OP(add_Tensor)>::call(self, other, alpha); });
 }
 at::Tensor sub(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+  if (auto r = integer_arithmetic("sub", self, other, alpha)) return *r;
   return binary("sub", "sub", self, other, alpha.to<double>(),
                 [&] { return fallback<ATEN_OP(sub_Tensor)>::call(self, other, alpha); });
 }
 at::Tensor mul(const at::Tensor& self, const at::Tensor& other) {
+  if (auto r = integer_arithmetic("mul", self, other, 1)) return *r;
   return binary("mul", "mul", self, other, 1.0, [&] { return fallback<ATEN_OP(mul_Tensor)>::call(self, other); });
 }
 at::Tensor div(const at::Tensor& self, const at::Tensor& other) {
@@ -35,14 +40,17 @@ at::Tensor div(const at::Tensor& self, const at::Tensor& other) {
 }
 
 at::Tensor& add_(at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+  if (integer_arithmetic_("add", self, other, alpha)) return self;
   return binary_("add_", "add", self, other, alpha.to<double>(),
                  [&]() -> at::Tensor& { return fallback<ATEN_OP(add__Tensor)>::call(self, other, alpha); });
 }
 at::Tensor& sub_(at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+  if (integer_arithmetic_("sub", self, other, alpha)) return self;
   return binary_("sub_", "sub", self, other, alpha.to<double>(),
                  [&]() -> at::Tensor& { return fallback<ATEN_OP(sub__Tensor)>::call(self, other, alpha); });
 }
 at::Tensor& mul_(at::Tensor& self, const at::Tensor& other) {
+  if (integer_arithmetic_("mul", self, other, 1)) return self;
   return binary_("mul_", "mul", self, other, 1.0,
                  [&]() -> at::Tensor& { return fallback<ATEN_OP(mul__Tensor)>::call(self, other); });
 }

@@ -1,0 +1,439 @@
+// Element-wise ops on plain kernels: comparisons, logical and bitwise ops, where, masked_fill_, clamp,
+// all/any, casts between every pair of plain dtypes, and integer add/sub/mul (for elementwise_ops.cpp).
+//
+// Operands follow PyTorch's type promotion (at::result_type): both are converted to the result type
+// before the op, so int64 == float compares in float. A 0-dim CPU tensor (a Python number) is a
+// kernel argument, never a transfer. float64 and complex operands take the CPU fallback.
+#include "ocltune_torch/csrc/plain_elementwise.h"
+
+#include <string>
+
+#include <ATen/ATen.h>
+#include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
+#include <ATen/Operators.h>
+#include <ATen/WrapDimUtils.h>
+#include <ATen/native/Resize.h>
+#include <torch/library.h>
+
+#include "ocltune_torch/csrc/copy.h"
+#include "ocltune_torch/csrc/fallback.h"
+#include "ocltune_torch/csrc/plain_kernels.h"
+#include "ocltune_torch/csrc/tensor_util.h"
+
+namespace ocltune_torch {
+
+void run_plain_elementwise(const char* kernel, const at::Tensor& out, const std::vector<at::Tensor>& inputs,
+                           const std::vector<const char*>& slots, at::ScalarType compute,
+                           const std::vector<c10::Scalar>& scalars) {
+  TORCH_INTERNAL_ASSERT(inputs.size() == slots.size());
+  if (out.numel() == 0) return;
+  const int device = out.device().index();
+  TypeSlots types = {{"O", out.scalar_type()}, {"K", compute}, {"A", at::kBool}, {"B", at::kBool}, {"C", at::kBool}};
+  std::vector<const at::Tensor*> tensors = {&out};
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    for (auto& [slot, type] : types) {
+      if (slot == slots[i]) type = inputs[i].scalar_type();
+    }
+    tensors.push_back(&inputs[i]);
+  }
+  const PlainLayout layout = plain_layout(out.sizes(), tensors);
+  PlainLaunch launch(device, plain_program(device, "plain_elementwise.cl", types), kernel);
+  launch.arg(layout.shape).tensor(out).arg(layout.operands[0]);
+  for (std::size_t i = 0; i < inputs.size(); ++i) launch.tensor(inputs[i]).arg(layout.operands[i + 1]);
+  for (const c10::Scalar& s : scalars) launch << scalar_arg(s, compute);
+  launch.run(layout.shape.numel);
+}
+
+namespace {
+
+std::vector<std::int64_t> to_vector(at::IntArrayRef a) { return {a.begin(), a.end()}; }
+
+// A Python number in a binary op: a 0-dim CPU tensor.
+bool is_number(const at::Tensor& t) { return t.defined() && t.is_cpu() && t.dim() == 0; }
+
+// True when the op can run here: ocl tensors of one device (or numbers) of plain dtypes, a plain
+// compute type. Raises for mixed devices as PyTorch does.
+bool plain_operands(const char* op, const at::Tensor& self, const at::Tensor& other, at::ScalarType compute) {
+  const at::Tensor& first = is_ocl(self) ? self : other;
+  for (const at::Tensor* t : {&self, &other}) {
+    if (is_ocl(*t)) {
+      check_same_device(first, *t, op, t == &self ? "self" : "other");
+    } else {
+      TORCH_CHECK(is_number(*t), "Expected all tensors to be on the same device, but found at least two devices, ",
+                  first.device(), " and ", t->device(), "! (ocltune_torch ", op,
+                  ": only a 0-dim CPU tensor may be mixed with ocl)");
+    }
+  }
+  return plain_dtype(self.scalar_type()) && plain_dtype(other.scalar_type()) && plain_dtype(compute);
+}
+
+// A tensor that does not overlap out (a copy where it does partially), so a kernel never reads what it
+// has written. A full overlap (in place) is fine: each element is read before it is written.
+at::Tensor unaliased(const at::Tensor& out, const at::Tensor& t) {
+  if (!is_ocl(t) || !may_overlap(out, t)) return t;
+  // Exactly out (in place) is fine; anything else that may share its memory is copied first.
+  if (t.is_same(out) || (t.data_ptr() == out.data_ptr() && t.strides() == out.strides() && t.sizes() == out.sizes())) {
+    return t;
+  }
+  return t.clone();
+}
+
+// out = kernel(self, other), out already has the broadcast sizes. A number as other runs
+// `kernel`_scalar, a number as self the `mirrored`_scalar kernel (gt for lt, rsub for sub) on other.
+void binary_into(const char* kernel, const char* mirrored, const at::Tensor& out, const at::Tensor& self,
+                 const at::Tensor& other, at::ScalarType compute, const c10::Scalar& s0) {
+  if (is_number(other) && is_ocl(self)) {
+    run_plain_elementwise((std::string(kernel) + "_scalar").c_str(), out, {unaliased(out, self).expand(out.sizes())},
+                          {"A"}, compute, {s0, other.item()});
+  } else if (is_number(self) && is_ocl(other)) {
+    run_plain_elementwise((std::string(mirrored) + "_scalar").c_str(), out, {unaliased(out, other).expand(out.sizes())},
+                          {"A"}, compute, {s0, self.item()});
+  } else {
+    run_plain_elementwise(kernel, out,
+                          {unaliased(out, self).expand(out.sizes()), unaliased(out, other).expand(out.sizes())},
+                          {"A", "B"}, compute, {s0});
+  }
+}
+
+at::Tensor binary_new(const char* kernel, const char* mirrored, const at::Tensor& self, const at::Tensor& other,
+                      at::ScalarType compute, at::ScalarType result, const c10::Scalar& s0 = 0) {
+  const at::Tensor& like = is_ocl(self) ? self : other;
+  at::Tensor out = at::empty(at::infer_size(self.sizes(), other.sizes()), like.options().dtype(result));
+  binary_into(kernel, mirrored, out, self, other, compute, s0);
+  return out;
+}
+
+// ---- comparisons: bool results, computed in the promoted type ----
+
+#define OCL_COMPARISON(NAME, MIRROR)                                                                              \
+  at::Tensor NAME##_tensor(const at::Tensor& self, const at::Tensor& other) {                                     \
+    const at::ScalarType compute = at::result_type(self, other);                                                  \
+    if (!plain_operands(#NAME, self, other, compute)) return fallback<ATEN_OP(NAME##_Tensor)>::call(self, other); \
+    return binary_new(#NAME, #MIRROR, self, other, compute, at::kBool);                                           \
+  }                                                                                                               \
+  at::Tensor NAME##_scalar(const at::Tensor& self, const at::Scalar& other) {                                     \
+    check_ocl(self, #NAME, "self");                                                                               \
+    const at::ScalarType compute = at::result_type(self, other);                                                  \
+    if (!plain_dtype(self.scalar_type()) || !plain_dtype(compute)) {                                              \
+      return fallback<ATEN_OP(NAME##_Scalar)>::call(self, other);                                                 \
+    }                                                                                                             \
+    at::Tensor out = at::empty(self.sizes(), self.options().dtype(at::kBool));                                    \
+    run_plain_elementwise(#NAME "_scalar", out, {self}, {"A"}, compute, {0, other});                              \
+    return out;                                                                                                   \
+  }
+
+OCL_COMPARISON(eq, eq)
+OCL_COMPARISON(ne, ne)
+OCL_COMPARISON(lt, gt)
+OCL_COMPARISON(le, ge)
+OCL_COMPARISON(gt, lt)
+OCL_COMPARISON(ge, le)
+
+// ---- logical ops (out= forms: the functional and in-place ones are composites over them) ----
+
+at::Tensor& logical_not_out(const at::Tensor& self, at::Tensor& out) {
+  check_ocl(self, "logical_not", "self");
+  check_ocl(out, "logical_not", "out");
+  if (!plain_dtype(self.scalar_type()) || !plain_dtype(out.scalar_type())) {
+    return fallback<ATEN_OP(logical_not_out)>::call(self, out);
+  }
+  at::native::resize_output(out, self.sizes());
+  run_plain_elementwise("logical_not", out, {unaliased(out, self)}, {"A"}, self.scalar_type(), {0, 0});
+  return out;
+}
+
+#define OCL_LOGICAL(NAME)                                                                    \
+  at::Tensor& NAME##_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) { \
+    check_ocl(out, #NAME, "out");                                                            \
+    const at::ScalarType compute = at::result_type(self, other);                             \
+    if (!plain_operands(#NAME, self, other, compute) || !plain_dtype(out.scalar_type())) {   \
+      return fallback<ATEN_OP(NAME##_out)>::call(self, other, out);                          \
+    }                                                                                        \
+    at::native::resize_output(out, at::infer_size(self.sizes(), other.sizes()));             \
+    binary_into(#NAME, #NAME, out, self, other, compute, 0);                                 \
+    return out;                                                                              \
+  }
+
+OCL_LOGICAL(logical_and)
+OCL_LOGICAL(logical_or)
+OCL_LOGICAL(logical_xor)
+
+// ---- bitwise ops: integer and bool tensors ----
+
+#define OCL_BITWISE(NAME)                                                                          \
+  at::Tensor NAME##_tensor(const at::Tensor& self, const at::Tensor& other) {                      \
+    const at::ScalarType compute = at::result_type(self, other);                                   \
+    if (!plain_operands(#NAME, self, other, compute) || at::isFloatingType(compute)) {             \
+      return fallback<ATEN_OP(NAME##_Tensor)>::call(self, other); /* PyTorch's error for floats */ \
+    }                                                                                              \
+    return binary_new(#NAME, #NAME, self, other, compute, compute);                                \
+  }
+
+OCL_BITWISE(bitwise_and)
+OCL_BITWISE(bitwise_or)
+OCL_BITWISE(bitwise_xor)
+
+at::Tensor bitwise_not(const at::Tensor& self) {
+  check_ocl(self, "bitwise_not", "self");
+  if (!plain_dtype(self.scalar_type()) || at::isFloatingType(self.scalar_type())) {
+    return fallback<ATEN_OP(bitwise_not)>::call(self);
+  }
+  at::Tensor out = at::empty(self.sizes(), self.options());
+  run_plain_elementwise("bitwise_not", out, {self}, {"A"}, self.scalar_type(), {0, 0});
+  return out;
+}
+
+// ---- where, masked_fill_ ----
+
+// A number (0-dim CPU tensor) as a 0-dim ocl tensor: a fill, enqueued like any op.
+at::Tensor on_device(const at::Tensor& t, const at::Tensor& like) {
+  if (!is_number(t)) return t;
+  return at::full({}, t.item(), like.options().dtype(t.scalar_type()));
+}
+
+at::Tensor where_self(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other) {
+  TORCH_CHECK(condition.scalar_type() == at::kBool || condition.scalar_type() == at::kByte,
+              "where expected condition to be a boolean tensor, but got a tensor with dtype ", condition.scalar_type());
+  const at::ScalarType result = at::result_type(self, other);
+  const at::Tensor& like = is_ocl(condition) ? condition : is_ocl(self) ? self : other;
+  if (!plain_dtype(self.scalar_type()) || !plain_dtype(other.scalar_type()) || !plain_dtype(result)) {
+    return fallback<ATEN_OP(where_self)>::call(condition, self, other);
+  }
+  const at::Tensor c = on_device(condition, like), a = on_device(self, like), b = on_device(other, like);
+  check_same_device(like, c, "where", "condition");
+  check_same_device(like, a, "where", "self");
+  check_same_device(like, b, "where", "other");
+  const std::vector<std::int64_t> sizes = to_vector(at::infer_size(at::infer_size(c.sizes(), a.sizes()), b.sizes()));
+  at::Tensor out = at::empty(sizes, like.options().dtype(result));
+  run_plain_elementwise("where", out, {c.expand(sizes), a.expand(sizes), b.expand(sizes)}, {"C", "A", "B"}, result, {});
+  return out;
+}
+
+void check_mask(const at::Tensor& self, const at::Tensor& mask) {
+  TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_fill_ only supports boolean masks, but got mask with dtype ",
+              mask.scalar_type());
+  check_same_device(self, mask, "masked_fill_", "mask");
+  TORCH_CHECK(at::is_expandable_to(mask.sizes(), self.sizes()), "The size of the mask ", mask.sizes(),
+              " must match the size of self ", self.sizes(), " (masked_fill_ is in place)");
+}
+
+at::Tensor& masked_fill_scalar(at::Tensor& self, const at::Tensor& mask, const at::Scalar& value) {
+  check_ocl(self, "masked_fill_", "self");
+  if (!plain_dtype(self.scalar_type())) return fallback<ATEN_OP(masked_fill__Scalar)>::call(self, mask, value);
+  check_mask(self, mask);
+  at::assert_no_internal_overlap(self);
+  run_plain_elementwise("masked_fill", self, {self, unaliased(self, mask).expand(self.sizes())}, {"A", "B"},
+                        self.scalar_type(), {value});
+  return self;
+}
+
+at::Tensor& masked_fill_tensor(at::Tensor& self, const at::Tensor& mask, const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+              value.dim(), " dimension(s).");
+  if (value.is_cpu()) return masked_fill_scalar(self, mask, value.item());
+  check_ocl(self, "masked_fill_", "self");
+  if (!plain_dtype(self.scalar_type()) || !plain_dtype(value.scalar_type())) {
+    return fallback<ATEN_OP(masked_fill__Tensor)>::call(self, mask, value);
+  }
+  check_mask(self, mask);
+  check_same_device(self, value, "masked_fill_", "value");
+  at::assert_no_internal_overlap(self);
+  run_plain_elementwise("where", self, {unaliased(self, mask).expand(self.sizes()), value.expand(self.sizes()), self},
+                        {"C", "A", "B"}, self.scalar_type(), {});
+  return self;
+}
+
+// ---- clamp (every plain dtype: the families have no clamp) ----
+
+at::ScalarType clamp_type(const at::Tensor& self, const std::optional<at::Scalar>& min,
+                          const std::optional<at::Scalar>& max) {
+  at::ScalarType t = self.scalar_type();
+  if (min) t = at::promote_types(t, at::result_type(self, *min));
+  if (max) t = at::promote_types(t, at::result_type(self, *max));
+  return t;
+}
+
+void clamp_into(const at::Tensor& out, const at::Tensor& self, const std::optional<at::Scalar>& min,
+                const std::optional<at::Scalar>& max, at::ScalarType compute) {
+  const char* kernel = min && max ? "clamp_both" : min ? "clamp_min" : "clamp_max";
+  run_plain_elementwise(kernel, out, {self}, {"A"}, compute, {min.value_or(0), max.value_or(0)});
+}
+
+at::Tensor clamp_new(const at::Tensor& self, const std::optional<at::Scalar>& min,
+                     const std::optional<at::Scalar>& max) {
+  check_ocl(self, "clamp", "self");
+  TORCH_CHECK(min || max, "torch.clamp: At least one of 'min' or 'max' must not be None");
+  const at::ScalarType t = clamp_type(self, min, max);
+  if (!plain_dtype(self.scalar_type()) || !plain_dtype(t)) return fallback<ATEN_OP(clamp)>::call(self, min, max);
+  at::Tensor out = at::empty(self.sizes(), self.options().dtype(t));
+  clamp_into(out, self, min, max, t);
+  return out;
+}
+
+at::Tensor& clamp_inplace(at::Tensor& self, const std::optional<at::Scalar>& min,
+                          const std::optional<at::Scalar>& max) {
+  check_ocl(self, "clamp_", "self");
+  TORCH_CHECK(min || max, "torch.clamp: At least one of 'min' or 'max' must not be None");
+  const at::ScalarType t = clamp_type(self, min, max);
+  if (!plain_dtype(self.scalar_type()) || !plain_dtype(t)) return fallback<ATEN_OP(clamp_)>::call(self, min, max);
+  TORCH_CHECK(at::canCast(t, self.scalar_type()), "result type ", t, " can't be cast to the desired output type ",
+              self.scalar_type());
+  at::assert_no_internal_overlap(self);
+  clamp_into(self, self, min, max, self.scalar_type());
+  return self;
+}
+
+at::Tensor clamp_min(const at::Tensor& self, const at::Scalar& min) { return clamp_new(self, min, std::nullopt); }
+at::Tensor clamp_max(const at::Tensor& self, const at::Scalar& max) { return clamp_new(self, std::nullopt, max); }
+at::Tensor& clamp_min_(at::Tensor& self, const at::Scalar& min) { return clamp_inplace(self, min, std::nullopt); }
+at::Tensor& clamp_max_(at::Tensor& self, const at::Scalar& max) { return clamp_inplace(self, std::nullopt, max); }
+
+// ---- all, any ----
+
+// The result has keepdim sizes and is filled with the answer for no elements; the kernel sees it
+// expanded to self's sizes (stride 0 along the reduced dims) and stores where an element changes it.
+at::Tensor all_any(const char* kernel, const at::Tensor& self, at::OptionalIntArrayRef dims, bool keepdim) {
+  check_ocl(self, kernel, "self");
+  const at::ScalarType result = self.scalar_type() == at::kByte ? at::kByte : at::kBool;
+  const std::int64_t nd = self.dim();
+  std::vector<bool> reduced(static_cast<std::size_t>(nd), !dims || dims->empty());
+  if (dims) {
+    for (std::int64_t d : *dims) {
+      const std::int64_t w = at::maybe_wrap_dim(d, nd);  // a 0-dim self takes 0 and -1, and has nothing to reduce
+      if (nd > 0) reduced[static_cast<std::size_t>(w)] = true;
+    }
+  }
+  std::vector<std::int64_t> keep_sizes, squeezed;
+  for (std::int64_t i = 0; i < nd; ++i) {
+    const bool r = reduced[static_cast<std::size_t>(i)];
+    keep_sizes.push_back(r ? 1 : self.size(i));
+    if (!r) squeezed.push_back(self.size(i));
+  }
+  const bool is_all = std::string(kernel) == "reduce_all";
+  at::Tensor out = at::full(keep_sizes, is_all ? 1 : 0, self.options().dtype(result));
+  if (self.numel() > 0) {
+    run_plain_elementwise(kernel, out.expand(self.sizes()), {self}, {"A"}, self.scalar_type(), {});
+  }
+  return keepdim ? out : out.view(squeezed);
+}
+
+at::Tensor all_of(const at::Tensor& self) {
+  if (!plain_dtype(self.scalar_type())) return fallback<ATEN_OP(all)>::call(self);
+  return all_any("reduce_all", self, std::nullopt, false);
+}
+at::Tensor any_of(const at::Tensor& self) {
+  if (!plain_dtype(self.scalar_type())) return fallback<ATEN_OP(any)>::call(self);
+  return all_any("reduce_any", self, std::nullopt, false);
+}
+at::Tensor all_dim(const at::Tensor& self, std::int64_t dim, bool keepdim) {
+  if (!plain_dtype(self.scalar_type())) return fallback<ATEN_OP(all_dim)>::call(self, dim, keepdim);
+  return all_any("reduce_all", self, at::IntArrayRef{dim}, keepdim);
+}
+at::Tensor any_dim(const at::Tensor& self, std::int64_t dim, bool keepdim) {
+  if (!plain_dtype(self.scalar_type())) return fallback<ATEN_OP(any_dim)>::call(self, dim, keepdim);
+  return all_any("reduce_any", self, at::IntArrayRef{dim}, keepdim);
+}
+at::Tensor all_dims(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
+  if (!plain_dtype(self.scalar_type())) return fallback<ATEN_OP(all_dims)>::call(self, dim, keepdim);
+  return all_any("reduce_all", self, dim, keepdim);
+}
+at::Tensor any_dims(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
+  if (!plain_dtype(self.scalar_type())) return fallback<ATEN_OP(any_dims)>::call(self, dim, keepdim);
+  return all_any("reduce_any", self, dim, keepdim);
+}
+
+// ---- integer add, sub, mul ----
+
+const char* mirror_of(std::string_view op) { return op == "sub" ? "rsub" : op == "add" ? "radd" : "mul"; }
+
+void check_integer_arithmetic(std::string_view op, at::ScalarType result, const c10::Scalar& alpha) {
+  TORCH_CHECK(!(op == "sub" && result == at::kBool),
+              "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+              "`logical_xor()` operator instead.");
+  TORCH_CHECK(!alpha.isFloatingPoint(),
+              "For integral input tensors, argument alpha must not be a floating point "
+              "number.");
+  TORCH_CHECK(result != at::kBool || !alpha.isIntegral(false) || alpha.to<std::int64_t>() == 0 ||
+                  alpha.to<std::int64_t>() == 1 || op == "mul",
+              "Boolean alpha only supported for Boolean results.");
+}
+
+}  // namespace
+
+bool plain_copy(const at::Tensor& dst, const at::Tensor& src) {
+  if (!plain_dtype(dst.scalar_type()) || !plain_dtype(src.scalar_type())) return false;
+  if (dst.numel() == 0) return true;
+  at::Tensor from = src;
+  if (may_overlap(dst, src)) {
+    from = at::empty(src.sizes(), src.options());
+    copy_on_device(from, src);
+  }
+  run_plain_elementwise("copy", dst, {from}, {"A"}, dst.scalar_type(), {0, 0});
+  return true;
+}
+
+std::optional<at::Tensor> integer_arithmetic(std::string_view op, const at::Tensor& self, const at::Tensor& other,
+                                             const c10::Scalar& alpha) {
+  const at::ScalarType result = at::result_type(self, other);
+  if (kernel_dtype(result) || !plain_dtype(result)) return std::nullopt;
+  const std::string name(op);
+  if (!plain_operands(name.c_str(), self, other, result)) return std::nullopt;
+  check_integer_arithmetic(op, result, alpha);
+  return binary_new(name.c_str(), mirror_of(op), self, other, result, result, alpha);
+}
+
+bool integer_arithmetic_(std::string_view op, at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
+  const at::ScalarType result = at::result_type(self, other);
+  if (kernel_dtype(self.scalar_type()) || !plain_dtype(self.scalar_type()) || !plain_dtype(result)) return false;
+  const std::string name(op);
+  if (!plain_operands(name.c_str(), self, other, result) || !is_ocl(self)) return false;
+  check_integer_arithmetic(op, result, alpha);
+  TORCH_CHECK(at::canCast(result, self.scalar_type()), "result type ", result,
+              " can't be cast to the desired output type ", self.scalar_type());
+  TORCH_CHECK(at::infer_size(self.sizes(), other.sizes()) == self.sizes(), "output with shape ", self.sizes(),
+              " doesn't match the broadcast shape ", at::infer_size(self.sizes(), other.sizes()));
+  at::assert_no_internal_overlap(self);
+  binary_into(name.c_str(), mirror_of(op), self, self, other, result, alpha);
+  return true;
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("eq.Tensor", eq_tensor);
+  m.impl("eq.Scalar", eq_scalar);
+  m.impl("ne.Tensor", ne_tensor);
+  m.impl("ne.Scalar", ne_scalar);
+  m.impl("lt.Tensor", lt_tensor);
+  m.impl("lt.Scalar", lt_scalar);
+  m.impl("le.Tensor", le_tensor);
+  m.impl("le.Scalar", le_scalar);
+  m.impl("gt.Tensor", gt_tensor);
+  m.impl("gt.Scalar", gt_scalar);
+  m.impl("ge.Tensor", ge_tensor);
+  m.impl("ge.Scalar", ge_scalar);
+  m.impl("logical_not.out", logical_not_out);
+  m.impl("logical_and.out", logical_and_out);
+  m.impl("logical_or.out", logical_or_out);
+  m.impl("logical_xor.out", logical_xor_out);
+  m.impl("bitwise_and.Tensor", bitwise_and_tensor);
+  m.impl("bitwise_or.Tensor", bitwise_or_tensor);
+  m.impl("bitwise_xor.Tensor", bitwise_xor_tensor);
+  m.impl("bitwise_not", bitwise_not);
+  m.impl("where.self", where_self);
+  m.impl("masked_fill_.Scalar", masked_fill_scalar);
+  m.impl("masked_fill_.Tensor", masked_fill_tensor);
+  m.impl("clamp", clamp_new);
+  m.impl("clamp_", clamp_inplace);
+  m.impl("clamp_min", clamp_min);
+  m.impl("clamp_max", clamp_max);
+  m.impl("clamp_min_", clamp_min_);
+  m.impl("clamp_max_", clamp_max_);
+  m.impl("all", all_of);
+  m.impl("any", any_of);
+  m.impl("all.dim", all_dim);
+  m.impl("any.dim", any_dim);
+  m.impl("all.dims", all_dims);
+  m.impl("any.dims", any_dims);
+}
+
+}  // namespace ocltune_torch

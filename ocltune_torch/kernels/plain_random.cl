@@ -1,0 +1,107 @@
+// Random numbers on the device: Philox4x32-10 (Salmon et al., SC'11), counter-based, so element e of
+// a call is a pure function of (seed, counter): reproducible for a seed, independent of the grid.
+//
+// A call uses counters base .. base + ceil(n / PER_CALL) - 1 (the generator's offset / 4: it advances
+// by 4 numbers per counter). Slots: O (the output), A (an input: bernoulli's p, dropout's x).
+
+#define PHILOX_M0 0xD2511F53u
+#define PHILOX_M1 0xCD9E8D57u
+#define PHILOX_W0 0x9E3779B9u
+#define PHILOX_W1 0xBB67AE85u
+
+inline uint4 philox(const ulong seed, const ulong counter) {
+  uint4 c = (uint4)((uint)counter, (uint)(counter >> 32), 0u, 0u);
+  uint2 k = (uint2)((uint)seed, (uint)(seed >> 32));
+  for (int r = 0; r < 10; ++r) {
+    const uint hi0 = mul_hi(PHILOX_M0, c.x), lo0 = PHILOX_M0 * c.x;
+    const uint hi1 = mul_hi(PHILOX_M1, c.z), lo1 = PHILOX_M1 * c.z;
+    c = (uint4)(hi1 ^ c.y ^ k.x, lo1, hi0 ^ c.w ^ k.y, lo0);
+    k.x += PHILOX_W0;
+    k.y += PHILOX_W1;
+  }
+  return c;
+}
+
+// [0, 1) and (0, 1] with 24 random bits (every value exact in fp32).
+inline float uniform01(uint x) { return (float)(x >> 8) * 0x1.0p-24f; }
+inline float uniform01_open_low(uint x) { return (float)((x >> 8) + 1u) * 0x1.0p-24f; }
+
+// Four elements per counter: r[j] is element 4 g + j's number.
+#define FOR_EACH_4(sh, seed, base)                                     \
+  FOR_EACH_INDEX(g, ((sh).numel + 3) / 4) {                            \
+    const uint4 r4 = philox(seed, (base) + (ulong)g);                  \
+    const uint r[4] = {r4.x, r4.y, r4.z, r4.w};                        \
+    for (int j = 0; j < 4; ++j) {                                      \
+      const long e = 4 * g + j;                                        \
+      if (e >= (sh).numel) break;                                      \
+      long c[MAX_DIMS];                                                \
+      coords_of(&(sh), e, c);                                          \
+      const long o_at = offset_of(&os, c, (sh).ndim);
+#define FOR_EACH_4_END \
+  }                    \
+  }
+
+kernel void uniform(const Shape sh, global O_S* out, const Strides os, const ulong seed, const ulong base,
+                    const float from, const float to) {
+  FOR_EACH_4(sh, seed, base)
+  const float v = from + (to - from) * uniform01(r[j]);
+  O_STORE(out, o_at, TO_O(v));
+  // Rounding to the output type may reach `to`, which [from, to) excludes.
+  if ((float)O_LOAD(out, o_at) >= to && to > from) O_STORE(out, o_at, TO_O(from));
+  FOR_EACH_4_END
+}
+
+// Box-Muller: numbers 0 and 1 give elements 4 g and 4 g + 1, numbers 2 and 3 the other two.
+kernel void normal(const Shape sh, global O_S* out, const Strides os, const ulong seed, const ulong base,
+                   const float mean, const float std) {
+  FOR_EACH_4(sh, seed, base)
+  const int pair = j & ~1;
+  const float radius = sqrt(-2.0f * log(uniform01_open_low(r[pair])));
+  const float angle = 6.28318530717958647692f * uniform01(r[pair + 1]);
+  const float z = (j & 1) ? radius * sin(angle) : radius * cos(angle);
+  O_STORE(out, o_at, TO_O(mean + std * z));
+  FOR_EACH_4_END
+}
+
+kernel void bernoulli_scalar(const Shape sh, global O_S* out, const Strides os, const ulong seed, const ulong base,
+                             const float p) {
+  FOR_EACH_4(sh, seed, base)
+  O_STORE(out, o_at, TO_O(uniform01(r[j]) < p ? 1 : 0));
+  FOR_EACH_4_END
+}
+
+// p[c] per element (A, any float type), already checked to lie in [0, 1].
+kernel void bernoulli_tensor(const Shape sh, global O_S* out, const Strides os, const ulong seed, const ulong base,
+                             global const A_S* p, const Strides ps) {
+  FOR_EACH_4(sh, seed, base)
+  O_STORE(out, o_at, TO_O(uniform01(r[j]) < (float)A_LOAD(p, offset_of(&ps, c, sh.ndim)) ? 1 : 0));
+  FOR_EACH_4_END
+}
+
+// from + (a 64-bit number mod range), range >= 1: numbers 2 j' and 2 j' + 1 per element, so two
+// elements per counter; the host sizes the call for that (`sh` counts elements, `half` its counters).
+kernel void random_range(const Shape sh, global O_S* out, const Strides os, const ulong seed, const ulong base,
+                         const long from, const ulong range) {
+  FOR_EACH_INDEX(g, (sh.numel + 1) / 2) {
+    const uint4 r4 = philox(seed, base + (ulong)g);
+    for (int j = 0; j < 2; ++j) {
+      const long e = 2 * g + j;
+      if (e >= sh.numel) break;
+      long c[MAX_DIMS];
+      coords_of(&sh, e, c);
+      const ulong x = j == 0 ? (((ulong)r4.y << 32) | r4.x) : (((ulong)r4.w << 32) | r4.z);
+      O_STORE(out, offset_of(&os, c, sh.ndim), TO_O(from + (long)(x % range)));
+    }
+  }
+}
+
+// native_dropout: an element is kept with probability keep (mask 1, x * scale), else 0.
+kernel void dropout(const Shape sh, global O_S* out, const Strides os, const ulong seed, const ulong base,
+                    global const A_S* x, const Strides xs, global uchar* mask, const Strides ms, const float keep,
+                    const float scale) {
+  FOR_EACH_4(sh, seed, base)
+  const int kept = uniform01(r[j]) < keep;
+  mask[offset_of(&ms, c, sh.ndim)] = (uchar)kept;
+  O_STORE(out, o_at, TO_O(kept ? (float)A_LOAD(x, offset_of(&xs, c, sh.ndim)) * scale : 0.0f));
+  FOR_EACH_4_END
+}

@@ -1,0 +1,168 @@
+"""index_select, embedding (and its backward), gather, scatter, scatter_add, index and index_put on the plain
+kernels, against PyTorch's CPU result: dtypes, odd shapes, non-contiguous inputs, negative dims, bad indices."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import ocltune_torch
+from conftest import DEVICE, assert_close, rand
+
+DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16, torch.int8,
+          torch.uint8, torch.bool]
+
+
+def sample(shape, dtype, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    v = torch.randint(0, 9, shape, generator=g)
+    return (v > 4) if dtype == torch.bool else v.to(dtype)
+
+
+def same(actual, expected):
+    assert actual.device == DEVICE and actual.dtype == expected.dtype and actual.shape == expected.shape
+    torch.testing.assert_close(actual.cpu(), expected, rtol=0, atol=0, equal_nan=True)
+
+
+def idx(*values):
+    return torch.tensor(values, dtype=torch.int64)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_index_select(dtype):
+    a = sample((5, 7, 3), dtype)
+    x = a.to(DEVICE)
+    for dim, index in [(0, idx(4, 0, 0, 2)), (1, idx(6, 1)), (-1, idx(2, 2, 0, 1, 0)), (1, idx())]:
+        same(x.index_select(dim, index.to(DEVICE)), a.index_select(dim, index))
+        same(x.transpose(0, 2).index_select(dim, index.to(DEVICE) % 3), a.transpose(0, 2).index_select(dim, index % 3))
+    i32 = idx(1, 3).int()
+    same(x.index_select(0, i32.to(DEVICE)), a.index_select(0, i32))
+    same(x.index_select(0, idx(4, 3, 2, 1, 0).to(DEVICE)[::2]), a.index_select(0, idx(4, 2, 0)))  # strided index
+    same(x[0, 0, 0].index_select(0, idx(0).to(DEVICE)), a[0, 0, 0].index_select(0, idx(0)))  # 0-dim self
+
+
+def test_index_select_out_of_range_raises():
+    x = torch.ones(4, 3, device=DEVICE)
+    with pytest.raises(IndexError, match="out of"):
+        x.index_select(0, idx(1, 4).to(DEVICE))
+    with pytest.raises(IndexError, match="out of"):
+        x.index_select(1, idx(-1).to(DEVICE))
+    assert x.index_select(0, idx(3).to(DEVICE)).cpu().tolist() == [[1.0, 1.0, 1.0]]  # the device still works
+
+
+def test_embedding_forward_backward():
+    ocltune_torch.reset_fallback_stats()
+    torch.manual_seed(0)
+    emb = torch.nn.Embedding(11, 5, padding_idx=2)
+    ocl = torch.nn.Embedding(11, 5, padding_idx=2)
+    ocl.load_state_dict(emb.state_dict())
+    ocl.to(DEVICE)
+    ids = torch.tensor([[1, 2, 10, 1], [0, 1, 7, 2], [3, 3, 3, 1]])
+    y, y_ocl = emb(ids), ocl(ids.to(DEVICE))
+    assert_close(y_ocl, y.detach())
+    g = rand(3, 4, 5, seed=3)
+    y.backward(g)
+    y_ocl.backward(g.to(DEVICE))
+    assert_close(ocl.weight.grad, emb.weight.grad)
+    assert ocltune_torch.fallback_stats() == {}
+    # scale_grad_by_freq, fp16 and bf16 weights (accumulated in fp32)
+    for dtype in [torch.float32, torch.float16, torch.bfloat16]:
+        w = rand(11, 5, dtype=dtype, seed=4)
+        wc, wo = w.clone().requires_grad_(), w.to(DEVICE).requires_grad_()
+        F.embedding(ids, wc, scale_grad_by_freq=True).backward(g.to(dtype))
+        F.embedding(ids.to(DEVICE), wo, scale_grad_by_freq=True).backward(g.to(dtype).to(DEVICE))
+        assert_close(wo.grad, wc.grad)
+    with pytest.raises(IndexError):
+        ocl(torch.tensor([11], device=DEVICE))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_gather(dtype):
+    a = sample((4, 6, 5), dtype)
+    x = a.to(DEVICE)
+    g = torch.Generator().manual_seed(2)
+    for dim in [0, 1, -1]:
+        size = a.shape[dim]
+        index = torch.randint(0, size, (3, 4, 5), generator=g)
+        same(x.gather(dim, index.to(DEVICE)), a.gather(dim, index))
+        same(x.gather(dim, index.to(DEVICE)[:, ::2]), a.gather(dim, index[:, ::2]))
+    t = index.transpose(0, 2)[:4, :2, :3]
+    same(x.transpose(0, 2).gather(1, t.to(DEVICE) % 6), a.transpose(0, 2).gather(1, t % 6))
+    same(x.gather(1, torch.zeros(4, 0, 5, dtype=torch.int64, device=DEVICE)), a.gather(1, torch.zeros(4, 0, 5, dtype=torch.int64)))
+    with pytest.raises(IndexError, match="out of bounds"):
+        x.gather(1, torch.full((1, 1, 1), 6, device=DEVICE))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_scatter_and_scatter_add(dtype):
+    a = sample((5, 4), dtype)
+    src = sample((3, 4), dtype, seed=1)
+    x, s = a.to(DEVICE), src.to(DEVICE)
+    # a permutation per column, so scatter writes no element twice (which PyTorch leaves unspecified)
+    index = torch.stack([torch.randperm(5, generator=torch.Generator().manual_seed(c))[:3] for c in range(4)], 1)
+    i = index.to(DEVICE)
+    same(x.scatter(0, i, s), a.scatter(0, index, src))
+    same(x.scatter(0, i, 1 if dtype != torch.bool else True), a.scatter(0, index, 1 if dtype != torch.bool else True))
+    dup = torch.tensor([[0, 1, 1, 0], [4, 1, 1, 0], [4, 4, 1, 3]])  # repeated targets: summed
+    same(x.scatter_add(0, dup.to(DEVICE), s), a.scatter_add(0, dup, src))
+    same(x.t().scatter_add(-1, dup.t().to(DEVICE), s.t()), a.t().scatter_add(-1, dup.t(), src.t()))
+    y = x.clone()
+    y.scatter_(1, i[:, :2] % 4, s[:, :2])
+    same(y, a.clone().scatter_(1, index[:, :2] % 4, src[:, :2]))
+    with pytest.raises(IndexError):
+        x.scatter_add(0, torch.tensor([[5]], device=DEVICE), s)
+
+
+def test_scatter_add_float_many_duplicates():
+    src = rand(1000, 3)
+    index = torch.randint(0, 7, (1000, 3), generator=torch.Generator().manual_seed(0))
+    got = torch.zeros(7, 3, device=DEVICE).scatter_add_(0, index.to(DEVICE), src.to(DEVICE))
+    assert_close(got, torch.zeros(7, 3).scatter_add_(0, index, src), atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64, torch.int8, torch.bool], ids=str)
+def test_index_tensor(dtype):
+    a = sample((5, 6, 4), dtype)
+    x = a.to(DEVICE)
+    i, j = idx(0, 4, -1, 2), idx(5, 0, 1, -6)
+    cases = [
+        lambda t, d: t[i.to(d)],
+        lambda t, d: t[:, j.to(d)],
+        lambda t, d: t[i.to(d), j.to(d)],  # adjacent: in place of the dims
+        lambda t, d: t[i.to(d), :, idx(3, 0, 1, 2).to(d)],  # not adjacent: in front
+        lambda t, d: t[idx(1, 2).view(2, 1).to(d), j[:3].to(d)],  # broadcast index tensors
+        lambda t, d: t[..., idx(3, 3).to(d)],
+        lambda t, d: t[torch.tensor([True, False, True, False, True]).to(d)],  # a mask: through nonzero
+        lambda t, d: t.transpose(0, 1)[j.to(d)],
+    ]
+    for case in cases:
+        same(case(x, DEVICE), case(a, "cpu"))
+    with pytest.raises(IndexError):
+        x[idx(5).to(DEVICE)]
+    with pytest.raises(IndexError):
+        x[idx(0, 1).to(DEVICE), idx(-7, 0).to(DEVICE)]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.int32, torch.uint8], ids=str)
+def test_index_put(dtype):
+    a = sample((5, 6), dtype)
+    v = sample((4,), dtype, seed=1)
+    x = a.to(DEVICE)
+    i, j = idx(0, 4, -1, 2), idx(5, 0, 1, 3)
+    y = x.clone()
+    y[i.to(DEVICE), j.to(DEVICE)] = v.to(DEVICE)
+    e = a.clone()
+    e[i, j] = v
+    same(y, e)
+    y = x.clone()
+    y[:, j.to(DEVICE)] = v.to(DEVICE)  # broadcast values
+    e = a.clone()
+    e[:, j] = v
+    same(y, e)
+    dup = idx(1, 1, 3, 1)
+    y = x.clone().index_put_((dup.to(DEVICE),), v[:, None].expand(4, 6).to(DEVICE), accumulate=True)
+    same(y, a.clone().index_put_((dup,), v[:, None].expand(4, 6), accumulate=True))
+    t = x.clone().t()  # into a transposed view
+    t.index_put_((j.to(DEVICE), i.to(DEVICE)), v.to(DEVICE), accumulate=True)
+    same(t, a.clone().t().index_put_((j, i), v, accumulate=True))
+    with pytest.raises(IndexError):
+        x.clone()[idx(9).to(DEVICE)] = v[0].to(DEVICE)

@@ -1,0 +1,166 @@
+"""Random ops on the device (Philox4x32-10): reproducible for a seed, different between calls, and with the
+right distribution (mean and variance within tolerance on 1e5 samples), with no CPU fallback."""
+
+import math
+import subprocess
+import sys
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import ocltune_torch
+from conftest import DEVICE, assert_close, rand
+
+N = 100_000
+FLOATS = [torch.float32, torch.float16, torch.bfloat16]
+
+
+def stats(t):
+    v = t.cpu().double()
+    return v.mean().item(), v.var().item()
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_uniform(dtype):
+    torch.manual_seed(1)
+    x = torch.empty(N, dtype=dtype, device=DEVICE).uniform_(-2, 3)
+    mean, var = stats(x)
+    assert abs(mean - 0.5) < 0.03 and abs(var - 25 / 12) < 0.05
+    v = x.cpu()
+    assert v.min() >= -2 and v.max() < 3
+    assert torch.rand(5, 7, device=DEVICE).shape == (5, 7)
+    # every element of a strided tensor is written, the gaps are not
+    base = torch.zeros(40, 6, device=DEVICE)
+    base[:, ::2].uniform_(5, 6)
+    b = base.cpu()
+    assert (b[:, ::2] >= 5).all() and (b[:, 1::2] == 0).all()
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_normal(dtype):
+    torch.manual_seed(2)
+    x = torch.empty(N, dtype=dtype, device=DEVICE).normal_(1.5, 2.0)
+    mean, var = stats(x)
+    assert abs(mean - 1.5) < 0.04 and abs(var - 4.0) < 0.1
+    z = torch.randn(N, device=DEVICE).cpu().double()
+    assert abs(z.mean()) < 0.02 and abs(z.var() - 1) < 0.03
+    assert abs(((z > 1) & (z < 2)).double().mean() - 0.1359) < 0.01  # the shape, not only two moments
+    assert abs((z.abs() > 3).double().mean() - 0.0027) < 0.001
+
+
+def test_reproducible_and_different():
+    torch.manual_seed(7)
+    a, b = torch.randn(1001, device=DEVICE).cpu(), torch.rand(33, device=DEVICE).cpu()
+    torch.manual_seed(7)
+    a2, b2 = torch.randn(1001, device=DEVICE).cpu(), torch.rand(33, device=DEVICE).cpu()
+    assert torch.equal(a, a2) and torch.equal(b, b2)
+    c = torch.randn(1001, device=DEVICE).cpu()
+    assert not torch.equal(a, c)
+    g = torch.Generator(device=DEVICE).manual_seed(3)
+    d1 = torch.randn(50, device=DEVICE, generator=g).cpu()
+    g.manual_seed(3)
+    assert torch.equal(torch.randn(50, device=DEVICE, generator=g).cpu(), d1)
+    torch.manual_seed(8)
+    assert not torch.equal(torch.randn(1001, device=DEVICE).cpu(), a)
+    state = torch.ocl.get_rng_state()
+    e = torch.rand(10, device=DEVICE).cpu()
+    torch.ocl.set_rng_state(state)
+    assert torch.equal(torch.rand(10, device=DEVICE).cpu(), e)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64, torch.uint8, torch.bool], ids=str)
+def test_bernoulli(dtype):
+    torch.manual_seed(3)
+    x = torch.empty(N, dtype=dtype, device=DEVICE).bernoulli_(0.3)
+    v = x.cpu().double()
+    assert set(v.unique().tolist()) <= {0.0, 1.0}
+    assert abs(v.mean() - 0.3) < 0.01
+    p = torch.linspace(0, 1, 11).repeat_interleave(10000)
+    y = torch.empty(p.shape, dtype=dtype, device=DEVICE).bernoulli_(p.to(DEVICE)).cpu().double().view(11, -1)
+    assert (y.mean(1) - torch.linspace(0, 1, 11).double()).abs().max() < 0.02
+    assert y[0].sum() == 0 and y[-1].sum() == 10000
+    z = torch.bernoulli(torch.full((N,), 0.75, device=DEVICE))  # the functional form
+    assert abs(z.cpu().mean() - 0.75) < 0.01
+    with pytest.raises(RuntimeError, match="probabilities"):
+        torch.empty(3, device=DEVICE).bernoulli_(torch.tensor([0.5, 1.5, 0.0], device=DEVICE))
+
+
+def test_random_and_randint():
+    torch.manual_seed(4)
+    x = torch.randint(3, 10, (N,), device=DEVICE).cpu()
+    assert x.dtype == torch.int64 and x.min() == 3 and x.max() == 9
+    counts = torch.bincount(x - 3).double() / N
+    assert (counts - 1 / 7).abs().max() < 0.01
+    y = torch.empty(N, dtype=torch.int16, device=DEVICE).random_(-5, 5).cpu()
+    assert y.min() == -5 and y.max() == 4
+    z = torch.empty(N, dtype=torch.uint8, device=DEVICE).random_().cpu()
+    assert z.min() == 0 and z.max() == 255
+    f = torch.empty(1000, device=DEVICE).random_(100).cpu()
+    assert (f == f.round()).all() and f.min() >= 0 and f.max() < 100
+    with pytest.raises(RuntimeError):
+        torch.empty(3, device=DEVICE).random_(5, 5)
+
+
+def test_randperm():
+    torch.manual_seed(5)
+    p = torch.randperm(1000, device=DEVICE)
+    assert p.device == DEVICE and torch.equal(p.cpu().sort().values, torch.arange(1000))
+    torch.manual_seed(5)
+    assert torch.equal(torch.randperm(1000, device=DEVICE).cpu(), p.cpu())
+    assert not torch.equal(torch.randperm(1000, device=DEVICE).cpu(), p.cpu())
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_dropout_trains_on_the_device(dtype):
+    ocltune_torch.reset_fallback_stats()
+    torch.manual_seed(6)
+    x = (rand(200, 500).abs() + 1).to(dtype).to(DEVICE).requires_grad_()  # no zeros: y == 0 means dropped
+    drop = torch.nn.Dropout(0.25).train()
+    y = drop(x)
+    kept = y.detach().cpu() != 0
+    assert abs(kept.double().mean() - 0.75) < 0.01
+    assert_close(y.detach()[kept.to(DEVICE)], (x.detach() / 0.75)[kept.to(DEVICE)].cpu())
+    y.backward(torch.ones_like(y))
+    assert_close(x.grad, kept.to(dtype) / 0.75)
+    assert torch.equal(drop.eval()(x).detach().cpu(), x.detach().cpu())
+    torch.manual_seed(6)
+    assert torch.equal(torch.nn.Dropout(0.25)(x).detach().cpu(), y.detach().cpu())  # reproducible
+    assert torch.equal(F.dropout(x, 1.0).detach().cpu(), torch.zeros(200, 500, dtype=dtype))
+    assert torch.equal(F.dropout(x, 0.0).detach().cpu(), x.detach().cpu())
+    assert ocltune_torch.fallback_stats() == {}
+
+
+def test_dropout_on_strided_input():
+    torch.manual_seed(9)
+    x = (rand(300, 400) + 5).to(DEVICE).t()  # transposed
+    y, mask = torch.native_dropout(x, 0.5, True)
+    assert y.shape == x.shape and mask.dtype == torch.bool
+    m = mask.cpu()
+    assert torch.equal(y.cpu() != 0, m)
+    assert_close(y[mask], (x[mask] * 2).cpu())
+    assert abs(m.double().mean() - 0.5) < 0.01
+
+
+STRICT_SCRIPT = """
+import torch, ocltune_torch
+d = "{device}"
+torch.manual_seed(0)
+r = [torch.rand(9, device=d), torch.randn(3, 5, device=d, dtype=torch.float16), torch.randint(0, 4, (7,), device=d),
+     torch.bernoulli(torch.rand(6, device=d)), torch.empty(4, device=d).bernoulli_(0.5), torch.randperm(9, device=d),
+     torch.nn.functional.dropout(torch.ones(8, device=d, requires_grad=True), 0.5), torch.rand_like(torch.ones(2, device=d)),
+     torch.empty(5, device=d, dtype=torch.int32).random_()]
+r[6].sum().backward()
+for t in r:
+    t.cpu()
+print("OK", ocltune_torch.fallback_stats())
+"""
+
+
+def test_strict_mode_no_fallback():
+    import os
+    env = dict(os.environ, OCLTUNE_TORCH_STRICT="1")
+    out = subprocess.run([sys.executable, "-c", STRICT_SCRIPT.format(device=DEVICE)], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "OK {}" in out.stdout, out.stdout
