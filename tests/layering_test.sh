@@ -25,6 +25,9 @@ for entry in "${allowed[@]}"; do
   while IFS= read -r line; do
     file=${line%%:*}
     target=$(sed -E 's/.*#include "([a-z_]+)\/.*/\1/' <<< "$line")
+    # The one exception: harness/embedded_file.h is the header-only format of the files that
+    # cmake/Embed.cmake compiles in, which the backend uses for its own kernels (no code, no link).
+    [[ "$folder" == ocltune_torch && "$line" == *'#include "harness/embedded_file.h"'* ]] && continue
     if [[ "$ok" != *" $target "* ]]; then
       echo "layering: $file includes $target/ (allowed from $folder/:$ok)"
       failures=$((failures + 1))

@@ -3,6 +3,7 @@
 // pow, maximum, minimum, and the optimisers' addcmul, addcdiv and lerp, composed of those kernels (clamp
 // is plain_elementwise.cpp's, for every dtype); in-place variants
 // write into self when it is dense. Integer and bool operands of add, sub and mul run on the plain
+// kernels (plain_elementwise.h); what neither computes (mixed dtypes, a rounding mode) takes the CPU
 // fallback.
 #include <cmath>
 #include <optional>
@@ -145,6 +146,28 @@ at::Tensor minimum(const at::Tensor& self, const at::Tensor& other) {
   return binary("minimum", "minimum", self, other, 1.0, [&] { return fallback<ATEN_OP(minimum)>::call(self, other); });
 }
 
+// x == -Inf and x == +Inf (attention's safe softmax masks rows with them), through the comparisons.
+at::Tensor isneginf(const at::Tensor& self) {
+  check_ocl(self, "isneginf", "self");
+  if (!self.is_floating_point()) return at::zeros(self.sizes(), self.options().dtype(at::kBool));
+  return at::eq(self, -INFINITY);
+}
+at::Tensor isposinf(const at::Tensor& self) {
+  check_ocl(self, "isposinf", "self");
+  if (!self.is_floating_point()) return at::zeros(self.sizes(), self.options().dtype(at::kBool));
+  return at::eq(self, INFINITY);
+}
+// where(cond, self, other) into out: safe_softmax (attention) calls this form.
+at::Tensor& where_out(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  return write_out(at::where(condition, self, other), out);
+}
+at::Tensor& isneginf_out(const at::Tensor& self, at::Tensor& out) {
+  return write_out(ocltune_torch::isneginf(self), out);
+}
+at::Tensor& isposinf_out(const at::Tensor& self, at::Tensor& out) {
+  return write_out(ocltune_torch::isposinf(self), out);
+}
+
 // ---- the optimisers' ternary ops, one kernel per step ----
 
 // self + value * (t1 op t2), op = mul (addcmul) or div (addcdiv).
@@ -208,6 +231,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sign", sign);
   m.impl("sign_", sign_);
   m.impl("sgn", sgn);
+  m.impl("where.self_out", where_out);
+  m.impl("isneginf", isneginf);
+  m.impl("isposinf", isposinf);
+  m.impl("isneginf.out", isneginf_out);
+  m.impl("isposinf.out", isposinf_out);
   m.impl("add.out", add_out);
   m.impl("sub.out", sub_out);
   m.impl("mul.out", mul_out);

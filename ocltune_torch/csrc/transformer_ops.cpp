@@ -5,6 +5,7 @@
 // two only. Here they are composed of the ops the backend runs on ocltune's families (linear through
 // GEMM, scaled_dot_product_attention's math path through batched GEMM and softmax, layer_norm, gelu
 // or relu), in the order of PyTorch's own slow path, so the fast path computes what training does.
+#include <array>
 #include <cmath>
 #include <optional>
 #include <tuple>
@@ -72,7 +73,8 @@ at::Tensor encoder_layer(const at::Tensor& src, std::int64_t embed_dim, std::int
                          const at::Tensor& ffn_bias_1, const at::Tensor& ffn_weight_2, const at::Tensor& ffn_bias_2,
                          const std::optional<at::Tensor>& mask, std::optional<std::int64_t> mask_type) {
   check_ocl(src, "_transformer_encoder_layer_fwd", "src");
-  const at::IntArrayRef e{embed_dim};
+  const std::array<std::int64_t, 1> normalized{embed_dim};  // an ArrayRef of a braced list would dangle
+  const at::IntArrayRef e(normalized);
   auto self_attention = [&](const at::Tensor& x) {
     return std::get<0>(attention(x, x, x, embed_dim, heads, qkv_weight, qkv_bias, proj_weight, proj_bias, mask,
                                  mask_type, false, false));

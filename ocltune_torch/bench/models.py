@@ -1,0 +1,150 @@
+"""Step times of real models on ocl against a baseline device in the same process: medians, ratios.
+
+    python ocltune_torch/bench/models.py --baseline cpu   --models resnet18,mobilenet_v2 --batch 2 --size 64
+    python ocltune_torch/bench/models.py --baseline cuda  --models all                  (on the H200)
+
+For each model and mode (inference: eval + no_grad; training: forward, loss, backward, optimiser step)
+it times `--reps` steps after `--warmup` steps on each device, synchronising the device after every
+step, and prints the median per device and the ratio baseline / ocl (above 1: ocl is faster). Both
+devices get the same weights and inputs. `--precision fp32` turns TF32 off on both sides (CUDA's
+matmul and cuDNN; ocl's "highest" float32 matmul precision); `--precision default` leaves PyTorch's
+defaults. `--strict` (default on) runs ocl with OCLTUNE_TORCH_STRICT=1, so no op falls back to the
+CPU unseen. `--json FILE` writes every figure with the command line and versions.
+"""
+
+import argparse
+import copy
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+import ocltune_torch  # noqa: E402
+
+MODELS = ["resnet50", "resnet18", "mobilenet_v2", "encoder"]
+
+
+def make_model(name):
+    if name == "encoder":
+        layer = torch.nn.TransformerEncoderLayer(768, 12, 3072, dropout=0.1, activation="gelu", batch_first=True)
+        return torch.nn.TransformerEncoder(layer, num_layers=args.layers, enable_nested_tensor=False)
+    import torchvision
+
+    return getattr(torchvision.models, name)(num_classes=1000)
+
+
+def make_batch(name, batch, size, seq):
+    g = torch.Generator().manual_seed(0)
+    if name == "encoder":
+        return torch.randn(batch, seq, 768, generator=g), torch.randn(batch, seq, 768, generator=g)
+    return torch.randn(batch, 3, size, size, generator=g), torch.randint(0, 1000, (batch,), generator=g)
+
+
+def synchronize(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    elif device.type == "ocl":
+        torch.ocl.synchronize(device)
+
+
+def time_steps(step, device, warmup, reps):
+    for _ in range(warmup):
+        step()
+    synchronize(device)
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        step()
+        synchronize(device)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3, times
+
+
+def run(name, mode, device, model, x, target):
+    model = copy.deepcopy(model).to(device)
+    x, target = x.to(device), target.to(device)
+    loss_fn = F.mse_loss if name == "encoder" else F.cross_entropy
+    if mode == "inference":
+        model.eval()
+
+        def step():
+            with torch.no_grad():
+                model(x)
+
+    else:
+        model.train()
+        opt = (
+            torch.optim.AdamW(model.parameters(), lr=1e-4)
+            if name == "encoder"
+            else torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        )
+
+        def step():
+            opt.zero_grad(set_to_none=True)
+            loss_fn(model(x), target).backward()
+            opt.step()
+
+    return time_steps(step, device, args.warmup, args.reps)
+
+
+def set_precision(precision):
+    fp32 = precision == "fp32"
+    torch.backends.cuda.matmul.allow_tf32 = not fp32 and torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cudnn.allow_tf32 = not fp32
+    torch.set_float32_matmul_precision("highest" if fp32 else torch.get_float32_matmul_precision())
+
+
+parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+parser.add_argument("--baseline", default="cpu", help="cpu or cuda")
+parser.add_argument("--ocl", default="ocl:0")
+parser.add_argument("--models", default="all", help="comma-separated: " + ",".join(MODELS))
+parser.add_argument("--modes", default="inference,training")
+parser.add_argument("--batch", type=int, default=None, help="default: 32 (cuda) or 2 (cpu); encoder: 8 or 2")
+parser.add_argument("--size", type=int, default=None, help="image side: default 224 (cuda) or 64 (cpu)")
+parser.add_argument("--seq", type=int, default=None, help="encoder sequence: default 512 (cuda) or 16 (cpu)")
+parser.add_argument("--layers", type=int, default=None, help="encoder layers: default 12 (cuda) or 2 (cpu)")
+parser.add_argument("--warmup", type=int, default=3)
+parser.add_argument("--reps", type=int, default=10)
+parser.add_argument("--precision", choices=["fp32", "default"], default="fp32")
+parser.add_argument("--no-strict", dest="strict", action="store_false")
+parser.add_argument("--json", help="write the figures here")
+args = parser.parse_args()
+
+big = args.baseline.startswith("cuda")
+args.size = args.size or (224 if big else 64)
+args.seq = args.seq or (512 if big else 16)
+args.layers = args.layers or (12 if big else 2)
+if args.strict:
+    os.environ["OCLTUNE_TORCH_STRICT"] = "1"
+set_precision(args.precision)
+names = MODELS if args.models == "all" else args.models.split(",")
+baseline, ocl = torch.device(args.baseline), torch.device(args.ocl)
+results = []
+print(f"torch {torch.__version__}; ocl: {torch.ocl.get_device_name(ocl)}; baseline: {args.baseline}; precision {args.precision}")
+print(f"{'model':14} {'mode':10} {'batch':>5} {args.baseline + ' ms':>10} {'ocl ms':>10} {'ratio':>7}")
+for name in names:
+    batch = args.batch or ((8 if name == "encoder" else 32) if big else 2)
+    torch.manual_seed(0)
+    model = make_model(name)
+    x, target = make_batch(name, batch, args.size, args.seq)
+    for mode in args.modes.split(","):
+        base_ms, base_times = run(name, mode, baseline, model, x, target)
+        ocltune_torch.reset_fallback_stats()
+        ocl_ms, ocl_times = run(name, mode, ocl, model, x, target)
+        fallbacks = ocltune_torch.fallback_stats()
+        ratio = base_ms / ocl_ms
+        print(f"{name:14} {mode:10} {batch:5d} {base_ms:10.2f} {ocl_ms:10.2f} {ratio:7.3f}" +
+              (f"  fallbacks: {fallbacks}" if fallbacks else ""))
+        results.append(dict(model=name, mode=mode, batch=batch, baseline=args.baseline, baseline_ms=base_ms,
+                            ocl_ms=ocl_ms, ratio=ratio, baseline_times_ms=[t * 1e3 for t in base_times],
+                            ocl_times_ms=[t * 1e3 for t in ocl_times], fallbacks=fallbacks))
+if args.json:
+    with open(args.json, "w") as f:
+        json.dump(dict(command=" ".join(sys.argv), torch=torch.__version__, precision=args.precision,
+                       ocl_device=torch.ocl.get_device_name(ocl), size=args.size, seq=args.seq, layers=args.layers,
+                       results=results), f, indent=1)
