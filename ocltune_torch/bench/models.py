@@ -10,6 +10,10 @@ devices get the same weights and inputs. `--precision fp32` turns TF32 off on bo
 matmul and cuDNN; ocl's "highest" float32 matmul precision); `--precision default` leaves PyTorch's
 defaults. `--strict` (default on) runs ocl with OCLTUNE_TORCH_STRICT=1, so no op falls back to the
 CPU unseen. `--json FILE` writes every figure with the command line and versions.
+
+A CUDA baseline runs in a child process that never imports ocltune_torch: once a PrivateUse1 backend
+is registered, torch's accelerator is that backend and CUDA's own backward trips an internal assert
+of the autograd engine (pytorch/pytorch#161129). Same command, same seeds, same inputs.
 """
 
 import argparse
@@ -17,14 +21,13 @@ import copy
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-import ocltune_torch  # noqa: E402
 
 MODELS = ["resnet50", "resnet18", "mobilenet_v2", "encoder"]
 
@@ -113,6 +116,7 @@ parser.add_argument("--reps", type=int, default=10)
 parser.add_argument("--precision", choices=["fp32", "default"], default="fp32")
 parser.add_argument("--no-strict", dest="strict", action="store_false")
 parser.add_argument("--json", help="write the figures here")
+parser.add_argument("--measure-only", help=argparse.SUPPRESS)  # the child process of a CUDA baseline
 args = parser.parse_args()
 
 big = args.baseline.startswith("cuda")
@@ -123,26 +127,57 @@ if args.strict:
     os.environ["OCLTUNE_TORCH_STRICT"] = "1"
 set_precision(args.precision)
 names = MODELS if args.models == "all" else args.models.split(",")
+
+
+def batch_of(name):
+    return args.batch or ((8 if name == "encoder" else 32) if big else 2)
+
+
+def cases():
+    for name in names:
+        torch.manual_seed(0)
+        model = make_model(name)
+        x, target = make_batch(name, batch_of(name), args.size, args.seq)
+        for mode in args.modes.split(","):
+            yield name, mode, model, x, target
+
+
+if args.measure_only:  # child: one JSON line per case, no ocltune_torch in this process
+    for name, mode, model, x, target in cases():
+        ms, times = run(name, mode, torch.device(args.measure_only), model, x, target)
+        print(json.dumps(dict(model=name, mode=mode, ms=ms, times=times)), flush=True)
+    sys.exit(0)
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+import ocltune_torch  # noqa: E402
+
 baseline, ocl = torch.device(args.baseline), torch.device(args.ocl)
+baseline_figures = {}
+if baseline.type == "cuda":
+    child = subprocess.run([sys.executable, os.path.abspath(__file__), "--measure-only", args.baseline] + sys.argv[1:],
+                           capture_output=True, text=True, check=True)
+    for line in child.stdout.splitlines():
+        if line.startswith("{"):
+            r = json.loads(line)
+            baseline_figures[(r["model"], r["mode"])] = (r["ms"], r["times"])
 results = []
 print(f"torch {torch.__version__}; ocl: {torch.ocl.get_device_name(ocl)}; baseline: {args.baseline}; precision {args.precision}")
 print(f"{'model':14} {'mode':10} {'batch':>5} {args.baseline + ' ms':>10} {'ocl ms':>10} {'ratio':>7}")
-for name in names:
-    batch = args.batch or ((8 if name == "encoder" else 32) if big else 2)
-    torch.manual_seed(0)
-    model = make_model(name)
-    x, target = make_batch(name, batch, args.size, args.seq)
-    for mode in args.modes.split(","):
+for name, mode, model, x, target in cases():
+    batch = batch_of(name)
+    if baseline.type == "cuda":
+        base_ms, base_times = baseline_figures[(name, mode)]
+    else:
         base_ms, base_times = run(name, mode, baseline, model, x, target)
-        ocltune_torch.reset_fallback_stats()
-        ocl_ms, ocl_times = run(name, mode, ocl, model, x, target)
-        fallbacks = ocltune_torch.fallback_stats()
-        ratio = base_ms / ocl_ms
-        print(f"{name:14} {mode:10} {batch:5d} {base_ms:10.2f} {ocl_ms:10.2f} {ratio:7.3f}" +
-              (f"  fallbacks: {fallbacks}" if fallbacks else ""))
-        results.append(dict(model=name, mode=mode, batch=batch, baseline=args.baseline, baseline_ms=base_ms,
-                            ocl_ms=ocl_ms, ratio=ratio, baseline_times_ms=[t * 1e3 for t in base_times],
-                            ocl_times_ms=[t * 1e3 for t in ocl_times], fallbacks=fallbacks))
+    ocltune_torch.reset_fallback_stats()
+    ocl_ms, ocl_times = run(name, mode, ocl, model, x, target)
+    fallbacks = ocltune_torch.fallback_stats()
+    ratio = base_ms / ocl_ms
+    print(f"{name:14} {mode:10} {batch:5d} {base_ms:10.2f} {ocl_ms:10.2f} {ratio:7.3f}" +
+          (f"  fallbacks: {fallbacks}" if fallbacks else ""))
+    results.append(dict(model=name, mode=mode, batch=batch, baseline=args.baseline, baseline_ms=base_ms,
+                        ocl_ms=ocl_ms, ratio=ratio, baseline_times_ms=[t * 1e3 for t in base_times],
+                        ocl_times_ms=[t * 1e3 for t in ocl_times], fallbacks=fallbacks))
 if args.json:
     with open(args.json, "w") as f:
         json.dump(dict(command=" ".join(sys.argv), torch=torch.__version__, precision=args.precision,

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# On the GPU host (docs/GPU.md): builds ocltune_torch against the host's own torch (a torch extension
+# must be built against the torch it loads into), then runs its pytest suites on the NVIDIA device
+# and the model benchmark against cuda in the same command.
+#
+# Carried from here in .gpu/: bin/ocltune and lib/libocltune.so.0 (stripped, from build/), include/CL
+# (the OpenCL headers the host lacks), src/plain_kernel_files.cpp (the embedded kernels of the build),
+# system.db (the shipped rows) and the Debian libraries of scripts/gpu/prepare.sh.
+#   scripts/gpu/torch-backend.sh [build|test|bench|all] [-- bench arguments]
+set -euo pipefail
+what=${1:-all}
+shift || true
+[ "${1:-}" = "--" ] && shift
+here=$(pwd)
+source scripts/gpu/env.sh
+export LD_LIBRARY_PATH=$here/.gpu/lib:$LD_LIBRARY_PATH OCLTUNE_SYSTEM_DB=$here/.gpu/system.db
+export OCLTUNE_DB=${OUT:-/tmp}/user.db
+py=${PYTHON:-python3}
+lib=/tmp/ocltune_torch_build/libocltune_torch.so
+torch_dir=$($py -c 'import os, torch; print(os.path.dirname(torch.__file__))')
+abi=$($py -c 'import torch; print(int(torch._C._GLIBCXX_USE_CXX11_ABI))')
+opencl=$(ldconfig -p | awk '/libOpenCL.so.1 / {print $NF; exit}')
+
+build() {
+  mkdir -p /tmp/ocltune_torch_build
+  local sources
+  sources="$(grep -o 'csrc/[a-z_]*\.cpp' ocltune_torch/CMakeLists.txt | sort -u | sed 's|^|ocltune_torch/|') .gpu/src/plain_kernel_files.cpp"
+  # shellcheck disable=SC2086
+  printf '%s\n' $sources | xargs -P "$(nproc)" -I{} sh -c 'g++ -D_GLIBCXX_USE_CXX11_ABI='"$abi"' -I. -Iinclude -I.gpu/include \
+      -isystem '"$torch_dir"'/include -isystem '"$torch_dir"'/include/torch/csrc/api/include -O2 -fPIC -std=c++20 \
+      -c {} -o /tmp/ocltune_torch_build/$(basename {}).o'
+  g++ -shared -o "$lib" /tmp/ocltune_torch_build/*.o -Wl,-rpath,"$torch_dir/lib" "$torch_dir/lib/libtorch_cpu.so" \
+    "$torch_dir/lib/libc10.so" .gpu/lib/libocltune.so.0 "$opencl"
+  echo "built $lib against torch $($py -c 'import torch; print(torch.__version__)')"
+}
+
+tests() {
+  OCLTUNE_TORCH_LIBRARY=$lib OCLTUNE_TEST_DEVICE=$OCLTUNE_GPU OCLTUNE_CLI=$here/.gpu/bin/ocltune PYTHONPATH=$here \
+    timeout "${TEST_TIMEOUT:-240}" $py -m pytest -q -p no:cacheprovider ocltune_torch/tests --durations=5 || true
+}
+
+bench() {
+  OCLTUNE_TORCH_LIBRARY=$lib PYTHONPATH=$here $py ocltune_torch/bench/models.py --baseline cuda --ocl "ocl:$OCLTUNE_GPU" "$@"
+}
+
+case $what in
+  build) build ;;
+  test) tests ;;
+  bench) bench "$@" ;;
+  all) build && tests && bench "$@" ;;
+  *) echo "usage: $0 [build|test|bench|all] [-- bench arguments]" >&2; exit 2 ;;
+esac
