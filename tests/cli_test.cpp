@@ -207,6 +207,14 @@ TEST(Cli, ImpossibleShapesExit2BeforeTheRunStarts) {
     cases.push_back(
         {R"({"op": "norm", "kind": "layer_norm_backward", "dims": [2000000000, 1], "axis": 1})", "together"});
   }
+  // elementwise: x, four operands and the output of 2^30 fp32 elements each, 24 GiB together.
+  if (6 * 4.0 * (1 << 30) > global) {
+    const std::string t = R"("tensor": [1073741824])";
+    cases.push_back({fmt::format(R"({{"op": "elementwise", "x": [1073741824], "steps": [{{"op": "add", {0}}}, )"
+                                 R"({{"op": "mul", {0}}}, {{"op": "sub", {0}}}, {{"op": "div", {0}}}]}})",
+                                 t),
+                     "together"});
+  }
   const std::string db = testing::temp_path("cli-impossible.db");
   for (const Case& c : cases) {
     const std::string shapes = testing::temp_path("impossible.json");

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "ops/elementwise/elementwise.h"
 #include "ops/problem.h"
@@ -28,6 +30,17 @@ class ElementwiseProblem : public Problem {
   Config default_config(const DeviceInfo&) const override { return elementwise_default_config(); }
   double flops() const override { return shape_.flops(); }
   double bytes() const override { return shape_.bytes(); }
+  // The output and each tensor operand, at the extent its strides reach.
+  std::vector<DeviceBuffer> device_buffers() const override {
+    const double item = static_cast<double>(dtype_bytes(shape_.dtype));
+    std::vector<DeviceBuffer> buffers = {{"output", static_cast<double>(shape_.elements()) * item}};
+    const std::vector<const TensorOperand*> tensors = shape_.tensors();
+    for (std::size_t t = 0; t < tensors.size(); ++t) {
+      buffers.push_back({t == 0 ? std::string("x") : "operand " + std::to_string(t),
+                         static_cast<double>(tensors[t]->extent()) * item});
+    }
+    return buffers;
+  }
   bool memory_bound() const override { return true; }
   std::vector<std::string> kernel_files() const override { return {"storage.cl", "elementwise.cl"}; }
   std::unique_ptr<Evaluation> instantiate(Session& session) const override;
