@@ -26,8 +26,9 @@ class DispatchAdapter;
 enum class Level : int { kExact = 0, kNearest = 1, kClass = 2, kBuiltin = 3, kLibrary = 4 };
 const char* level_name(Level level);
 
-// Most kernels one op enqueues per call (a 16-bit GEMM through fp32 kernels has five: widen A,
-// B and C, multiply, narrow C).
+// Kernels of one call whose arguments the hot path binds without allocating (a 16-bit GEMM through
+// fp32 kernels has five: widen A, B and C, multiply, narrow C). Longer plans run too, re-planned on
+// every call, and return kMaxSteps events at most (see Dispatch).
 inline constexpr std::size_t kMaxSteps = 6;
 
 // Compact identity of a call's problem: everything its programs and launch geometry depend on (not
@@ -105,7 +106,9 @@ struct DispatchOptions {
 // What a dispatch enqueued.
 struct Dispatch {
   Level level = Level::kBuiltin;
-  std::uint32_t count = 0;  // kernels enqueued (events returned when asked)
+  // Events held (when asked for): one per kernel enqueued, except that a plan of more than
+  // kMaxSteps kernels keeps its last kernel's event in events[kMaxSteps - 1].
+  std::uint32_t count = 0;
   std::array<cl::Event, kMaxSteps> events;
   // The event whose completion means the op is done (kernels are chained); null when events were
   // not asked for.

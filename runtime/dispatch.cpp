@@ -2,7 +2,9 @@
 // A cache hit hashes a few integers, takes a shared lock, counts the call (one relaxed atomic
 // increment), and sets only the arguments that changed (buffers always: a released buffer's handle
 // may be reused by a new one).
+#include <algorithm>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -98,7 +100,10 @@ Dispatch Runtime::dispatch(const DispatchAdapter& adapter, const ShapeCode& code
   }
 
   const std::size_t steps = e.steps.size();
-  RawArgs args[kMaxSteps];
+  // Arguments on the stack for the usual plans; the rare longer plan (never fast) on the heap.
+  RawArgs stack_args[kMaxSteps];
+  std::vector<RawArgs> heap_args(steps > kMaxSteps ? steps : 0);
+  RawArgs* args = steps > kMaxSteps ? heap_args.data() : stack_args;
   if (!e.fast || !adapter.fast_args(call, std::span<RawArgs>(args, steps))) {
     const LaunchPlan plan = adapter.plan(call, e.decision.config, workspace(queue));
     if (plan.kernels.size() != steps)
@@ -142,9 +147,12 @@ Dispatch Runtime::dispatch(const DispatchAdapter& adapter, const ShapeCode& code
                                               want_event ? &event : nullptr);
     if (!first && previous && !options.events) clReleaseEvent(previous);
     if (err != CL_SUCCESS) throw ClError(fmt::format("clEnqueueNDRangeKernel({})", step.kernel), err);
-    if (options.events) out.events[i] = cl::Event(event, false);
+    // A plan longer than kMaxSteps keeps its last kernel's event in the last slot: the kernels are
+    // chained, so that event completes after all of them.
+    const std::size_t at = std::min(i, kMaxSteps - 1);
+    if (options.events) out.events[at] = cl::Event(event, false);
     previous = event;
-    ++out.count;
+    out.count = static_cast<std::uint32_t>(at + 1);
   }
   return out;
 }

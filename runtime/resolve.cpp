@@ -123,9 +123,10 @@ void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call
     }
     try {
       const LaunchPlan plan = adapter.plan(call, c.config, workspace(queue));
-      if (plan.kernels.empty() || plan.kernels.size() > kMaxSteps) {
-        throw Error(
-            fmt::format("op {} plans {} kernels; the runtime supports 1 to {}", op, plan.kernels.size(), kMaxSteps));
+      if (plan.kernels.empty()) {
+        if (c.level == Level::kBuiltin) throw Error(fmt::format("op {} shape {}: the plan has no kernels", op, key));
+        refuse("the plan has no kernels");
+        continue;
       }
       std::vector<Entry::Step> steps;
       for (const KernelLaunch& launch : plan.kernels) {
@@ -133,14 +134,16 @@ void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call
         cl::Kernel probe(steps.back().program, launch.kernel.c_str());  // the kernel name exists
       }
       // The fast binder must reproduce the plan's arguments exactly, or the plan runs every call.
+      // Plans longer than kMaxSteps (a conv2d weight gradient in chunks of images) always re-plan.
       RawArgs fast[kMaxSteps];
-      bool fast_ok = adapter.fast_args(call, std::span<RawArgs>(fast, plan.kernels.size()));
+      const bool short_plan = plan.kernels.size() <= kMaxSteps;
+      bool fast_ok = short_plan && adapter.fast_args(call, std::span<RawArgs>(fast, plan.kernels.size()));
       for (std::size_t i = 0; fast_ok && i < plan.kernels.size(); ++i) {
         const RawArgs expected = raw_args(plan.kernels[i]);
         fast_ok = expected.count == fast[i].count &&
                   std::equal(expected.args.begin(), expected.args.begin() + expected.count, fast[i].args.begin());
       }
-      if (!fast_ok && adapter.fast_args(call, std::span<RawArgs>(fast, plan.kernels.size()))) {
+      if (!fast_ok && short_plan && adapter.fast_args(call, std::span<RawArgs>(fast, plan.kernels.size()))) {
         log(fmt::format("internal: op {}: fast arguments differ from the plan's; using the plan on every call", op));
       }
       e.steps = std::move(steps);

@@ -286,6 +286,54 @@ TEST(RuntimeConv2d, NearestRowIsVerifiedOnFirstUse) {
   EXPECT_EQ(conv.check(config), "");
 }
 
+// A 1x1 weight gradient of a batch of 9 images: one batched GEMM and one summing pass, not one
+// accumulating GEMM per image (that planned 10 kernels here and 32 on the H200's batch-32 calls, more
+// than the runtime took, and the call failed).
+TEST(RuntimeConv2d, PointwiseWeightGradientOfALargeBatchIsOneGemmAndASum) {
+  Conv2dShape shape = odd_shapes(ConvDirection::kBackwardWeight)[2];
+  shape.n = 9;
+  const Config config = conv2d_default_config(shape, kAlgoGemm1x1);
+  auto rt = make_runtime(testing::write_database(testing::temp_path("conv2d_batch9.db"), {session().device()},
+                                                 {conv2d_row(shape, config)}));
+  HostConv conv(shape);
+  const Dispatch d = ops::conv2d(*rt, session().queue()(), conv.call());
+  EXPECT_EQ(d.level, Level::kExact);
+  ASSERT_NE(d.last(), nullptr);
+  d.last()->wait();
+  EXPECT_LE(d.count, 4u) << "GEMM (packing included), sum, bias gradient";
+  EXPECT_EQ(conv.check(config), "");
+}
+
+// The runtime runs plans longer than kMaxSteps (re-planned per call; the last event is the last
+// kernel's). A test adapter repeats the built-in forward plan until it is longer: the same result.
+class RepeatedConv2dAdapter : public Conv2dAdapter {
+ public:
+  LaunchPlan plan_of(const Conv2dCall& call, const Config& config, Workspace& workspace) const override {
+    LaunchPlan plan;
+    while (plan.kernels.size() <= kMaxSteps) {
+      for (KernelLaunch& k : Conv2dAdapter::plan_of(call, config, workspace).kernels) {
+        plan.kernels.push_back(std::move(k));
+      }
+    }
+    return plan;
+  }
+};
+
+TEST(RuntimeConv2d, PlansLongerThanTheFastPathRunInOrder) {
+  const RepeatedConv2dAdapter adapter;
+  auto rt = make_runtime("");
+  for (int round = 0; round < 2; ++round) {  // the second call hits the cached decision
+    HostConv conv(odd_shapes(ConvDirection::kForward)[0]);
+    const Conv2dCall call = conv.call();
+    const Dispatch d = rt->dispatch(adapter, conv2d_shape_code(adapter, call), &call, session().queue()(), {});
+    EXPECT_EQ(d.count, kMaxSteps);
+    ASSERT_NE(d.last(), nullptr);
+    d.last()->wait();
+    EXPECT_EQ(conv.check(rt->decide(adapter, conv2d_shape_code(adapter, call), &call).config), "");
+  }
+  EXPECT_EQ(rt->stats().resolutions, 1u);
+}
+
 TEST(RuntimeConv2d, CallsNoKernelCanServeThrowBeforeEnqueueing) {
   HostConv conv(odd_shapes(ConvDirection::kForward)[0]);
   const auto refused = [&](auto change) {

@@ -2,16 +2,23 @@
 // NCHW planes, run by the GEMM family's kernels with its own space (in math "tf32" on NVIDIA also
 // its tensor-core variant); bias and activation follow as an elementwise epilogue (the GEMM
 // kernels are not changed for them).
+#include <algorithm>
+
 #include "ops/conv2d/conv2d_algorithms.h"
 #include "ops/gemm/gemm.h"
 
 namespace ocltune::conv2d_detail {
 namespace {
 
+// Workspace of the weight gradient's per-image partial sums (a slot the GEMM plans do not use).
+constexpr int kPartialSlot = 8;
+constexpr std::int64_t kPartialBytes = std::int64_t{256} << 20;
+
 // One GEMM per image (batched):
 //   fwd:        y[n] (K x HW)  = w (K x C)    * x[n] (C x HW)
 //   bwd_data:   dx[n] (C x HW) = w^T (C x K)  * dy[n] (K x HW)
-//   bwd_weight: dw (K x C)    += dy[n] (K x HW) * x[n]^T (HW x C), one launch per image
+//   bwd_weight: dw (K x C)     = sum over n of dy[n] (K x HW) * x[n]^T (HW x C): a batched GEMM
+//               into per-image partials, then a pass that sums them
 GemmShape plane_gemm(const Conv2dShape& s) {
   const std::int64_t hw = s.h * s.w;
   switch (s.dir) {
@@ -93,18 +100,36 @@ void gemm1x1_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c
     if (forward) add_bias_act(s, o, plan);
     return;
   }
+  // Backward weight: one batched GEMM writes each image's partial dw into a workspace and one pass
+  // sums them, instead of one accumulating GEMM per image (a batch-32 call planned 32 serial
+  // launches). The workspace holds at most kPartialBytes; larger batches go in chunks of images.
+  const std::int64_t plane = s.k * s.c;
+  const std::int64_t per_chunk = std::clamp<std::int64_t>(kPartialBytes / (plane * 4), 1, s.n);
+  const cl::Buffer partial = workspace.get(static_cast<std::size_t>(per_chunk * plane * 4), kPartialSlot);
   ops.a = o.output;
   ops.lda = hw;
+  ops.stride_a = s.k * hw;
   ops.b = o.input;
   ops.ldb = hw;
-  ops.c = o.weight;
-  ops.c_offset = o.weight_offset;
+  ops.stride_b = s.c * hw;
+  ops.c = partial;
+  ops.c_offset = 0;
   ops.ldc = s.c;
-  for (std::int64_t n = 0; n < s.n; ++n) {
-    g.beta = n == 0 ? 0.0f : 1.0f;  // the first image overwrites dw, the others accumulate
-    ops.a_offset = o.output_offset + n * s.k * hw;
-    ops.b_offset = o.input_offset + n * s.c * hw;
+  ops.stride_c = plane;
+  g.beta = 0.0f;
+  for (std::int64_t first = 0; first < s.n; first += per_chunk) {
+    const std::int64_t images = std::min(per_chunk, s.n - first);
+    g.batch = images;
+    ops.a_offset = o.output_offset + first * s.k * hw;
+    ops.b_offset = o.input_offset + first * s.c * hw;
     append(ops);
+    ProgramSource sum;
+    sum.files = {"conv2d_sum_images.cl"};
+    std::vector<KernelArg> args = {
+        static_cast<cl_int>(images),           static_cast<cl_long>(plane),   partial, o.weight,
+        static_cast<cl_long>(o.weight_offset), static_cast<cl_int>(first > 0)};
+    plan.kernels.push_back(
+        make_launch(std::move(sum), "conv2d_sum_images", std::move(args), ceil_div(plane, 256) * 256, 1, 1, 256, 1, 1));
   }
   add_bias_grad(s, o, plan);
 }
