@@ -186,7 +186,11 @@ TuneOptions tune_options(const CliOptions& options, const DeviceInfo& device) {
   tune.seed = options.seed;
   tune.warm_start = options.warm_start;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  tune.compile_threads = options.compile_threads >= 0 ? options.compile_threads : std::clamp(cores / 2, 1, 4);
+  // GPU hosts: every core builds programs (the device times while the host compiles; NVIDIA's
+  // compiler is the bottleneck of a GPU run, docs/PERFORMANCE.md). CPU devices: half the cores, up to
+  // 4, since the device itself needs the rest.
+  const int default_threads = device.type == DeviceType::kCpu ? std::clamp(cores / 2, 1, 4) : std::clamp(cores, 1, 32);
+  tune.compile_threads = options.compile_threads >= 0 ? options.compile_threads : default_threads;
   try {
     tune.restriction = parse_restriction(options.restrict);
     if (!options.time_budget.empty()) tune.time_budget_s = parse_duration(options.time_budget);
