@@ -93,6 +93,9 @@
   select((floatV)0.0f, (a) * (1.0f / 6.0f), ((b) > (floatV)-3.0f) & ((b) < (floatV)3.0f))
 // sign(NaN) = 0, as in PyTorch: neither comparison holds.
 #define OP_SIGN(a, b) select(select((floatV)0.0f, (floatV)1.0f, (a) > (floatV)0.0f), (floatV)-1.0f, (a) < (floatV)0.0f)
+// b is alpha / beta. softplus's threshold is PyTorch's default 20 (the host falls back otherwise).
+#define OP_ELU(a, b) select((a), (b) * expm1(a), (a) <= (floatV)0.0f)
+#define OP_SOFTPLUS(a, b) select(log1p(exp((a) * (b))) / (b), (a), (a) * (b) > (floatV)20.0f)
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)

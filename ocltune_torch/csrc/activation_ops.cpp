@@ -1,10 +1,13 @@
 // The activations and the backward ops autograd dispatches for them, on ocltune's elementwise family:
 // relu, relu6/hardtanh, gelu (both forms), silu, sigmoid, tanh, hardswish, hardsigmoid, leaky_relu,
-// with their in-place forms, and threshold_backward, hardtanh_backward, gelu_backward, silu_backward,
-// sigmoid_backward, tanh_backward, hardswish_backward, hardsigmoid_backward, leaky_relu_backward.
+// elu, softplus, with their in-place forms, and threshold_backward, hardtanh_backward, gelu_backward,
+// silu_backward, sigmoid_backward, tanh_backward, hardswish_backward, hardsigmoid_backward,
+// leaky_relu_backward, elu_backward, softplus_backward.
 // A backward op is one binary kernel, op(grad_output, input or output), that follows the
-// comparisons of PyTorch's CPU kernels at the kinks; arguments the family has no op for (a
-// threshold other than 0, a hardtanh other than relu6's) take the CPU fallback.
+// comparisons of PyTorch's CPU kernels at the kinks, or a few of them where the family has no op of
+// its own (a threshold other than 0, a hardtanh other than relu6, elu, softplus). Arguments no
+// kernel takes (elu's scale and input_scale of SELU and CELU, a softplus threshold other than 20)
+// take the CPU fallback.
 #include <string_view>
 
 #include <ATen/ATen.h>
@@ -102,6 +105,30 @@ at::Tensor& leaky_relu_(at::Tensor& self, const at::Scalar& negative_slope) {
                       [&]() -> at::Tensor& { return fallback<ATEN_OP(leaky_relu_)>::call(self, negative_slope); });
 }
 
+// elu with PyTorch's scale and input_scale 1 (nn.ELU, F.elu); softplus with its default threshold 20.
+bool plain_elu(const at::Scalar& scale, const at::Scalar& input_scale) {
+  return scale.to<double>() == 1.0 && input_scale.to<double>() == 1.0;
+}
+constexpr double kSoftplusThreshold = 20.0;
+
+at::Tensor elu(const at::Tensor& self, const at::Scalar& alpha, const at::Scalar& scale,
+               const at::Scalar& input_scale) {
+  auto cpu = [&] { return fallback<ATEN_OP(elu)>::call(self, alpha, scale, input_scale); };
+  if (!plain_elu(scale, input_scale)) return cpu();
+  return run_planned("elu", "elu", plan_scalar("elu", self, alpha.to<double>()), cpu);
+}
+at::Tensor& elu_(at::Tensor& self, const at::Scalar& alpha, const at::Scalar& scale, const at::Scalar& input_scale) {
+  auto cpu = [&]() -> at::Tensor& { return fallback<ATEN_OP(elu_)>::call(self, alpha, scale, input_scale); };
+  if (!plain_elu(scale, input_scale)) return cpu();
+  check_ocl(self, "elu_", "self");
+  return run_planned_("elu_", "elu", self, plan_scalar("elu_", self, alpha.to<double>()), cpu);
+}
+at::Tensor softplus(const at::Tensor& self, const at::Scalar& beta, const at::Scalar& threshold) {
+  auto cpu = [&] { return fallback<ATEN_OP(softplus)>::call(self, beta, threshold); };
+  if (threshold.to<double>() != kSoftplusThreshold) return cpu();
+  return run_planned("softplus", "softplus", plan_scalar("softplus", self, beta.to<double>()), cpu);
+}
+
 // ---- backward ops: op(grad_output, input or output) ----
 
 template <class Fallback>
@@ -111,16 +138,32 @@ at::Tensor backward(const char* op, const char* kernel_op, const at::Tensor& gra
   return binary(op, kernel_op, grad, saved, 1.0, fallback_op);
 }
 
+// grad where x > threshold: relu_grad against x - threshold, which is positive exactly where x is
+// above the threshold (an IEEE difference is 0 only for equal operands; a device that flushes
+// subnormal differences to 0 would drop a gradient within 1e-38 of the threshold).
 at::Tensor threshold_backward(const at::Tensor& grad, const at::Tensor& self, const at::Scalar& threshold) {
   auto cpu = [&] { return fallback<ATEN_OP(threshold_backward)>::call(grad, self, threshold); };
-  if (threshold.to<double>() != 0.0) return cpu();
-  return backward("threshold_backward", "relu_grad", grad, self, cpu);
+  if (threshold.to<double>() == 0.0) return backward("threshold_backward", "relu_grad", grad, self, cpu);
+  check_ocl(grad, "threshold_backward", "grad_output");
+  const at::Tensor shifted =
+      run_planned("threshold_backward", "sub", plan_scalar("threshold_backward", self, threshold.to<double>()), cpu);
+  if (!is_ocl(shifted) || shifted.numel() == 0) return cpu();
+  return backward("threshold_backward", "relu_grad", grad, shifted, cpu);
 }
+// grad where min < x < max: relu_grad against x - min, then against max - x (as threshold_backward).
 at::Tensor hardtanh_backward(const at::Tensor& grad, const at::Tensor& self, const at::Scalar& min_val,
                              const at::Scalar& max_val) {
   auto cpu = [&] { return fallback<ATEN_OP(hardtanh_backward)>::call(grad, self, min_val, max_val); };
-  if (!is_relu6(min_val, max_val)) return cpu();
-  return backward("hardtanh_backward", "relu6_grad", grad, self, cpu);
+  if (is_relu6(min_val, max_val)) return backward("hardtanh_backward", "relu6_grad", grad, self, cpu);
+  check_ocl(grad, "hardtanh_backward", "grad_output");
+  const at::Tensor above =
+      run_planned("hardtanh_backward", "sub", plan_scalar("hardtanh_backward", self, min_val.to<double>()), cpu);
+  const at::Tensor below = run_planned(
+      "hardtanh_backward", "sub", plan_scalar("hardtanh_backward", self, max_val.to<double>(), /*reversed=*/true), cpu);
+  if (!is_ocl(above) || !is_ocl(below) || above.numel() == 0) return cpu();
+  const at::Tensor kept = backward("hardtanh_backward", "relu_grad", grad, above, cpu);
+  if (!is_ocl(kept)) return kept;
+  return backward("hardtanh_backward", "relu_grad", kept, below, cpu);
 }
 at::Tensor gelu_backward(const at::Tensor& grad, const at::Tensor& self, c10::string_view approximate) {
   const char* kernel_op = std::string_view(gelu_op(approximate)) == "gelu" ? "gelu_grad" : "gelu_tanh_grad";
@@ -157,6 +200,41 @@ at::Tensor leaky_relu_backward(const at::Tensor& grad, const at::Tensor& self, c
   const at::Tensor dropped = binary("leaky_relu_backward", "sub", grad, kept, 1.0, cpu);
   return binary("leaky_relu_backward", "add", kept, dropped, negative_slope.to<double>(), cpu);
 }
+// grad where x > 0, else grad * alpha e^x = grad * (y + alpha), y = elu(x) (the result, or computed
+// from the input): the slope comes from the forward value, as PyTorch's is_result form does.
+at::Tensor elu_backward(const at::Tensor& grad, const at::Scalar& alpha, const at::Scalar& scale,
+                        const at::Scalar& input_scale, bool is_result, const at::Tensor& self_or_result) {
+  auto cpu = [&] {
+    return fallback<ATEN_OP(elu_backward)>::call(grad, alpha, scale, input_scale, is_result, self_or_result);
+  };
+  if (!plain_elu(scale, input_scale)) return cpu();
+  check_ocl(grad, "elu_backward", "grad_output");
+  const double a = alpha.to<double>();
+  const at::Tensor y = is_result
+                           ? self_or_result
+                           : run_planned("elu_backward", "elu", plan_scalar("elu_backward", self_or_result, a), cpu);
+  if (!is_ocl(y) || y.numel() == 0) return cpu();
+  const at::Tensor kept = backward("elu_backward", "relu_grad", grad, y, cpu);
+  if (!is_ocl(kept)) return kept;
+  const at::Tensor dropped = binary("elu_backward", "sub", grad, kept, 1.0, cpu);
+  const at::Tensor slope = run_planned("elu_backward", "add", plan_scalar("elu_backward", y, a), cpu);
+  const at::Tensor scaled = binary("elu_backward", "mul", dropped, slope, 1.0, cpu);
+  return binary("elu_backward", "add", kept, scaled, 1.0, cpu);
+}
+// grad * sigmoid(beta x); above the threshold 20 that sigmoid rounds to 1 in fp32, the gradient itself.
+at::Tensor softplus_backward(const at::Tensor& grad, const at::Tensor& self, const at::Scalar& beta,
+                             const at::Scalar& threshold) {
+  auto cpu = [&] { return fallback<ATEN_OP(softplus_backward)>::call(grad, self, beta, threshold); };
+  if (threshold.to<double>() != kSoftplusThreshold) return cpu();
+  check_ocl(grad, "softplus_backward", "grad_output");
+  const double b = beta.to<double>();
+  const at::Tensor z =
+      b == 1.0 ? self : run_planned("softplus_backward", "mul", plan_scalar("softplus_backward", self, b), cpu);
+  if (!is_ocl(z)) return cpu();
+  const at::Tensor s = unary("softplus_backward", "sigmoid", z, cpu);
+  if (!is_ocl(s)) return s;
+  return binary("softplus_backward", "mul", grad, s, 1.0, cpu);
+}
 
 }  // namespace
 
@@ -188,6 +266,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("hardswish_backward", hardswish_backward);
   m.impl("hardsigmoid_backward", hardsigmoid_backward);
   m.impl("leaky_relu_backward", leaky_relu_backward);
+  m.impl("elu", elu);
+  m.impl("elu_", elu_);
+  m.impl("softplus", softplus);
+  m.impl("elu_backward", elu_backward);
+  m.impl("softplus_backward", softplus_backward);
 }
 
 }  // namespace ocltune_torch

@@ -19,6 +19,10 @@ ACTIVATIONS = {
     "hardswish": F.hardswish,
     "hardsigmoid": F.hardsigmoid,
     "leaky_relu": lambda x: F.leaky_relu(x, 0.2),
+    "elu": F.elu,
+    "elu_alpha": lambda x: F.elu(x, alpha=0.7),
+    "softplus": F.softplus,
+    "softplus_beta": lambda x: F.softplus(x, beta=2.0),
 }
 
 
@@ -48,7 +52,7 @@ def test_forward_and_backward_match_cpu(name, dtype):
     assert ocltune_torch.fallback_stats() == {}, name
 
 
-@pytest.mark.parametrize("name", ["relu", "relu6", "hardswish", "hardsigmoid", "silu", "gelu"])
+@pytest.mark.parametrize("name", ["relu", "relu6", "hardswish", "hardsigmoid", "silu", "gelu", "elu"])
 def test_in_place_forms(name):
     fn = getattr(F, name)
     a = inputs(5, 11)
@@ -82,19 +86,40 @@ def test_nan_and_inf_as_on_cpu():
         torch.testing.assert_close(fn(a.to(DEVICE)).cpu()[:n], fn(a)[:n], equal_nan=True, msg=name)
 
 
-def test_hardtanh_bounds_other_than_relu6():
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_hardtanh_bounds_other_than_relu6(dtype):
+    # The bounds themselves are among the inputs: the gradient is 0 there, as on the CPU.
     ocltune_torch.reset_fallback_stats()
-    a = inputs(3, 17)
-    assert_close(F.hardtanh(a.to(DEVICE), -0.5, 1.25), F.hardtanh(a, -0.5, 1.25))
-    assert ocltune_torch.fallback_stats() == {}  # forward on the device; its backward falls back (counted)
+    a = inputs(3, 17, dtype=dtype)
+    x = a.clone().requires_grad_()
+    x_ocl = a.to(DEVICE).requires_grad_()
+    y, y_ocl = F.hardtanh(x, -0.5, 1.25), F.hardtanh(x_ocl, -0.5, 1.25)
+    assert_close(y_ocl, y.detach())
+    g = rand(3, 17, seed=5).to(dtype)
+    y.backward(g)
+    y_ocl.backward(g.to(DEVICE))
+    assert_close(x_ocl.grad, x.grad)
+    assert "aten::hardtanh_backward" not in ocltune_torch.fallback_stats()
+
+
+def test_threshold_backward_other_than_zero():
+    a = inputs(4, 6)
+    a.view(-1)[7] = 0.5  # the threshold itself: no gradient
+    g = rand(4, 6, seed=2)
+    ocltune_torch.reset_fallback_stats()
+    got = torch.ops.aten.threshold_backward(g.to(DEVICE), a.to(DEVICE), 0.5)
+    assert_close(got, torch.ops.aten.threshold_backward(g, a, 0.5))
+    assert ocltune_torch.fallback_stats() == {}
 
 
 def test_unsupported_arguments_fall_back_and_are_counted():
+    # SELU is elu with a scale, softplus with another threshold: no kernel takes them.
     ocltune_torch.reset_fallback_stats()
     a = inputs(4, 6)
-    x = a.clone().requires_grad_()
-    x_ocl = a.to(DEVICE).requires_grad_()
-    F.threshold(x, 0.5, 0.0).sum().backward()
-    F.threshold(x_ocl, 0.5, 0.0).sum().backward()
-    assert_close(x_ocl.grad, x.grad)
-    assert ocltune_torch.fallback_stats().get("aten::threshold_backward", 0) >= 1
+    for fn, op in ((F.selu, "aten::elu"), (lambda t: F.softplus(t, threshold=5.0), "aten::softplus")):
+        x = a.clone().requires_grad_()
+        x_ocl = a.to(DEVICE).requires_grad_()
+        fn(x).sum().backward()
+        fn(x_ocl).sum().backward()
+        assert_close(x_ocl.grad, x.grad)
+        assert ocltune_torch.fallback_stats().get(op, 0) >= 1, op

@@ -57,6 +57,10 @@ enum class ElementwiseOp {
   kHardswishGrad,
   kHardsigmoidGrad,  // binary
   kSign,             // unary
+  // binary, the operand a scalar: elu with alpha (PyTorch's scale and input_scale 1), softplus with
+  // beta (threshold 20, PyTorch's default: above it the input itself).
+  kElu,
+  kSoftplus,
 };
 
 inline constexpr int kElementwiseMaxRank = 4;
@@ -128,6 +132,8 @@ std::uint64_t division_magic(std::int64_t d);
 SearchSpace elementwise_space(const ElementwiseShape& shape, const DeviceInfo& device);
 // Valid on every OpenCL 1.2 device: 64 work-items, 4-wide vectors, 4 per work-item, one pass.
 Config elementwise_default_config();
+// The built-in of `shape` on `device` (docs/decisions/0036): a point of elementwise_space.
+Config elementwise_default_config(const ElementwiseShape& shape, const DeviceInfo& device);
 
 // The launch of kernels/elementwise.cl; no kernel at all when the output is empty. Throws
 // ocltune::Error when the operands do not match the shape or an index would exceed the kernel's

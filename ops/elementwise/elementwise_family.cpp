@@ -99,6 +99,8 @@ std::vector<ElementwiseTestCase> elementwise_test_cases() {
       {chain(dense({71}), {with(Op::kHardswishGrad, dense({71}))}), {}},
       {chain(dense({3, 43}), {unary(Op::kSign)}, f16), {}},
       {chain(dense({6, 13}), {with(Op::kHardsigmoidGrad, dense({6, 13}))}), {}},
+      {chain(dense({59}), {with(Op::kElu, 1.0f)}), {}},
+      {chain(dense({3, 23}), {with(Op::kSoftplus, 2.0f)}, f16), {}},
       {chain(strided({5, 7}, {1, 5}), {with(Op::kReluGrad, dense({5, 7})), with(Op::kMul, 0.5f)}), {}},
       {chain(strided({4, 6, 5}, {1, 4, 24}), {}), {}},
       {chain(strided({3, 5}, {20, 2}), {}, b16), {.out_offset = 7, .input_offset = 3}},

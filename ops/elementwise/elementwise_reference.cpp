@@ -131,7 +131,13 @@ double grad_error(ElementwiseOp op, double a, double b, double y) {
     case ElementwiseOp::kTanhGrad: return aa * (b * b + std::abs(1 - b * b)) + ay;
     case ElementwiseOp::kHardswishGrad:
       return b <= -3 || b >= 3 ? 0 : aa * (5 * std::abs(b / 3) + std::abs(b / 3 + 0.5)) + ay;
-    case ElementwiseOp::kHardsigmoidGrad: return 2 * ay;  // a rounded 1/6, then a product
+    case ElementwiseOp::kHardsigmoidGrad:
+      return 2 * ay;  // a rounded 1/6, then a product
+    // expm1 (3 ulp) and the product with alpha.
+    case ElementwiseOp::kElu: return a > 0 ? 0 : 8 * ay;
+    // The rounded product a b moves log1p(exp(a b)) / b by |a| sigmoid(a b) u; exp and log1p (3 ulp
+    // each) and the division add 15 u |y|; above the threshold the result is a itself.
+    case ElementwiseOp::kSoftplus: return a * b > 20 ? 0 : std::abs(a) * sigmoid(a * b) + 15 * ay;
     default: return own_error(op, a, y);
   }
 }
@@ -173,6 +179,8 @@ double elementwise_apply(ElementwiseOp op, double a, double b) {
     case ElementwiseOp::kHardswishGrad: return b <= -3 ? 0.0 : b < 3 ? a * (b / 3 + 0.5) : a;
     case ElementwiseOp::kHardsigmoidGrad: return b > -3 && b < 3 ? a / 6 : 0.0;
     case ElementwiseOp::kSign: return a > 0 ? 1.0 : a < 0 ? -1.0 : 0.0;
+    case ElementwiseOp::kElu: return std::isnan(a) || a > 0 ? a : b * std::expm1(a);
+    case ElementwiseOp::kSoftplus: return a * b > 20 ? a : std::log1p(std::exp(a * b)) / b;
   }
   return std::numeric_limits<double>::quiet_NaN();
 }
@@ -229,6 +237,11 @@ BoundedValue elementwise_step(ElementwiseOp op, BoundedValue a, BoundedValue b) 
       break;
     case ElementwiseOp::kHardsigmoidGrad: da = z > -3 && z < 3 ? 1.0 / 6 : 0; break;
     case ElementwiseOp::kSign: return {y, 0};  // exact, and flat wherever it is defined
+    case ElementwiseOp::kElu: da = x > 0 ? 1 : z * std::exp(x), db = x > 0 ? 0 : std::expm1(x); break;
+    case ElementwiseOp::kSoftplus:
+      da = x * z > 20 ? 1 : sigmoid(x * z);
+      db = x * z > 20 ? 0 : (x * sigmoid(x * z) - y) / z;
+      break;
   }
   const double error = carried(da, a.error) + carried(db, b.error) + grad_error(op, x, z, y);
   return {y, std::isnan(error) ? kInf : error};

@@ -22,7 +22,7 @@ struct OpInfo {
   bool binary;
 };
 
-constexpr std::array<OpInfo, 33> kOps = {{
+constexpr std::array<OpInfo, 35> kOps = {{
     {ElementwiseOp::kRelu, "relu", false},
     {ElementwiseOp::kRelu6, "relu6", false},
     {ElementwiseOp::kGelu, "gelu", false},
@@ -56,6 +56,8 @@ constexpr std::array<OpInfo, 33> kOps = {{
     {ElementwiseOp::kHardswishGrad, "hardswish_grad", true},
     {ElementwiseOp::kHardsigmoidGrad, "hardsigmoid_grad", true},
     {ElementwiseOp::kSign, "sign", false},
+    {ElementwiseOp::kElu, "elu", true},
+    {ElementwiseOp::kSoftplus, "softplus", true},
 }};
 
 const OpInfo& info(ElementwiseOp op) { return kOps[static_cast<std::size_t>(op)]; }
