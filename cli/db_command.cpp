@@ -1,4 +1,4 @@
-// `ocltune db export|merge|verify|import`: shipping tuned databases between machines.
+// `ocltune db export|merge|verify|import|check`: shipping tuned databases between machines.
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -7,7 +7,9 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/db_check.h"
 #include "cli/usage_error.h"
+#include "db/provenance.h"
 #include "db/sqlite.h"
 #include "db/transfer.h"
 #include "harness/hash.h"
@@ -25,6 +27,7 @@ struct DbOptions {
   CLI::App* merger = nullptr;
   CLI::App* verifier = nullptr;
   CLI::App* importer = nullptr;
+  CLI::App* checker = nullptr;
   std::string device_key;
   bool best_only = false;
   bool force = false;
@@ -33,6 +36,8 @@ struct DbOptions {
   std::vector<std::string> inputs;
   std::string file;
   std::string system_db;
+  std::int64_t min_evaluations = kMinEvaluations;
+  DbCheckOptions check;
 };
 
 DbOptions& db_options() {
@@ -112,9 +117,25 @@ int run_export(const CliOptions& options) {
   }
   rows.best = std::move(valid);
   print_rejected(rejected);
+  // Evidence: a row chosen from fewer configurations than --min-evaluations is not shipped; one
+  // whose count is unknown (from a file without measurements of it) is shipped with a null count.
+  std::size_t shallow = 0, unknown = 0;
+  std::erase_if(rows.best, [&](const BestRow& r) {
+    const std::optional<std::int64_t> n = provenance_evaluations(r.provenance);
+    if (!n) ++unknown;
+    if (!n || *n >= o.min_evaluations) return false;
+    fmt::print(stderr, "ocltune: left out best row {}: {} evaluation(s), fewer than --min-evaluations {}\n",
+               describe_row(r), *n, o.min_evaluations);
+    ++shallow;
+    return true;
+  });
   write_tuned_rows(o.output, rows, o.force);
   fmt::print("{}: {} best configuration(s) of {} device(s) written to {}{}\n", source, rows.best.size(),
              rows.devices.size(), o.output, rejected.empty() ? "" : fmt::format(" ({} rejected)", rejected.size()));
+  if (shallow > 0)
+    fmt::print("{} row(s) left out: fewer than {} evaluations (--min-evaluations)\n", shallow, o.min_evaluations);
+  if (unknown > 0)
+    fmt::print("{} row(s) with unknown evaluations kept, marked \"evaluations\": null in their provenance\n", unknown);
   return rejected.empty() ? kExitOk : kExitFailure;
 }
 
@@ -201,7 +222,7 @@ int run_import() {
 
 CLI::App* add_db_command(CLI::App& app) {
   DbOptions& o = db_options();
-  CLI::App* db = app.add_subcommand("db", "export, merge, verify and import tuned databases")->fallthrough();
+  CLI::App* db = app.add_subcommand("db", "export, merge, verify, import and check tuned databases")->fallthrough();
   db->require_subcommand(1);
   o.exporter = db->add_subcommand("export", "write the best configurations of a device (source: --db) to a file");
   o.exporter->add_option("--device-key", o.device_key, "device key to export (default: every device)");
@@ -220,6 +241,21 @@ CLI::App* add_db_command(CLI::App& app) {
   o.importer->add_option("file", o.file, "shipped database (.db or .jsonl)")->required()->check(CLI::ExistingFile);
   o.importer->add_option("--system-db", o.system_db, "system database (default: $OCLTUNE_SYSTEM_DB, else installed)");
   o.importer->add_flag("--skip-invalid", o.skip_invalid, "import the valid rows even when some are rejected");
+  o.exporter
+      ->add_option("--min-evaluations", o.min_evaluations,
+                   "with --best-only, leave out rows chosen from fewer evaluated configurations (0: keep all)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  o.checker = db->add_subcommand("check", "re-time every row of a tuned-rows file on --device; report stale rows");
+  o.checker->add_option("file", o.check.file, "tuned-rows file (.jsonl or .db)")->required()->check(CLI::ExistingFile);
+  o.checker
+      ->add_option("--max-loss", o.check.max_loss,
+                   "fail a row of this device whose figure now is below (1 - this) x recorded")
+      ->capture_default_str();
+  o.checker->add_flag("--any-device", o.check.any_device, "apply --max-loss to rows of other device keys too");
+  o.checker->add_flag("--fail-on-source-change", o.check.fail_on_source_change,
+                      "fail a row whose kernel source changed since it was recorded");
+  o.checker->fallthrough();
   return db;
 }
 
@@ -228,6 +264,7 @@ int run_db(const CliOptions& options) {
   if (o.exporter->parsed()) return run_export(options);
   if (o.merger->parsed()) return run_merge();
   if (o.verifier->parsed()) return run_verify();
+  if (o.checker->parsed()) return run_db_check(options, o.check);
   return run_import();
 }
 

@@ -46,6 +46,20 @@ std::string with_source(const std::string& provenance, const std::string& source
   return p.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);  // a file name need not be UTF-8
 }
 
+// Distinct configurations with an outcome (neither pending nor skipped) per problem and kernel
+// source: how many candidates a best row of that problem was chosen from.
+std::map<std::tuple<std::string, std::string, std::string, std::string, std::string, std::string>, std::int64_t>
+evaluation_counts(Database& source) {
+  std::map<std::tuple<std::string, std::string, std::string, std::string, std::string, std::string>, std::int64_t>
+      counts;
+  sql::Statement s(
+      source.connection(),
+      "SELECT device_key, op, dtype, math, shape_key, source_hash, count(DISTINCT params) FROM measurements "
+      "WHERE status NOT IN ('pending', 'skipped') GROUP BY 1, 2, 3, 4, 5, 6");
+  while (s.step()) counts[{s.text(0), s.text(1), s.text(2), s.text(3), s.text(4), s.text(5)}] = s.int64(6);
+  return counts;
+}
+
 }  // namespace
 
 std::string basic_problem(const BestRow& r) {
@@ -57,7 +71,7 @@ std::string basic_problem(const BestRow& r) {
   for (double v : {r.min_ns, r.max_ns, r.spread}) {
     if (!std::isfinite(v) || v < 0) return "a time statistic is negative or not finite";
   }
-  return "";
+  return evaluations_problem(r.provenance);
 }
 
 std::string printable(std::string_view text, std::size_t max) {
@@ -87,10 +101,18 @@ TunedRows export_rows(Database& source, const std::string& device_key) {
   sql::Statement s(source.connection(), fmt::format("SELECT device_key, op, dtype, math, shape_key, {} FROM best",
                                                     complete_provenance_sql()));
   while (s.step()) provenance[{s.text(0), s.text(1), s.text(2), s.text(3), s.text(4)}] = s.text(5);
+  const std::map<std::tuple<std::string, std::string, std::string, std::string, std::string, std::string>, std::int64_t>
+      evaluations = evaluation_counts(source);
   std::set<std::string> keys;
   for (BestRow& r : rows.best) {
     auto it = provenance.find({r.device_key, r.op, r.dtype, r.math, r.shape_key});
     if (it != provenance.end()) r.provenance = it->second;
+    // The evidence behind the row: a count it already carries (it came from another file, whose
+    // measurements are not here) wins; otherwise this file's measurements of it; else unknown.
+    if (!provenance_evaluations(r.provenance)) {
+      auto e = evaluations.find({r.device_key, r.op, r.dtype, r.math, r.shape_key, r.source_hash});
+      r.provenance = with_evaluations(r.provenance, e == evaluations.end() ? std::nullopt : std::optional(e->second));
+    }
     r.run_id.reset();
     r.measurement_id.reset();
     keys.insert(r.device_key);

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "db/provenance.h"
 #include "db/transfer.h"
 
 namespace ocltune {
@@ -34,6 +35,7 @@ void TunedTable::add_layer(Database& db, const std::string& layer, const Log& lo
       e.shape = shape_info(checked.problem->shape_json());
       e.median_ns = row.median_ns;
       e.same_device = row.device_key == my_key;
+      e.evaluations = provenance_evaluations(row.provenance);
       entries_[{e.device_key, e.op, e.dtype, e.math, e.shape_key}] = std::move(e);
     } catch (const std::exception& ex) {
       // Rows of op families this build does not have are expected in a shared database: say so once.
@@ -70,8 +72,12 @@ std::vector<std::pair<double, const TunedEntry*>> TunedTable::nearest(const std:
     const double d = shape_distance(shape, e.shape);
     if (d <= max_distance) found.emplace_back(d, &e);
   }
-  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
+  // Depth breaks ties of distance only: a nearer row, shallow or not, was tuned for a shape more
+  // like this one, and an exact row (never ranked here) was measured against the built-in at it.
+  auto shallow = [](const TunedEntry* e) { return e->evaluations && *e->evaluations < kMinEvaluations; };
+  std::sort(found.begin(), found.end(), [&](const auto& a, const auto& b) {
     if (a.first != b.first) return a.first < b.first;
+    if (shallow(a.second) != shallow(b.second)) return shallow(b.second);
     if (a.second->shape_key != b.second->shape_key) return a.second->shape_key < b.second->shape_key;
     return a.second->device_key < b.second->device_key;
   });

@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -23,6 +24,8 @@ struct TunedEntry {
   ShapeInfo shape;
   double median_ns = 0;
   bool same_device = false;  // measured on this device key (else on a device of the same class)
+  // Configurations its problem was chosen from (provenance "evaluations"); nullopt: unknown.
+  std::optional<std::int64_t> evaluations;
 };
 
 class TunedTable {
@@ -41,8 +44,10 @@ class TunedTable {
   const TunedEntry* exact(const std::string& op, const std::string& dtype, const std::string& math,
                           const std::string& shape_key) const;
   // Entries of the same op, dtype and math whose shape is comparable (runtime/tuned_rows.h), measured on
-  // this device (`same_device`) or on other devices of its class, nearest first (ties by shape key),
-  // at most `max_distance` away. The exact shape itself is excluded.
+  // this device (`same_device`) or on other devices of its class, nearest first, at most
+  // `max_distance` away. At equal distance a shallow row (fewer known evaluations than
+  // kMinEvaluations, db/provenance.h) comes after a deeper or unknown one; then by shape key. The
+  // exact shape itself is excluded.
   std::vector<std::pair<double, const TunedEntry*>> nearest(const std::string& op, const std::string& dtype,
                                                             const std::string& math, const std::string& shape_key,
                                                             const ShapeInfo& shape, bool same_device,

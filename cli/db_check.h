@@ -1,0 +1,23 @@
+// `ocltune db check`: re-times the rows of a tuned-rows file on a device and says which went stale.
+#pragma once
+
+#include <string>
+
+#include "cli/commands.h"
+
+namespace ocltune {
+
+struct DbCheckOptions {
+  std::string file;
+  // A row of the chosen device's key fails when its figure now is below (1 - max_loss) x recorded.
+  double max_loss = 0.10;
+  bool any_device = false;             // apply max_loss to rows of other device keys too
+  bool fail_on_source_change = false;  // a row whose kernel source changed fails
+};
+
+// Verifies every best row's configuration against the float64 reference on --device, times it with
+// the tuner's timing policy and prints recorded and current figures, their ratio and whether the
+// kernel source changed. 0 when no row fails, 1 otherwise (or for a refused file).
+int run_db_check(const CliOptions& options, const DbCheckOptions& check);
+
+}  // namespace ocltune
