@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/report_command.h"
 #include "cli/usage_error.h"
+#include "db/transfer.h"
 #include "harness/device_errors.h"
 #include "ops/family.h"
 #include "tuner/strategy.h"
@@ -21,6 +22,47 @@ std::string ops_help() {
   return text;
 }
 
+// A device index: digits only (CLI11 used to convert it; a word is a usage error, as then).
+int device_index(const std::string& flag, const std::string& text) {
+  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos) {
+    throw UsageError(fmt::format("{} '{}' is not a device index (a number, as `ocltune devices` lists them{})", flag,
+                                 printable(text, 40), flag == "--device" ? ", or all" : ""));
+  }
+  return std::stoi(text);
+}
+
+// --device N | all and --devices A,B,... (which exclude each other) into `options`.
+void resolve_devices(const CLI::App& app, const std::string& device_text, const std::string& devices_text,
+                     const std::string& group_runs_text, CliOptions& options) {
+  const bool device_given = app.count("--device") > 0, devices_given = app.count("--devices") > 0;
+  if (device_given && devices_given) throw UsageError("give --device or --devices, not both");
+  if (device_text == "all") {
+    options.all_devices = true;
+  } else {
+    options.device = device_index("--device", device_text);
+  }
+  if (devices_given) {
+    for (std::size_t start = 0;;) {
+      const std::size_t comma = devices_text.find(',', start);
+      const int index = device_index("--devices", devices_text.substr(start, comma - start));
+      if (std::find(options.devices.begin(), options.devices.end(), index) != options.devices.end()) {
+        throw UsageError(fmt::format("--devices {}: device {} is listed twice", printable(devices_text, 60), index));
+      }
+      options.devices.push_back(index);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  if (!group_runs_text.empty()) {
+    for (std::size_t start = 0;;) {
+      const std::size_t comma = group_runs_text.find(',', start);
+      options.group_runs.push_back(std::stoll(group_runs_text.substr(start, comma - start)));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+}
+
 }  // namespace
 
 int cli_main(int argc, char** argv) {
@@ -29,7 +71,18 @@ int cli_main(int argc, char** argv) {
 
   CLI::App app{"ocltune: OpenCL kernel autotuning for deep-learning operators", "ocltune"};
   app.set_version_flag("--version", std::string(OCLTUNE_VERSION));
-  app.add_option("-d,--device", options.device, "device index, as `ocltune devices` lists them")->capture_default_str();
+  std::string device_text = "0", devices_text, group_runs_text;
+  app.add_option("-d,--device", device_text,
+                 "device index, as `ocltune devices` lists them; for tuning also all (every device at once, "
+                 "like --devices)")
+      ->capture_default_str();
+  app.add_option("--devices", devices_text,
+                 "tune on these devices at once, e.g. 0,2: one worker process each, one database; devices with "
+                 "the same device key share each problem's candidates");
+  // Hidden: set by the coordinator of several devices for each of its workers.
+  app.add_option("--run-id", options.run_id)->group("");
+  app.add_option("--group-runs", group_runs_text)->group("");
+  app.add_option("--coordinator", options.coordinator)->group("");
   // One comma-separated word, split here: CLI11's delimiter took ",," as no value and then
   // swallowed the next option as an op name.
   std::string ops_text = "all";
@@ -159,6 +212,11 @@ int cli_main(int argc, char** argv) {
   }
 
   try {
+    resolve_devices(app, device_text, devices_text, group_runs_text, options);
+    if ((options.all_devices || !options.devices.empty()) && app.get_subcommands().size() == 1 && !tune->parsed()) {
+      throw UsageError(fmt::format("--devices and --device all are for tuning; `ocltune {}` takes one --device N",
+                                   app.get_subcommands()[0]->get_name()));
+    }
     if (devices->parsed()) return run_devices(options);
     if (ceilings->parsed()) return run_ceilings(options);
     if (show->parsed()) return run_show(options);
@@ -168,7 +226,8 @@ int cli_main(int argc, char** argv) {
     if (record->parsed()) return run_record(options);
     if (worker->parsed()) return run_worker(options.device, options.compile_threads < 0 ? 1 : options.compile_threads);
     if (db->parsed()) return run_db(options);
-    (void)tune;
+    if (options.all_devices || options.devices.size() > 1) return run_tune_devices(options);
+    if (options.devices.size() == 1) options.device = options.devices[0];
     return run_tune(options);
   } catch (const UsageError& e) {
     fmt::print(stderr, "ocltune: error: {}\n", e.what());

@@ -11,8 +11,18 @@ class App;
 
 namespace ocltune {
 
+struct DeviceInfo;
+
 struct CliOptions {
   int device = 0;
+  // --devices 0,2 or --device all: tune on several devices at once (cli/multi_tune.cpp); empty: one.
+  std::vector<int> devices;
+  bool all_devices = false;
+  // Hidden: what the coordinator of several devices gives each worker `ocltune tune`: the run it
+  // began for it, the runs of the whole group, and its own pid (docs/decisions/0038).
+  std::int64_t run_id = 0;
+  std::vector<std::int64_t> group_runs;
+  std::int64_t coordinator = 0;
   std::vector<std::string> ops = {"all"};
   std::string db;  // empty: default_database_path()
   std::string strategy = "model";
@@ -53,6 +63,11 @@ struct CliOptions {
 int cli_main(int argc, char** argv);
 
 int run_tune(const CliOptions& options);
+// The checks run_tune makes before it opens the database (ops, device index, shapes, flags):
+// throws UsageError; returns the device.
+DeviceInfo check_tune(const CliOptions& options, int device_index);
+// --devices / --device all: one worker process per device, one database (cli/multi_tune.cpp).
+int run_tune_devices(const CliOptions& options);
 int run_devices(const CliOptions& options);
 int run_ceilings(const CliOptions& options);
 int run_show(const CliOptions& options);

@@ -1,8 +1,11 @@
 // `ocltune [tune]`: tune the chosen op families on one device and store every result.
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -266,28 +269,72 @@ void print_summary(const ProblemList& problems, const std::vector<ProblemReport>
 
 }  // namespace
 
+namespace {
+
+struct TuneSetup {
+  DeviceInfo device;
+  ProblemList problems;
+  TuneOptions tune;
+};
+
+TuneSetup setup_tune(const CliOptions& options, int device_index) {
+  const std::vector<const OpFamily*> families = resolve_ops(options.ops);
+  TuneSetup setup;
+  try {
+    setup.device = find_device(device_index);
+  } catch (const DeviceIndexError& e) {
+    throw UsageError(e.what());
+  }
+  const DeviceInfo& device = setup.device;
+  setup.problems = with_math_mode(load_problems(families, options.shapes, device), options.math, options.quiet);
+  // A shape whose buffers cannot exist on this device would fail only when the run reaches it
+  // (exit 1, or the process killed for its host copies): refused here, naming the shape.
+  for (const auto& p : setup.problems) {
+    if (const std::string why = device_fit_problem(*p, device); !why.empty()) {
+      throw UsageError(fmt::format("{} shape {} cannot run on this device: {}", p->op(), p->shape_key(), why));
+    }
+  }
+  setup.tune = tune_options(options, device);
+  check_restriction(setup.tune.restriction, setup.problems, device);
+  return setup;
+}
+
+// "D:K" in $OCLTUNE_TEST_DIE_AFTER: the worker of device D kills itself after K evaluations, with
+// the next one claimed (tests of several devices, docs/decisions/0038). Unset: -1.
+std::int64_t test_die_after(int device_index) {
+  const char* text = std::getenv("OCLTUNE_TEST_DIE_AFTER");
+  int device = -1;
+  long long evals = -1;
+  if (!text || std::sscanf(text, "%d:%lld", &device, &evals) != 2 || device != device_index) return -1;
+  return evals;
+}
+
+}  // namespace
+
+DeviceInfo check_tune(const CliOptions& options, int device_index) { return setup_tune(options, device_index).device; }
+
 int run_tune(const CliOptions& options) {
   // From the start: a Ctrl-C during device discovery or the ceilings measurement is an orderly
   // interruption (exit 130), not a death by signal.
   std::signal(SIGINT, request_stop);
   std::signal(SIGTERM, request_stop);
-  const std::vector<const OpFamily*> families = resolve_ops(options.ops);
-  DeviceInfo device;
-  try {
-    device = find_device(options.device);
-  } catch (const DeviceIndexError& e) {
-    throw UsageError(e.what());
-  }
-  ProblemList problems = with_math_mode(load_problems(families, options.shapes, device), options.math, options.quiet);
-  // A shape whose buffers cannot exist on this device would fail only when the run reaches it
-  // (exit 1, or the process killed for its host copies): refused here, naming the shape.
-  for (const auto& p : problems) {
-    if (const std::string why = device_fit_problem(*p, device); !why.empty()) {
-      throw UsageError(fmt::format("{} shape {} cannot run on this device: {}", p->op(), p->shape_key(), why));
+  // A worker of several devices (cli/multi_tune.cpp) dies with its coordinator, which owns its run.
+  const bool in_group = options.run_id > 0;
+  if (in_group) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != static_cast<pid_t>(options.coordinator)) {
+      fmt::print(stderr, "ocltune: error: the coordinator of this worker is gone\n");
+      return kExitFailure;
     }
   }
-  TuneOptions tune = tune_options(options, device);
-  check_restriction(tune.restriction, problems, device);
+  TuneSetup setup = setup_tune(options, options.device);
+  const DeviceInfo& device = setup.device;
+  ProblemList& problems = setup.problems;
+  TuneOptions& tune = setup.tune;
+  if (in_group) {
+    tune.group_runs = options.group_runs;
+    tune.test_die_after_evals = test_die_after(options.device);
+  }
   const std::string db_path = options.db.empty() ? default_database_path() : options.db;
   Database db = Database::open(db_path);
   db.upsert_device(device);
@@ -319,7 +366,16 @@ int run_tune(const CliOptions& options) {
     fmt::print(stderr, "ocltune: interrupted before tuning started; nothing was measured\n");
     return kExitInterrupted;
   }
-  const std::int64_t run_id = db.begin_run(run);
+  std::int64_t run_id = options.run_id;
+  if (in_group) {
+    const std::vector<RunRow> runs = db.runs();
+    const auto it = std::find_if(runs.begin(), runs.end(), [&](const RunRow& r) { return r.run_id == options.run_id; });
+    if (it == runs.end() || it->status != "running" || it->device_key != device.key()) {
+      throw UsageError(fmt::format("--run-id {}: no running run of this device in {}", options.run_id, db_path));
+    }
+  } else {
+    run_id = db.begin_run(run);
+  }
   // Runs killed without finishing (SIGKILL, a kernel that crashed the process): their status and
   // the evaluation each had in flight, so this run neither waits on them nor repeats the crash.
   const RecoveredRuns recovered = recover_abandoned_runs(db, run.host, run_id);

@@ -19,6 +19,8 @@ class SearchBudget {
 
   // The number of evaluations allowed (space size when unlimited).
   std::int64_t limit() const { return limit_; }
+  // Evaluations still allowed by the limit (tuners sharing the problem count their own in flight).
+  std::int64_t left() const { return limit_ - done_; }
   // Counts one search evaluation (measured now or earlier) and its median (nullopt = failed).
   void count(std::optional<double> median_ns);
   // Why the search must stop now; nullopt while it may go on.

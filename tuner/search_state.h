@@ -1,6 +1,7 @@
 // What the search of one problem knows so far (shared by tuner.cpp and finalists.cpp).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -11,6 +12,9 @@
 #include "tuner/tuner.h"
 
 namespace ocltune {
+
+// How often a run of a group (docs/decisions/0038) looks again at the claims it waits for.
+inline constexpr std::chrono::milliseconds kGroupPoll{50};
 
 // What the search of one problem knows so far.
 struct Tuner::Search {

@@ -2,11 +2,16 @@
 #include "tuner/tuner.h"
 
 #include <algorithm>
+#include <csignal>
 #include <deque>
+#include <map>
 #include <set>
+#include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
+#include "db/claims.h"
 #include "db/database.h"
 #include "db/space_records.h"
 #include "db/transfer.h"
@@ -141,15 +146,37 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
       report.first_rejection = fmt::format("measurement {} ({}): {}", m.measurement_id, printable(m.params, 120), why);
     }
   };
-  // Configurations that crashed their process before (in any role): never evaluated again.
+  // Runs of one group (several devices, docs/decisions/0038) claim each evaluation and wait for
+  // each other's evaluations in flight (by row id) before leaving a problem: a finished one is a
+  // result here too, a released one (its worker died) is claimed again here.
+  const bool grouped = options_.group_runs.size() > 1;
+  const std::vector<std::int64_t> group = grouped ? options_.group_runs : std::vector<std::int64_t>{run_id_};
+  struct InFlight {
+    std::string params;
+    Role role;
+    std::size_t default_index;
+  };
+  std::map<std::int64_t, InFlight> in_flight;
+  // Proposals drawn ahead of the device, so their programs build while it times the current one;
+  // released configurations go first.
+  std::deque<Config> ahead;
+  std::vector<std::size_t> redo_defaults;  // defaults whose claim by another run was released
+  bool full = false;                       // a claim found the evaluation limit reached (the group's rows)
+  // Configurations that crashed their process before (in any role but the interleaved final
+  // re-timing, which names no single one): never evaluated again.
   std::set<std::string> crashed;
-  auto take_row = [&](const MeasuredPoint& m) {
+  // `claimed_earlier`: a row of the group seen pending before, now finished.
+  auto take_row = [&](const MeasuredPoint& m, bool claimed_earlier = false) {
     search.last_seen_id = std::max(search.last_seen_id, m.measurement_id);
-    if (m.status == status_name(Status::kCrash)) crashed.insert(m.params);
-    if (m.role != role_name(Role::kSearch) || !search.measured.insert(m.params).second) return false;
+    if (m.status == status_name(Status::kCrash) && m.role != role_name(Role::kFinal)) crashed.insert(m.params);
+    if (m.role != role_name(Role::kSearch)) return false;
+    if (!claimed_earlier && !search.measured.insert(m.params).second) return false;
     // Being evaluated by a live concurrent tuner (a dead one's became `crash` when this run
-    // started): not measured again here, and never a result.
-    if (m.status == kPendingStatus) return false;
+    // started): not measured again here, and never a result. One of the group is waited for.
+    if (m.status == kPendingStatus) {
+      if (grouped) in_flight.emplace(m.measurement_id, InFlight{m.params, Role::kSearch, 0});
+      return false;
+    }
     EvalOutcome o;
     try {
       o = outcome_of(m);
@@ -184,7 +211,8 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
   std::unique_ptr<Executor> executor = options_.isolate ? make_isolated_executor(*options_.isolate, problem)
                                                         : make_local_executor(session_, problem, pool_.get());
   std::int64_t done = 0;
-  auto run_one = [&](const Config& config, Role role) {
+  // nullopt when the configuration is not this run's to evaluate (`claim_out` says why).
+  auto run_one = [&](const Config& config, Role role, Claim* claim_out) -> std::optional<EvalOutcome> {
     TimingPolicy timing = options_.timing;
     // Defaults are baselines and always timed in full.
     if (role == Role::kSearch && options_.cut_factor > 0 && search.best) {
@@ -193,14 +221,22 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
     // In process, a kernel that kills the process would leave no row, and the same command would
     // crash at the same configuration forever: a pending row is committed first, and the next run
     // records it as a crash when its process is gone (db/abandoned_runs.h). An isolated worker's
-    // death is seen and recorded by this process itself, so --isolate writes none.
+    // death is seen and recorded by this process itself, so --isolate alone writes none. The row
+    // is a claim too: it is committed only when no tuner has the configuration (db/claims.h).
     std::optional<std::int64_t> pending;
-    if (!options_.isolate) {
+    if (!options_.isolate || grouped) {
       EvalOutcome placeholder;
       placeholder.config = config;
       MeasurementRow row = measurement_row(problem, search.source_hash, placeholder, role);
       row.status = kPendingStatus;
-      pending = db_.add_measurement(std::move(row));
+      const Claim claim =
+          claim_measurement(db_, std::move(row), group, grouped && role == Role::kSearch ? budget.limit() : 0);
+      if (claim.result != ClaimResult::kClaimed) {
+        if (claim_out) *claim_out = claim;
+        return std::nullopt;
+      }
+      pending = claim.measurement_id;
+      if (options_.test_die_after_evals >= 0 && claims_++ == options_.test_die_after_evals) raise(SIGKILL);
     }
     EvalOutcome o;
     try {
@@ -244,31 +280,85 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
   };
 
   // The untuned defaults first: the baselines every tuned result is reported against. The first
-  // is "the" default of the summary; the others (e.g. one per algorithm) are kept as rows.
-  executor->prefetch(defaults);
-  for (std::size_t i = 0; i < defaults.size(); ++i) {
-    EvalOutcome o;
-    if (crashed.count(to_string(defaults[i]))) {
-      o.config = defaults[i];
-      o.status = Status::kCrash;
-      o.error = "crashed its process in an earlier run; not evaluated again";
-    } else {
-      o = run_one(defaults[i], Role::kDefault);
-    }
+  // is "the" default of the summary; the others (e.g. one per algorithm) are kept as rows. In a
+  // group each is measured by one run, and the others take its row when it is done.
+  auto use_default = [&](std::size_t i, const EvalOutcome& o) {
     if (i == 0) report.default_result = o;
     if (i == 0 && o.status == Status::kOk && o.stats) search.baseline = o;
     search.consider(o);
-  }
+  };
+  auto run_default = [&](std::size_t i) {
+    if (crashed.count(to_string(defaults[i]))) {
+      EvalOutcome o;
+      o.config = defaults[i];
+      o.status = Status::kCrash;
+      o.error = "crashed its process in an earlier run; not evaluated again";
+      use_default(i, o);
+      return;
+    }
+    Claim claim;
+    if (std::optional<EvalOutcome> o = run_one(defaults[i], Role::kDefault, &claim)) {
+      use_default(i, *o);
+    } else {
+      in_flight.emplace(claim.measurement_id, InFlight{to_string(defaults[i]), Role::kDefault, i});
+    }
+  };
+  std::unique_ptr<Strategy> strategy;  // made after the defaults; rows taken before are in `earlier`
+  auto watch_group = [&] {
+    if (in_flight.empty()) return;
+    std::vector<std::int64_t> ids;
+    for (const auto& [id, f] : in_flight) ids.push_back(id);
+    const std::map<std::int64_t, ClaimedRow> now = rows_by_id(db_, ids);
+    for (const std::int64_t id : ids) {
+      const InFlight f = in_flight.at(id);
+      const auto it = now.find(id);
+      if (it != now.end()) {
+        const bool of_group = std::find(group.begin(), group.end(), it->second.run_id) != group.end();
+        if (of_group && it->second.point.status == kPendingStatus) continue;  // still in flight
+        in_flight.erase(id);
+        if (!of_group) continue;  // another tuner's: skipped, as without a group
+        if (f.role == Role::kDefault) {
+          EvalOutcome o;
+          try {
+            o = outcome_of(it->second.point);
+          } catch (const Error& e) {
+            o.config = defaults[f.default_index];
+            o.status = Status::kSkipped;
+            o.error = e.what();
+          }
+          if (o.status == Status::kOk) search.ok_row[f.params] = id;
+          use_default(f.default_index, o);
+        } else if (take_row(it->second.point, true) && strategy) {
+          strategy->observe(earlier.back().config, observed_time(earlier.back()));
+        }
+        continue;
+      }
+      // Released: the run evaluating it died (its coordinator deleted the claim); claimed again here.
+      in_flight.erase(id);
+      full = false;
+      if (f.role == Role::kDefault) {
+        redo_defaults.push_back(f.default_index);
+        continue;
+      }
+      search.measured.erase(f.params);
+      try {
+        const Config config = parse_config(f.params);
+        if (space.contains(config) && allowed(config, options_.restriction)) ahead.push_front(config);
+      } catch (const Error&) {
+        // not a configuration of this space: nothing to claim again
+      }
+    }
+  };
+
+  executor->prefetch(defaults);
+  for (std::size_t i = 0; i < defaults.size(); ++i) run_default(i);
 
   std::vector<PriorPoint> prior;
   if (options_.strategy == "model" && options_.warm_start) prior = load_prior(db_, problem, device.key());
-  std::unique_ptr<Strategy> strategy =
-      make_strategy(options_.strategy, std::move(configs), options_.seed, std::move(prior));
+  strategy = make_strategy(options_.strategy, std::move(configs), options_.seed, std::move(prior));
   for (const EvalOutcome& o : earlier) strategy->observe(o.config, observed_time(o));
 
-  // Proposals drawn ahead of the device, so their programs build while it times the current one.
   // The problem's seeds (known-good points for this device class) go first.
-  std::deque<Config> ahead;
   for (const Config& seed : problem.seed_configs(device)) {
     if (space.contains(seed) && allowed(seed, options_.restriction) && !search.measured.count(to_string(seed))) {
       ahead.push_back(seed);
@@ -282,42 +372,70 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
       report.stop_reason = "interrupted";
       break;
     }
-    if (auto reason = budget.exhausted()) {
-      report.stop_reason = *reason;
-      break;
-    }
     // Rows another tuner wrote into the same database meanwhile: measured, not to be repeated.
     for (const MeasuredPoint& m :
          measurements_after(db_, device.key(), problem.op(), dtype_name(problem.dtype()), math_name(problem.math()),
                             problem.shape_key(), search.source_hash, search.last_seen_id)) {
       if (take_row(m)) strategy->observe(earlier.back().config, observed_time(earlier.back()));
     }
-    std::vector<Config> fresh;
-    while (ahead.size() < lookahead + 1) {
-      std::optional<Config> next = strategy->next();
-      if (!next) break;
-      ahead.push_back(*next);
-      fresh.push_back(*next);
+    watch_group();
+    for (const std::size_t i : std::exchange(redo_defaults, {})) run_default(i);
+    std::optional<std::string> reason = budget.exhausted();
+    // The group's evaluations in flight count against the limit, so together they make no more.
+    const auto group_in_flight = std::count_if(in_flight.begin(), in_flight.end(),
+                                               [](const auto& entry) { return entry.second.role == Role::kSearch; });
+    std::optional<Config> next;
+    if (!reason && !(grouped && (full || budget.left() <= group_in_flight))) {
+      std::vector<Config> fresh;
+      while (ahead.size() < lookahead + 1) {
+        std::optional<Config> proposal = strategy->next();
+        if (!proposal) break;
+        ahead.push_back(*proposal);
+        fresh.push_back(*proposal);
+      }
+      if (fresh.size() > 1 || (!fresh.empty() && ahead.size() > 1)) executor->prefetch(fresh);
+      if (ahead.empty()) {
+        reason = "space exhausted";
+      } else {
+        next = ahead.front();
+        ahead.pop_front();
+      }
     }
-    if (fresh.size() > 1 || (!fresh.empty() && ahead.size() > 1)) executor->prefetch(fresh);
-    if (ahead.empty()) {
-      report.stop_reason = "space exhausted";
+    if (!next) {
+      // Another run's evaluation may yet be released (its worker dies): this one stays until none
+      // is in flight.
+      if (!in_flight.empty()) {
+        std::this_thread::sleep_for(kGroupPoll);
+        continue;
+      }
+      report.stop_reason = reason ? *reason : "the devices together reached the evaluation limit";
       break;
     }
-    const Config config = ahead.front();
-    ahead.pop_front();
+    const Config config = *next;
     if (!search.measured.insert(to_string(config)).second) continue;
-    EvalOutcome o = run_one(config, Role::kSearch);
-    strategy->observe(config, observed_time(o));
-    budget.count(ok_time(o));
-    search.consider(o);
+    Claim claim;
+    std::optional<EvalOutcome> o = run_one(config, Role::kSearch, &claim);
+    if (!o) {
+      if (claim.result == ClaimResult::kFull) {
+        // Claims of the group this run has not seen yet: wait for them (or their release).
+        search.measured.erase(to_string(config));
+        ahead.push_front(config);
+        full = true;
+      }
+      continue;  // taken: its row is read back with the others
+    }
+    strategy->observe(config, observed_time(*o));
+    budget.count(ok_time(*o));
+    search.consider(*o);
   }
 
-  if (!stop_requested()) remeasure_finalists(problem, *executor, search);
+  // In a group, one run re-times the finalists and writes the best row; the others report their view.
+  bool writes_best = true;
+  if (!stop_requested()) writes_best = remeasure_finalists(problem, *executor, search);
   report.best = search.best;
   report.confidence = search.confidence;
   report.final_candidates = search.finalists;
-  write_best(problem, search, report);
+  if (writes_best) write_best(problem, search, report);
   if (progress_) progress_->problem_finished(problem, report);
   return report;
 }

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "harness/timing.h"
 #include "ops/problem.h"
@@ -40,6 +41,14 @@ struct TuneOptions {
   int compile_threads = 0;                  // build this many proposals' programs ahead; 0: build when evaluated
   std::optional<IsolationOptions> isolate;  // evaluate in a worker process
   TimingPolicy timing;
+  // The runs of a group of tuners on several devices sharing this database, this run's included
+  // (docs/decisions/0038): each evaluation is claimed first, so none is made twice; a problem's
+  // defaults and final re-timing are made by one of them; each waits for the others' evaluations
+  // in flight before it leaves a problem. Empty: this run alone.
+  std::vector<std::int64_t> group_runs;
+  // Test hook: this process kills itself (SIGKILL) after this many evaluations, right after it
+  // claimed the next one (its pending row committed). -1: off.
+  std::int64_t test_die_after_evals = -1;
 };
 
 struct ProblemReport {
@@ -93,7 +102,8 @@ class Tuner {
   MeasurementRow measurement_row(const Problem& problem, const std::string& source_hash, const EvalOutcome& outcome,
                                  Role role) const;
   std::int64_t record(const Problem& problem, const std::string& source_hash, const EvalOutcome& outcome, Role role);
-  void remeasure_finalists(const Problem& problem, Executor& executor, Search& search);
+  // False when another run of the group re-timed the finalists (and writes the best row).
+  bool remeasure_finalists(const Problem& problem, Executor& executor, Search& search);
   void write_best(const Problem& problem, Search& search, ProblemReport& report);
 
   Session& session_;
@@ -104,6 +114,7 @@ class Tuner {
   std::unique_ptr<CompilePool> pool_;
   std::optional<std::chrono::steady_clock::time_point> run_deadline_;
   double compile_ms_ = 0, compile_wait_ms_ = 0, verify_ms_ = 0, timing_ms_ = 0;
+  std::int64_t claims_ = 0;  // evaluations claimed (test_die_after_evals)
 };
 
 }  // namespace ocltune
