@@ -145,7 +145,7 @@ void print_row(const RowResult& r) {
   const std::string source = r.current_hash.empty() ? "source ?" : r.source_changed ? "source changed" : "source same";
   const std::string evals = r.evaluations ? fmt::format("{}", *r.evaluations) : "?";
   fmt::print("{:<12} {:<52} {:>16} {:>16} {:>6} {:<14} evals {:<4} {}{}\n", printable(r.row->op, 12),
-             printable(r.row->shape_key, 52), rate_text(r.recorded_rate, r.unit), rate_text(r.now_rate, r.unit),
+             printable(r.row->shape_key, 256), rate_text(r.recorded_rate, r.unit), rate_text(r.now_rate, r.unit),
              r.ratio ? fmt::format("{:.2f}x", *r.ratio) : "-", source, evals, r.verdict,
              r.same_device ? "" : " (other device)");
   if (!r.detail.empty()) fmt::print("    {}\n", r.detail);
