@@ -19,6 +19,7 @@
 
 #include "cli/commands.h"
 #include "cli/progress.h"
+#include "cli/tuned_neighbourhood.h"
 #include "cli/usage_error.h"
 #include "db/abandoned_runs.h"
 #include "db/database.h"
@@ -394,6 +395,15 @@ int run_tune(const CliOptions& options) {
     fmt::print(stderr, "ocltune: tuning {} problem(s) of {} on [{}] {} ({}); database {}\n", problems.size(),
                fmt::join(options.ops, ","), device.index, device.name, device.platform_name, db_path);
   }
+  // Each problem's search starts from the tuned rows nearest to it, and problems the system database
+  // (the shipped files) already serves are tuned last (issue 20). Rows it cannot use are left out
+  // quietly here: the runtime and `db verify` report them.
+  TunedNeighbourhood neighbourhood(device, system_database_for_tuning(), db, nullptr);
+  const std::size_t served = neighbourhood.tune_served_last(problems);
+  if (!options.quiet && served > 0) {
+    fmt::print(stderr, "ocltune: {} problem(s) the system database already serves are tuned last\n", served);
+  }
+  tune.starting_points = [&neighbourhood](const Problem& p) { return neighbourhood.nearest(p); };
   ConsoleProgress progress(stderr, options.quiet, isatty(fileno(stderr)) != 0);
   Tuner tuner(session, db, run_id, tune, &progress);
   std::vector<ProblemReport> reports;
@@ -408,6 +418,7 @@ int run_tune(const CliOptions& options) {
         break;
       }
       reports.push_back(tuner.tune(*problems[i], static_cast<int>(i), static_cast<int>(problems.size())));
+      if (reports.back().best) neighbourhood.add(*problems[i], reports.back().best->config);
     }
   } catch (...) {
     db.finish_run(run_id, "failed", tuner.compile_seconds(), tuner.verify_seconds(), tuner.timing_seconds());

@@ -20,6 +20,7 @@
 #include "tuner/compile_pool.h"
 #include "tuner/prior.h"
 #include "tuner/search_state.h"
+#include "tuner/starting_points.h"
 #include "tuner/stop.h"
 #include "tuner/strategy.h"
 
@@ -355,6 +356,10 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
 
   std::vector<PriorPoint> prior;
   if (options_.strategy == "model" && options_.warm_start) prior = load_prior(db_, problem, device.key());
+  // Nearest tuned shapes' configurations and 3 neighbours of the nearest (issue 20: the first
+  // evaluations are already good); computed before the strategy takes the configurations.
+  const std::vector<Config> starts =
+      options_.starting_points ? starting_points(options_.starting_points(problem), configs, 3) : std::vector<Config>{};
   strategy = make_strategy(options_.strategy, std::move(configs), options_.seed, std::move(prior));
   for (const EvalOutcome& o : earlier) strategy->observe(o.config, observed_time(o));
 
@@ -362,6 +367,11 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
   for (const Config& seed : problem.seed_configs(device)) {
     if (space.contains(seed) && allowed(seed, options_.restriction) && !search.measured.count(to_string(seed))) {
       ahead.push_back(seed);
+    }
+  }
+  for (const Config& start : starts) {
+    if (!search.measured.count(to_string(start)) && std::find(ahead.begin(), ahead.end(), start) == ahead.end()) {
+      ahead.push_back(start);
     }
   }
   if (!ahead.empty()) executor->prefetch(std::vector<Config>(ahead.begin(), ahead.end()));

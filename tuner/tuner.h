@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -36,8 +37,12 @@ struct TuneOptions {
   int final_rounds = 7;
   int final_runs = 3;
   std::uint64_t seed = 1;
-  Restriction restriction;                  // search only this sub-space (the defaults are measured regardless)
-  bool warm_start = false;                  // the model strategy learns from other shapes and devices in the db
+  Restriction restriction;  // search only this sub-space (the defaults are measured regardless)
+  bool warm_start = false;  // the model strategy learns from other shapes and devices in the db
+  // Configurations of the tuned shapes nearest to a problem (cli/tuned_neighbourhood.h): evaluated
+  // after the family's seeds, with neighbours of the nearest, so a search starts where similar
+  // problems ended. Unset: none.
+  std::function<std::vector<Config>(const Problem&)> starting_points;
   int compile_threads = 0;                  // build this many proposals' programs ahead; 0: build when evaluated
   std::optional<IsolationOptions> isolate;  // evaluate in a worker process
   TimingPolicy timing;

@@ -1,0 +1,18 @@
+// Where the search of a problem starts besides the defaults and the family's seeds: configurations
+// of the nearest tuned shapes (TuneOptions::starting_points) and neighbours of the nearest one.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "core/config.h"
+
+namespace ocltune {
+
+// The configurations of `nearest` that are among `space` (the problem's valid, allowed
+// configurations), in order, then up to `neighbours` unrepeated configurations that differ from the
+// first of them in one parameter by one step of its value list. Repeats are left out.
+std::vector<Config> starting_points(const std::vector<Config>& nearest, const std::vector<Config>& space,
+                                    std::size_t neighbours);
+
+}  // namespace ocltune
