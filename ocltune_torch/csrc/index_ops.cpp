@@ -158,13 +158,13 @@ at::Tensor& scatter_impl(at::Tensor& self, std::int64_t dim, const at::Tensor& i
   check_plain_dtype(self.scalar_type(), op);
   dim = at::maybe_wrap_dim(dim, self.dim());
   const at::Tensor index = index_on(index_arg, self);
-  check_index_dtype(index, op, false);
+  if (index.numel() != 0) check_index_dtype(index, op, true);  // as PyTorch: int32 too, any if empty
   if (src) {
     TORCH_CHECK(src->scalar_type() == self.scalar_type(), op, "(): Expected self.dtype to be equal to src.dtype");
     check_same_device(self, *src, op, "src");
   }
+  if (index.numel() == 0) return self;  // as PyTorch: no shape rules for an empty index
   check_gather_shapes(op, self, dim, index, src);
-  if (index.numel() == 0) return self;
   at::assert_no_internal_overlap(self);
   const at::Tensor source = src && may_overlap(self, *src) ? src->clone() : src ? *src : at::Tensor();
   if (accumulate && accumulate_type(self.scalar_type()) != self.scalar_type()) {
@@ -452,10 +452,10 @@ at::Tensor ocl_gather(const at::Tensor& self, std::int64_t dim, const at::Tensor
   dim = at::maybe_wrap_dim(dim, self.dim());
   const at::Tensor index = index_on(index_arg, self);
   check_same_device(self, index, "gather", "index");
-  check_index_dtype(index, "gather", false);
-  check_gather_shapes("gather", self, dim, index, nullptr);
   at::Tensor out = at::empty(index.sizes(), self.options());
-  if (out.numel() == 0) return out;
+  if (out.numel() == 0) return out;  // as PyTorch: an empty index of any dtype and shape
+  check_index_dtype(index, "gather", true);
+  check_gather_shapes("gather", self, dim, index, nullptr);
   if (self.dim() == 0 || index.dim() == 0) {
     at::Tensor flat = at::empty({1}, self.options());
     launch_gather("gather", flat, self.reshape({1}), {1}, 0, index.reshape({1}), {1});

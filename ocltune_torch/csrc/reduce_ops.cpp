@@ -2,6 +2,7 @@
 //
 // Both families take contiguous tensors of up to 4 dims: a strided input is packed first, and dims
 // are merged (adjacent dims reduced alike become one; softmax sees [outer, axis, inner]).
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string_view>
@@ -29,7 +30,8 @@ at::Tensor reduce(const char* op, const char* kind, const at::Tensor& self, at::
     return fallback_op();
   }
   const std::int64_t nd = self.dim();
-  std::vector<bool> reduced(static_cast<std::size_t>(nd), !dim || dim->empty());
+  // A 0-dim self takes dim 0 and -1 (maybe_wrap_dim wraps them to 0): one flag for it, not none.
+  std::vector<bool> reduced(static_cast<std::size_t>(std::max<std::int64_t>(nd, 1)), !dim || dim->empty());
   if (dim) {
     for (std::int64_t d : *dim) {
       const std::int64_t w = at::maybe_wrap_dim(d, nd);

@@ -31,6 +31,12 @@ std::vector<std::int64_t> around_dim(const at::Tensor& t, std::int64_t dim) {
   return v;
 }
 
+// Contiguous, and float32 for 16-bit tensors: every step computes in float32 and only dx is rounded,
+// as PyTorch's CPU kernels do (16-bit steps lose dy - sum(dy * y) where the two cancel).
+at::Tensor wide(const at::Tensor& t) {
+  return t.scalar_type() == at::kFloat ? t.contiguous() : t.to(at::kFloat).contiguous();
+}
+
 bool takes(const at::Tensor& grad_output, const at::Tensor& output, at::ScalarType input_dtype) {
   return dm::same_kernel_dtype(grad_output.scalar_type(), {&grad_output, &output}) &&
          input_dtype == grad_output.scalar_type() && grad_output.sizes() == output.sizes() &&
@@ -46,12 +52,12 @@ at::Tensor softmax_backward(const at::Tensor& grad_output, const at::Tensor& out
   if (output.numel() == 0) return at::empty(output.sizes(), output.options());
   const std::int64_t d = at::maybe_wrap_dim(dim, output.dim());
   const std::vector<std::int64_t> v = around_dim(output, d);
-  const at::Tensor dy = grad_output.contiguous().view(v), y = output.contiguous().view(v);
+  const at::Tensor dy = wide(grad_output).view(v), y = wide(output).view(v);
   at::Tensor dx = dm::binary("mul", dy, y);
   const at::Tensor s = dm::sum(dx, {1}, true);
   dm::binary_into(dx, "sub", dy, s);
   dm::binary_into(dx, "mul", dx, y);
-  return dx.view(output.sizes());
+  return dx.to(output.scalar_type()).view(output.sizes());
 }
 
 at::Tensor log_softmax_backward(const at::Tensor& grad_output, const at::Tensor& output, std::int64_t dim,
@@ -63,12 +69,12 @@ at::Tensor log_softmax_backward(const at::Tensor& grad_output, const at::Tensor&
   if (output.numel() == 0) return at::empty(output.sizes(), output.options());
   const std::int64_t d = at::maybe_wrap_dim(dim, output.dim());
   const std::vector<std::int64_t> v = around_dim(output, d);
-  const at::Tensor dy = grad_output.contiguous().view(v), y = output.contiguous().view(v);
+  const at::Tensor dy = wide(grad_output).view(v), y = wide(output).view(v);
   const at::Tensor s = dm::sum(dy, {1}, true);
   at::Tensor dx = dm::unary("exp", y);
   dm::binary_into(dx, "mul", dx, s);
   dm::binary_into(dx, "sub", dy, dx);
-  return dx.view(output.sizes());
+  return dx.to(output.scalar_type()).view(output.sizes());
 }
 
 }  // namespace

@@ -112,6 +112,25 @@ def test_scatter_and_scatter_add(dtype):
         x.scatter_add(0, torch.tensor([[5]], device=DEVICE), s)
 
 
+def test_gather_scatter_index_dtypes():
+    # As PyTorch's CPU kernels: an int32 index too, and an empty index of any dtype (OpInfo samples, issue 18).
+    a = sample((5, 4), torch.float32)
+    x = a.to(DEVICE)
+    index = torch.tensor([[0, 4, 2, 1], [3, 3, 0, 4]], dtype=torch.int32)
+    same(x.gather(0, index.to(DEVICE)), a.gather(0, index))
+    src = sample((2, 4), torch.float32, seed=1)
+    same(x.scatter(0, index.to(DEVICE), src.to(DEVICE)), a.scatter(0, index, src))
+    same(x.scatter_add(0, index.to(DEVICE), src.to(DEVICE)), a.scatter_add(0, index, src))
+    empty = torch.tensor([], dtype=torch.uint8)
+    same(x[:, 0].gather(0, empty.to(DEVICE)), a[:, 0].gather(0, empty))
+    same(x[:, 0].scatter(0, empty.to(DEVICE), 1.0), a[:, 0].scatter(0, empty, 1.0))
+    empty2 = torch.zeros(2, 0, dtype=torch.uint8)  # no shape rules either
+    same(x[:, 0].gather(0, empty2.to(DEVICE)), a[:, 0].gather(0, empty2))
+    same(x[:, 0].scatter(0, empty2.to(DEVICE), 1.0), a[:, 0].scatter(0, empty2, 1.0))
+    with pytest.raises(RuntimeError, match="Expected dtype int64 or int32"):
+        x.gather(0, torch.zeros(1, 4, dtype=torch.int16, device=DEVICE))
+
+
 def test_scatter_add_float_many_duplicates():
     src = rand(1000, 3)
     index = torch.randint(0, 7, (1000, 3), generator=torch.Generator().manual_seed(0))

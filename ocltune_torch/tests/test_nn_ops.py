@@ -373,6 +373,17 @@ def test_softmax_backward(shape, dim, dtype, strict):
     check(lambda x: torch.log_softmax(x, dim), x)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_softmax_backward_16bit_computes_in_fp32(dtype, strict):
+    # Gradients of magnitude 9 (OpInfo's samples, issue 18): dy - sum(dy * y) cancels, and 16-bit
+    # steps lost it; the CPU computes in float32 and rounds dx only.
+    g = torch.Generator().manual_seed(2)  # values for which 16-bit steps fail in both dtypes
+    y = torch.softmax(torch.rand(5, 10, 5, generator=g) * 18 - 9, 1).to(dtype)
+    dy = (torch.rand(5, 10, 5, generator=g) * 18 - 9).to(dtype)
+    for f, out in ((torch._softmax_backward_data, y), (torch._log_softmax_backward_data, y.float().log().to(dtype))):
+        assert_close(f(dy.to(DEVICE), out.to(DEVICE), 1, dtype), f(dy, out, 1, dtype))
+
+
 def test_softmax_backward_non_contiguous(strict):
     x = rand(7, 5)
     check(lambda x: torch.softmax(x, 1), x.t())

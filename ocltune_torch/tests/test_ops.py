@@ -233,6 +233,10 @@ def test_reduce_edge_cases():
     assert torch.equal(torch.sum(on(torch.ones(3, 0)), 1).cpu(), torch.zeros(3))
     assert torch.isnan(torch.mean(on(torch.ones(3, 0)), 1).cpu()).all()
     assert on(torch.tensor(4.0)).sum().item() == 4.0
+    for dims in ([0], [-1], []):  # a 0-dim tensor takes dim 0 and -1 (this crashed: issue 18's OpInfo suite)
+        for keepdim in (False, True):
+            assert_close(on(torch.tensor(3.0)).mean(dims, keepdim=keepdim), torch.tensor(3.0).mean(dims, keepdim=keepdim))
+            assert_close(on(torch.tensor(3.0)).sum(dims, keepdim=keepdim), torch.tensor(3.0).sum(dims, keepdim=keepdim))
     with pytest.raises(IndexError):
         on(rand(3, 4)).sum(5)
     ocltune_torch.reset_fallback_stats()
