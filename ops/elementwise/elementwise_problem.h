@@ -27,7 +27,7 @@ class ElementwiseProblem : public Problem {
   std::string shape_key() const override { return shape_.key(); }
   nlohmann::json shape_json() const override { return shape_.to_json(); }
   SearchSpace space(const DeviceInfo& device) const override { return elementwise_space(shape_, device); }
-  Config default_config(const DeviceInfo&) const override { return elementwise_default_config(); }
+  Config default_config(const DeviceInfo& device) const override { return elementwise_default_config(shape_, device); }
   double flops() const override { return shape_.flops(); }
   double bytes() const override { return shape_.bytes(); }
   // The output and each tensor operand, at the extent its strides reach.

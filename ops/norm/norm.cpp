@@ -208,20 +208,34 @@ SearchSpace norm_sweeping_space(const NormShape& shape, const DeviceInfo& device
   return space;
 }
 
+// Rules per device type (docs/decisions/0036): one work-item with wide vectors per row or plane
+// on a CPU, rows in turn while the device stays full; a GPU's work-group as wide as the row or
+// plane allows; batch statistics split over the batch until the device is full.
 Config norm_default_config(const NormShape& shape, const DeviceInfo& device) {
   const bool batch = is_batch_norm(shape.kind);
-  const std::int64_t seg = pow2_ceil(batch ? shape.plane() : shape.n());
-  const std::int64_t vw = std::min<std::int64_t>(4, seg);
-  Config c = {{"WGS", default_work_group(seg / vw, device)}, {"VW", vw}};
+  const bool cpu = device.type == DeviceType::kCpu;
+  const std::int64_t segment = batch ? shape.plane() : shape.n();
+  const std::int64_t vw = default_vector_width(segment, device);
+  const std::int64_t wgs = fill_work_group(pow2_ceil(segment) / vw, device, 12);
+  const std::int64_t wanted = wanted_work_groups(wgs, device);
+  Config c = {{"WGS", wgs}, {"VW", vw}};
   if (!batch) {
+    const std::int64_t rows = cpu ? rows_per_group(shape.rows(), wanted, segment) : 1;
     // Backward: partial dgamma/dbeta per 16 rows keeps their traffic a small fraction of dy's.
-    c["ROWS"] = shape.kind == NormKind::kLayerBackward ? largest_within({1, 4, 16}, pow2_ceil(shape.rows())) : 1;
+    c["ROWS"] = shape.kind == NormKind::kLayerBackward
+                    ? std::max(rows, largest_within({1, 4, 16}, pow2_ceil(shape.rows())))
+                    : rows;
     if (shape.kind == NormKind::kLayer) c["WELFORD"] = 0;
     return c;
   }
-  c["SPLIT"] = 1;
+  std::int64_t split = 1;
+  for (std::int64_t v : {4, 16, 64}) {
+    if (shape.channels() * split >= wanted || v > pow2_ceil(shape.batch())) break;
+    split = v;
+  }
+  c["SPLIT"] = split;
   c["FUSED"] = 0;
-  c["ROWS"] = 1;
+  c["ROWS"] = cpu ? rows_per_group(shape.batch() * shape.channels(), wanted, segment) : 1;
   if (shape.kind == NormKind::kBatch) c["WELFORD"] = 1;
   return c;
 }

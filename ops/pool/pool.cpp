@@ -74,6 +74,41 @@ Config pool_default_config(const PoolShape& shape) {
   return {{"WPT", 1}, {"LX", 16}, {"LY", 4}};
 }
 
+// docs/decisions/0036. Adaptive average: a GPU shares each plane among work-items until the launch
+// holds 2048 work-items per compute unit; a CPU gives a work-item a plane. Windows: on a CPU a
+// work-item takes up to 4 outputs along a row (16 x 1 work-groups), a GPU keeps 16 x 4 groups.
+Config pool_default_config(const PoolShape& shape, const DeviceInfo& device) {
+  const bool cpu = device.type == DeviceType::kCpu;
+  const auto max_wg = static_cast<std::int64_t>(device.max_work_group_size);
+  if (shape.kind == PoolKind::kAdaptiveAvg) {
+    if (shape.backward) return elementwise_default_config(shape.adaptive_backward_as_elementwise(), device);
+    const std::int64_t plane = shape.h * shape.w;
+    std::int64_t wg = 32;
+    if (!cpu) {
+      for (std::int64_t v : {64, 128, 256}) {
+        if (v <= max_wg) wg = v;
+      }
+    }
+    if (wg > max_wg) return pool_default_config(shape);
+    std::int64_t split = 1;
+    if (!cpu) {
+      const std::int64_t wanted = 2048 * std::max<std::int64_t>(1, device.compute_units);
+      for (std::int64_t v : {4, 16, 64}) {
+        if (shape.planes() * split >= wanted || v > next_pow2(plane) || v > wg) break;
+        split = v;
+      }
+    }
+    return {{"SPLIT", split}, {"WG", wg}, {"VW", plane >= 16 * split ? 4 : 1}};
+  }
+  if (!cpu) return pool_default_config(shape);
+  const std::int64_t width = shape.backward ? shape.w : shape.out_w();
+  std::int64_t wpt = 1;
+  for (std::int64_t v : {2, 4}) {
+    if (v * 16 <= std::max<std::int64_t>(next_pow2(width), 16)) wpt = v;
+  }
+  return {{"WPT", wpt}, {"LX", 16}, {"LY", 1}};
+}
+
 std::vector<std::string> pool_kernel_files(const PoolShape& shape) {
   if (shape.kind == PoolKind::kAdaptiveAvg && shape.backward) return {"storage.cl", "elementwise.cl"};
   return {"storage.cl", "pool.cl"};

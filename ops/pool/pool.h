@@ -73,6 +73,8 @@ struct PoolOperands {
 SearchSpace pool_space(const PoolShape& shape, const DeviceInfo& device);
 // Valid on every OpenCL 1.2 device (64 work-items, one output per work-item).
 Config pool_default_config(const PoolShape& shape);
+// The built-in of `shape` on `device` (docs/decisions/0036): a point of pool_space.
+Config pool_default_config(const PoolShape& shape, const DeviceInfo& device);
 std::vector<std::string> pool_kernel_files(const PoolShape& shape);
 
 // One kernel launch; none for an empty tensor. Throws ocltune::Error on inconsistent operands.

@@ -26,7 +26,7 @@ class PoolProblem : public Problem {
   std::string shape_key() const override { return shape_.key(); }
   nlohmann::json shape_json() const override { return shape_.to_json(); }
   SearchSpace space(const DeviceInfo& device) const override { return pool_space(shape_, device); }
-  Config default_config(const DeviceInfo&) const override { return pool_default_config(shape_); }
+  Config default_config(const DeviceInfo& device) const override { return pool_default_config(shape_, device); }
   double flops() const override { return shape_.flops(); }
   double bytes() const override { return shape_.bytes(); }
   std::vector<DeviceBuffer> device_buffers() const override {

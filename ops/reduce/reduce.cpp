@@ -190,35 +190,90 @@ std::int64_t default_work_group(std::int64_t bound, const DeviceInfo& device) {
   return w;
 }
 
-// SPLIT for a default configuration: enough work-groups for the whole device (8 per compute unit,
-// which a GPU needs to keep its memory system busy; a CPU device needs at least one per core), as
-// long as every split keeps a full step of `step` elements. A single work-group reducing a whole
-// 1 GiB vector reached 8.5 GB/s of the H200's 4200.
-static std::int64_t default_split(std::int64_t groups, std::int64_t length, std::int64_t step,
-                                  const DeviceInfo& device) {
-  const std::int64_t wanted = 8 * std::max<std::int64_t>(1, device.compute_units);
+std::int64_t fill_work_group(std::int64_t bound, const DeviceInfo& device, std::int64_t local_bytes_per_item) {
+  if (device.type == DeviceType::kCpu) return 1;
+  std::int64_t w = 1;
+  for (std::int64_t v : {4, 16, 64, 256}) {
+    if (v <= bound && v <= static_cast<std::int64_t>(device.max_work_group_size) &&
+        v * local_bytes_per_item <= static_cast<std::int64_t>(device.local_mem_bytes)) {
+      w = v;
+    }
+  }
+  return w;
+}
+
+std::int64_t default_vector_width(std::int64_t length, const DeviceInfo& device) {
+  if (device.type != DeviceType::kCpu) return std::min<std::int64_t>(4, pow2_ceil(length));
+  std::int64_t vw = 1;
+  for (std::int64_t v : {2, 4, 8, 16}) {
+    if (4 * v <= length) vw = v;
+  }
+  return vw;
+}
+
+std::int64_t wanted_work_groups(std::int64_t wgs, const DeviceInfo& device) {
+  const std::int64_t units = std::max<std::int64_t>(1, device.compute_units);
+  if (device.type == DeviceType::kCpu) return 8 * units;
+  // 2048 resident work-items per compute unit (an NVIDIA SM; AMD's CU holds as many), at least 4
+  // work-groups each.
+  return units * std::max<std::int64_t>(4, 2048 / std::max<std::int64_t>(1, wgs));
+}
+
+std::int64_t rows_per_group(std::int64_t outer, std::int64_t wanted_groups, std::int64_t elements_per_row) {
+  std::int64_t rows = 1;
+  for (std::int64_t v : {4, 16, 64}) {
+    // Rows in turn amortise a work-group's start; long rows need no help.
+    if (v <= pow2_ceil(outer) && (outer + v - 1) / v >= wanted_groups && v * elements_per_row <= (1 << 16)) rows = v;
+  }
+  return rows;
+}
+
+// SPLIT for a default configuration: the fewest splits that give the device wanted_work_groups (a
+// single work-group reducing a whole 1 GiB vector reached 8.5 GB/s of the H200's 4200), as long as
+// every split keeps `step` elements (rows: a full step of the group; columns: one row).
+static std::int64_t default_split(std::int64_t groups, std::int64_t length, std::int64_t step, std::int64_t wanted) {
   std::int64_t split = 1;
-  for (std::int64_t v : {4, 16, 64, 256, 1024}) {
-    if (groups * v <= wanted && v * step <= length) split = v;
+  for (std::int64_t v : {1, 4, 16, 64, 256, 1024}) {
+    if (v * step > length) break;
+    split = v;
+    if (groups * v >= wanted) break;
   }
   return split;
 }
 
+// Rules per device type (docs/decisions/0036-defaults-are-a-function-of-the-shape.md). A CPU
+// (PoCL) runs a work-group's work-items as a loop, so one work-item with 16-wide vectors and
+// independent accumulators is its fastest reducer (512 x 768 rows: 17 us against 989 for 64
+// work-items of float4); a GPU wants 256-wide groups of float4 and enough of them to fill every
+// compute unit.
 Config reduce_default_config(const ReduceShape& shape, const DeviceInfo& device) {
   const ReduceLayout layout = shape.layout();
   const ReducePass p = layout.passes.empty() ? ReducePass{} : layout.passes.front();
+  const bool cpu = device.type == DeviceType::kCpu;
+  const std::int64_t max_vw = cpu ? 16 : 4;
   if (p.inner > 1) {
-    const std::int64_t wgs = default_work_group(pow2_ceil(p.inner), device);
-    const std::int64_t groups = p.outer * ((p.inner + wgs - 1) / wgs);
-    return {{"WGS", wgs}, {"VW", 1}, {"UNROLL", 1}, {"SPLIT", default_split(groups, p.length, 1, device)}, {"ROWS", 1}};
+    // Columns: work-items (and vector lanes) on adjacent columns, the reduced range split over
+    // work-groups until the device is full.
+    const std::int64_t inner_cap = pow2_ceil(p.inner);
+    const std::int64_t vw = std::min(max_vw, inner_cap);
+    const std::int64_t wgs = cpu ? (inner_cap / vw >= 4 ? 4 : 1) : fill_work_group(inner_cap / vw, device, 8);
+    const std::int64_t groups = p.outer * ((p.inner + wgs * vw - 1) / (wgs * vw));
+    const std::int64_t split = default_split(groups, p.length, 1, wanted_work_groups(wgs, device));
+    return {{"WGS", wgs}, {"VW", vw}, {"UNROLL", 1}, {"SPLIT", split}, {"ROWS", 1}};
   }
-  const std::int64_t vw = std::min<std::int64_t>(4, pow2_ceil(p.length));
-  const std::int64_t wgs = default_work_group(pow2_ceil(p.length) / vw, device);
+  const std::int64_t length_cap = pow2_ceil(p.length);
+  const std::int64_t vw = default_vector_width(p.length, device);
+  const std::int64_t wgs = fill_work_group(length_cap / vw, device, 8);
+  // Two accumulators where a row has two vectors per work-item (CPUs: the FP add latency).
+  const std::int64_t unroll = cpu && p.length >= 2 * wgs * vw ? 2 : 1;
+  const std::int64_t wanted = wanted_work_groups(wgs, device);
+  const std::int64_t rows = cpu ? rows_per_group(p.outer, wanted, p.length) : 1;
+  const std::int64_t row_groups = (p.outer + rows - 1) / rows;
   return {{"WGS", wgs},
           {"VW", vw},
-          {"UNROLL", 1},
-          {"SPLIT", default_split(p.outer, p.length, wgs * vw, device)},
-          {"ROWS", 1}};
+          {"UNROLL", unroll},
+          {"SPLIT", default_split(row_groups, p.length, wgs * vw * unroll, wanted)},
+          {"ROWS", rows}};
 }
 
 LaunchPlan reduce_plan(const ReduceShape& shape, const ReduceOperands& operands, const Config& config,

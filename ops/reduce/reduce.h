@@ -57,9 +57,25 @@ SearchSpace reduce_space(const ReduceShape& shape, const DeviceInfo& device);
 // A configuration in reduce_space valid on every OpenCL 1.2 device.
 Config reduce_default_config(const ReduceShape& shape, const DeviceInfo& device);
 
-// The largest of 1, 4, 16, 64 within `bound` and the device limit: the work-group size of the
-// default configurations of the reduce, softmax and norm families.
+// The largest of 1, 4, 16, 64 within `bound` and the device limit (the work-group size of the
+// defaults before docs/decisions/0036; what conv-free families still use for small GPUs).
 std::int64_t default_work_group(std::int64_t bound, const DeviceInfo& device);
+
+// Shared rules of the reduce, softmax and norm defaults (docs/decisions/0036):
+// the work-group of a default: 1 on a CPU (PoCL loops over a group's work-items; one work-item
+// with wide vectors reduces fastest), elsewhere the largest of 1, 4, 16, 64, 256 within `bound`,
+// the device limit and local memory at `local_bytes_per_item`.
+std::int64_t fill_work_group(std::int64_t bound, const DeviceInfo& device, std::int64_t local_bytes_per_item);
+// The vector width of a default over contiguous runs of `length`: 4 on a GPU (16-byte loads); on
+// a CPU the widest of 1 .. 16 that leaves at least 4 vectors per run (the tail of a 31-element row
+// at VW = 16 cost 4.5x VW = 4).
+std::int64_t default_vector_width(std::int64_t length, const DeviceInfo& device);
+// Work-groups a launch needs to fill the device: 8 per core on a CPU; on a GPU 2048 work-items per
+// compute unit in groups of `wgs`, at least 4 groups per compute unit.
+std::int64_t wanted_work_groups(std::int64_t wgs, const DeviceInfo& device);
+// Outer rows per work-group (1, 4, 16 or 64): the most that still leave `wanted_groups` groups
+// and at most 64K elements per group.
+std::int64_t rows_per_group(std::int64_t outer, std::int64_t wanted_groups, std::int64_t elements_per_row);
 
 // The launches of `shape` under `config`: the main pass; with SPLIT > 1 a pass combining the
 // fp32 partials; for two runs of reduced dimensions, the pass over the outer run. Partials and

@@ -108,17 +108,28 @@ SearchSpace softmax_space(const SoftmaxShape& shape, const DeviceInfo& device) {
   return SearchSpace::unite({softmax_variant(shape, device, false), softmax_variant(shape, device, true)});
 }
 
+// Rules per device type (docs/decisions/0036): one work-item per row (CPUs) or a work-group per
+// row as wide as the row allows (GPUs); rows in turn per work-group on a CPU while the device stays
+// full; on a CPU the row's exp kept in local memory where it fits (one exp per element, no third
+// read). The first variant's kernel (the built-in exp), so defaults mean the same on every device.
 Config softmax_default_config(const SoftmaxShape& shape, const DeviceInfo& device) {
   const ReducePass p = main_pass(shape);
-  if (p.inner > 1)
-    return {
-        {"WGS", default_work_group(pow2_ceil(p.inner), device)}, {"VW", 1}, {"ROWS", 1}, {"ONLINE", 0}, {"CACHE", 0}};
-  const std::int64_t vw = std::min<std::int64_t>(4, pow2_ceil(p.length));
-  return {{"WGS", default_work_group(pow2_ceil(p.length) / vw, device)},
-          {"VW", vw},
-          {"ROWS", 1},
-          {"ONLINE", 0},
-          {"CACHE", 0}};
+  const bool cpu = device.type == DeviceType::kCpu;
+  if (p.inner > 1) {
+    const std::int64_t inner_cap = pow2_ceil(p.inner);
+    const std::int64_t vw = cpu ? std::min<std::int64_t>(16, inner_cap) : 1;
+    const std::int64_t wgs = fill_work_group(inner_cap / vw, device, 8);
+    const std::int64_t column_groups = (p.inner + wgs * vw - 1) / (wgs * vw);
+    const std::int64_t wanted = (wanted_work_groups(wgs, device) + column_groups - 1) / column_groups;
+    const std::int64_t rows = cpu ? rows_per_group(p.outer, wanted, p.length * p.inner) : 1;
+    return {{"WGS", wgs}, {"VW", vw}, {"ROWS", rows}, {"ONLINE", 0}, {"CACHE", 0}};
+  }
+  const std::int64_t vw = default_vector_width(p.length, device);
+  const std::int64_t wgs = fill_work_group(pow2_ceil(p.length) / vw, device, 8);
+  const auto local_bytes = static_cast<std::int64_t>(device.local_mem_bytes);
+  const bool cache = cpu && p.length * 4 + wgs * 8 <= local_bytes;
+  const std::int64_t rows = cpu ? rows_per_group(p.outer, wanted_work_groups(wgs, device), p.length) : 1;
+  return {{"WGS", wgs}, {"VW", vw}, {"ROWS", rows}, {"ONLINE", 0}, {"CACHE", cache ? 1 : 0}};
 }
 
 std::vector<Config> softmax_seed_configs(const SoftmaxShape& shape, const DeviceInfo& device) {
