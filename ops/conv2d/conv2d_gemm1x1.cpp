@@ -103,14 +103,24 @@ void gemm1x1_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c
   // Backward weight: one batched GEMM writes each image's partial dw into a workspace and one pass
   // sums them, instead of one accumulating GEMM per image (a batch-32 call planned 32 serial
   // launches). The workspace holds at most kPartialBytes; larger batches go in chunks of images.
+  ops.a = o.output;
+  ops.lda = hw;
+  ops.b = o.input;
+  ops.ldb = hw;
+  if (s.n == 1) {  // one image: the GEMM writes dw itself (a partial and a sum would only cost time)
+    ops.a_offset = o.output_offset;
+    ops.b_offset = o.input_offset;
+    ops.c = o.weight;
+    ops.c_offset = o.weight_offset;
+    ops.ldc = s.c;
+    append(ops);
+    add_bias_grad(s, o, plan);
+    return;
+  }
   const std::int64_t plane = s.k * s.c;
   const std::int64_t per_chunk = std::clamp<std::int64_t>(kPartialBytes / (plane * 4), 1, s.n);
   const cl::Buffer partial = workspace.get(static_cast<std::size_t>(per_chunk * plane * 4), kPartialSlot);
-  ops.a = o.output;
-  ops.lda = hw;
   ops.stride_a = s.k * hw;
-  ops.b = o.input;
-  ops.ldb = hw;
   ops.stride_b = s.c * hw;
   ops.c = partial;
   ops.c_offset = 0;
