@@ -126,8 +126,8 @@ int cli_main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--compile-threads", options.compile_threads,
                  "threads building the next candidates' programs while "
-                 "the device times the current one (default: every core, up to 32, for GPUs; "
-                 "half the cores, 1 to 4, for CPU devices; 0: build when evaluated)")
+                 "the device times the current one (default: half the "
+                 "cores, 1 to 4; 0: build when evaluated)")
       ->check(CLI::Range(0, 64));
   app.add_flag("--isolate", options.isolate,
                "evaluate in a worker process: a kernel that hangs or crashes the driver "

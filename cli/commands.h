@@ -35,7 +35,7 @@ struct CliOptions {
   std::int64_t patience = 0;
   double cut = 2.0;
   int final_candidates = 3;
-  int compile_threads = -1;  // -1: every core on GPUs (up to 32), half of them (1 to 4) on CPU devices
+  int compile_threads = -1;  // -1: half the host's cores, 1 to 4 (measured: docs/PERFORMANCE.md)
   bool isolate = false;
   std::string eval_timeout = "60s";
   bool warm_start = false;

@@ -190,11 +190,11 @@ TuneOptions tune_options(const CliOptions& options, const DeviceInfo& device) {
   tune.seed = options.seed;
   tune.warm_start = options.warm_start;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  // GPU hosts: every core builds programs (the device times while the host compiles; NVIDIA's
-  // compiler is the bottleneck of a GPU run, docs/PERFORMANCE.md). CPU devices: half the cores, up to
-  // 4, since the device itself needs the rest.
-  const int default_threads = device.type == DeviceType::kCpu ? std::clamp(cores / 2, 1, 4) : std::clamp(cores, 1, 32);
-  tune.compile_threads = options.compile_threads >= 0 ? options.compile_threads : default_threads;
+  // Half the cores, 1 to 4. Measured on the H200's 16-core host (docs/PERFORMANCE.md, "Tuning in
+  // minutes"): the same 6-minute --ops all run tuned 179 problems with 4 threads and 172 with 16, which
+  // spent 1171 s of compile-thread time against 767: NVIDIA's compiler does not scale past 4 threads in
+  // one process, and each thread also builds a proposal ahead that a short search may never run.
+  tune.compile_threads = options.compile_threads >= 0 ? options.compile_threads : std::clamp(cores / 2, 1, 4);
   try {
     tune.restriction = parse_restriction(options.restrict);
     if (!options.time_budget.empty()) tune.time_budget_s = parse_duration(options.time_budget);
