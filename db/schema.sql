@@ -1,6 +1,7 @@
 -- ocltune database schema: the single source of the schema. Bump the version with every change
 -- (kSchemaVersion in db/database.h) and add a migration step in db/migrate.cpp. Rows are appended or
--- upserted; nothing is deleted.
+-- upserted; the one deletion is of a `pending` measurement whose worker of a --devices group ended
+-- without a fault (its claim released so another device measures it, db/claims.h).
 --
 -- Version history: 1 = first release; 2 = `imports` table (the shipped databases merged into a
 -- system database) and complete provenance JSON on every `best` row; 3 = `pending` measurements
