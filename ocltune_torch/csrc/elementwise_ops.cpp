@@ -170,7 +170,9 @@ at::Tensor& isposinf_out(const at::Tensor& self, at::Tensor& out) {
 
 // ---- the optimisers' ternary ops, one kernel per step ----
 
-// self + value * (t1 op t2), op = mul (addcmul) or div (addcdiv).
+// self + value * (t1 op t2), op = mul (addcmul) or div (addcdiv). 16-bit operands are computed in
+// float32 copies and rounded once, as PyTorch's CPU does: rounding t1 op t2 to 16 bits before the add
+// erred by more than half an ulp where the terms cancel (test_opinfo found it).
 at::Tensor addc(const char* name, const char* op, const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
                 const at::Scalar& value) {
   auto cpu = [&] {
@@ -180,6 +182,10 @@ at::Tensor addc(const char* name, const char* op, const at::Tensor& self, const 
   const at::ScalarType type = at::promote_types(at::result_type(self, t1), t2.scalar_type());
   if (!kernel_dtype(type) || self.scalar_type() != type || t1.scalar_type() != type || t2.scalar_type() != type) {
     return cpu();
+  }
+  if (type != at::kFloat) {
+    const at::Tensor wide = addc(name, op, self.to(at::kFloat), t1.to(at::kFloat), t2.to(at::kFloat), value);
+    return wide.to(type);
   }
   const at::Tensor product = binary(name, op, t1, t2, 1.0, cpu);
   return binary(name, "add", self, product, value.to<double>(), cpu);

@@ -131,15 +131,10 @@ SKIP_SAMPLE_RULES = [
     (lambda t: t.layout != torch.strided, "sparse or other non-strided layout: the backend has strided tensors only"),
 ]
 
-# Expected failures (strict): (name or name.variant, dtype or None for every dtype) -> reason.
-_ADDC = ("the backend composes them of two elementwise kernels and rounds t1*t2 (t1/t2) to 16 bits before the "
-         "add; PyTorch's CPU computes the whole expression in float32: where the terms cancel, errors above "
-         "half an ulp (ocltune_torch/csrc/elementwise_ops.cpp, addc)")
-# The second element: the first sample that fails; with fewer samples the entry does not apply.
-XFAIL = {
-    ("addcmul", torch.float16): (_ADDC, 4),
-    ("addcdiv", torch.bfloat16): (_ADDC, 4),
-}
+# Expected failures (strict): (name or name.variant, dtype or None for every dtype) -> (reason, the
+# first sample that fails; with fewer samples the entry does not apply). None at present: addcmul and
+# addcdiv in 16 bits were, until they computed in float32 (ocltune_torch/csrc/elementwise_ops.cpp, addc).
+XFAIL = {}
 
 
 def sample_count(dtype):
