@@ -8,6 +8,7 @@
 // its own (a threshold other than 0, a hardtanh other than relu6, elu, softplus). Arguments no
 // kernel takes (elu's scale and input_scale of SELU and CELU, a softplus threshold other than 20)
 // take the CPU fallback.
+#include <cmath>
 #include <string_view>
 
 #include <ATen/ATen.h>
@@ -105,7 +106,7 @@ at::Tensor& leaky_relu_(at::Tensor& self, const at::Scalar& negative_slope) {
                       [&]() -> at::Tensor& { return fallback<ATEN_OP(leaky_relu_)>::call(self, negative_slope); });
 }
 
-// elu with PyTorch's scale and input_scale 1 (nn.ELU, F.elu); softplus with its default threshold 20.
+// elu with PyTorch's scale and input_scale 1 (nn.ELU, F.elu); softplus with a threshold up to 20.
 bool plain_elu(const at::Scalar& scale, const at::Scalar& input_scale) {
   return scale.to<double>() == 1.0 && input_scale.to<double>() == 1.0;
 }
@@ -123,10 +124,16 @@ at::Tensor& elu_(at::Tensor& self, const at::Scalar& alpha, const at::Scalar& sc
   check_ocl(self, "elu_", "self");
   return run_planned_("elu_", "elu", self, plan_scalar("elu_", self, alpha.to<double>()), cpu);
 }
+// The kernel's threshold is 20; a lower one selects x where beta x exceeds it (gt and where, on the
+// device). Above 20 log1p(exp(beta x)) / beta rounds to x in fp32, so higher thresholds fall back.
 at::Tensor softplus(const at::Tensor& self, const at::Scalar& beta, const at::Scalar& threshold) {
   auto cpu = [&] { return fallback<ATEN_OP(softplus)>::call(self, beta, threshold); };
-  if (threshold.to<double>() != kSoftplusThreshold) return cpu();
-  return run_planned("softplus", "softplus", plan_scalar("softplus", self, beta.to<double>()), cpu);
+  const double t = threshold.to<double>();
+  if (t > kSoftplusThreshold || !std::isfinite(t)) return cpu();
+  const at::Tensor soft = run_planned("softplus", "softplus", plan_scalar("softplus", self, beta.to<double>()), cpu);
+  if (t == kSoftplusThreshold || !is_ocl(soft) || soft.numel() == 0) return soft;
+  // The selection in float32, as the CPU's opmath: a 16-bit beta x could round across the threshold.
+  return at::where(at::gt(self.to(at::kFloat) * beta, threshold), self, soft);
 }
 
 // ---- backward ops: op(grad_output, input or output) ----
@@ -225,7 +232,8 @@ at::Tensor elu_backward(const at::Tensor& grad, const at::Scalar& alpha, const a
 at::Tensor softplus_backward(const at::Tensor& grad, const at::Tensor& self, const at::Scalar& beta,
                              const at::Scalar& threshold) {
   auto cpu = [&] { return fallback<ATEN_OP(softplus_backward)>::call(grad, self, beta, threshold); };
-  if (threshold.to<double>() != kSoftplusThreshold) return cpu();
+  const double t = threshold.to<double>();
+  if (t > kSoftplusThreshold || !std::isfinite(t)) return cpu();
   check_ocl(grad, "softplus_backward", "grad_output");
   const double b = beta.to<double>();
   const at::Tensor z =
@@ -233,7 +241,9 @@ at::Tensor softplus_backward(const at::Tensor& grad, const at::Tensor& self, con
   if (!is_ocl(z)) return cpu();
   const at::Tensor s = unary("softplus_backward", "sigmoid", z, cpu);
   if (!is_ocl(s)) return s;
-  return binary("softplus_backward", "mul", grad, s, 1.0, cpu);
+  const at::Tensor dx = binary("softplus_backward", "mul", grad, s, 1.0, cpu);
+  if (t == kSoftplusThreshold || !is_ocl(dx) || dx.numel() == 0) return dx;
+  return at::where(at::gt(self.to(at::kFloat) * beta, threshold), grad.expand_as(dx), dx);
 }
 
 }  // namespace

@@ -23,6 +23,7 @@ ACTIVATIONS = {
     "elu_alpha": lambda x: F.elu(x, alpha=0.7),
     "softplus": F.softplus,
     "softplus_beta": lambda x: F.softplus(x, beta=2.0),
+    "softplus_threshold": lambda x: F.softplus(x, beta=3.0, threshold=0.2),
 }
 
 
@@ -113,10 +114,10 @@ def test_threshold_backward_other_than_zero():
 
 
 def test_unsupported_arguments_fall_back_and_are_counted():
-    # SELU is elu with a scale, softplus with another threshold: no kernel takes them.
+    # SELU is elu with a scale, softplus with a threshold above 20: no kernel takes them.
     ocltune_torch.reset_fallback_stats()
     a = inputs(4, 6)
-    for fn, op in ((F.selu, "aten::elu"), (lambda t: F.softplus(t, threshold=5.0), "aten::softplus")):
+    for fn, op in ((F.selu, "aten::elu"), (lambda t: F.softplus(t, threshold=30.0), "aten::softplus")):
         x = a.clone().requires_grad_()
         x_ocl = a.to(DEVICE).requires_grad_()
         fn(x).sum().backward()
