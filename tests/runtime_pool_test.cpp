@@ -171,7 +171,8 @@ TEST(RuntimePool, BuiltinLevelMatchesTheReferenceForEveryKindAndDirection) {
     ASSERT_NE(d.last(), nullptr);
     d.last()->wait();
     EXPECT_EQ(pool.check(), "") << shape.key();
-    EXPECT_EQ(ops::pool_decision(*rt, pool.call()).config, pool_default_config(shape)) << shape.key();
+    EXPECT_EQ(ops::pool_decision(*rt, pool.call()).config, pool_default_config(shape, session().device()))
+        << shape.key();
   }
   EXPECT_EQ(rt->stats().resolutions, odd_shapes().size());
 }
@@ -180,7 +181,7 @@ TEST(RuntimePool, ExactRowsChooseTheirConfiguration) {
   const std::vector<PoolShape> shapes = odd_shapes();
   const PoolShape max_fwd = shapes[0], avg_bwd = shapes[3];
   const Config tiles{{"WPT", 2}, {"LX", 8}, {"LY", 2}};
-  ASSERT_NE(tiles, pool_default_config(max_fwd));
+  ASSERT_NE(tiles, pool_default_config(max_fwd, session().device()));
   auto rt = make_runtime(testing::write_database(testing::temp_path("pool_exact.db"), {session().device()},
                                                  {pool_row(max_fwd, tiles), pool_row(avg_bwd, tiles)}));
   EXPECT_TRUE(rt->messages().empty()) << (rt->messages().empty() ? "" : rt->messages().front());
