@@ -32,8 +32,10 @@ namespace {
 // input read once, output written once) or 1/kComputeFactor of the FMA peak; a small one, whose
 // time is launch overhead, must stay within kLaunchFactor launches per kernel of its plan.
 // The factors are generous because the CI machine is 2 shared cores and noisy: tuned configurations
-// reach 0.5-1.0 of the copy on PoCL, the old defaults of long reductions 0.002 on the H200.
-constexpr double kMemoryFactor = 10;
+// reach 0.5-1.0 of the copy on PoCL, the old defaults of long reductions 0.002 on the H200, the old
+// defaults this test caught 0.008-0.028. 1/10 failed a clean-clone CI run on noise (max_pool2d
+// forward with indices, 4 x 64 x 112 x 112, at 0.089 of the copy), hence 1/16.
+constexpr double kMemoryFactor = 16;
 constexpr double kComputeFactor = 20;
 constexpr double kLaunchFactor = 4;
 constexpr std::int64_t kFloorElements = 1 << 16;
