@@ -434,6 +434,10 @@ int run_tune(const CliOptions& options) {
                           {"status", run_status},
                           {"compile_seconds", tuner.compile_seconds()},
                           {"compile_wait_seconds", tuner.compile_wait_seconds()},
+                          // Programs this process compiled from source and loaded from the binary cache
+                          // (--isolate's workers build their own): a rerun of a finished run compiles none.
+                          {"programs_compiled", session.programs().builds()},
+                          {"programs_loaded", session.programs().binary_loads()},
                           {"verify_seconds", tuner.verify_seconds()},
                           {"timing_seconds", tuner.timing_seconds()},
                           {"problems", nlohmann::json::array()}};
@@ -442,10 +446,10 @@ int run_tune(const CliOptions& options) {
   } else if (!options.quiet) {
     print_summary(problems, reports);
     fmt::print(
-        "\nrun {} {}: compile {:.1f} s (evaluations waited {:.1f} s for builds; {} thread(s) built ahead), "
-        "verify {:.1f} s, timing {:.1f} s; results in {}\n",
-        run_id, run_status, tuner.compile_seconds(), tuner.compile_wait_seconds(), tune.compile_threads,
-        tuner.verify_seconds(), tuner.timing_seconds(), db_path);
+        "\nrun {} {}: compile {:.1f} s ({} program(s) compiled, {} loaded from the binary cache; evaluations "
+        "waited {:.1f} s for builds; {} thread(s) built ahead), verify {:.1f} s, timing {:.1f} s; results in {}\n",
+        run_id, run_status, tuner.compile_seconds(), session.programs().builds(), session.programs().binary_loads(),
+        tuner.compile_wait_seconds(), tune.compile_threads, tuner.verify_seconds(), tuner.timing_seconds(), db_path);
   }
   if (run_status == "interrupted") {
     fmt::print(stderr, "ocltune: interrupted; every finished evaluation is in {}; run the same command to resume\n",

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -113,6 +114,47 @@ TEST(Cli, TunesAShapesFileIntoTheDatabase) {
   const Result show = run("show --json --db " + db_path);
   ASSERT_EQ(show.code, 0) << show.output;
   EXPECT_EQ(nlohmann::json::parse(show.output).size(), 2u);
+}
+
+// Issue 20: running the same command again after a run finished compiles no program (what it runs
+// comes from the binary cache) and measures no search configuration again; it re-measures only the
+// untuned defaults (the baseline, always measured in the same run) and re-times the finalists.
+TEST(Cli, RerunningAFinishedRunCompilesNoProgramAndSearchesNothingAgain) {
+  const std::string shapes = testing::temp_path("rerun-shapes.json");
+  std::ofstream(shapes)
+      << R"([{"op": "gemm", "m": 33, "n": 17, "k": 9}, {"op": "reduce", "dims": [64, 300], "axes": [1], "kind": "sum"},
+                               {"op": "softmax", "dims": [16, 100], "axis": 1, "log": false}])";
+  const std::string cache = testing::temp_path("rerun-binaries");
+  std::filesystem::remove_all(cache);
+  const std::string db_path = testing::temp_path("rerun.db");
+  const std::string command = "--device 0 --ops all --max-evals 4 --json --quiet --shapes " + shapes +
+                              " --binary-cache " + cache + " --db " + db_path;
+  const auto summary = [](const Result& r) {
+    const std::size_t start = r.output.find('{');
+    return nlohmann::json::parse(start == std::string::npos ? "" : r.output.substr(start), nullptr, false);
+  };
+  const Result first = run(command);
+  ASSERT_EQ(first.code, 0) << first.output;
+  const nlohmann::json a = summary(first);
+  ASSERT_TRUE(a.is_object()) << first.output;
+  EXPECT_GT(a["programs_compiled"].get<int>(), 0) << first.output;
+
+  const Result second = run(command);
+  ASSERT_EQ(second.code, 0) << second.output;
+  const nlohmann::json b = summary(second);
+  ASSERT_TRUE(b.is_object()) << second.output;
+  EXPECT_EQ(b["programs_compiled"].get<int>(), 0) << second.output;
+  EXPECT_GT(b["programs_loaded"].get<int>(), 0) << second.output;
+  EXPECT_EQ(b["problems"].size(), a["problems"].size());
+  Database db = Database::open_read_only(db_path);
+  std::map<std::string, int> second_run_roles;
+  for (const BestRow& best : db.all_best()) {
+    for (const MeasurementRow& m : db.measurements(best.device_key, best.op, best.dtype, best.math, best.shape_key)) {
+      if (m.run_id == b["run_id"].get<std::int64_t>()) ++second_run_roles[m.role];
+    }
+  }
+  EXPECT_EQ(second_run_roles.count("search"), 0u) << second.output;
+  EXPECT_GT(second_run_roles["default"], 0) << second.output;
 }
 
 TEST(Cli, BadBudgetsAndRestrictionsExit2BeforeMeasuringAnything) {
