@@ -9,7 +9,9 @@ step, and prints the median per device and the ratio baseline / ocl (above 1: oc
 devices get the same weights and inputs. `--precision fp32` turns TF32 off on both sides (CUDA's
 matmul and cuDNN; ocl's "highest" float32 matmul precision); `--precision default` leaves PyTorch's
 defaults. `--strict` (default on) runs ocl with OCLTUNE_TORCH_STRICT=1, so no op falls back to the
-CPU unseen. `--json FILE` writes every figure with the command line and versions.
+CPU unseen. `--json FILE` writes every figure with the command line and versions. `--breakdown N`
+then runs one more step per device with every aten op synchronised and timed (op_breakdown.py) and
+prints the N ops and (op, shapes) problems ocl spends most time in, beside the baseline's time.
 
 A CUDA baseline runs in a child process that never imports ocltune_torch: once a PrivateUse1 backend
 is registered, torch's accelerator is that backend and CUDA's own backward trips an internal assert
@@ -27,6 +29,9 @@ import time
 
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import op_breakdown  # noqa: E402
 
 
 MODELS = ["resnet50", "resnet18", "mobilenet_v2", "encoder"]
@@ -92,7 +97,8 @@ def run(name, mode, device, model, x, target):
             loss_fn(model(x), target).backward()
             opt.step()
 
-    return time_steps(step, device, args.warmup, args.reps)
+    ms, times = time_steps(step, device, args.warmup, args.reps)
+    return ms, times, (op_breakdown.breakdown(step, device) if args.breakdown else None)
 
 
 def set_precision(precision):
@@ -116,6 +122,8 @@ parser.add_argument("--reps", type=int, default=10)
 parser.add_argument("--precision", choices=["fp32", "default"], default="fp32")
 parser.add_argument("--no-strict", dest="strict", action="store_false")
 parser.add_argument("--json", help="write the figures here")
+parser.add_argument("--breakdown", type=int, default=0, metavar="N",
+                    help="after timing, list the N ops ocl spends most time in, beside the baseline's")
 parser.add_argument("--measure-only", help=argparse.SUPPRESS)  # the child process of a CUDA baseline
 args = parser.parse_args()
 
@@ -144,8 +152,8 @@ def cases():
 
 if args.measure_only:  # child: one JSON line per case, no ocltune_torch in this process
     for name, mode, model, x, target in cases():
-        ms, times = run(name, mode, torch.device(args.measure_only), model, x, target)
-        print(json.dumps(dict(model=name, mode=mode, ms=ms, times=times)), flush=True)
+        ms, times, ops = run(name, mode, torch.device(args.measure_only), model, x, target)
+        print(json.dumps(dict(model=name, mode=mode, ms=ms, times=times, breakdown=ops)), flush=True)
     sys.exit(0)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -159,25 +167,28 @@ if baseline.type == "cuda":
     for line in child.stdout.splitlines():
         if line.startswith("{"):
             r = json.loads(line)
-            baseline_figures[(r["model"], r["mode"])] = (r["ms"], r["times"])
+            baseline_figures[(r["model"], r["mode"])] = (r["ms"], r["times"], r["breakdown"])
 results = []
 print(f"torch {torch.__version__}; ocl: {torch.ocl.get_device_name(ocl)}; baseline: {args.baseline}; precision {args.precision}")
 print(f"{'model':14} {'mode':10} {'batch':>5} {args.baseline + ' ms':>10} {'ocl ms':>10} {'ratio':>7}")
 for name, mode, model, x, target in cases():
     batch = batch_of(name)
     if baseline.type == "cuda":
-        base_ms, base_times = baseline_figures[(name, mode)]
+        base_ms, base_times, base_ops = baseline_figures[(name, mode)]
     else:
-        base_ms, base_times = run(name, mode, baseline, model, x, target)
+        base_ms, base_times, base_ops = run(name, mode, baseline, model, x, target)
     ocltune_torch.reset_fallback_stats()
-    ocl_ms, ocl_times = run(name, mode, ocl, model, x, target)
+    ocl_ms, ocl_times, ocl_ops = run(name, mode, ocl, model, x, target)
     fallbacks = ocltune_torch.fallback_stats()
     ratio = base_ms / ocl_ms
     print(f"{name:14} {mode:10} {batch:5d} {base_ms:10.2f} {ocl_ms:10.2f} {ratio:7.3f}" +
           (f"  fallbacks: {fallbacks}" if fallbacks else ""))
+    if args.breakdown:
+        op_breakdown.print_comparison(args.baseline, base_ops, ocl_ops, args.breakdown)
     results.append(dict(model=name, mode=mode, batch=batch, baseline=args.baseline, baseline_ms=base_ms,
                         ocl_ms=ocl_ms, ratio=ratio, baseline_times_ms=[t * 1e3 for t in base_times],
-                        ocl_times_ms=[t * 1e3 for t in ocl_times], fallbacks=fallbacks))
+                        ocl_times_ms=[t * 1e3 for t in ocl_times], fallbacks=fallbacks,
+                        baseline_breakdown=base_ops, ocl_breakdown=ocl_ops))
 if args.json:
     with open(args.json, "w") as f:
         json.dump(dict(command=" ".join(sys.argv), torch=torch.__version__, precision=args.precision,
