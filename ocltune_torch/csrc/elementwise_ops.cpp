@@ -1,15 +1,17 @@
-// Arithmetic and math on ocltune's elementwise family (elementwise_kernel.h): add, sub, mul, div
+// Arithmetic and math on ocltune's elementwise family (elementwise_kernel.h): add, sub, rsub, mul, div
 // (broadcasting, Scalar alpha, and their out= forms), exp, log, sqrt, rsqrt, neg, abs, sign, reciprocal,
 // pow, maximum, minimum, and the optimisers' addcmul, addcdiv and lerp, composed of those kernels (clamp
 // is plain_elementwise.cpp's, for every dtype); in-place variants
-// write into self when it is dense. Integer and bool operands of add, sub and mul run on the plain
-// kernels (plain_elementwise.h); what neither computes (mixed dtypes, a rounding mode) takes the CPU
-// fallback.
+// write into self when it is dense. Integer and bool operands of add, sub and mul, and div's rounding
+// modes (trunc, floor, so floor_divide) of every dtype, run on the plain kernels (plain_elementwise.h),
+// which have fmod and floor; what neither computes (mixed dtypes, float64) takes the CPU fallback.
 #include <cmath>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include <ATen/ATen.h>
+#include <ATen/ExpandUtils.h>
 #include <ATen/Operators.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
@@ -17,20 +19,44 @@
 #include "ocltune_torch/csrc/elementwise_kernel.h"
 #include "ocltune_torch/csrc/fallback.h"
 #include "ocltune_torch/csrc/plain_elementwise.h"
+#include "ocltune_torch/csrc/plain_kernels.h"
 
 namespace ocltune_torch {
 namespace {
 
-// Integer and bool operands run on the plain kernels (plain_elementwise.h), the float ones here.
+// self + alpha * other or self - alpha * other (`kernel_op`). Integer and bool operands run on the
+// plain kernels (plain_elementwise.h), the float ones here. A number first with an alpha (rsub.Scalar
+// computes 2 - 3 * x as sub(2, x, alpha=3)) takes two steps: the family's reversed op has no alpha.
+template <class Fallback>
+at::Tensor add_or_sub(const char* op, const char* kernel_op, const at::Tensor& self, const at::Tensor& other,
+                      const at::Scalar& alpha, Fallback fallback_op) {
+  if (auto r = integer_arithmetic(kernel_op, self, other, alpha)) return *r;
+  const double a = alpha.to<double>();
+  auto number = [](const at::Tensor& t) { return t.dim() == 0 && t.is_cpu(); };
+  if (a == 1.0 || !number(self) || number(other)) return binary(op, kernel_op, self, other, a, fallback_op);
+  bool failed = false;  // a step the kernels cannot take: the whole op falls back, not that step alone
+  auto step_failed = [&] {
+    failed = true;
+    return at::Tensor();
+  };
+  const at::Tensor scaled = run_planned(op, "mul", plan_scalar(op, other, a), step_failed);
+  if (failed) return fallback_op();
+  const at::Tensor result = binary(op, kernel_op, self, scaled, 1.0, step_failed);
+  return failed ? fallback_op() : result;
+}
+
 at::Tensor add(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
-  if (auto r = integer_arithmetic("add", self, other, alpha)) return *r;
-  return binary("add", "add", self, other, alpha.to<double>(),
-                [&] { return fallback<ATEN_OP(add_Tensor)>::call(self, other, alpha); });
+  return add_or_sub("add", "add", self, other, alpha,
+                    [&] { return fallback<ATEN_OP(add_Tensor)>::call(self, other, alpha); });
 }
 at::Tensor sub(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
-  if (auto r = integer_arithmetic("sub", self, other, alpha)) return *r;
-  return binary("sub", "sub", self, other, alpha.to<double>(),
-                [&] { return fallback<ATEN_OP(sub_Tensor)>::call(self, other, alpha); });
+  return add_or_sub("sub", "sub", self, other, alpha,
+                    [&] { return fallback<ATEN_OP(sub_Tensor)>::call(self, other, alpha); });
+}
+// other - alpha * self; rsub.Scalar is a composite that calls sub(other, self, alpha) itself.
+at::Tensor rsub(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+  return add_or_sub("rsub", "sub", other, self, alpha,
+                    [&] { return fallback<ATEN_OP(rsub_Tensor)>::call(self, other, alpha); });
 }
 at::Tensor mul(const at::Tensor& self, const at::Tensor& other) {
   if (auto r = integer_arithmetic("mul", self, other, 1)) return *r;
@@ -79,9 +105,74 @@ at::Tensor& div_out(const at::Tensor& self, const at::Tensor& other, at::Tensor&
   return write_out(ocltune_torch::div(self, other), out);
 }
 
+// ---- division with a rounding mode: the plain kernels (plain_elementwise.h), every plain dtype ----
+
+bool floor_mode(std::string_view mode) {
+  TORCH_CHECK(mode == "trunc" || mode == "floor",
+              "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '", mode, "'");
+  return mode == "floor";
+}
+
+template <class Fallback>
+at::Tensor rounded_div(const at::Tensor& self, const at::Tensor& other, bool floor, Fallback fallback_op) {
+  const at::ScalarType type = at::result_type(self, other);
+  if (!plain_dtype(type)) return fallback_op();
+  const at::Tensor& like = is_ocl(self) ? self : other;
+  at::Tensor out = new_result(like, at::infer_size(self.sizes(), other.sizes()), type);
+  if (!rounded_division_into(out, self, other, floor)) return fallback_op();
+  return out;
+}
+
+// Into self (in place) or out: the result type must cast to it, as TensorIterator's safe casting asks.
+template <class Fallback>
+at::Tensor& rounded_div_into(const char* op, at::Tensor& out, const at::Tensor& self, const at::Tensor& other,
+                             bool floor, Fallback fallback_op) {
+  check_ocl(out, op, "out");
+  const at::ScalarType type = at::result_type(self, other);
+  if (!plain_dtype(type) || !plain_dtype(out.scalar_type())) return fallback_op();
+  TORCH_CHECK(at::canCast(type, out.scalar_type()), "result type ", type, " can't be cast to the desired output type ",
+              out.scalar_type());
+  const std::vector<std::int64_t> sizes = to_vector(at::infer_size(self.sizes(), other.sizes()));
+  if (out.is_same(self)) {
+    TORCH_CHECK(at::IntArrayRef(sizes) == self.sizes(), "output with shape ", self.sizes(),
+                " doesn't match the broadcast shape ", at::IntArrayRef(sizes));
+  } else {
+    at::native::resize_output(out, sizes);
+  }
+  at::assert_no_internal_overlap(out);
+  if (!rounded_division_into(out, self, other, floor)) return fallback_op();
+  return out;
+}
+
 at::Tensor div_mode(const at::Tensor& self, const at::Tensor& other, std::optional<c10::string_view> mode) {
   if (!mode) return ocltune_torch::div(self, other);
-  return fallback<ATEN_OP(div_Tensor_mode)>::call(self, other, mode);
+  return rounded_div(self, other, floor_mode(*mode),
+                     [&] { return fallback<ATEN_OP(div_Tensor_mode)>::call(self, other, mode); });
+}
+at::Tensor& div_mode_(at::Tensor& self, const at::Tensor& other, std::optional<c10::string_view> mode) {
+  if (!mode) return ocltune_torch::div_(self, other);
+  return rounded_div_into("div_", self, self, other, floor_mode(*mode), [&]() -> at::Tensor& {
+    return fallback<ATEN_OP(div__Tensor_mode)>::call(self, other, mode);
+  });
+}
+at::Tensor& div_mode_out(const at::Tensor& self, const at::Tensor& other, std::optional<c10::string_view> mode,
+                         at::Tensor& out) {
+  if (!mode) return ocltune_torch::div_out(self, other, out);
+  return rounded_div_into("div", out, self, other, floor_mode(*mode), [&]() -> at::Tensor& {
+    return fallback<ATEN_OP(div_out_mode)>::call(self, other, mode, out);
+  });
+}
+// floor_divide (Python's //) is div's "floor" mode; its Scalar forms are composites over these.
+at::Tensor floor_divide(const at::Tensor& self, const at::Tensor& other) {
+  return rounded_div(self, other, true, [&] { return fallback<ATEN_OP(floor_divide)>::call(self, other); });
+}
+at::Tensor& floor_divide_(at::Tensor& self, const at::Tensor& other) {
+  return rounded_div_into("floor_divide_", self, self, other, true,
+                          [&]() -> at::Tensor& { return fallback<ATEN_OP(floor_divide__Tensor)>::call(self, other); });
+}
+at::Tensor& floor_divide_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  return rounded_div_into("floor_divide", out, self, other, true,
+                          [&]() -> at::Tensor& { return fallback<ATEN_OP(floor_divide_out)>::call(self, other, out); });
 }
 
 // ---- unary math ----
@@ -222,6 +313,12 @@ at::Tensor& lerp_(at::Tensor& self, const at::Tensor& end, const at::Scalar& wei
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("div.Tensor_mode", div_mode);
+  m.impl("div_.Tensor_mode", div_mode_);
+  m.impl("div.out_mode", div_mode_out);
+  m.impl("floor_divide", floor_divide);
+  m.impl("floor_divide_.Tensor", floor_divide_);
+  m.impl("floor_divide.out", floor_divide_out);
+  m.impl("rsub.Tensor", rsub);
   m.impl("exp", exp);
   m.impl("exp_", exp_);
   m.impl("log", log);

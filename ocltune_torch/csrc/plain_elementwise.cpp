@@ -1,5 +1,6 @@
-// Element-wise ops on plain kernels: comparisons, logical and bitwise ops, where, masked_fill_, clamp,
-// all/any, casts between every pair of plain dtypes, and integer add/sub/mul (for elementwise_ops.cpp).
+// Element-wise ops on plain kernels: comparisons, logical and bitwise ops, where, masked_fill_, clamp
+// (number and tensor bounds), all/any, casts between every pair of plain dtypes, and integer
+// add/sub/mul and division with a rounding mode of every plain dtype (for elementwise_ops.cpp).
 //
 // Operands follow PyTorch's type promotion (at::result_type): both are converted to the result type
 // before the op, so int64 == float compares in float. A 0-dim CPU tensor (a Python number) is a
@@ -7,6 +8,7 @@
 #include "ocltune_torch/csrc/plain_elementwise.h"
 
 #include <string>
+#include <tuple>
 
 #include <ATen/ATen.h>
 #include <ATen/ExpandUtils.h>
@@ -14,6 +16,7 @@
 #include <ATen/Operators.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/Resize.h>
+#include <ATen/native/TypeProperties.h>
 #include <torch/library.h>
 
 #include "ocltune_torch/csrc/copy.h"
@@ -289,6 +292,148 @@ at::Tensor clamp_max(const at::Tensor& self, const at::Scalar& max) { return cla
 at::Tensor& clamp_min_(at::Tensor& self, const at::Scalar& min) { return clamp_inplace(self, min, std::nullopt); }
 at::Tensor& clamp_max_(at::Tensor& self, const at::Scalar& max) { return clamp_inplace(self, std::nullopt, max); }
 
+// ---- clamp with tensor bounds: clamp.Tensor, clamp_min.Tensor (maximum), clamp_max.Tensor (minimum) ----
+
+// What one computes: the kernel, self and the bounds given (a 0-dim CPU bound moved to the device),
+// their type slots, the result type (promoted over all of them, as clamp's TensorIterator does) and
+// the broadcast sizes.
+struct ClampPlan {
+  const char* kernel;
+  std::vector<at::Tensor> inputs;
+  std::vector<const char*> slots;
+  at::ScalarType type;
+  std::vector<std::int64_t> sizes;
+};
+
+// nullopt where the fallback computes it: a dtype that is not a plain one, or bool (the CPU's error).
+std::optional<ClampPlan> plan_clamp(const char* op, const at::Tensor& self, const std::optional<at::Tensor>& min,
+                                    const std::optional<at::Tensor>& max) {
+  check_ocl(self, op, "self");
+  const bool has_min = min && min->defined(), has_max = max && max->defined();
+  TORCH_CHECK(has_min || has_max, "torch.clamp: At least one of 'min' or 'max' must not be None");
+  ClampPlan p;
+  p.kernel = has_min && has_max ? "clamp_tensor" : has_min ? "maximum" : "minimum";
+  p.inputs = {self};
+  for (const auto& [given, bound, name] : {std::tuple(has_min, &min, "min"), std::tuple(has_max, &max, "max")}) {
+    if (!given) continue;
+    const at::Tensor& t = **bound;
+    if (is_ocl(t)) {
+      check_same_device(self, t, op, name);
+    } else {
+      TORCH_CHECK(is_number(t), "Expected all tensors to be on the same device, but found at least two devices, ",
+                  self.device(), " and ", t.device(), "! (ocltune_torch ", op,
+                  ": only a 0-dim CPU tensor may be mixed with ocl)");
+    }
+    p.inputs.push_back(t);
+  }
+  p.type = at::native::result_type(at::ITensorListRef(at::TensorList(p.inputs)));
+  for (const at::Tensor& t : p.inputs) {
+    if (!plain_dtype(t.scalar_type())) return std::nullopt;
+  }
+  if (!plain_dtype(p.type) || p.type == at::kBool) return std::nullopt;
+  for (at::Tensor& t : p.inputs) t = on_device(t, self);
+  p.sizes = to_vector(self.sizes());
+  for (const at::Tensor& t : p.inputs) p.sizes = to_vector(at::infer_size(p.sizes, t.sizes()));
+  p.slots = {"A", "B", "C"};
+  p.slots.resize(p.inputs.size());
+  return p;
+}
+
+void run_clamp(const ClampPlan& p, const at::Tensor& out) {
+  std::vector<at::Tensor> inputs;
+  for (const at::Tensor& t : p.inputs) inputs.push_back(unaliased(out, t).expand(p.sizes));
+  // maximum and minimum are BINARY kernels, which take an unused scalar s0; clamp_tensor takes none.
+  run_plain_elementwise(p.kernel, out, inputs, p.slots, p.type,
+                        inputs.size() == 2 ? std::vector<c10::Scalar>{0} : std::vector<c10::Scalar>{});
+}
+
+template <class Fallback>
+at::Tensor clamp_tensor_new(const char* op, const at::Tensor& self, const std::optional<at::Tensor>& min,
+                            const std::optional<at::Tensor>& max, Fallback fallback_op) {
+  const std::optional<ClampPlan> p = plan_clamp(op, self, min, max);
+  if (!p) return fallback_op();
+  at::Tensor out = at::empty(p->sizes, self.options().dtype(p->type));
+  run_clamp(*p, out);
+  return out;
+}
+
+// In place (into self) or into out: the result type must cast to it, as TensorIterator's safe casting asks.
+template <class Fallback>
+at::Tensor& clamp_tensor_into(const char* op, at::Tensor& out, const at::Tensor& self,
+                              const std::optional<at::Tensor>& min, const std::optional<at::Tensor>& max,
+                              Fallback fallback_op) {
+  const std::optional<ClampPlan> p = plan_clamp(op, self, min, max);
+  if (!p || !plain_dtype(out.scalar_type())) return fallback_op();
+  check_ocl(out, op, "out");
+  TORCH_CHECK(at::canCast(p->type, out.scalar_type()), "result type ", p->type,
+              " can't be cast to the desired output type ", out.scalar_type());
+  if (out.is_same(self)) {
+    TORCH_CHECK(at::IntArrayRef(p->sizes) == self.sizes(), "output with shape ", self.sizes(),
+                " doesn't match the broadcast shape ", at::IntArrayRef(p->sizes));
+  } else {
+    at::native::resize_output(out, p->sizes);
+  }
+  at::assert_no_internal_overlap(out);
+  run_clamp(*p, out);
+  return out;
+}
+
+at::Tensor clamp_tensor(const at::Tensor& self, const std::optional<at::Tensor>& min,
+                        const std::optional<at::Tensor>& max) {
+  return clamp_tensor_new("clamp", self, min, max,
+                          [&] { return fallback<ATEN_OP(clamp_Tensor)>::call(self, min, max); });
+}
+at::Tensor& clamp_tensor_(at::Tensor& self, const std::optional<at::Tensor>& min,
+                          const std::optional<at::Tensor>& max) {
+  return clamp_tensor_into("clamp_", self, self, min, max,
+                           [&]() -> at::Tensor& { return fallback<ATEN_OP(clamp__Tensor)>::call(self, min, max); });
+}
+at::Tensor& clamp_tensor_out(const at::Tensor& self, const std::optional<at::Tensor>& min,
+                             const std::optional<at::Tensor>& max, at::Tensor& out) {
+  return clamp_tensor_into("clamp", out, self, min, max, [&]() -> at::Tensor& {
+    return fallback<ATEN_OP(clamp_Tensor_out)>::call(self, min, max, out);
+  });
+}
+at::Tensor clamp_min_tensor(const at::Tensor& self, const at::Tensor& min) {
+  return clamp_tensor_new("clamp_min", self, min, std::nullopt,
+                          [&] { return fallback<ATEN_OP(clamp_min_Tensor)>::call(self, min); });
+}
+at::Tensor& clamp_min_tensor_(at::Tensor& self, const at::Tensor& min) {
+  return clamp_tensor_into("clamp_min_", self, self, min, std::nullopt,
+                           [&]() -> at::Tensor& { return fallback<ATEN_OP(clamp_min__Tensor)>::call(self, min); });
+}
+at::Tensor& clamp_min_tensor_out(const at::Tensor& self, const at::Tensor& min, at::Tensor& out) {
+  return clamp_tensor_into("clamp_min", out, self, min, std::nullopt, [&]() -> at::Tensor& {
+    return fallback<ATEN_OP(clamp_min_Tensor_out)>::call(self, min, out);
+  });
+}
+at::Tensor clamp_max_tensor(const at::Tensor& self, const at::Tensor& max) {
+  return clamp_tensor_new("clamp_max", self, std::nullopt, max,
+                          [&] { return fallback<ATEN_OP(clamp_max_Tensor)>::call(self, max); });
+}
+at::Tensor& clamp_max_tensor_(at::Tensor& self, const at::Tensor& max) {
+  return clamp_tensor_into("clamp_max_", self, self, std::nullopt, max,
+                           [&]() -> at::Tensor& { return fallback<ATEN_OP(clamp_max__Tensor)>::call(self, max); });
+}
+at::Tensor& clamp_max_tensor_out(const at::Tensor& self, const at::Tensor& max, at::Tensor& out) {
+  return clamp_tensor_into("clamp_max", out, self, std::nullopt, max, [&]() -> at::Tensor& {
+    return fallback<ATEN_OP(clamp_max_Tensor_out)>::call(self, max, out);
+  });
+}
+
+// ---- division with a rounding mode ----
+
+// Whether other, broadcast to sizes, is one value (TensorIterator's is_scalar): the CPU's 16-bit
+// kernels then divide by it in fp32, unrounded, and elsewhere round it to the result's precision.
+bool one_value(const at::Tensor& other, at::IntArrayRef sizes) {
+  if (is_number(other)) return true;
+  const at::Tensor e = other.expand(sizes);
+  for (std::int64_t d = 0; d < e.dim(); ++d) {
+    if (e.size(d) != 1 && e.stride(d) != 0) return false;
+  }
+  return true;
+}
+
 // ---- all, any ----
 
 // The result has keepdim sizes and is filled with the answer for no elements; the kernel sees it
@@ -398,6 +543,37 @@ bool integer_arithmetic_(std::string_view op, at::Tensor& self, const at::Tensor
   return true;
 }
 
+bool rounded_division_into(const at::Tensor& out, const at::Tensor& self, const at::Tensor& other, bool floor) {
+  const char* kernel = floor ? "div_floor" : "div_trunc";
+  const at::ScalarType compute = at::result_type(self, other);
+  if (!is_ocl(self) && !is_ocl(other)) return false;
+  (void)plain_operands(kernel, self, other, compute);  // for its device checks
+  // A number of any dtype (a Python float is float64) is a kernel argument of the compute type.
+  auto takes = [](const at::Tensor& t) { return is_number(t) || plain_dtype(t.scalar_type()); };
+  if (!takes(self) || !takes(other) || !plain_dtype(compute) || compute == at::kBool ||
+      !plain_dtype(out.scalar_type())) {
+    return false;
+  }
+  if (!at::isFloatingType(compute)) {
+    // The CPU's integer kernels raise for a zero divisor, where a device's division returns anything:
+    // one comparison and a read of its answer (a wait) before the kernel.
+    const bool zero = is_number(other) ? other.item<std::int64_t>() == 0 : at::any(at::eq(other, 0)).item<bool>();
+    TORCH_CHECK(!zero, "ZeroDivisionError");
+  }
+  if (out.numel() == 0) return true;
+  const at::Tensor a =
+      unaliased(out, is_number(self) ? at::full({}, self.item(), other.options().dtype(compute)) : self)
+          .expand(out.sizes());
+  if (is_number(other)) {
+    run_plain_elementwise((std::string(kernel) + "_scalar").c_str(), out, {a}, {"A"}, compute, {0, other.item()});
+  } else {
+    const bool rounded = at::isReducedFloatingType(compute) && !one_value(other, out.sizes());
+    run_plain_elementwise(kernel, out, {a, unaliased(out, other).expand(out.sizes())}, {"A", "B"}, compute,
+                          {rounded ? 1 : 0});
+  }
+  return true;
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("eq.Tensor", eq_tensor);
   m.impl("eq.Scalar", eq_scalar);
@@ -428,6 +604,15 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("clamp_max", clamp_max);
   m.impl("clamp_min_", clamp_min_);
   m.impl("clamp_max_", clamp_max_);
+  m.impl("clamp.Tensor", clamp_tensor);
+  m.impl("clamp_.Tensor", clamp_tensor_);
+  m.impl("clamp.Tensor_out", clamp_tensor_out);
+  m.impl("clamp_min.Tensor", clamp_min_tensor);
+  m.impl("clamp_min_.Tensor", clamp_min_tensor_);
+  m.impl("clamp_min.Tensor_out", clamp_min_tensor_out);
+  m.impl("clamp_max.Tensor", clamp_max_tensor);
+  m.impl("clamp_max_.Tensor", clamp_max_tensor_);
+  m.impl("clamp_max.Tensor_out", clamp_max_tensor_out);
   m.impl("all", all_of);
   m.impl("any", any_of);
   m.impl("all.dim", all_dim);

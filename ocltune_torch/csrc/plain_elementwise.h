@@ -21,6 +21,13 @@ std::optional<at::Tensor> integer_arithmetic(std::string_view op, const at::Tens
 // The in-place form: false unless self's dtype is an integer or bool one (then self holds the result).
 bool integer_arithmetic_(std::string_view op, at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha);
 
+// self / other rounded towards zero (`floor` false: rounding_mode "trunc") or down ("floor") into out,
+// as PyTorch's CPU kernels compute them for every plain dtype but bool: out is on the device, has the
+// broadcast sizes and a dtype the result type casts to (the caller checks); self or other may be a
+// number (a 0-dim CPU tensor). False, with out untouched, where the fallback computes it (a dtype
+// that is not a plain one, bool: the CPU's error). An integer divisor of 0 raises ZeroDivisionError.
+bool rounded_division_into(const at::Tensor& out, const at::Tensor& self, const at::Tensor& other, bool floor);
+
 // out = kernel(inputs...) of plain_elementwise.cl: out and every input have out's sizes (expand
 // them), `slots` name the inputs' type slots in order ("A", "B", "C"), K is the compute type, and
 // `scalars` follow the tensors (in K's value type).

@@ -35,31 +35,40 @@ struct PlainType {
   const char* load;   // of (p)[i]
   const char* store;  // of v into (p)[i]
   const char* to;     // any value to this value type
+  // A value of the value type rounded to this type's precision, still of the value type: the identity
+  // but for fp16 and bf16, whose values are fp32 (for kernels that round each step as the CPU's
+  // 16-bit arithmetic does: division with a rounding mode).
+  const char* round;
   bool is_float;
   bool is_bool;
 };
 
 std::optional<PlainType> plain_type(at::ScalarType type) {
   switch (type) {
-    case at::kFloat: return PlainType{"float", "float", "((p)[i])", "((p)[i] = (v))", "((float)(v))", true, false};
+    case at::kFloat:
+      return PlainType{"float", "float", "((p)[i])", "((p)[i] = (v))", "((float)(v))", "(v)", true, false};
     case at::kHalf:
       return PlainType{"ushort",
                        "float",
                        "vload_half((i), (const global half*)(p))",
                        "vstore_half_rte((v), (i), (global half*)(p))",
                        "((float)(v))",
+                       "round_to_half(v)",
                        true,
                        false};
     case at::kBFloat16:
-      return PlainType{"ushort", "float", "bf16_to_float((p)[i])", "((p)[i] = float_to_bf16(v))", "((float)(v))",
-                       true,     false};
-    case at::kLong: return PlainType{"long", "long", "((p)[i])", "((p)[i] = (v))", "((long)(v))", false, false};
-    case at::kInt: return PlainType{"int", "int", "((p)[i])", "((p)[i] = (v))", "((int)(v))", false, false};
-    case at::kShort: return PlainType{"short", "short", "((p)[i])", "((p)[i] = (v))", "((short)(v))", false, false};
-    case at::kChar: return PlainType{"char", "char", "((p)[i])", "((p)[i] = (v))", "((char)(v))", false, false};
-    case at::kByte: return PlainType{"uchar", "uchar", "((p)[i])", "((p)[i] = (v))", "((uchar)(v))", false, false};
+      return PlainType{
+          "ushort", "float", "bf16_to_float((p)[i])", "((p)[i] = float_to_bf16(v))", "((float)(v))", "round_to_bf16(v)",
+          true,     false};
+    case at::kLong: return PlainType{"long", "long", "((p)[i])", "((p)[i] = (v))", "((long)(v))", "(v)", false, false};
+    case at::kInt: return PlainType{"int", "int", "((p)[i])", "((p)[i] = (v))", "((int)(v))", "(v)", false, false};
+    case at::kShort:
+      return PlainType{"short", "short", "((p)[i])", "((p)[i] = (v))", "((short)(v))", "(v)", false, false};
+    case at::kChar: return PlainType{"char", "char", "((p)[i])", "((p)[i] = (v))", "((char)(v))", "(v)", false, false};
+    case at::kByte:
+      return PlainType{"uchar", "uchar", "((p)[i])", "((p)[i] = (v))", "((uchar)(v))", "(v)", false, false};
     case at::kBool:
-      return PlainType{"uchar", "uchar", "((p)[i])", "((p)[i] = (v))", "((uchar)((v) != 0))", false, true};
+      return PlainType{"uchar", "uchar", "((p)[i])", "((p)[i] = (v))", "((uchar)((v) != 0))", "(v)", false, true};
     default: return std::nullopt;
   }
 }
@@ -82,6 +91,7 @@ std::string type_defines(const TypeSlots& types) {
     s += "#define " + x + "_LOAD(p, i) " + t->load + "\n";
     s += "#define " + x + "_STORE(p, i, v) " + t->store + "\n";
     s += "#define TO_" + x + "(v) " + t->to + "\n";
+    s += "#define " + x + "_ROUND(v) " + t->round + "\n";
     s += "#define " + x + "_FLOAT " + (t->is_float ? "1" : "0") + "\n";
     s += "#define " + x + "_BOOL " + (t->is_bool ? "1" : "0") + "\n";
   }

@@ -2,7 +2,8 @@
 //
 // The host prepends, per type slot X (A, B, C: inputs, O: output, K: the type values are computed
 // in, I: indices), X_S (storage type), X_V (value type), X_LOAD(p, i), X_STORE(p, i, v), TO_X(v),
-// X_FLOAT and X_BOOL (csrc/plain_kernels.cpp).
+// X_ROUND(v) (a value of type K rounded to X's precision, still of type K), X_FLOAT and X_BOOL
+// (csrc/plain_kernels.cpp).
 
 #define MAX_DIMS 8
 
@@ -46,3 +47,11 @@ inline ushort float_to_bf16(float f) {
   if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)0x7fc0;
   return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
+
+// f rounded to fp16 (nearest even) and back, and to bf16 and back: X_ROUND of the 16-bit types.
+inline float round_to_half(float f) {
+  ushort h;
+  vstore_half_rte(f, 0, (private half*)&h);
+  return vload_half(0, (const private half*)&h);
+}
+inline float round_to_bf16(float f) { return bf16_to_float(float_to_bf16(f)); }

@@ -1,5 +1,6 @@
 // Element-wise ops the float families do not cover: casts, comparisons, logical and bitwise ops,
-// where, masked_fill, clamp, integer arithmetic, and all/any, on strided operands of any plain type.
+// where, masked_fill, clamp (number and tensor bounds), integer arithmetic, division with a rounding
+// mode, and all/any, on strided operands of any plain type.
 //
 // Slots: A and B (inputs), C (a condition), O (the output), K (the type both inputs are converted to
 // before the op, PyTorch's result type of the inputs). s0 and s1 are scalars of type K.
@@ -64,6 +65,96 @@ BINARY(sub, x - y * s0)
 BINARY(mul, x * y)
 // b is the mask (converted to K), s0 the value.
 BINARY(masked_fill, y != 0 ? s0 : x)
+
+// maximum and minimum as PyTorch's CPU kernels (clamp_min and clamp_max with tensor bounds): NaN
+// where either operand is.
+#if K_FLOAT
+#define NAN_OR(x, y, v) ((x) != (x) || (y) != (y) ? (K_V)NAN : (v))
+#else
+#define NAN_OR(x, y, v) (v)
+#endif
+BINARY(maximum, NAN_OR(x, y, x < y ? y : x))
+BINARY(minimum, NAN_OR(x, y, y < x ? y : x))
+
+// clamp with tensor bounds (clamp.Tensor) as PyTorch's CPU kernel: NaN where a bound is NaN, a NaN
+// input stays NaN, and lo > hi gives hi.
+kernel void clamp_tensor(const Shape sh, global O_S* out, const Strides os, global const A_S* a, const Strides as,
+                         global const B_S* lo, const Strides ls, global const C_S* hi, const Strides hs) {
+  ELEMENT_LOOP
+  const K_V x = TO_K(A_LOAD(a, offset_of(&as, c, sh.ndim)));
+  const K_V l = TO_K(B_LOAD(lo, offset_of(&ls, c, sh.ndim)));
+  const K_V h = TO_K(C_LOAD(hi, offset_of(&hs, c, sh.ndim)));
+  const K_V m = x < l ? l : x;
+  O_STORE(out, o_at, TO_O(NAN_OR(l, h, m > h ? h : m)));
+  ELEMENT_LOOP_END
+}
+
+// ---- division with a rounding mode: PyTorch's CPU kernels (native/cpu/BinaryOpsKernel.cpp) ----
+#if K_FLOAT
+// a / b rounded to nearest, as the CPU divides. OpenCL lets a device's fp32 division err by 2.5 ulp
+// unless programs are built with -cl-fp32-correctly-rounded-divide-sqrt, and one ulp below an
+// integer quotient moves trunc(a / b) to the integer below. The residual a - q b is exact (fma) for
+// q within an ulp of the quotient, so q steps towards the quotient while the residual shrinks and
+// stops at the nearest float: no step where the division is correctly rounded (PoCL).
+inline float div_rn(const float a, const float b) {
+  float q = a / b;
+  if (!(fabs(q) < INFINITY) || q == 0.0f) return q;  // NaN, infinities and zeros as the division gives them
+  float r = fma(-q, b, a);
+  for (int i = 0; i < 3 && r != 0.0f; ++i) {
+    const float next = nextafter(q, (r < 0.0f) == (b < 0.0f) ? INFINITY : -INFINITY);
+    const float rn = fma(-next, b, a);
+    if (!(fabs(rn) < fabs(r))) break;
+    q = next;
+    r = rn;
+  }
+  return q;
+}
+
+// c10::div_floor_floating (c10/util/generic_math.h): Python's floor division, (a - fmod(a, b)) / b
+// with its fix-ups, which keeps a == (a // b) * b + a % b where floor(a / b) rounds the wrong way
+// (a multiple of b, a quotient just below an integer). fmod, floor and copysign are exact in OpenCL.
+// `r`: each step rounded to K's precision, as the CPU's 16-bit arithmetic (c10::Half and BFloat16
+// and their std:: overloads) rounds it.
+#define R(v) (r ? K_ROUND(v) : (v))
+inline float div_floor_float(const float a, const float b, const bool r) {
+  if (b == 0.0f) return a / b;  // IEEE: +-Inf or NaN
+  const float mod = fmod(a, b);
+  float div = R(div_rn(R(a - mod), b));
+  if (mod != 0.0f && (b < 0.0f) != (mod < 0.0f)) div = R(div - 1.0f);
+  if (div == 0.0f) return copysign(0.0f, a / b);
+  float floordiv = floor(div);
+  if (R(div - floordiv) > 0.5f) floordiv = R(floordiv + 1.0f);
+  return floordiv;
+}
+#undef R
+
+// s0 != 0: a 16-bit result type K of two tensors, where the CPU computes in that type, rounding the
+// divisor and every step to it. A divisor that is one value (a number, or a tensor broadcast from one
+// element) it divides by in fp32, unrounded, as it does for fp32. The dividend is of type K either
+// way (an integer one converted first).
+inline float div_trunc_k(const float x, const float y, const float s0) {
+  if (s0 != 0.0f) return trunc(K_ROUND(div_rn(K_ROUND(x), K_ROUND(y))));
+  return trunc(div_rn(K_ROUND(x), y));
+}
+inline float div_floor_k(const float x, const float y, const float s0) {
+  return div_floor_float(K_ROUND(x), s0 != 0.0f ? K_ROUND(y) : y, s0 != 0.0f);
+}
+#else
+// Integers (never bool: the host refuses it, as the CPU does), b != 0 (the host raises the CPU's
+// ZeroDivisionError first). The minimum over -1 wraps to itself, as c10::div_floor_integer returns.
+#define SIGNED_K (((K_V)-1) < (K_V)0)
+inline K_V div_trunc_k(const K_V x, const K_V y, const K_V s0) {
+  return SIGNED_K && y == (K_V)-1 ? (K_V)(-x) : (K_V)(x / y);
+}
+// c10::div_floor_integer: truncation, one less where the signs differ and there is a remainder.
+inline K_V div_floor_k(const K_V x, const K_V y, const K_V s0) {
+  if (SIGNED_K && y == (K_V)-1) return (K_V)(-x);
+  const K_V q = (K_V)(x / y);
+  return SIGNED_K && ((x < 0) != (y < 0)) && (K_V)(q * y) != x ? (K_V)(q - 1) : q;
+}
+#endif
+BINARY(div_trunc, div_trunc_k(x, y, s0))
+BINARY(div_floor, div_floor_k(x, y, s0))
 
 #if !K_FLOAT
 #if K_BOOL

@@ -119,3 +119,252 @@ def test_optimiser_steps_follow_cpu(make):
     for p_cpu, p_ocl in zip(cpu_model.parameters(), ocl_model.parameters()):
         assert_close(p_ocl.detach(), p_cpu.detach(), rtol=1e-4, atol=1e-5)
     assert ocltune_torch.fallback_stats() == {}, ocltune_torch.fallback_stats()
+
+
+@pytest.fixture
+def strict(monkeypatch):
+    """OCLTUNE_TORCH_STRICT=1 (read at call time): a CPU fallback anywhere fails the test."""
+    monkeypatch.setenv("OCLTUNE_TORCH_STRICT", "1")
+    ocltune_torch.reset_fallback_stats()
+    yield
+    assert ocltune_torch.fallback_stats() == {}
+
+
+def same(actual, expected):
+    """actual (ocl) is expected (CPU) exactly: values, NaN where it has NaN, the sign of every zero."""
+    assert actual.device.type == "ocl", f"expected an ocl result, got {actual.device}"
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape, (actual.dtype, actual.shape)
+    a = actual.cpu()
+    torch.testing.assert_close(a, expected, rtol=0, atol=0, equal_nan=True)
+    if a.is_floating_point():
+        numbers = ~expected.isnan()
+        assert torch.equal(torch.signbit(a)[numbers], torch.signbit(expected)[numbers]), "the sign of a zero"
+
+
+# ---- div with rounding_mode ("trunc", "floor") and floor_divide: the plain kernels ----
+
+MODES = ["trunc", "floor"]
+
+
+def edge_operands(dtype):
+    """Dividends and divisors that hit div_floor's fix-ups: multiples of the divisor, zeros of both signs, negative
+    divisors, a zero divisor, infinities and NaN; magnitudes whose quotients 16-bit types hold exactly."""
+    a = torch.tensor([6.0, -6.0, 6.0, -6.0, 0.0, -0.0, 0.0, -0.0, 7.5, -7.5, 1.0, -1.0, 0.3, 5.0, -5.0, 1.0, 0.0,
+                      float("inf"), -float("inf"), float("nan"), 2.0, 0.7, -0.7, 9.0, 1e-3, -1e-3])
+    b = torch.tensor([3.0, 3.0, -3.0, -3.0, 3.0, 3.0, -3.0, -3.0, 2.5, 2.5, 0.1, 0.1, 0.1, 0.0, 0.0, -0.0, 0.0,
+                      2.0, 2.0, 2.0, float("inf"), -0.1, -0.1, 0.3, 7.0, 7.0])
+    return a.to(dtype), b.to(dtype)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_div_rounding_edge_cases_match_cpu_exactly(mode, dtype, strict):
+    a, b = edge_operands(dtype)
+    same(torch.div(a.to(DEVICE), b.to(DEVICE), rounding_mode=mode), torch.div(a, b, rounding_mode=mode))
+    if mode == "floor":
+        same(a.to(DEVICE) // b.to(DEVICE), a // b)
+        same(torch.floor_divide(a.to(DEVICE), b.to(DEVICE)), torch.floor_divide(a, b))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_div_rounding_of_exact_multiples(mode, strict):
+    # k * b over b: an integer quotient, which a division an ulp short would truncate (or floor) to k - 1;
+    # the kernel's division rounds to nearest as the CPU's does, whatever the device's.
+    g = torch.Generator().manual_seed(3)
+    b = torch.rand(4096, generator=g) * 10 + 0.01
+    k = torch.randint(-300, 300, (4096,), generator=g).float()
+    a = k * b
+    for x, y in ((a, b), (a, -b), (-a, b), (k, b), (a * 1e-20, b * 1e-20)):
+        same(torch.div(x.to(DEVICE), y.to(DEVICE), rounding_mode=mode), torch.div(x, y, rounding_mode=mode))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_div_rounding_broadcasts_and_strides(mode, dtype, strict):
+    # Odd sizes, a broadcast divisor, transposed and sliced views; quotients up to a few hundred, where the
+    # 16-bit CPU kernels' rounding of each step to 16 bits changes trunc's and floor's answers.
+    a = (rand(37, 5, dtype=torch.float32, seed=1) * 40).to(dtype)
+    b = rand(5, dtype=torch.float32, seed=2).to(dtype)
+    x, y = a.to(DEVICE), b.to(DEVICE)
+    same(torch.div(x, y, rounding_mode=mode), torch.div(a, b, rounding_mode=mode))
+    same(torch.div(x[::2], y, rounding_mode=mode), torch.div(a[::2], b, rounding_mode=mode))
+    same(torch.div(x.t(), y[:, None], rounding_mode=mode), torch.div(a.t(), b[:, None], rounding_mode=mode))
+    same(torch.div(x[:, ::2], y[::2].flip(0), rounding_mode=mode), torch.div(a[:, ::2], b[::2].flip(0),
+                                                                                rounding_mode=mode))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_div_rounding_by_a_number(mode, dtype, strict):
+    # A number (and a one-element tensor broadcast) divides in fp32 without rounding on the CPU's 16-bit kernels.
+    a = (rand(6, 19, seed=4) * 30).to(dtype)
+    x = a.to(DEVICE)
+    for d in (0.3, -2.5, 7, 1e-3):
+        same(torch.div(x, d, rounding_mode=mode), torch.div(a, d, rounding_mode=mode))
+    one = torch.tensor([[0.37]]).to(dtype)
+    same(torch.div(x, one.to(DEVICE), rounding_mode=mode), torch.div(a, one, rounding_mode=mode))
+    same(torch.div(x, torch.tensor(0.37), rounding_mode=mode), torch.div(a, torch.tensor(0.37), rounding_mode=mode))
+    if mode == "floor":
+        same(x // 0.3, a // 0.3)
+        same(7.0 // x, 7.0 // a)  # a number as the dividend: floor_divide(number, tensor)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_div_rounding_in_place_and_out(mode, strict):
+    a, b = rand(7, 9, seed=5) * 20, rand(9, seed=6)
+    x = a.to(DEVICE)
+    t = x.t()
+    t.div_(b[:, None].to(DEVICE), rounding_mode=mode)  # a transposed view, in place
+    same(x, torch.div(a, b, rounding_mode=mode))
+    out = torch.empty(0, device=DEVICE)
+    torch.div(a.to(DEVICE), b.to(DEVICE), rounding_mode=mode, out=out)
+    same(out, torch.div(a, b, rounding_mode=mode))
+    x = a.to(DEVICE)
+    x.div_(0.7, rounding_mode=mode)  # div_.Scalar_mode, a composite over the Tensor form
+    same(x, a.clone().div_(0.7, rounding_mode=mode))
+    out = torch.empty(7, 9, dtype=torch.float16, device=DEVICE)
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        torch.div(a.to(DEVICE), b.to(DEVICE), rounding_mode=mode, out=out.long())
+    if mode == "floor":
+        x = a.to(DEVICE)
+        x //= b.to(DEVICE)
+        same(x, a // b)
+        torch.floor_divide(a.to(DEVICE), b.to(DEVICE), out=out)  # out of another dtype: the result cast
+        same(out, torch.floor_divide(a, b).half())
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8])
+def test_div_rounding_integers(mode, dtype, strict):
+    g = torch.Generator().manual_seed(7)
+    low = 0 if dtype == torch.uint8 else -100
+    a = torch.randint(low, 100, (11, 13), generator=g, dtype=dtype)
+    b = torch.randint(1, 9, (13,), generator=g, dtype=dtype)
+    if dtype != torch.uint8:
+        b[::2] = -b[::2]
+    x, y = a.to(DEVICE), b.to(DEVICE)
+    same(torch.div(x, y, rounding_mode=mode), torch.div(a, b, rounding_mode=mode))
+    same(torch.div(x.t(), y[:, None], rounding_mode=mode), torch.div(a.t(), b[:, None], rounding_mode=mode))
+    same(torch.div(x, 3, rounding_mode=mode), torch.div(a, 3, rounding_mode=mode))
+    same(torch.div(x, 2.5, rounding_mode=mode), torch.div(a, 2.5, rounding_mode=mode))  # promotes to float32
+    if dtype != torch.uint8:
+        same(torch.div(x, -4, rounding_mode=mode), torch.div(a, -4, rounding_mode=mode))
+        m = torch.tensor([torch.iinfo(dtype).min], dtype=dtype)
+        same(torch.div(m.to(DEVICE), -1, rounding_mode=mode), torch.div(m, -1, rounding_mode=mode))
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        torch.div(x, torch.zeros_like(y), rounding_mode=mode)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        torch.div(x, 0, rounding_mode=mode)
+
+
+def test_div_rounding_mixed_dtypes(strict):
+    a, b = torch.arange(-20, 20, dtype=torch.int64).view(8, 5), rand(5, seed=8).half()
+    same(torch.div(a.to(DEVICE), b.to(DEVICE), rounding_mode="floor"), torch.div(a, b, rounding_mode="floor"))
+    f = rand(8, 5, seed=9) * 10
+    same(torch.div(f.to(DEVICE), a.to(DEVICE) + 21, rounding_mode="trunc"), torch.div(f, a + 21, rounding_mode="trunc"))
+    three = torch.tensor(3)  # a 0-dim CPU tensor, not a wrapped number
+    same(torch.div(a.to(DEVICE), three, rounding_mode="floor"), torch.div(a, three, rounding_mode="floor"))
+
+
+def test_div_rounding_bool_falls_back_with_the_cpu_error():
+    ocltune_torch.reset_fallback_stats()
+    t = torch.tensor([True, False], device=DEVICE)
+    with pytest.raises(RuntimeError, match="not implemented for 'Bool'"):
+        torch.div(t, t, rounding_mode="trunc")
+    assert "aten::div.Tensor_mode" in ocltune_torch.fallback_stats()
+    with pytest.raises(RuntimeError, match="rounding_mode"):
+        torch.div(t.float(), t.float(), rounding_mode="round")
+
+
+# ---- rsub: other - alpha * self ----
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_rsub_matches_cpu(dtype, strict):
+    a, b = rand(4, 1, 7, dtype=dtype), rand(5, 1, seed=1, dtype=dtype)
+    x, y = a.to(DEVICE), b.to(DEVICE)
+    assert_close(torch.rsub(x, y), torch.rsub(a, b))
+    assert_close(torch.rsub(x, y, alpha=2.5), torch.rsub(a, b, alpha=2.5), scale=2)
+    assert_close(torch.rsub(x.transpose(0, 2), 3.0, alpha=0.5), torch.rsub(a.transpose(0, 2), 3.0, alpha=0.5),
+                 scale=2)
+    assert_close(torch.rsub(x[::2], 2), torch.rsub(a[::2], 2))
+    assert_close(1 - x, 1 - a)
+    assert_close(torch.rsub(x, torch.tensor(1.5), alpha=-2), torch.rsub(a, torch.tensor(1.5), alpha=-2), scale=2)
+
+
+def test_rsub_integers_and_backward(strict):
+    a = torch.arange(-6, 6, dtype=torch.int32).view(3, 4)
+    same(torch.rsub(a.to(DEVICE), 5, alpha=3), torch.rsub(a, 5, alpha=3))
+    same(torch.rsub(a.to(DEVICE), a[0].to(DEVICE), alpha=2), torch.rsub(a, a[0], alpha=2))
+    x, y = rand(3, 5, seed=2).requires_grad_(), rand(5, seed=3).requires_grad_()
+    xo, yo = x.detach().to(DEVICE).requires_grad_(), y.detach().to(DEVICE).requires_grad_()
+    g = rand(3, 5, seed=4)
+    torch.rsub(x, y, alpha=1.5).backward(g)
+    torch.rsub(xo, yo, alpha=1.5).backward(g.to(DEVICE))
+    assert_close(xo.grad, x.grad)
+    assert_close(yo.grad, y.grad)
+
+
+# ---- clamp with tensor bounds ----
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_clamp_tensor_bounds(dtype, strict):
+    # Broadcast bounds, NaN in the input and in either bound (NaN out, as on the CPU), min > max (max).
+    a = rand(6, 1, 9, dtype=dtype) * 2
+    lo, hi = (rand(5, 1, seed=1) - 0.5).to(dtype), (rand(9, seed=2) + 0.5).to(dtype)
+    a[0, 0, 0] = float("nan")
+    lo[1, 0] = float("nan")
+    hi[3] = float("nan")
+    hi[4] = -5.0  # below every lower bound
+    x, l, h = a.to(DEVICE), lo.to(DEVICE), hi.to(DEVICE)
+    same(torch.clamp(x, l, h), torch.clamp(a, lo, hi))
+    same(torch.clamp(x, min=l), torch.clamp(a, min=lo))
+    same(torch.clamp(x, max=h), torch.clamp(a, max=hi))
+    same(torch.clamp_min(x, l), torch.clamp_min(a, lo))
+    same(torch.clamp_max(x, h), torch.clamp_max(a, hi))
+    same(torch.clamp(x.transpose(0, 2), h[:, None, None], 1.0 + h[:, None, None]),
+         torch.clamp(a.transpose(0, 2), hi[:, None, None], 1.0 + hi[:, None, None]))
+    same(torch.clamp(x, torch.tensor(-0.25), h), torch.clamp(a, torch.tensor(-0.25), hi))  # a 0-dim CPU bound
+
+
+def test_clamp_tensor_in_place_out_and_promotion(strict):
+    a = rand(7, 5) * 3
+    lo, hi = rand(5, seed=1) - 1, rand(7, 1, seed=2) + 1
+    x = a.to(DEVICE)
+    t = x.t()
+    t.clamp_(lo[:, None].to(DEVICE), hi.t().to(DEVICE))  # a transposed view, in place
+    same(x, a.clamp(lo, hi))
+    for f in (torch.Tensor.clamp_min_, torch.Tensor.clamp_max_):
+        x = a.to(DEVICE)
+        f(x, lo.to(DEVICE))
+        same(x, f(a.clone(), lo))
+    out = torch.empty(0, device=DEVICE)
+    torch.clamp(a.to(DEVICE), lo.to(DEVICE), hi.to(DEVICE), out=out)
+    same(out, a.clamp(lo, hi))
+    torch.clamp_min(a.to(DEVICE), lo.to(DEVICE), out=out)
+    same(out, a.clamp_min(lo))
+    torch.clamp_max(a.to(DEVICE), hi.to(DEVICE), out=out)
+    same(out, a.clamp_max(hi))
+    i = torch.arange(-10, 25, dtype=torch.int64).view(7, 5)
+    il, ih = torch.tensor([-3, 0, 2, 4, 100]), torch.tensor([[5], [1], [20], [3], [8], [9], [-50]])
+    same(i.to(DEVICE).clamp(il.to(DEVICE), ih.to(DEVICE)), i.clamp(il, ih))
+    same(i.to(DEVICE).clamp(min=lo.to(DEVICE)), i.clamp(min=lo))  # promotes to float32
+    same(i.short().to(DEVICE).clamp_max(il.to(DEVICE)), i.short().clamp_max(il))
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        i.to(DEVICE).clamp_(lo.to(DEVICE))
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        a[0].to(DEVICE).clamp_(lo.to(DEVICE), hi.to(DEVICE))
+
+
+def test_clamp_tensor_backward(strict):
+    a = rand(6, 9) * 2
+    lo, hi = rand(9, seed=1) - 0.5, rand(6, 1, seed=2) + 0.5
+    leaves_cpu = [t.clone().requires_grad_() for t in (a, lo, hi)]
+    leaves_ocl = [t.to(DEVICE).requires_grad_() for t in (a, lo, hi)]
+    g = rand(6, 9, seed=3)
+    torch.clamp(*leaves_cpu).backward(g)
+    torch.clamp(*leaves_ocl).backward(g.to(DEVICE))
+    for o, c in zip(leaves_ocl, leaves_cpu):
+        assert_close(o.grad, c.grad)
+
