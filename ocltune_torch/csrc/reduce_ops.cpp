@@ -1,4 +1,5 @@
-// sum.dim_IntList and mean.dim (ocltune's reduce family), _softmax and _log_softmax (its softmax family).
+// sum.dim_IntList and mean.dim (ocltune's reduce family), _softmax and _log_softmax (its softmax family),
+// with half_to_float as on CUDA.
 //
 // Both families take contiguous tensors of up to 4 dims: a strided input is packed first, and dims
 // are merged (adjacent dims reduced alike become one; softmax sees [outer, axis, inner]).
@@ -97,7 +98,13 @@ template <class Fallback>
 at::Tensor softmax(const char* op, bool log, const at::Tensor& self, std::int64_t dim, bool half_to_float,
                    Fallback fallback_op) {
   check_ocl(self, op, "self");
-  if (half_to_float || !kernel_dtype(self.scalar_type())) return fallback_op();  // the C ABI stores in one dtype
+  if (half_to_float) {
+    // CUDA's fp16-in, fp32-out softmax (the CPU has none): the family's fp32 softmax of an fp32 copy
+    // gives the same values, since the fp16 kernel computes in fp32 and the C ABI stores one dtype.
+    TORCH_CHECK(self.scalar_type() == at::kHalf, "conversion is supported for Half type only");
+    return softmax(op, log, self.to(at::kFloat), dim, false, fallback_op);
+  }
+  if (!kernel_dtype(self.scalar_type())) return fallback_op();
   at::Tensor out = at::empty(self.sizes(), self.options());
   if (out.numel() == 0) return out;
   const std::int64_t d = at::maybe_wrap_dim(dim, self.dim());

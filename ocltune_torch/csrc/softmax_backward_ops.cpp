@@ -37,10 +37,13 @@ at::Tensor wide(const at::Tensor& t) {
   return t.scalar_type() == at::kFloat ? t.contiguous() : t.to(at::kFloat).contiguous();
 }
 
+// input_dtype is the result's dtype: grad_output's, or fp16 under fp32 gradients (the backward of a
+// half_to_float softmax, as on CUDA).
 bool takes(const at::Tensor& grad_output, const at::Tensor& output, at::ScalarType input_dtype) {
   return dm::same_kernel_dtype(grad_output.scalar_type(), {&grad_output, &output}) &&
-         input_dtype == grad_output.scalar_type() && grad_output.sizes() == output.sizes() &&
-         grad_output.device() == output.device();
+         (input_dtype == grad_output.scalar_type() ||
+          (input_dtype == at::kHalf && grad_output.scalar_type() == at::kFloat)) &&
+         grad_output.sizes() == output.sizes() && grad_output.device() == output.device();
 }
 
 at::Tensor softmax_backward(const at::Tensor& grad_output, const at::Tensor& output, std::int64_t dim,
@@ -49,7 +52,7 @@ at::Tensor softmax_backward(const at::Tensor& grad_output, const at::Tensor& out
   if (!takes(grad_output, output, input_dtype)) {
     return fallback<ATEN_OP(_softmax_backward_data)>::call(grad_output, output, dim, input_dtype);
   }
-  if (output.numel() == 0) return at::empty(output.sizes(), output.options());
+  if (output.numel() == 0) return at::empty(output.sizes(), output.options().dtype(input_dtype));
   const std::int64_t d = at::maybe_wrap_dim(dim, output.dim());
   const std::vector<std::int64_t> v = around_dim(output, d);
   const at::Tensor dy = wide(grad_output).view(v), y = wide(output).view(v);
@@ -57,7 +60,7 @@ at::Tensor softmax_backward(const at::Tensor& grad_output, const at::Tensor& out
   const at::Tensor s = dm::sum(dx, {1}, true);
   dm::binary_into(dx, "sub", dy, s);
   dm::binary_into(dx, "mul", dx, y);
-  return dx.to(output.scalar_type()).view(output.sizes());
+  return dx.to(input_dtype).view(output.sizes());
 }
 
 at::Tensor log_softmax_backward(const at::Tensor& grad_output, const at::Tensor& output, std::int64_t dim,
@@ -66,7 +69,7 @@ at::Tensor log_softmax_backward(const at::Tensor& grad_output, const at::Tensor&
   if (!takes(grad_output, output, input_dtype)) {
     return fallback<ATEN_OP(_log_softmax_backward_data)>::call(grad_output, output, dim, input_dtype);
   }
-  if (output.numel() == 0) return at::empty(output.sizes(), output.options());
+  if (output.numel() == 0) return at::empty(output.sizes(), output.options().dtype(input_dtype));
   const std::int64_t d = at::maybe_wrap_dim(dim, output.dim());
   const std::vector<std::int64_t> v = around_dim(output, d);
   const at::Tensor dy = wide(grad_output).view(v), y = wide(output).view(v);
@@ -74,7 +77,7 @@ at::Tensor log_softmax_backward(const at::Tensor& grad_output, const at::Tensor&
   at::Tensor dx = dm::unary("exp", y);
   dm::binary_into(dx, "mul", dx, s);
   dm::binary_into(dx, "sub", dy, dx);
-  return dx.to(output.scalar_type()).view(output.sizes());
+  return dx.to(input_dtype).view(output.sizes());
 }
 
 }  // namespace

@@ -368,3 +368,35 @@ def test_clamp_tensor_backward(strict):
     for o, c in zip(leaves_ocl, leaves_cpu):
         assert_close(o.grad, c.grad)
 
+
+# ---- softmax with half_to_float (CUDA's form; the CPU refuses it) ----
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_half_to_float(log, strict):
+    op = torch._log_softmax if log else torch._softmax
+    ref = torch.log_softmax if log else torch.softmax
+    a = rand(7, 33, 3, dtype=torch.float16) * 4
+    x = a.to(DEVICE).requires_grad_()
+    y = op(x, 1, True)
+    assert y.dtype == torch.float32
+    xc = a.float().requires_grad_()
+    yc = ref(xc, 1)
+    assert_close(y, yc.detach())
+    g = rand(7, 33, 3, seed=1)
+    y.backward(g.to(DEVICE))
+    yc.backward(g)
+    assert x.grad.dtype == torch.float16
+    assert_close(x.grad, xc.grad.half())
+    assert_close(op(a.to(DEVICE).transpose(0, 2), -1, True), ref(a.float().transpose(0, 2), -1))
+    with pytest.raises(RuntimeError, match="Half type only"):
+        op(a.bfloat16().to(DEVICE), 1, True)
+
+
+def test_softmax_dtype_float32_on_16bit_inputs(strict):
+    # softmax(x, dtype=torch.float32): on a non-CUDA device a cast on the device, then the float32 softmax.
+    for dtype in (torch.float16, torch.bfloat16):
+        a = rand(5, 11, dtype=dtype)
+        assert_close(torch.softmax(a.to(DEVICE), 1, dtype=torch.float32), torch.softmax(a, 1, dtype=torch.float32))
+        assert_close(torch.log_softmax(a.to(DEVICE), 0, dtype=torch.float32),
+                     torch.log_softmax(a, 0, dtype=torch.float32))
