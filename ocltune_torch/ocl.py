@@ -114,13 +114,15 @@ def set_rng_state(new_state: torch.Tensor, device="ocl") -> None:
 
 
 def memory_stats(device=None) -> dict:
-    allocated, max_allocated, reserved, max_reserved, segments = _ops.memory_stats(_index(device))
+    allocated, max_allocated, reserved, max_reserved, segments, allocs, frees = _ops.memory_stats(_index(device))
     return {
         "allocated_bytes.all.current": allocated,
         "allocated_bytes.all.peak": max_allocated,
         "reserved_bytes.all.current": reserved,
         "reserved_bytes.all.peak": max_reserved,
         "segment.all.current": segments,
+        "num_device_alloc": allocs,  # clCreateBuffer calls since the start
+        "num_device_free": frees,
     }
 
 

@@ -5,13 +5,14 @@
 // leaky_relu_backward, elu_backward, softplus_backward.
 // A backward op is one binary kernel, op(grad_output, input or output), that follows the
 // comparisons of PyTorch's CPU kernels at the kinks, or a few of them where the family has no op of
-// its own (a threshold other than 0, a hardtanh other than relu6, elu, softplus). Arguments no
-// kernel takes (elu's scale and input_scale of SELU and CELU, a softplus threshold other than 20)
-// take the CPU fallback.
+// its own (a threshold other than 0, a hardtanh other than relu6, elu, softplus); elu's scale and
+// input_scale (SELU, CELU) are compositions of registered ops. A softplus threshold above 20, which
+// no kernel takes, takes the CPU fallback.
 #include <cmath>
 #include <string_view>
 
 #include <ATen/ATen.h>
+#include <ATen/ExpandUtils.h>
 #include <ATen/Operators.h>
 #include <torch/library.h>
 
@@ -106,22 +107,44 @@ at::Tensor& leaky_relu_(at::Tensor& self, const at::Scalar& negative_slope) {
                       [&]() -> at::Tensor& { return fallback<ATEN_OP(leaky_relu_)>::call(self, negative_slope); });
 }
 
-// elu with PyTorch's scale and input_scale 1 (nn.ELU, F.elu); softplus with a threshold up to 20.
+// elu with PyTorch's scale and input_scale 1 (nn.ELU, F.elu) is the family's elu; softplus with a
+// threshold up to 20.
 bool plain_elu(const at::Scalar& scale, const at::Scalar& input_scale) {
   return scale.to<double>() == 1.0 && input_scale.to<double>() == 1.0;
 }
 constexpr double kSoftplusThreshold = 20.0;
 
+// elu with a scale or an input_scale (SELU: scale 1.0507; CELU: input_scale 1 / alpha), PyTorch's
+//   x <= 0 ? alpha scale (exp(input_scale x) - 1) : scale x,
+// composed on the device: the family's elu of input_scale x with alpha scale is the negative side,
+// scale x the positive one, and where picks (x <= 0 as the CPU compares, so a NaN takes scale x).
+// 16-bit inputs run on fp32 copies and round once, as the CPU computes them in fp32.
+at::Tensor scaled_elu(const at::Tensor& self, double alpha, double scale, double input_scale) {
+  if (self.scalar_type() != at::kFloat) {
+    return scaled_elu(self.to(at::kFloat), alpha, scale, input_scale).to(self.scalar_type());
+  }
+  const at::Tensor negative = at::elu(input_scale == 1.0 ? self : at::mul(self, input_scale), alpha * scale);
+  return at::where(at::le(self, 0), negative, scale == 1.0 ? self : at::mul(self, scale));
+}
+
 at::Tensor elu(const at::Tensor& self, const at::Scalar& alpha, const at::Scalar& scale,
                const at::Scalar& input_scale) {
   auto cpu = [&] { return fallback<ATEN_OP(elu)>::call(self, alpha, scale, input_scale); };
-  if (!plain_elu(scale, input_scale)) return cpu();
+  if (!plain_elu(scale, input_scale)) {
+    check_ocl(self, "elu", "self");
+    if (!kernel_dtype(self.scalar_type())) return cpu();
+    return scaled_elu(self, alpha.to<double>(), scale.to<double>(), input_scale.to<double>());
+  }
   return run_planned("elu", "elu", plan_scalar("elu", self, alpha.to<double>()), cpu);
 }
 at::Tensor& elu_(at::Tensor& self, const at::Scalar& alpha, const at::Scalar& scale, const at::Scalar& input_scale) {
   auto cpu = [&]() -> at::Tensor& { return fallback<ATEN_OP(elu_)>::call(self, alpha, scale, input_scale); };
-  if (!plain_elu(scale, input_scale)) return cpu();
   check_ocl(self, "elu_", "self");
+  if (!plain_elu(scale, input_scale)) {
+    if (!kernel_dtype(self.scalar_type())) return cpu();
+    const at::Tensor out = scaled_elu(self, alpha.to<double>(), scale.to<double>(), input_scale.to<double>());
+    return self.copy_(out);
+  }
   return run_planned_("elu_", "elu", self, plan_scalar("elu_", self, alpha.to<double>()), cpu);
 }
 // The kernel's threshold is 20; a lower one selects x where beta x exceeds it (gt and where, on the
@@ -207,6 +230,23 @@ at::Tensor leaky_relu_backward(const at::Tensor& grad, const at::Tensor& self, c
   const at::Tensor dropped = binary("leaky_relu_backward", "sub", grad, kept, 1.0, cpu);
   return binary("leaky_relu_backward", "add", kept, dropped, negative_slope.to<double>(), cpu);
 }
+// The backward of scaled_elu, PyTorch's
+//   x <= 0 ? grad input_scale alpha scale exp(input_scale x) : grad scale          (x the input)
+//   y <= 0 ? grad input_scale (y + alpha scale) : grad scale                      (y the result),
+// in fp32 (16-bit gradients on fp32 copies, rounded once, as the CPU computes them).
+at::Tensor scaled_elu_backward(const at::Tensor& grad, double alpha, double scale, double input_scale, bool is_result,
+                               const at::Tensor& self_or_result) {
+  if (grad.scalar_type() != at::kFloat) {
+    return scaled_elu_backward(grad.to(at::kFloat), alpha, scale, input_scale, is_result, self_or_result.to(at::kFloat))
+        .to(grad.scalar_type());
+  }
+  const double negcoef = alpha * scale;
+  const at::Tensor& v = self_or_result;
+  const at::Tensor slope = is_result ? at::mul(at::add(v, negcoef), input_scale)
+                                     : at::mul(at::exp(at::mul(v, input_scale)), negcoef * input_scale);
+  return at::where(at::le(v, 0), at::mul(grad, slope), at::mul(grad, scale));
+}
+
 // grad where x > 0, else grad * alpha e^x = grad * (y + alpha), y = elu(x) (the result, or computed
 // from the input): the slope comes from the forward value, as PyTorch's is_result form does.
 at::Tensor elu_backward(const at::Tensor& grad, const at::Scalar& alpha, const at::Scalar& scale,
@@ -214,13 +254,20 @@ at::Tensor elu_backward(const at::Tensor& grad, const at::Scalar& alpha, const a
   auto cpu = [&] {
     return fallback<ATEN_OP(elu_backward)>::call(grad, alpha, scale, input_scale, is_result, self_or_result);
   };
-  if (!plain_elu(scale, input_scale)) return cpu();
   check_ocl(grad, "elu_backward", "grad_output");
+  if (!plain_elu(scale, input_scale)) {
+    if (!kernel_dtype(grad.scalar_type()) || grad.scalar_type() != self_or_result.scalar_type()) return cpu();
+    return scaled_elu_backward(grad, alpha.to<double>(), scale.to<double>(), input_scale.to<double>(), is_result,
+                               self_or_result);
+  }
   const double a = alpha.to<double>();
   const at::Tensor y = is_result
                            ? self_or_result
                            : run_planned("elu_backward", "elu", plan_scalar("elu_backward", self_or_result, a), cpu);
-  if (!is_ocl(y) || y.numel() == 0) return cpu();
+  if (!is_ocl(y)) return cpu();
+  if (y.numel() == 0 || grad.numel() == 0) {
+    return at::empty(at::infer_size(grad.sizes(), y.sizes()), grad.options());  // nothing to compute
+  }
   const at::Tensor kept = backward("elu_backward", "relu_grad", grad, y, cpu);
   if (!is_ocl(kept)) return kept;
   const at::Tensor dropped = binary("elu_backward", "sub", grad, kept, 1.0, cpu);

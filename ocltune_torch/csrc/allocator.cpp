@@ -206,6 +206,7 @@ class CachingAllocator final : public c10::Allocator {
     s.stats.reserved += static_cast<std::int64_t>(segment_size);
     s.stats.max_reserved = std::max(s.stats.max_reserved, s.stats.reserved);
     ++s.stats.segments;
+    ++s.stats.device_allocs;
     return new Block{segment, 0, segment_size};
   }
 
@@ -274,6 +275,7 @@ class CachingAllocator final : public c10::Allocator {
         segments_.erase(segment->base);
         s.stats.reserved -= static_cast<std::int64_t>(segment->size);
         --s.stats.segments;
+        ++s.stats.device_frees;
         delete segment;
         delete b;
         it = pool->erase(it);

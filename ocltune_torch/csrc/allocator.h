@@ -29,6 +29,10 @@ struct MemoryStats {
   std::int64_t reserved = 0;       // bytes of cl_mem segments held, in use or cached
   std::int64_t max_reserved = 0;
   std::int64_t segments = 0;
+  // clCreateBuffer / clReleaseMemObject calls since the start (CUDA's num_device_alloc and
+  // num_device_free): a steady-state training step makes none.
+  std::int64_t device_allocs = 0;
+  std::int64_t device_frees = 0;
 };
 MemoryStats memory_stats(int device);
 void reset_peak_memory_stats(int device);

@@ -37,7 +37,7 @@ std::string op_device_name(std::int64_t device) { return device_name(checked(dev
 // allocated, max allocated, reserved, max reserved, segments (bytes, and a count).
 std::vector<std::int64_t> op_memory_stats(std::int64_t device) {
   const MemoryStats s = memory_stats(checked(device));
-  return {s.allocated, s.max_allocated, s.reserved, s.max_reserved, s.segments};
+  return {s.allocated, s.max_allocated, s.reserved, s.max_reserved, s.segments, s.device_allocs, s.device_frees};
 }
 void op_reset_peak_memory_stats(std::int64_t device) { reset_peak_memory_stats(checked(device)); }
 void op_empty_cache(std::int64_t device) { empty_cache(checked(device)); }

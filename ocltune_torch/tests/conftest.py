@@ -28,6 +28,15 @@ def dev():
     return DEVICE
 
 
+@pytest.fixture
+def strict(monkeypatch):
+    """OCLTUNE_TORCH_STRICT=1 (read at call time): a CPU fallback anywhere fails the test."""
+    monkeypatch.setenv("OCLTUNE_TORCH_STRICT", "1")
+    ocltune_torch.reset_fallback_stats()
+    yield
+    assert ocltune_torch.fallback_stats() == {}
+
+
 def assert_close(actual, expected, scale=1.0, **kwargs):
     """actual (an ocl tensor) equals expected (a CPU tensor) within the tolerance of its dtype."""
     assert actual.device.type == "ocl", f"expected an ocl result, got {actual.device}"

@@ -21,6 +21,8 @@ ACTIVATIONS = {
     "leaky_relu": lambda x: F.leaky_relu(x, 0.2),
     "elu": F.elu,
     "elu_alpha": lambda x: F.elu(x, alpha=0.7),
+    "selu": F.selu,  # elu with a scale
+    "celu": lambda x: F.celu(x, alpha=0.6),  # elu with an input_scale
     "softplus": F.softplus,
     "softplus_beta": lambda x: F.softplus(x, beta=2.0),
     "softplus_threshold": lambda x: F.softplus(x, beta=3.0, threshold=0.2),
@@ -53,7 +55,7 @@ def test_forward_and_backward_match_cpu(name, dtype):
     assert ocltune_torch.fallback_stats() == {}, name
 
 
-@pytest.mark.parametrize("name", ["relu", "relu6", "hardswish", "hardsigmoid", "silu", "gelu", "elu"])
+@pytest.mark.parametrize("name", ["relu", "relu6", "hardswish", "hardsigmoid", "silu", "gelu", "elu", "selu", "celu"])
 def test_in_place_forms(name):
     fn = getattr(F, name)
     a = inputs(5, 11)
@@ -113,11 +115,34 @@ def test_threshold_backward_other_than_zero():
     assert ocltune_torch.fallback_stats() == {}
 
 
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_elu_scale_and_input_scale(dtype):
+    # elu_backward of both forms (from the input and, after an in-place elu, from the result) with a scale and
+    # an input_scale at once, odd sizes and a transposed input; no fallback in either direction.
+    ocltune_torch.reset_fallback_stats()
+    a = inputs(9, 23, dtype=dtype)
+    g = rand(23, 9, seed=4).to(dtype)
+    args = (0.7, 1.3, 0.8)  # alpha, scale, input_scale
+    for is_result in (False, True):
+        v = torch.ops.aten.elu(a, *args) if is_result else a
+        got = torch.ops.aten.elu_backward(g.to(DEVICE), *args, is_result, v.to(DEVICE).t())
+        assert_close(got, torch.ops.aten.elu_backward(g, *args, is_result, v.t()))
+    assert_close(torch.ops.aten.elu(a.to(DEVICE).t(), *args), torch.ops.aten.elu(a.t(), *args))
+    x, x_ocl = a.clone().requires_grad_(), a.to(DEVICE).requires_grad_()
+    for t, gt in ((x, g.t()), (x_ocl, g.t().to(DEVICE))):
+        y = F.selu(t * 1.0, inplace=True)  # the in-place form's backward takes the result
+        y.backward(gt)
+    assert_close(x_ocl.grad, x.grad)
+    empty = torch.empty(1, 0, 3, device=DEVICE, dtype=dtype)
+    assert torch.ops.aten.elu_backward(empty, 1.0, 1.0, 1.0, False, empty).shape == (1, 0, 3)
+    assert ocltune_torch.fallback_stats() == {}
+
+
 def test_unsupported_arguments_fall_back_and_are_counted():
-    # SELU is elu with a scale, softplus with a threshold above 20: no kernel takes them.
+    # softplus with a threshold above 20: no kernel takes it.
     ocltune_torch.reset_fallback_stats()
     a = inputs(4, 6)
-    for fn, op in ((F.selu, "aten::elu"), (lambda t: F.softplus(t, threshold=30.0), "aten::softplus")):
+    for fn, op in ((lambda t: F.softplus(t, threshold=30.0), "aten::softplus"),):
         x = a.clone().requires_grad_()
         x_ocl = a.to(DEVICE).requires_grad_()
         fn(x).sum().backward()

@@ -87,3 +87,42 @@ def test_out_of_memory_raises_cleanly():
         torch.empty(huge, dtype=torch.uint8, device=DEVICE)
     assert torch.ocl.memory_allocated(DEVICE) == allocated  # nothing leaked
     assert torch.ones(4, device=DEVICE).sum().item() == 4.0  # and the device still works
+
+
+def test_device_allocations_are_counted_and_released():
+    settle()
+    before = torch.ocl.memory_stats(DEVICE)
+    x = torch.empty(30 * MIB // 4, device=DEVICE)  # a segment of its own
+    after = torch.ocl.memory_stats(DEVICE)
+    assert after["num_device_alloc"] == before["num_device_alloc"] + 1
+    del x
+    torch.ocl.empty_cache()
+    assert torch.ocl.memory_stats(DEVICE)["num_device_free"] >= before["num_device_free"] + 1
+
+
+@pytest.mark.parametrize("optimiser", ["sgd", "adamw"])
+def test_steady_state_training_steps_create_no_buffer(optimiser, strict):
+    """Issue 21: after warm-up, a training step takes every block from the allocator's cache; no
+    clCreateBuffer call on the hot path."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+        torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(8, 5)).to(DEVICE)
+    opt = (torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9) if optimiser == "sgd"
+           else torch.optim.AdamW(model.parameters(), lr=1e-3))
+    x = torch.randn(4, 3, 13, 11).to(DEVICE)
+    target = torch.tensor([0, 3, 1, 4]).to(DEVICE)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        torch.nn.functional.cross_entropy(model(x), target).backward()
+        opt.step()
+
+    for _ in range(2):  # warm-up: optimiser state and the step's blocks are allocated here
+        step()
+    torch.ocl.synchronize(DEVICE)
+    allocs = torch.ocl.memory_stats(DEVICE)["num_device_alloc"]
+    for _ in range(3):
+        step()
+    torch.ocl.synchronize(DEVICE)
+    assert torch.ocl.memory_stats(DEVICE)["num_device_alloc"] == allocs

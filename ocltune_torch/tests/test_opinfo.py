@@ -72,6 +72,8 @@ COMPOSITES = {
     "nn.functional.max_pool2d": "max_pool2d_with_indices",
     "nn.functional.adaptive_avg_pool2d": "_adaptive_avg_pool2d",
     "nn.functional.silu": "silu",
+    "nn.functional.selu": "elu",
+    "nn.functional.celu": "elu",
     "nn.functional.hardsigmoid": "hardsigmoid",
     "nn.functional.relu6": "hardtanh",
     "nn.functional.logsigmoid": "log_sigmoid_forward",
