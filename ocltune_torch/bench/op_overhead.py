@@ -23,12 +23,8 @@ import time
 
 import torch
 
-
-def synchronize(device):
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    elif device.type == "ocl":
-        torch.ocl.synchronize(device)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from op_breakdown import synchronize  # noqa: E402
 
 
 def cases(device):

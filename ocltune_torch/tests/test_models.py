@@ -8,18 +8,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import ocltune_torch
 from conftest import DEVICE
 
 torchvision = pytest.importorskip("torchvision")
 
 
-@pytest.fixture(autouse=True)
-def strict(monkeypatch):
-    monkeypatch.setenv("OCLTUNE_TORCH_STRICT", "1")
-    ocltune_torch.reset_fallback_stats()
-    yield
-    assert ocltune_torch.fallback_stats() == {}
+pytestmark = pytest.mark.usefixtures("strict")  # conftest.py: no op may fall back to the CPU
 
 
 def close(actual, expected, what, rtol, atol):

@@ -14,14 +14,6 @@ import ocltune_torch
 from conftest import DEVICE, FLOAT_DTYPES, assert_close, rand
 
 
-@pytest.fixture
-def strict(monkeypatch):
-    monkeypatch.setenv("OCLTUNE_TORCH_STRICT", "1")
-    ocltune_torch.reset_fallback_stats()
-    yield
-    assert ocltune_torch.fallback_stats() == {}
-
-
 def to_device(t, device):
     """t on `device` with the same strides (channels_last, transposed and sliced views stay so)."""
     if t.device == torch.device(device) or t.is_contiguous():
