@@ -6,7 +6,9 @@
 # Carried from here in .gpu/: bin/ocltune and lib/libocltune.so.0 (stripped, from build/), include/CL
 # (the OpenCL headers the host lacks), src/plain_kernel_files.cpp (the embedded kernels of the build),
 # system.db (the shipped rows) and the Debian libraries of scripts/gpu/prepare.sh.
-#   scripts/gpu/torch-backend.sh [build|test|bench|all] [-- bench arguments]
+#   scripts/gpu/torch-backend.sh [build|test|bench|overhead|all] [-- bench arguments]
+# bench: ocltune_torch/bench/models.py (e.g. -- --breakdown 15 for the per-op times); overhead:
+# ocltune_torch/bench/op_overhead.py, the host cost of one small op on ocl against cuda.
 set -euo pipefail
 what=${1:-all}
 shift || true
@@ -43,10 +45,16 @@ bench() {
   OCLTUNE_TORCH_LIBRARY=$lib PYTHONPATH=$here $py ocltune_torch/bench/models.py --baseline cuda --ocl "ocl:$OCLTUNE_GPU" "$@"
 }
 
+overhead() {
+  OCLTUNE_TORCH_LIBRARY=$lib OCLTUNE_TORCH_STRICT=1 PYTHONPATH=$here $py ocltune_torch/bench/op_overhead.py --baseline cuda \
+    --ocl "ocl:$OCLTUNE_GPU" "$@"
+}
+
 case $what in
   build) build ;;
   test) tests ;;
   bench) bench "$@" ;;
+  overhead) overhead "$@" ;;
   all) build && tests && bench "$@" ;;
-  *) echo "usage: $0 [build|test|bench|all] [-- bench arguments]" >&2; exit 2 ;;
+  *) echo "usage: $0 [build|test|bench|overhead|all] [-- bench arguments]" >&2; exit 2 ;;
 esac
