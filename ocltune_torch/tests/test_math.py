@@ -121,15 +121,6 @@ def test_optimiser_steps_follow_cpu(make):
     assert ocltune_torch.fallback_stats() == {}, ocltune_torch.fallback_stats()
 
 
-@pytest.fixture
-def strict(monkeypatch):
-    """OCLTUNE_TORCH_STRICT=1 (read at call time): a CPU fallback anywhere fails the test."""
-    monkeypatch.setenv("OCLTUNE_TORCH_STRICT", "1")
-    ocltune_torch.reset_fallback_stats()
-    yield
-    assert ocltune_torch.fallback_stats() == {}
-
-
 def same(actual, expected):
     """actual (ocl) is expected (CPU) exactly: values, NaN where it has NaN, the sign of every zero."""
     assert actual.device.type == "ocl", f"expected an ocl result, got {actual.device}"
@@ -400,3 +391,53 @@ def test_softmax_dtype_float32_on_16bit_inputs(strict):
         assert_close(torch.softmax(a.to(DEVICE), 1, dtype=torch.float32), torch.softmax(a, 1, dtype=torch.float32))
         assert_close(torch.log_softmax(a.to(DEVICE), 0, dtype=torch.float32),
                      torch.log_softmax(a, 0, dtype=torch.float32))
+
+
+# ---- addmv and dot (mv, matmul's vector products) through the GEMM ----
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_addmv_mv_dot(dtype, strict):
+    scale = 1 if dtype == torch.float32 else 4  # 16-bit results of sums over 37 products
+    m, v, s = rand(13, 37, dtype=dtype), rand(37, dtype=dtype, seed=1), rand(13, dtype=dtype, seed=2)
+    M, V, S = m.to(DEVICE), v.to(DEVICE), s.to(DEVICE)
+    assert_close(torch.mv(M, V), torch.mv(m, v), scale=scale)
+    assert_close(M @ V, m @ v, scale=scale)
+    assert_close(V @ M.t(), v @ m.t(), scale=scale)  # a transposed matrix, the vector on the left
+    assert_close(torch.addmv(S, M, V), torch.addmv(s, m, v), scale=scale)
+    assert_close(torch.addmv(S, M, V, beta=0.5, alpha=-2), torch.addmv(s, m, v, beta=0.5, alpha=-2), scale=scale)
+    assert_close(torch.addmv(S[:1], M[:, ::2], V[::2]), torch.addmv(s[:1], m[:, ::2], v[::2]), scale=scale)
+    nan = torch.full((13,), float("nan"), dtype=dtype)
+    assert_close(torch.addmv(nan.to(DEVICE), M, V, beta=0), torch.addmv(nan, m, v, beta=0), scale=scale)  # ignored
+    x = S.clone()
+    x.addmv_(M, V, alpha=0.5)
+    assert_close(x, s.clone().addmv_(m, v, alpha=0.5), scale=scale)
+    out = torch.empty(0, dtype=dtype, device=DEVICE)
+    torch.mv(M, V, out=out)
+    assert_close(out, torch.mv(m, v), scale=scale)
+    assert_close(torch.dot(V, V.flip(0)), torch.dot(v, v.flip(0)), scale=scale)
+    assert_close(V[1::3] @ V[2::3], v[1::3] @ v[2::3], scale=scale)
+    assert_close(torch.vdot(V, V), torch.vdot(v, v), scale=scale)
+    empty = torch.empty(0, dtype=dtype)
+    assert_close(torch.dot(empty.to(DEVICE), empty.to(DEVICE)), torch.dot(empty, empty))
+    assert_close(torch.mv(M[:, :0], V[:0]), torch.mv(m[:, :0], v[:0]))
+
+
+def test_addmv_and_dot_errors_and_backward(strict):
+    m, v = rand(5, 7), rand(7, seed=1)
+    M, V = m.to(DEVICE), v.to(DEVICE)
+    with pytest.raises(RuntimeError, match="1D tensors expected"):
+        torch.dot(M, V)
+    with pytest.raises(RuntimeError, match="inconsistent tensor size"):
+        torch.dot(V, V[:3])
+    with pytest.raises(RuntimeError, match="same dtype"):
+        torch.dot(V, V.half())
+    with pytest.raises(RuntimeError, match="size mismatch"):
+        torch.addmv(V, M, V)
+    leaves_cpu = [t.clone().requires_grad_() for t in (m, v)]
+    leaves_ocl = [t.to(DEVICE).requires_grad_() for t in (m, v)]
+    g = rand(5, seed=2)
+    (leaves_cpu[0] @ leaves_cpu[1]).backward(g)
+    (leaves_ocl[0] @ leaves_ocl[1]).backward(g.to(DEVICE))
+    for o, c in zip(leaves_ocl, leaves_cpu):
+        assert_close(o.grad, c.grad)

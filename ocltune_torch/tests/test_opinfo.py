@@ -84,6 +84,7 @@ COMPOSITES = {
     "nn.functional.embedding": "index_select",
     "nn.functional.linear": "addmm",
     "matmul": "mm",
+    "mv": "addmv",
     "__getitem__": "index",
     "index_put": "_index_put_impl_",
     "stack": "cat",
