@@ -1,5 +1,5 @@
 // Small compositions on the device for the neural-network ops: elementwise calls with broadcasting
-// and sums over dims.
+// and sums and maxima over dims.
 #include "ocltune_torch/csrc/device_math.h"
 
 #include <algorithm>
@@ -104,7 +104,7 @@ at::Tensor with_scalar(const char* op, const at::Tensor& a, double scalar, bool 
 
 namespace {
 
-// kind "sum" or "mean" of x over dims.
+// kind "sum", "mean" or "max" of x over dims.
 at::Tensor reduce(const char* kind, const at::Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim) {
   TORCH_INTERNAL_ASSERT(is_ocl(x) && kernel_dtype(x.scalar_type()), "ocltune_torch: device_math::reduce of ",
                         x.scalar_type());
@@ -121,6 +121,7 @@ at::Tensor reduce(const char* kind, const at::Tensor& x, const std::vector<std::
   }
   at::Tensor out = at::empty(out_sizes, x.options());
   if (out.numel() == 0) return out;
+  TORCH_CHECK(x.numel() != 0 || std::string_view(kind) != "max", "ocltune_torch: a maximum over no elements");
   if (x.numel() == 0) return std::string_view(kind) == "mean" ? out.fill_(NAN) : out.zero_();
   // Merged dims: size-1 dims dropped, neighbours reduced alike joined (the reduce family takes 4).
   std::vector<std::int64_t> merged;
@@ -141,7 +142,7 @@ at::Tensor reduce(const char* kind, const at::Tensor& x, const std::vector<std::
   }
   const at::Tensor packed = x.contiguous();
   if (axes.empty()) return out.copy_(packed.reshape(out_sizes));
-  TORCH_CHECK(merged.size() <= OCLTUNE_MAX_DIMS, "ocltune_torch: a sum over ", x.sizes(), " keeps more than ",
+  TORCH_CHECK(merged.size() <= OCLTUNE_MAX_DIMS, "ocltune_torch: a ", kind, " over ", x.sizes(), " keeps more than ",
               OCLTUNE_MAX_DIMS, " dims after merging");
   const ocltune_tensor in = cl_tensor_of(packed), result = cl_tensor_of(out);
   ocltune_reduce_args r;
@@ -162,6 +163,10 @@ at::Tensor sum(const at::Tensor& x, const std::vector<std::int64_t>& dims, bool 
 
 at::Tensor mean(const at::Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim) {
   return reduce("mean", x, dims, keepdim);
+}
+
+at::Tensor amax(const at::Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim) {
+  return reduce("max", x, dims, keepdim);
 }
 
 bool same_kernel_dtype(at::ScalarType dtype, std::initializer_list<const at::Tensor*> tensors) {

@@ -1,6 +1,7 @@
 // Small compositions on the device for the neural-network ops (backward formulas, losses, eval-mode
-// batch norm): one elementwise C ABI call per op with broadcasting, and sums over dims through the
-// reduce family. No CPU fallback here: callers check dtypes and shapes before they compose.
+// batch norm, attention): one elementwise C ABI call per op with broadcasting, and sums and maxima
+// over dims through the reduce family. No CPU fallback here: callers check dtypes and shapes before
+// they compose.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +31,8 @@ void with_scalar_into(const at::Tensor& out, const char* op, const at::Tensor& a
 at::Tensor sum(const at::Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim);
 // The mean likewise (an empty reduced extent gives NaN, as PyTorch).
 at::Tensor mean(const at::Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim);
+// The maximum likewise (the reduced extent must not be empty); NaN as the reduce family has it.
+at::Tensor amax(const at::Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim);
 
 // True when every tensor given has this kernel dtype (and is defined).
 bool same_kernel_dtype(at::ScalarType dtype, std::initializer_list<const at::Tensor*> tensors);

@@ -1,9 +1,10 @@
-// mm, addmm and bmm through ocltune's GEMM: fp32, fp16 and bf16; transposed inputs by trans flags.
+// mm, addmm, bmm and baddbmm through ocltune's GEMM: fp32, fp16 and bf16; transposed inputs by trans flags.
 // addmv and dot (mv, matmul's vector products) are GEMMs of one column.
 #include <algorithm>
 #include <optional>
 
 #include <ATen/ATen.h>
+#include <ATen/ExpandUtils.h>
 #include <ATen/Operators.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
@@ -107,6 +108,30 @@ at::Tensor bmm(const at::Tensor& self, const at::Tensor& mat2) {
   return out;
 }
 
+// out = beta * self + alpha * a @ b for 3-D a [batch, m, k], b [batch, k, n] and a packed out
+// [batch, m, n] (a 3-D view of addmm's 2-D result), self already expanded to out's sizes.
+void add_product(const char* op, const at::Tensor& out, const at::Tensor& self, const at::Tensor& a,
+                 const at::Tensor& b, const at::Scalar& beta, const at::Scalar& alpha) {
+  if (out.numel() == 0) return;
+  const float beta_f = beta.to<float>();
+  // ocltune's 16-bit GEMM plans another number of kernels for beta 0 and beta != 0 of one shape, and
+  // its decision cache refuses that ("the plan changed its number of kernels"): 16-bit calls always
+  // run with beta 0, and beta * self is added by an elementwise op.
+  const bool fused_beta = beta_f != 0.0f && self.scalar_type() == at::kFloat;
+  if (fused_beta) copy_on_device(out, self);  // beta 0 ignores self, NaN and Inf too
+  if (a.size(2) == 0) {
+    if (beta_f == 0.0f) {
+      out.zero_();
+      return;
+    }
+    if (!fused_beta) copy_on_device(out, self);
+    out.mul_(beta);
+    return;
+  }
+  run_gemm(op, out, a, b, alpha.to<float>(), fused_beta ? beta_f : 0.0f);
+  if (beta_f != 0.0f && !fused_beta) out.add_(self, beta);
+}
+
 // beta * self + alpha * mat1 @ mat2, with self broadcast to the result (a bias row, usually).
 at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
                  const at::Scalar& alpha) {
@@ -117,20 +142,26 @@ at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tenso
   if (!kernel_dtype(self.scalar_type())) return fallback<ATEN_OP(addmm)>::call(self, mat1, mat2, beta, alpha);
   const std::int64_t m = mat1.size(0), n = mat2.size(1);
   at::Tensor out = at::empty({m, n}, mat1.options());
-  if (out.numel() == 0) return out;
-  const float b = beta.to<float>();
-  // ocltune's 16-bit GEMM plans another number of kernels for beta 0 and beta != 0 of one shape, and
-  // its decision cache refuses that ("the plan changed its number of kernels"): 16-bit calls always
-  // run with beta 0, and beta * self is added by an elementwise op.
-  const bool fused_beta = b != 0.0f && self.scalar_type() == at::kFloat;
-  if (fused_beta) copy_on_device(out, self.expand({m, n}));  // beta 0 ignores self, NaN and Inf too
-  if (mat1.size(1) == 0) {
-    if (b == 0.0f) return out.zero_();
-    if (!fused_beta) copy_on_device(out, self.expand({m, n}));
-    return out.mul_(beta);
-  }
-  run_gemm("addmm", out.unsqueeze(0), mat1.unsqueeze(0), mat2.unsqueeze(0), alpha.to<float>(), fused_beta ? b : 0.0f);
-  if (b != 0.0f && !fused_beta) out.add_(self, beta);
+  add_product("addmm", out.unsqueeze(0), self.expand({m, n}).unsqueeze(0), mat1.unsqueeze(0), mat2.unsqueeze(0), beta,
+              alpha);
+  return out;
+}
+
+// The batched form: scaled_dot_product_attention's scores, alpha the softmax scale and self the
+// attention mask broadcast over batches and heads.
+at::Tensor baddbmm(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2, const at::Scalar& beta,
+                   const at::Scalar& alpha) {
+  check_matmul_args("baddbmm", batch1, batch2, 3);
+  check_same_device(batch1, self, "baddbmm", "self");
+  TORCH_CHECK(batch1.size(0) == batch2.size(0), "batch1 and batch2 must have same number of batches, got ",
+              batch1.size(0), " and ", batch2.size(0));
+  TORCH_CHECK(self.scalar_type() == batch1.scalar_type(), "Input dtypes must be the same, got: input ",
+              self.scalar_type(), ", batch1: ", batch1.scalar_type(), ", batch2: ", batch2.scalar_type());
+  if (!kernel_dtype(self.scalar_type())) return fallback<ATEN_OP(baddbmm)>::call(self, batch1, batch2, beta, alpha);
+  at::Tensor out = at::empty({batch1.size(0), batch1.size(1), batch2.size(2)}, batch1.options());
+  TORCH_CHECK(at::is_expandable_to(self.sizes(), out.sizes()), "baddbmm: self of shape ", self.sizes(),
+              " cannot be broadcast to ", out.sizes());
+  add_product("baddbmm", out, self.expand(out.sizes()), batch1, batch2, beta, alpha);
   return out;
 }
 
@@ -198,6 +229,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("mm", mm);
   m.impl("bmm", bmm);
   m.impl("addmm", addmm);
+  m.impl("baddbmm", baddbmm);
   m.impl("addmv", addmv);
   m.impl("addmv_", addmv_);
   m.impl("addmv.out", addmv_out);

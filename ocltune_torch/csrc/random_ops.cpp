@@ -1,9 +1,12 @@
 // Random ops on ocl: uniform_, normal_, bernoulli_, random_, native_dropout (+ backward) on the device
-// with Philox4x32-10 (kernels/plain_random.cl), from the device generator's (seed, offset).
+// with Philox4x32-10 (kernels/plain_random.cl), from the device generator's (seed, offset); dropout
+// at a given state for other ops (random_ops.h).
 //
 // Each call takes 4 numbers per Philox counter it uses from the ocl generator, so torch.manual_seed
 // makes the values reproducible and two calls differ. randperm is drawn on the CPU from a generator
 // seeded by the ocl generator's (seed, offset) and copied to the device (it is rare and sequential).
+#include "ocltune_torch/csrc/random_ops.h"
+
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -26,11 +29,6 @@
 
 namespace ocltune_torch {
 namespace {
-
-struct PhiloxState {
-  std::uint64_t seed = 0;
-  std::uint64_t base = 0;  // the first counter
-};
 
 // Reserves `counters` Philox counters (4 numbers each) of self's ocl generator.
 PhiloxState take_counters(const std::optional<at::Generator>& generator, const at::Tensor& self,
@@ -57,17 +55,23 @@ struct RandomLaunch {
   std::optional<PlainLaunch> launch;
 };
 
-void start(RandomLaunch& r, const char* kernel, const at::Tensor& self, const std::vector<const at::Tensor*>& inputs,
-           at::ScalarType input_type, const std::optional<at::Generator>& generator, std::int64_t per_counter) {
+// The same at a state already reserved.
+void start_at(RandomLaunch& r, const char* kernel, const at::Tensor& self, const std::vector<const at::Tensor*>& inputs,
+              at::ScalarType input_type, PhiloxState s) {
   std::vector<const at::Tensor*> tensors = {&self};
   tensors.insert(tensors.end(), inputs.begin(), inputs.end());
   r.layout = plain_layout(self.sizes(), tensors);
-  const std::int64_t n = r.layout.shape.numel;
-  const PhiloxState s = take_counters(generator, self, static_cast<std::uint64_t>((n + per_counter - 1) / per_counter));
   const int device = self.device().index();
   cl_program program = plain_program(device, "plain_random.cl", {{"O", self.scalar_type()}, {"A", input_type}});
   r.launch.emplace(device, program, kernel);
   r.launch->arg(r.layout.shape).tensor(self).arg(r.layout.operands[0]).arg<cl_ulong>(s.seed).arg<cl_ulong>(s.base);
+}
+
+void start(RandomLaunch& r, const char* kernel, const at::Tensor& self, const std::vector<const at::Tensor*>& inputs,
+           at::ScalarType input_type, const std::optional<at::Generator>& generator, std::int64_t per_counter) {
+  const std::int64_t n = self.numel();
+  start_at(r, kernel, self, inputs, input_type,
+           take_counters(generator, self, static_cast<std::uint64_t>((n + per_counter - 1) / per_counter)));
 }
 
 at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at::Generator> generator) {
@@ -198,18 +202,11 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
   check_ocl(input, "native_dropout", "input");
   if (!kernel_dtype(input.scalar_type())) return fallback<ATEN_OP(native_dropout)>::call(input, p, train);
   TORCH_CHECK(0 <= p && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
-  at::Tensor mask = at::empty_like(input, input.options().dtype(at::kBool));
-  if (input.numel() == 0) return {input.clone(), mask};
-  if (train.has_value() && !*train) return {input.clone(), mask.fill_(true)};
-  const double keep = 1.0 - p;
-  const double scale = keep == 0.0 ? 0.0 : 1.0 / keep;
-  at::Tensor out = at::empty_like(input);
-  // Mask and out share out's layout (both are empty_like input); input may be strided anyway.
-  RandomLaunch r;
-  start(r, "dropout", out, {&input, &mask}, input.scalar_type(), std::nullopt, 4);
-  r.launch->tensor(input).arg(r.layout.operands[1]).tensor(mask).arg(r.layout.operands[2]);
-  r.launch->arg(static_cast<float>(keep)).arg(static_cast<float>(scale)).run((r.layout.shape.numel + 3) / 4);
-  return {out, mask};
+  if (input.numel() == 0 || (train.has_value() && !*train)) {
+    at::Tensor mask = at::empty_like(input, input.options().dtype(at::kBool));
+    return {input.clone(), input.numel() == 0 ? mask : mask.fill_(true)};
+  }
+  return dropout_at(input, p, reserve_dropout(input, input.numel()));
 }
 
 at::Tensor native_dropout_backward(const at::Tensor& grad_output, const at::Tensor& mask, double scale) {
@@ -226,6 +223,24 @@ at::Tensor native_dropout_backward(const at::Tensor& grad_output, const at::Tens
 }
 
 }  // namespace
+
+PhiloxState reserve_dropout(const at::Tensor& t, std::int64_t numel) {
+  return take_counters(std::nullopt, t, static_cast<std::uint64_t>((numel + 3) / 4));
+}
+
+std::tuple<at::Tensor, at::Tensor> dropout_at(const at::Tensor& input, double p, PhiloxState state) {
+  const double keep = 1.0 - p;
+  const double scale = keep == 0.0 ? 0.0 : 1.0 / keep;
+  at::Tensor out = at::empty_like(input);
+  at::Tensor mask = at::empty_like(input, input.options().dtype(at::kBool));
+  if (input.numel() == 0) return {out, mask};
+  // Mask and out share out's layout (both are empty_like input); input may be strided anyway.
+  RandomLaunch r;
+  start_at(r, "dropout", out, {&input, &mask}, input.scalar_type(), state);
+  r.launch->tensor(input).arg(r.layout.operands[1]).tensor(mask).arg(r.layout.operands[2]);
+  r.launch->arg(static_cast<float>(keep)).arg(static_cast<float>(scale)).run((r.layout.shape.numel + 3) / 4);
+  return {out, mask};
+}
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("uniform_", uniform_);

@@ -3,7 +3,7 @@
 // In eval mode without autograd, PyTorch calls _transformer_encoder_layer_fwd and
 // _native_multi_head_attention for CPU, CUDA and PrivateUse1 alike, and ships kernels for the first
 // two only. Here they are composed of the ops the backend runs on ocltune's families (linear through
-// GEMM, scaled_dot_product_attention's math path through batched GEMM and softmax, layer_norm, gelu
+// GEMM, scaled_dot_product_attention through its fused entry (attention_ops.cpp), layer_norm, gelu
 // or relu), in the order of PyTorch's own slow path, so the fast path computes what training does.
 #include <array>
 #include <cmath>

@@ -159,7 +159,11 @@ FLOAT32_STATISTICS = {
 }
 
 # Looser tolerances than conftest's, per OpInfo, with the reason: name -> (scale of the tolerances, reason).
-LOOSER = {}
+LOOSER = {
+    "baddbmm": (4, "16-bit with beta != 0: ocltune's 16-bit GEMM runs at beta 0 (its decision cache keeps one plan "
+                   "per shape), so alpha * a @ b is rounded to 16 bits before beta * self is added, as in addmm; the "
+                   "CPU rounds once, and where the two terms cancel they differ by a few ulps of the larger one"),
+}
 
 # name -> Counter(pass=, fell_back=, skipped=, failed=) over samples, and the ops that fell back.
 RESULTS = collections.defaultdict(collections.Counter)

@@ -1,0 +1,120 @@
+"""scaled_dot_product_attention forward + backward on ocl: the overrideable fused entry against SDPA's
+math path, same process, same inputs: medians and their ratio.
+
+    python ocltune_torch/bench/attention_bench.py --ocl ocl:0 --shape 2,4,64,64,32          (PoCL)
+    python ocltune_torch/bench/attention_bench.py --ocl ocl:0 --shape 8,12,512,512,64 --dtype bf16 (on the H200)
+
+`fused` is F.scaled_dot_product_attention, which the backend's _fused_sdp_choice_stub sends to
+_scaled_dot_product_fused_attention_overrideable (checked: the run fails if that op is not
+dispatched); `math` calls torch.ops.aten._scaled_dot_product_attention_math directly, the composite
+SDPA runs for inputs the entry does not take (torch.backends.cuda's backend switches do not apply to
+ocl). A step is one forward and one backward with the same upstream gradient, the device
+synchronised after it; medians of `--reps` steps after `--warmup`, in ms, and math / fused (above 1:
+the fused entry is faster). `--strict` (default on) runs with OCLTUNE_TORCH_STRICT=1; the math
+path's causal mask (tril) has no ocl kernel, so `--causal` needs `--no-strict` (its fallbacks are
+printed beside its time).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+import ocltune_torch  # noqa: E402
+
+DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+class OpNames(TorchDispatchMode):
+    """The aten ops dispatched below autograd, by name."""
+
+    def __init__(self):
+        super().__init__()
+        self.ops = set()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.add(func._overloadpacket.__name__)
+        return func(*args, **(kwargs or {}))
+
+
+def median_ms(step, device, warmup, reps):
+    for _ in range(warmup):
+        step()
+    torch.ocl.synchronize(device)
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        step()
+        torch.ocl.synchronize(device)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3, times
+
+
+parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+parser.add_argument("--ocl", default="ocl:0")
+parser.add_argument("--shape", default="2,4,64,64,32", help="B,H,L,S,E (value head dim = E)")
+parser.add_argument("--dtype", choices=sorted(DTYPES), default="fp32")
+parser.add_argument("--causal", action="store_true")
+parser.add_argument("--dropout", type=float, default=0.0)
+parser.add_argument("--warmup", type=int, default=3)
+parser.add_argument("--reps", type=int, default=20)
+parser.add_argument("--no-strict", dest="strict", action="store_false")
+parser.add_argument("--json", help="write the figures here")
+args = parser.parse_args()
+if args.strict:
+    os.environ["OCLTUNE_TORCH_STRICT"] = "1"
+
+device = torch.device(args.ocl)
+b, h, l, s, e = (int(x) for x in args.shape.split(","))
+dtype = DTYPES[args.dtype]
+g = torch.Generator().manual_seed(0)
+q, k, v, grad = (torch.randn(shape, generator=g).to(dtype).to(device)
+                 for shape in [(b, h, l, e), (b, h, s, e), (b, h, s, e), (b, h, l, e)])
+leaves = [x.requires_grad_() for x in (q, k, v)]
+
+paths = {
+    "fused": lambda: F.scaled_dot_product_attention(*leaves, dropout_p=args.dropout, is_causal=args.causal),
+    "math": lambda: torch.ops.aten._scaled_dot_product_attention_math(
+        *leaves, dropout_p=args.dropout, is_causal=args.causal)[0],
+}
+
+
+def step_of(forward):
+    def step():
+        for x in leaves:
+            x.grad = None
+        forward().backward(grad)
+
+    return step
+
+
+with OpNames() as names:
+    step_of(paths["fused"])()
+fused_op = "_scaled_dot_product_fused_attention_overrideable"
+assert fused_op in names.ops, f"the fused entry was not dispatched: {sorted(names.ops)}"
+
+print(f"torch {torch.__version__}; ocl: {torch.ocl.get_device_name(device)}; "
+      f"[B, H, L, S, E] = [{b}, {h}, {l}, {s}, {e}] {args.dtype}"
+      f"{' causal' if args.causal else ''}{f' dropout {args.dropout}' if args.dropout else ''}")
+figures = {}
+for name, forward in paths.items():
+    ocltune_torch.reset_fallback_stats()
+    ms, times = median_ms(step_of(forward), device, args.warmup, args.reps)
+    figures[name] = dict(ms=ms, times_ms=[t * 1e3 for t in times], fallbacks=ocltune_torch.fallback_stats())
+    fallbacks = figures[name]["fallbacks"]
+    print(f"{name:6} forward+backward {ms:10.3f} ms (median of {args.reps})" +
+          (f"  fallbacks: {fallbacks}" if fallbacks else ""))
+ratio = figures["math"]["ms"] / figures["fused"]["ms"]
+print(f"math / fused {ratio:.3f}")
+if args.json:
+    with open(args.json, "w") as f:
+        json.dump(dict(command=" ".join(sys.argv), torch=torch.__version__,
+                       ocl_device=torch.ocl.get_device_name(device), shape=[b, h, l, s, e], dtype=args.dtype,
+                       causal=args.causal, dropout=args.dropout, ratio=ratio, **figures), f, indent=1)
