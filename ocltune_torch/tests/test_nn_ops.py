@@ -229,14 +229,74 @@ def test_adaptive_avg_pool2d(shape, out, dtype, strict):
     check(lambda x: F.adaptive_avg_pool2d(x, out), rand(*shape, dtype=dtype))
 
 
-def test_pool_fallbacks_are_counted():
-    # Windows the family has no kind for: adaptive averages with windows of different sizes, dilation.
-    ocltune_torch.reset_fallback_stats()
-    check(lambda x: F.adaptive_avg_pool2d(x, (3, 2)), rand(2, 3, 7, 5))
-    check(lambda x: F.max_pool2d(x, 2, dilation=2), rand(1, 2, 7, 7))
-    stats = ocltune_torch.fallback_stats()
-    assert stats["aten::_adaptive_avg_pool2d"] == 1 and stats["aten::_adaptive_avg_pool2d_backward"] == 1
-    assert stats["aten::max_pool2d_with_indices"] == 1 and stats["aten::max_pool2d_with_indices_backward"] == 1
+# The windows the pool family has no kind for run on plain kernels (kernels/plain_pool.cl): dilation,
+# divisor_override, adaptive windows of different sizes, adaptive max. (h, w, kernel, stride, padding,
+# dilation, ceil_mode): odd planes, dilated windows overlapping, padding reaching past the first rows,
+# ceil mode's last window hanging over the edge.
+DILATED_CASES = [
+    (7, 7, 2, 1, 0, 2, False),
+    (9, 11, 3, 2, 1, (2, 3), False),
+    (10, 7, (3, 2), (2, 1), (1, 1), (3, 2), True),
+    (5, 5, 1, 2, 0, 4, True),
+    (6, 13, 5, 3, 2, 2, True),
+]
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("case", DILATED_CASES)
+def test_max_pool2d_dilation(case, dtype, strict):
+    h, w, k, s, p, d, ceil = case
+    x = torch.randperm(2 * 3 * h * w, generator=torch.Generator().manual_seed(1)).view(2, 3, h, w).to(dtype)  # no ties
+    check(lambda x: F.max_pool2d(x, k, s, p, dilation=d, ceil_mode=ceil, return_indices=True), x)
+
+
+def test_max_pool2d_dilation_ties_nan_and_layouts(strict):
+    # Ties keep the first maximum's index, NaN wins, as the CPU's; windows over 64 take the same kernel.
+    x = torch.tensor([[[[1.0, 3.0, 3.0, 0.0, 3.0], [float("nan"), 2.0, 3.0, 3.0, 1.0], [0.0, 0.0, 3.0, 1.0, 1.0],
+                       [1.0, 1.0, 0.0, 2.0, 2.0]]]])
+    check(lambda x: F.max_pool2d(x, 2, 1, dilation=2, return_indices=True), x, equal_nan=True)
+    t = rand(2, 5, 9, 12)
+    for v in [t.to(memory_format=torch.channels_last), t.transpose(2, 3), t[:, 1:4, ::2], t[0]]:
+        check(lambda x: F.max_pool2d(x, 3, 2, 1, dilation=2, return_indices=True), v)
+    check(lambda x: F.max_pool2d(x, (66, 2), 1, return_indices=True), rand(1, 2, 70, 3))
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("count_include_pad", [True, False])
+@pytest.mark.parametrize("case,divisor", [(POOL_CASES[0], 5), (POOL_CASES[2], 1), (POOL_CASES[4], 31),
+                                          ((4, 4, 2, 2, 0, False), 3), (POOL_CASES[1], -2)])
+def test_avg_pool2d_divisor_override(case, divisor, count_include_pad, dtype, strict):
+    h, w, k, s, p, ceil = case
+    check(lambda x: F.avg_pool2d(x, k, s, p, ceil_mode=ceil, count_include_pad=count_include_pad,
+                                 divisor_override=divisor), rand(2, 3, h, w, dtype=dtype))
+    check(lambda x: F.avg_pool2d(x, k, s, p, ceil_mode=ceil, divisor_override=divisor),
+          rand(2, 3, h, w, dtype=dtype).transpose(2, 3)[:, ::2])  # non-contiguous
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("shape,out", [((2, 3, 7, 5), (3, 2)), ((1, 4, 10, 9), (4, 7)), ((2, 2, 5, 5), (5, 3)),
+                                       ((1, 3, 3, 4), (5, 7)), ((2, 1, 13, 2), (6, 1)), ((1, 2, 130, 3), (2, 3))])
+def test_adaptive_avg_pool2d_uneven_windows(shape, out, dtype, strict):
+    # Output sizes that do not divide the input (windows of two sizes, overlapping), larger than the
+    # input (windows repeated), and uniform windows over 64.
+    check(lambda x: F.adaptive_avg_pool2d(x, out), rand(*shape, dtype=dtype))
+    check(lambda x: F.adaptive_avg_pool2d(x, out), rand(*shape, dtype=dtype).transpose(2, 3).contiguous()
+          .transpose(2, 3))
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("shape,out", [((2, 3, 7, 5), (3, 2)), ((1, 4, 8, 8), (4, 4)), ((2, 2, 5, 5), 1),
+                                       ((1, 3, 3, 4), (5, 7)), ((3, 6, 9), (4, 4))])
+def test_adaptive_max_pool2d(shape, out, dtype, strict):
+    n = torch.Size(shape).numel()
+    x = torch.randperm(n, generator=torch.Generator().manual_seed(2)).view(shape).to(dtype)  # no ties
+    check(lambda x: F.adaptive_max_pool2d(x, out, return_indices=True), x)
+    check(lambda x: F.adaptive_max_pool2d(x, out, return_indices=True), x.transpose(-1, -2))
+
+
+def test_adaptive_max_pool2d_ties_and_nan(strict):
+    x = torch.tensor([[[[2.0, 2.0, 1.0], [2.0, float("nan"), 0.0], [1.0, 1.0, 1.0], [0.0, 5.0, 5.0]]]])
+    check(lambda x: F.adaptive_max_pool2d(x, (3, 2), return_indices=True), x, equal_nan=True)
 
 
 # ---- batch norm and layer norm ----
