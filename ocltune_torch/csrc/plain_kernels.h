@@ -82,6 +82,12 @@ class PlainLaunch {
   PlainLaunch& tensor_at(const at::Tensor& t) { return tensor(t).arg<cl_long>(element_offset(t)); }
   // Enqueues `items` work items (at least 1; the kernels loop over what the grid does not cover).
   void run(std::int64_t items);
+  // Arguments from the first again, for another launch of the same kernel: an enqueued launch keeps
+  // the values it was enqueued with, so a loop over tensors creates one kernel object, not one each.
+  PlainLaunch& rewind() {
+    next_ = 0;
+    return *this;
+  }
 
  private:
   int device_;
