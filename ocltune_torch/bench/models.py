@@ -9,7 +9,8 @@ step, and prints the median per device and the ratio baseline / ocl (above 1: oc
 devices get the same weights and inputs. `--precision fp32` turns TF32 off on both sides (CUDA's
 matmul and cuDNN; ocl's "highest" float32 matmul precision); `--precision default` leaves PyTorch's
 defaults. `--strict` (default on) runs ocl with OCLTUNE_TORCH_STRICT=1, so no op falls back to the
-CPU unseen. `--json FILE` writes every figure with the command line and versions. `--breakdown N`
+CPU unseen. `--fused-optimizer` passes fused=True to AdamW and SGD on both devices (default: their
+foreach step). `--json FILE` writes every figure with the command line and versions. `--breakdown N`
 then runs one more step per device with every aten op synchronised and timed (op_breakdown.py) and
 prints the N ops and (op, shapes) problems ocl spends most time in, beside the baseline's time.
 
@@ -86,10 +87,11 @@ def run(name, mode, device, model, x, target):
 
     else:
         model.train()
+        fused = dict(fused=True) if args.fused_optimizer else {}  # else PyTorch's default: foreach
         opt = (
-            torch.optim.AdamW(model.parameters(), lr=1e-4)
+            torch.optim.AdamW(model.parameters(), lr=1e-4, **fused)
             if name == "encoder"
-            else torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+            else torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, **fused)
         )
 
         def step():
@@ -121,6 +123,8 @@ parser.add_argument("--warmup", type=int, default=3)
 parser.add_argument("--reps", type=int, default=10)
 parser.add_argument("--precision", choices=["fp32", "default"], default="fp32")
 parser.add_argument("--no-strict", dest="strict", action="store_false")
+parser.add_argument("--fused-optimizer", action="store_true",
+                    help="fused=True for the optimisers on both devices (one kernel per tensor and step)")
 parser.add_argument("--json", help="write the figures here")
 parser.add_argument("--breakdown", type=int, default=0, metavar="N",
                     help="after timing, list the N ops ocl spends most time in, beside the baseline's")
@@ -192,5 +196,6 @@ for name, mode, model, x, target in cases():
 if args.json:
     with open(args.json, "w") as f:
         json.dump(dict(command=" ".join(sys.argv), torch=torch.__version__, precision=args.precision,
+                       fused_optimizer=args.fused_optimizer,
                        ocl_device=torch.ocl.get_device_name(ocl), size=args.size, seq=args.seq, layers=args.layers,
                        results=results), f, indent=1)
