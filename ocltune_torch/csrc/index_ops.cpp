@@ -1,11 +1,15 @@
-// index_select (so embedding), gather, scatter and scatter_add, embedding_dense_backward, index.Tensor
-// and _index_put_impl_ (index_put_, with accumulate) on the plain kernels of kernels/plain_index.cl.
+// index_select (so embedding), gather, scatter and scatter_add, scatter_reduce (and scatter's reduce
+// forms), index_add, embedding_dense_backward, index.Tensor and _index_put_impl_ (index_put_, with
+// accumulate) on the plain kernels of kernels/plain_index.cl.
 //
 // Indices are checked on the device: a kernel sets a flag for an index out of range and the op raises
 // PyTorch's IndexError after reading it (one small blocking read per op). Accumulation is atomic in
 // float32, int32 or int64; other dtypes accumulate in a float32 or int32 copy that is cast back.
 #include "ocltune_torch/csrc/index_ops.h"
 
+#include <cmath>
+#include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +18,7 @@
 #include <ATen/MemoryOverlap.h>
 #include <ATen/Operators.h>
 #include <ATen/WrapDimUtils.h>
+#include <ATen/native/Resize.h>
 #include <torch/library.h>
 
 #include "ocltune_torch/csrc/fallback.h"
@@ -78,8 +83,10 @@ void launch_gather(const char* op, const at::Tensor& out, const at::Tensor& a, s
 }
 
 // out[c with c[dim] = index[c]] (+)= src[c] or value over index's sizes; out has at least those sizes.
+// `reduce` is plain_index.cl's REDUCE for accumulate (0 sum, 1 product, 2 amax, 3 amin).
 void launch_scatter(const char* op, const at::Tensor& out, std::int64_t dim, const at::Tensor& index,
-                    const at::Tensor* src, const c10::Scalar& value, bool accumulate, std::int64_t skip = -1) {
+                    const at::Tensor* src, const c10::Scalar& value, bool accumulate, std::int64_t skip = -1,
+                    int reduce = 0) {
   if (index.numel() == 0) return;
   const int device = out.device().index();
   const std::int64_t dim_stride = out.dim() == 0 ? 0 : out.stride(dim);
@@ -99,10 +106,10 @@ void launch_scatter(const char* op, const at::Tensor& out, std::int64_t dim, con
   const PlainLayout layout = plain_layout_of(sizes, {out_strides, a_strides, index_strides},
                                              {element_offset(out), element_offset(a), element_offset(index)});
   const at::Tensor flag = at::zeros({2}, out.options().dtype(at::kLong));
-  cl_program program =
-      plain_program(device, "plain_index.cl",
-                    {{"O", out.scalar_type()}, {"A", src ? src->scalar_type() : at::kLong}, {"I", index.scalar_type()}},
-                    accumulate ? accumulate_define(out.scalar_type()) : "");
+  cl_program program = plain_program(
+      device, "plain_index.cl",
+      {{"O", out.scalar_type()}, {"A", src ? src->scalar_type() : at::kLong}, {"I", index.scalar_type()}},
+      accumulate ? accumulate_define(out.scalar_type()) + "#define REDUCE " + std::to_string(reduce) + "\n" : "");
   PlainLaunch launch(device, program, "scatter");
   launch.arg(layout.shape).tensor(out).arg(layout.operands[0]).tensor(a).arg(layout.operands[1]);
   launch.tensor(index).arg(layout.operands[2]).arg<cl_long>(dim_stride).arg<cl_long>(dim_size).tensor_at(flag);
@@ -197,6 +204,237 @@ at::Tensor scatter_value(const at::Tensor& self, std::int64_t dim, const at::Ten
 at::Tensor scatter_add(const at::Tensor& self, std::int64_t dim, const at::Tensor& index, const at::Tensor& src) {
   at::Tensor out = self.clone(at::MemoryFormat::Contiguous);
   return scatter_add_(out, dim, index, src);
+}
+
+// The result of an out= form: self copied into out (resized), unless they are the same tensor.
+at::Tensor& out_from(const at::Tensor& self, at::Tensor& out) {
+  at::native::resize_output(out, self.sizes());
+  if (!out.is_same(self)) out.copy_(self);
+  return out;
+}
+
+// ---- scatter_reduce, scatter with reduce, index_add ----
+
+// scatter_reduce's reductions (and scatter's "add" and "multiply"), as plain_index.cl's REDUCE but mean,
+// which is a sum divided by the count afterwards.
+enum class Reduce { sum = 0, prod = 1, amax = 2, amin = 3, mean = 4 };
+
+std::optional<Reduce> reduce_of(c10::string_view name) {
+  if (name == "sum" || name == "add") return Reduce::sum;
+  if (name == "prod" || name == "multiply") return Reduce::prod;
+  if (name == "amax") return Reduce::amax;
+  if (name == "amin") return Reduce::amin;
+  if (name == "mean") return Reduce::mean;
+  return std::nullopt;
+}
+
+// What scatter_reduce with include_self=False writes first where src goes (PyTorch's init values:
+// infinities for the float types, the type's limits otherwise).
+c10::Scalar reduce_identity(Reduce r, at::ScalarType type) {
+  if (r == Reduce::sum || r == Reduce::mean) return 0;
+  if (r == Reduce::prod) return 1;
+  const bool max = r == Reduce::amax;
+  if (at::isFloatingType(type)) return max ? -INFINITY : INFINITY;
+  switch (type) {
+    case at::kBool: return !max;
+    case at::kByte: return max ? 0 : 255;
+    case at::kChar: return max ? -128 : 127;
+    case at::kShort:
+      return max ? std::numeric_limits<std::int16_t>::lowest() : std::numeric_limits<std::int16_t>::max();
+    case at::kInt: return max ? std::numeric_limits<std::int32_t>::lowest() : std::numeric_limits<std::int32_t>::max();
+    default: return max ? std::numeric_limits<std::int64_t>::lowest() : std::numeric_limits<std::int64_t>::max();
+  }
+}
+
+// True when the scatter kernels take the op as PyTorch's CPU would compute it; the CPU raises its own
+// errors for the rest (index dtype, dtypes that differ, bool means).
+bool reduce_on_device(const at::Tensor& self, const at::Tensor& index, const at::Tensor& src, std::optional<Reduce> r) {
+  return r && plain_dtype(self.scalar_type()) && src.scalar_type() == self.scalar_type() &&
+         (index.scalar_type() == at::kLong || index.scalar_type() == at::kInt) &&
+         !(self.scalar_type() == at::kBool && *r == Reduce::mean);
+}
+
+// self[c with c[dim] = index[c]] = reduce(self there (unless !include_self), src[c] for every such c).
+// Atomic updates in float32, int32 or int64 (a copy of those types for the others: 16-bit floats are
+// exact there for amax and amin, and the integers' sums and products wrap to the same bits); a mean
+// is divided in self's dtype as the CPU divides it (floor for the integers).
+at::Tensor& scatter_reduce_impl(const char* op, at::Tensor& self, std::int64_t dim, const at::Tensor& index_arg,
+                                const at::Tensor& src, Reduce r, bool include_self) {
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  const at::Tensor index = index_on(index_arg, self);
+  check_same_device(self, src, op, "src");
+  if (index.numel() == 0) return self;
+  check_gather_shapes(op, self, dim, index, &src);
+  at::assert_no_internal_overlap(self);
+  const at::Tensor source = may_overlap(self, src) ? src.clone() : src;
+  const at::ScalarType acc_type = accumulate_type(self.scalar_type());
+  at::Tensor acc = acc_type == self.scalar_type() ? self : self.to(acc_type);
+  if (!include_self) launch_scatter(op, acc, dim, index, nullptr, reduce_identity(r, self.scalar_type()), false);
+  launch_scatter(op, acc, dim, index, &source, 0, true, -1, r == Reduce::mean ? 0 : static_cast<int>(r));
+  if (!acc.is_same(self)) self.copy_(acc);
+  if (r == Reduce::mean) {
+    at::Tensor count = include_self ? at::ones_like(self) : at::zeros_like(self);
+    ocl_scatter_add_(count, dim, index, at::ones_like(source));
+    count.masked_fill_(count == 0, 1);
+    if (at::isFloatingType(self.scalar_type())) {
+      self.div_(count);
+    } else {
+      self.div_(count, "floor");
+    }
+  }
+  return self;
+}
+
+at::Tensor& scatter_reduce_two_(at::Tensor& self, std::int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                                c10::string_view reduce, bool include_self) {
+  check_ocl(self, "scatter_reduce_", "self");
+  const std::optional<Reduce> r = reduce_of(reduce);
+  if (!reduce_on_device(self, index, src, r)) {
+    return fallback<ATEN_OP2(scatter_reduce_, two)>::call(self, dim, index, src, reduce, include_self);
+  }
+  return scatter_reduce_impl("scatter_reduce", self, dim, index, src, *r, include_self);
+}
+at::Tensor scatter_reduce_two(const at::Tensor& self, std::int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                              c10::string_view reduce, bool include_self) {
+  check_ocl(self, "scatter_reduce", "self");
+  if (!reduce_on_device(self, index, src, reduce_of(reduce))) {
+    return fallback<ATEN_OP2(scatter_reduce, two)>::call(self, dim, index, src, reduce, include_self);
+  }
+  at::Tensor out = self.clone(at::MemoryFormat::Contiguous);
+  return scatter_reduce_impl("scatter_reduce", out, dim, index, src, *reduce_of(reduce), include_self);
+}
+at::Tensor& scatter_reduce_two_out(const at::Tensor& self, std::int64_t dim, const at::Tensor& index,
+                                   const at::Tensor& src, c10::string_view reduce, bool include_self, at::Tensor& out) {
+  check_ocl(self, "scatter_reduce", "self");
+  if (!reduce_on_device(self, index, src, reduce_of(reduce)) || out.scalar_type() != self.scalar_type()) {
+    return fallback<ATEN_OP2(scatter_reduce, two_out)>::call(self, dim, index, src, reduce, include_self, out);
+  }
+  check_same_device(self, out, "scatter_reduce", "out");
+  return scatter_reduce_impl("scatter_reduce", out_from(self, out), dim, index, src, *reduce_of(reduce), include_self);
+}
+
+// scatter with reduce="add" or "multiply" (PyTorch's older form): scatter_reduce's sum and prod with self.
+bool scatter_reduce_form(const at::Tensor& self, const at::Tensor& index, const at::Tensor& src,
+                         c10::string_view reduce) {
+  const std::optional<Reduce> r = reduce_of(reduce);
+  return (reduce == "add" || reduce == "multiply") && reduce_on_device(self, index, src, r);
+}
+at::Tensor& scatter_reduce_(at::Tensor& self, std::int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                            c10::string_view reduce) {
+  check_ocl(self, "scatter_", "self");
+  if (!scatter_reduce_form(self, index, src, reduce)) {
+    return fallback<ATEN_OP2(scatter_, reduce)>::call(self, dim, index, src, reduce);
+  }
+  return scatter_reduce_impl("scatter", self, dim, index, src, *reduce_of(reduce), true);
+}
+at::Tensor scatter_reduce(const at::Tensor& self, std::int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                          c10::string_view reduce) {
+  check_ocl(self, "scatter", "self");
+  if (!scatter_reduce_form(self, index, src, reduce)) {
+    return fallback<ATEN_OP2(scatter, reduce)>::call(self, dim, index, src, reduce);
+  }
+  at::Tensor out = self.clone(at::MemoryFormat::Contiguous);
+  return scatter_reduce_impl("scatter", out, dim, index, src, *reduce_of(reduce), true);
+}
+at::Tensor& scatter_reduce_out(const at::Tensor& self, std::int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                               c10::string_view reduce, at::Tensor& out) {
+  check_ocl(self, "scatter", "self");
+  if (!scatter_reduce_form(self, index, src, reduce) || out.scalar_type() != self.scalar_type()) {
+    return fallback<ATEN_OP2(scatter, reduce_out)>::call(self, dim, index, src, reduce, out);
+  }
+  check_same_device(self, out, "scatter", "out");
+  return scatter_reduce_impl("scatter", out_from(self, out), dim, index, src, *reduce_of(reduce), true);
+}
+// The number forms: src a tensor of the value with index's sizes.
+at::Tensor value_src(const at::Tensor& self, const at::Tensor& index, const c10::Scalar& value) {
+  return at::full(index.sizes(), value, self.options());
+}
+at::Tensor& scatter_value_reduce_(at::Tensor& self, std::int64_t dim, const at::Tensor& index, const c10::Scalar& value,
+                                  c10::string_view reduce) {
+  check_ocl(self, "scatter_", "self");
+  if (!plain_dtype(self.scalar_type()) || !scatter_reduce_form(self, index, self, reduce)) {
+    return fallback<ATEN_OP2(scatter_, value_reduce)>::call(self, dim, index, value, reduce);
+  }
+  return scatter_reduce_impl("scatter", self, dim, index, value_src(self, index, value), *reduce_of(reduce), true);
+}
+at::Tensor scatter_value_reduce(const at::Tensor& self, std::int64_t dim, const at::Tensor& index,
+                                const c10::Scalar& value, c10::string_view reduce) {
+  check_ocl(self, "scatter", "self");
+  if (!plain_dtype(self.scalar_type()) || !scatter_reduce_form(self, index, self, reduce)) {
+    return fallback<ATEN_OP2(scatter, value_reduce)>::call(self, dim, index, value, reduce);
+  }
+  at::Tensor out = self.clone(at::MemoryFormat::Contiguous);
+  return scatter_reduce_impl("scatter", out, dim, index, value_src(self, index, value), *reduce_of(reduce), true);
+}
+
+// index_add: self[..., index[i], ...] += alpha * source[..., i, ...], a scatter_add of source with
+// index seen along dim (stride 0 elsewhere), so repeated indices accumulate atomically. False for
+// arguments PyTorch's shape rules refuse, other dtypes and bool with an alpha but 1: the CPU
+// raises or computes those.
+bool is_one(const c10::Scalar& alpha) {
+  if (alpha.isBoolean()) return alpha.toBool();
+  return alpha.isIntegral(false) ? alpha.toLong() == 1 : alpha.toDouble() == 1.0;
+}
+
+bool index_add_on_device(const at::Tensor& self, std::int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                         const c10::Scalar& alpha) {
+  if (!plain_dtype(self.scalar_type()) || source.scalar_type() != self.scalar_type() || index.dim() > 1 ||
+      (index.scalar_type() != at::kLong && index.scalar_type() != at::kInt) || self.dim() != source.dim() ||
+      (self.scalar_type() == at::kBool && !is_one(alpha))) {
+    return false;
+  }
+  if (dim < -std::max<std::int64_t>(self.dim(), 1) || dim >= std::max<std::int64_t>(self.dim(), 1)) return false;
+  const std::int64_t d = at::maybe_wrap_dim(dim, self.dim());
+  if (index.numel() != (source.dim() == 0 ? 1 : source.size(d))) return false;
+  for (std::int64_t k = 0; k < self.dim(); ++k) {
+    if (k != d && self.size(k) != source.size(k)) return false;
+  }
+  return true;
+}
+
+at::Tensor& index_add_impl(at::Tensor& self, std::int64_t dim, const at::Tensor& index_arg, const at::Tensor& source,
+                           const c10::Scalar& alpha) {
+  at::Tensor index = index_on(index_arg, self);
+  check_same_device(self, index, "index_add_", "index");
+  check_same_device(self, source, "index_add_", "source");
+  if (index.numel() == 0 || source.numel() == 0) return self;
+  const bool scalar = self.dim() == 0;
+  at::Tensor target = scalar ? self.view({1}) : self;
+  at::Tensor src = scalar ? source.view({1}) : source;
+  if (scalar) index = index.reshape({1});
+  dim = at::maybe_wrap_dim(dim, target.dim());
+  if (!is_one(alpha)) src = src * alpha;
+  std::vector<std::int64_t> strides(static_cast<std::size_t>(src.dim()), 0);
+  strides[static_cast<std::size_t>(dim)] = index.dim() == 0 ? 0 : index.stride(0);
+  ocl_scatter_add_(target, dim, index.as_strided(src.sizes(), strides), src);
+  return self;
+}
+
+at::Tensor& index_add_(at::Tensor& self, std::int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                       const c10::Scalar& alpha) {
+  check_ocl(self, "index_add_", "self");
+  if (!index_add_on_device(self, dim, index, source, alpha)) {
+    return fallback<ATEN_OP(index_add_)>::call(self, dim, index, source, alpha);
+  }
+  return index_add_impl(self, dim, index, source, alpha);
+}
+at::Tensor index_add(const at::Tensor& self, std::int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                     const c10::Scalar& alpha) {
+  check_ocl(self, "index_add", "self");
+  if (!index_add_on_device(self, dim, index, source, alpha)) {
+    return fallback<ATEN_OP(index_add)>::call(self, dim, index, source, alpha);
+  }
+  at::Tensor out = self.clone(at::MemoryFormat::Contiguous);
+  return index_add_impl(out, dim, index, source, alpha);
+}
+at::Tensor& index_add_out(const at::Tensor& self, std::int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                          const c10::Scalar& alpha, at::Tensor& out) {
+  check_ocl(self, "index_add", "self");
+  if (!index_add_on_device(self, dim, index, source, alpha) || out.scalar_type() != self.scalar_type()) {
+    return fallback<ATEN_OP2(index_add, out)>::call(self, dim, index, source, alpha, out);
+  }
+  check_same_device(self, out, "index_add", "out");
+  return index_add_impl(out_from(self, out), dim, index, source, alpha);
 }
 
 at::Tensor embedding_dense_backward(const at::Tensor& grad_output, const at::Tensor& indices_arg,
@@ -479,6 +717,17 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("scatter_.value", scatter_value_);
   m.impl("scatter_add", scatter_add);
   m.impl("scatter_add_", scatter_add_);
+  m.impl("scatter_reduce.two", scatter_reduce_two);
+  m.impl("scatter_reduce_.two", scatter_reduce_two_);
+  m.impl("scatter_reduce.two_out", scatter_reduce_two_out);
+  m.impl("scatter.reduce", scatter_reduce);
+  m.impl("scatter_.reduce", scatter_reduce_);
+  m.impl("scatter.reduce_out", scatter_reduce_out);
+  m.impl("scatter.value_reduce", scatter_value_reduce);
+  m.impl("scatter_.value_reduce", scatter_value_reduce_);
+  m.impl("index_add", index_add);
+  m.impl("index_add_", index_add_);
+  m.impl("index_add.out", index_add_out);
   m.impl("embedding_dense_backward", embedding_dense_backward);
   m.impl("index.Tensor", index_tensor);
   m.impl("_index_put_impl_", index_put_impl);

@@ -1,5 +1,6 @@
 // Indexing kernels: gather (index_select, embedding, gather), scatter (scatter, scatter_add,
-// embedding_dense_backward), and advanced indexing (index, index_put with accumulate).
+// scatter_reduce, index_add, embedding_dense_backward), and advanced indexing (index, index_put with
+// accumulate).
 //
 // Slots: A (the source of values), O (the output), I (indices: long or int). The indexed tensor's
 // strides come with 0 along the indexed dim and its own stride there separately, so the host may merge
@@ -7,26 +8,63 @@
 // for it, and the host raises after the kernel. A buffer without Strides comes with its element offset
 // (`_at`): tensors live inside the allocator's segments.
 //
-// ACCUMULATE (defined by the host, with O float, int or long) selects the atomic add of O:
-// 1 float (a compare-and-swap loop: the order of additions varies), 2 int, 3 long.
+// ACCUMULATE (defined by the host, with O float, int or long) selects the atomic update of O:
+// 1 float (a compare-and-swap loop: the order of updates varies), 2 int, 3 long. REDUCE (default 0)
+// is what it does to the old value v0 with the new one v: 0 sum (int and long: atomic_add), 1
+// product, 2 amax, 3 amin (scatter_reduce; compare-and-swap loops in every type). amax and amin keep
+// a NaN of either side, as PyTorch's CPU kernels do (isnan(v) ? v : std::max(v0, v)).
+
+#ifndef REDUCE
+#define REDUCE 0
+#endif
 
 #if ACCUMULATE == 3
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 #endif
 
 #ifdef ACCUMULATE
+inline O_V combine(O_V v0, O_V v) {
+#if REDUCE == 0
+  return v0 + v;
+#elif REDUCE == 1
+  return v0 * v;
+#elif REDUCE == 2 && O_FLOAT
+  return isnan(v) ? v : (v0 < v ? v : v0);
+#elif REDUCE == 3 && O_FLOAT
+  return isnan(v) ? v : (v < v0 ? v : v0);
+#elif REDUCE == 2
+  return v0 < v ? v : v0;
+#else
+  return v < v0 ? v : v0;
+#endif
+}
+
 inline void accumulate(global O_S* p, long i, O_V v) {
 #if ACCUMULATE == 1
   volatile global uint* a = (volatile global uint*)(p + i);
   uint old = *a, assumed;
   do {
     assumed = old;
-    old = atomic_cmpxchg(a, assumed, as_uint(as_float(assumed) + v));
+    old = atomic_cmpxchg(a, assumed, as_uint(combine(as_float(assumed), v)));
   } while (old != assumed);
-#elif ACCUMULATE == 2
+#elif ACCUMULATE == 2 && REDUCE == 0
   atomic_add((volatile global int*)(p + i), v);
-#else
+#elif ACCUMULATE == 2
+  volatile global int* a = (volatile global int*)(p + i);
+  int old = *a, assumed;
+  do {
+    assumed = old;
+    old = atomic_cmpxchg(a, assumed, combine(assumed, v));
+  } while (old != assumed);
+#elif REDUCE == 0
   atom_add((volatile global long*)(p + i), v);
+#else
+  volatile global long* a = (volatile global long*)(p + i);
+  long old = *a, assumed;
+  do {
+    assumed = old;
+    old = atom_cmpxchg(a, assumed, combine(assumed, v));
+  } while (old != assumed);
 #endif
 }
 #endif

@@ -1,5 +1,6 @@
-"""index_select, embedding (and its backward), gather, scatter, scatter_add, index and index_put on the plain
-kernels, against PyTorch's CPU result: dtypes, odd shapes, non-contiguous inputs, negative dims, bad indices."""
+"""index_select, embedding (and its backward), gather, scatter, scatter_add, scatter_reduce, index_add, index and
+index_put on the plain kernels, against PyTorch's CPU result: dtypes, odd shapes, non-contiguous inputs, negative
+dims, bad indices."""
 
 import pytest
 import torch
@@ -185,3 +186,125 @@ def test_index_put(dtype):
     same(t, a.clone().t().index_put_((j, i), v, accumulate=True))
     with pytest.raises(IndexError):
         x.clone()[idx(9).to(DEVICE)] = v[0].to(DEVICE)
+
+
+# ---- scatter_reduce, scatter's reduce forms, index_add (atomic updates: issue 18) ----
+
+REDUCE_DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16, torch.int8,
+                 torch.uint8, torch.bool]
+
+
+def close_or_same(actual, expected, scale=1.0):
+    """Exact for integers and bool; float atomics reorder sums and products, so within the dtype's tolerance."""
+    if expected.is_floating_point():
+        assert_close(actual, expected, scale=scale, equal_nan=True)
+    else:
+        same(actual, expected)
+
+
+def reduce_sample(shape, dtype, seed):
+    """Small values (products stay small; signed ones negative too, unsigned ones not)."""
+    g = torch.Generator().manual_seed(seed)
+    if dtype == torch.bool:
+        return torch.randint(0, 2, shape, generator=g).bool()
+    low = 0 if dtype == torch.uint8 else -3
+    v = torch.randint(low, 4, shape, generator=g)
+    return v.to(dtype) if not dtype.is_floating_point else (v + torch.rand(shape, generator=g)).to(dtype)
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("dtype", REDUCE_DTYPES, ids=str)
+def test_scatter_reduce(dtype, reduce, include_self, strict):
+    if dtype == torch.bool and reduce == "mean":
+        pytest.skip("the CPU refuses a bool mean")
+    a = reduce_sample((5, 4, 3), dtype, 0)
+    src = reduce_sample((6, 4, 3), dtype, 1)
+    x, s = a.to(DEVICE), src.to(DEVICE)
+    g = torch.Generator().manual_seed(2)
+    index = torch.randint(0, 5, (6, 4, 3), generator=g)  # repeated targets, some rows never hit
+    for dim, i in [(0, index), (-1, index[:5] % 3), (1, index[:5].int() % 4)]:  # int32 indices too, as on the CPU
+        close_or_same(x.scatter_reduce(dim, i.to(DEVICE), s, reduce, include_self=include_self),
+                      a.scatter_reduce(dim, i, src, reduce, include_self=include_self))
+    # smaller index than src, non-contiguous self, src and index, in place
+    it = index[:4, :3, :2].transpose(0, 1)
+    st = src.transpose(0, 1)
+    y = x.clone().transpose(0, 1)
+    y.scatter_reduce_(1, it.to(DEVICE), s.transpose(0, 1), reduce, include_self=include_self)
+    close_or_same(y, a.clone().transpose(0, 1).scatter_reduce_(1, it, st, reduce, include_self=include_self))
+    out = torch.empty(0, dtype=dtype, device=DEVICE)
+    torch.scatter_reduce(x, 0, index.to(DEVICE), s, reduce, include_self=include_self, out=out)
+    close_or_same(out, a.scatter_reduce(0, index, src, reduce, include_self=include_self))
+
+
+def test_scatter_reduce_nan_and_many_duplicates(strict):
+    a = torch.tensor([1.0, float("nan"), 3.0, -2.0])
+    src = torch.tensor([float("nan"), 5.0, 0.5, 7.0, -1.0, 2.0])
+    index = torch.tensor([0, 0, 1, 2, 2, 3])
+    for reduce in ["amax", "amin", "sum", "prod", "mean"]:
+        for include_self in [True, False]:
+            close_or_same(a.to(DEVICE).scatter_reduce(0, index.to(DEVICE), src.to(DEVICE), reduce,
+                                                      include_self=include_self),
+                          a.scatter_reduce(0, index, src, reduce, include_self=include_self))
+    src = rand(2000, 3)
+    index = torch.randint(0, 7, (2000, 3), generator=torch.Generator().manual_seed(0))
+    for reduce in ["sum", "mean", "amax", "amin"]:
+        close_or_same(torch.zeros(7, 3, device=DEVICE).scatter_reduce(0, index.to(DEVICE), src.to(DEVICE), reduce),
+                      torch.zeros(7, 3).scatter_reduce(0, index, src, reduce), scale=10)
+    big = torch.randint(-2**40, 2**40, (2000, 3), generator=torch.Generator().manual_seed(1))
+    for reduce in ["sum", "amax", "amin", "mean"]:  # int64 beyond int32 and float32
+        same(torch.zeros(7, 3, dtype=torch.int64, device=DEVICE).scatter_reduce(0, index.to(DEVICE), big.to(DEVICE),
+                                                                               reduce),
+             torch.zeros(7, 3, dtype=torch.int64).scatter_reduce(0, index, big, reduce))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64, torch.int8, torch.bool], ids=str)
+def test_scatter_reduce_forms(dtype, strict):
+    # scatter(..., reduce="add" | "multiply"), tensor and number, functional, in place and out=.
+    a = reduce_sample((5, 4), dtype, 0)
+    src = reduce_sample((3, 4), dtype, 1)
+    index = torch.tensor([[0, 1, 1, 0], [4, 1, 1, 0], [4, 4, 1, 3]])
+    x, s, i = a.to(DEVICE), src.to(DEVICE), index.to(DEVICE)
+    value = True if dtype == torch.bool else 2
+    for reduce in ["add", "multiply"]:
+        close_or_same(x.scatter(0, i, s, reduce=reduce), a.scatter(0, index, src, reduce=reduce))
+        close_or_same(x.scatter(0, i, value, reduce=reduce), a.scatter(0, index, value, reduce=reduce))
+        y = x.clone().t()
+        y.scatter_(0, (index.t() % 4).to(DEVICE), s.t(), reduce=reduce)
+        close_or_same(y, a.clone().t().scatter_(0, index.t() % 4, src.t(), reduce=reduce))
+        out = torch.empty(5, 4, dtype=dtype, device=DEVICE)
+        torch.scatter(x, 0, i, s, reduce=reduce, out=out)
+        close_or_same(out, a.scatter(0, index, src, reduce=reduce))
+
+
+@pytest.mark.parametrize("dtype", REDUCE_DTYPES, ids=str)
+def test_index_add(dtype, strict):
+    # The CPU rounds 16-bit sums at every step, the device accumulates in float32: twice the tolerance.
+    close = lambda a, e: close_or_same(a, e, scale=2)  # noqa: E731
+    a = reduce_sample((5, 4, 3), dtype, 0)
+    src = reduce_sample((5, 6, 3), dtype, 1)
+    x, s = a.to(DEVICE), src.to(DEVICE)
+    index = idx(3, 0, 3, 3, 1, 0)  # repeated: accumulated
+    close(x.index_add(1, idx(0, 2, 2, 1, 3, 0).to(DEVICE), s), a.index_add(1, idx(0, 2, 2, 1, 3, 0), src))
+    close(x.index_add(0, index[:5].to(DEVICE), s[:, :4]), a.index_add(0, index[:5], src[:, :4]))
+    close(x.index_add(-1, idx(2, 2, 0).int().to(DEVICE), s[:, :4]), a.index_add(-1, idx(2, 2, 0).int(), src[:, :4]))
+    if dtype != torch.bool:
+        alpha = 2 if not dtype.is_floating_point else -1.5
+        close(x.index_add(0, index[:5].to(DEVICE), s[:, :4], alpha=alpha),
+                      a.index_add(0, index[:5], src[:, :4], alpha=alpha))
+    y = x.clone().transpose(0, 2)  # in place into a non-contiguous self, from a non-contiguous source
+    y.index_add_(1, idx(1, 1, 3, 0, 2, 1).to(DEVICE), s.transpose(0, 2))
+    close(y, a.clone().transpose(0, 2).index_add_(1, idx(1, 1, 3, 0, 2, 1), src.transpose(0, 2)))
+    out = torch.empty(0, dtype=dtype, device=DEVICE)
+    torch.index_add(x, 1, idx(0, 2, 2, 1, 3, 0).to(DEVICE), s, out=out)
+    close(out, a.index_add(1, idx(0, 2, 2, 1, 3, 0), src))
+    close(x[0, 0, 0].index_add(0, idx(0).to(DEVICE), s[0, 0, 0]), a[0, 0, 0].index_add(0, idx(0), src[0, 0, 0]))
+    with pytest.raises(IndexError):
+        x.index_add(0, idx(5).to(DEVICE), s[:1, :4])
+
+
+def test_index_add_float_many_duplicates(strict):
+    src = rand(3000, 5)
+    index = torch.randint(0, 4, (3000,), generator=torch.Generator().manual_seed(0))
+    got = torch.zeros(4, 5, device=DEVICE).index_add_(0, index.to(DEVICE), src.to(DEVICE))
+    assert_close(got, torch.zeros(4, 5).index_add_(0, index, src), atol=1e-4)
