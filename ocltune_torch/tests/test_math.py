@@ -240,6 +240,9 @@ def test_div_rounding_integers(mode, dtype, strict):
     same(torch.div(x, 2.5, rounding_mode=mode), torch.div(a, 2.5, rounding_mode=mode))  # promotes to float32
     if dtype != torch.uint8:
         same(torch.div(x, -4, rounding_mode=mode), torch.div(a, -4, rounding_mode=mode))
+    if dtype in (torch.int8, torch.int16):
+        # The minimum over -1 wraps to itself. int32 and int64 are left out: torch 2.11's CPU kernel divides them
+        # by the processor's instruction, which traps there (SIGFPE).
         m = torch.tensor([torch.iinfo(dtype).min], dtype=dtype)
         same(torch.div(m.to(DEVICE), -1, rounding_mode=mode), torch.div(m, -1, rounding_mode=mode))
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
