@@ -1,4 +1,5 @@
-// Data movement on plain kernels: cat, flip, roll, arange, nonzero and masked_select.
+// Data movement on plain kernels: cat, flip, roll, arange, nonzero and masked_select; masked_scatter_
+// and unfold_backward composed of them, index_put_ and add_.
 //
 // cat and roll are copies into slices of the result (the copy kernel converts dtypes and takes any
 // strides); flip is one copy through negated strides; nonzero and masked_select count set elements
@@ -261,6 +262,57 @@ at::Tensor masked_select(const at::Tensor& self, const at::Tensor& mask) {
   return out;
 }
 
+// ---- masked_scatter_, unfold_backward: compositions of the ops above and of index_put_ ----
+
+// masked_scatter_: the elements of self where mask (broadcast to self) is set take source's first
+// ones in row-major order, which is nonzero's order: one index_put_ of source's flat prefix at
+// nonzero's positions.
+at::Tensor& masked_scatter_(at::Tensor& self, const at::Tensor& mask_arg, const at::Tensor& source) {
+  check_ocl(self, "masked_scatter_", "self");
+  const at::Tensor mask = mask_arg.is_cpu() ? mask_arg.to(self.device()) : mask_arg;
+  if (!plain_dtype(self.scalar_type()) || mask.scalar_type() != at::kBool ||
+      source.scalar_type() != self.scalar_type() || !at::is_expandable_to(mask.sizes(), self.sizes())) {
+    return fallback<ATEN_OP(masked_scatter_)>::call(self, mask_arg, source);  // the CPU raises its own errors
+  }
+  check_same_device(self, mask, "masked_scatter_", "mask");
+  check_same_device(self, source, "masked_scatter_", "source");
+  at::Tensor target = self.dim() == 0 ? self.view({1}) : self;
+  const at::Tensor positions = at::nonzero(mask.expand(self.sizes()).reshape(target.sizes()));
+  const std::int64_t n = positions.size(0);
+  TORCH_CHECK(source.numel() >= n, "Number of elements of source < number of ones in mask");
+  if (n == 0) return self;
+  c10::List<std::optional<at::Tensor>> indices;
+  for (std::int64_t d = 0; d < target.dim(); ++d) indices.push_back(positions.select(1, d));
+  target.index_put_(indices, source.reshape({-1}).narrow(0, 0, n));
+  return self;
+}
+
+// unfold_backward: each window's gradient added where the window lies in the input. The j-th
+// elements of all windows are one view of the input (stride `step` along dim) in which no two windows
+// meet, so `size` in-place adds do it without atomics.
+at::Tensor unfold_backward(const at::Tensor& grad, c10::SymIntArrayRef input_sizes_arg, std::int64_t dim,
+                           std::int64_t size, std::int64_t step) {
+  check_ocl(grad, "unfold_backward", "grad_in");
+  const at::IntArrayRef input_sizes = C10_AS_INTARRAYREF_SLOW(input_sizes_arg);
+  if (!plain_dtype(grad.scalar_type()) || grad.dim() != 1 + static_cast<std::int64_t>(input_sizes.size()) || size < 1 ||
+      step < 1) {
+    return fallback_symint<ATEN_OP(unfold_backward)>::call(grad, input_sizes_arg, dim, size, step);
+  }
+  if (input_sizes.empty()) {  // a 0-dim input unfolds to [1]: the gradient is its element
+    at::Tensor grad_input = at::zeros({}, grad.options());
+    if (grad.numel() == 1) grad_input.copy_(grad.reshape({}));
+    return grad_input;
+  }
+  dim = at::maybe_wrap_dim(dim, static_cast<std::int64_t>(input_sizes.size()));
+  at::Tensor grad_input = at::zeros(input_sizes, grad.options());
+  if (grad.numel() == 0) return grad_input;
+  const at::Tensor windows = grad_input.unfold(dim, size, step);
+  TORCH_CHECK(windows.sizes() == grad.sizes(), "unfold_backward: grad_in of sizes ", grad.sizes(),
+              " for windows of sizes ", windows.sizes());
+  for (std::int64_t j = 0; j < size; ++j) windows.select(-1, j).add_(grad.select(-1, j));
+  return grad_input;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -270,6 +322,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("arange.start_out", arange_out);
   m.impl("nonzero", nonzero);
   m.impl("masked_select", masked_select);
+  m.impl("masked_scatter_", masked_scatter_);
+  m.impl("unfold_backward", unfold_backward);
 }
 
 }  // namespace ocltune_torch

@@ -1,5 +1,6 @@
 """Comparisons, logical and bitwise ops, where, masked_fill, clamp, integer arithmetic, all/any, cat, flip,
-roll, arange, nonzero, masked_select, repeat and padding on the plain kernels, against PyTorch's CPU result."""
+roll, arange, nonzero, masked_select, masked_scatter, unfold_backward, repeat and padding on the plain kernels,
+against PyTorch's CPU result."""
 
 import subprocess
 import sys
@@ -9,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 import ocltune_torch
-from conftest import DEVICE, rand
+from conftest import DEVICE, TOLERANCES, rand
 
 INT_DTYPES = [torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8]
 ALL_DTYPES = [torch.float32, torch.float16, torch.bfloat16] + INT_DTYPES + [torch.bool]
@@ -252,6 +253,64 @@ def test_nonzero_and_masked_select(dtype):
     same(x[m.to(DEVICE)], a[m])
     big = torch.rand(70000, generator=torch.Generator().manual_seed(1)) > 0.3  # several blocks
     same(torch.nonzero(big.to(DEVICE)), torch.nonzero(big))
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_masked_scatter(dtype, strict):
+    # source's first elements, in row-major order of the mask's set positions (a broadcast mask, a
+    # non-contiguous self and source, a source longer than needed, no set position, a 0-dim self).
+    a = sample((6, 7, 5), dtype)
+    src = sample((300,), dtype, seed=1)
+    m = sample((6, 7, 5), torch.bool, seed=3)
+    x, s, md = a.to(DEVICE), src.to(DEVICE), m.to(DEVICE)
+    same(x.masked_scatter(md, s), a.masked_scatter(m, src))
+    same(x.masked_scatter(md[0, :, :1], s[:200]), a.masked_scatter(m[0, :, :1], src[:200]))  # broadcast
+    y = x.clone().transpose(0, 2)
+    y.masked_scatter_(md.transpose(0, 2), s[::2].view(30, 5).t())
+    same(y, a.clone().transpose(0, 2).masked_scatter_(m.transpose(0, 2), src[::2].view(30, 5).t()))
+    same(x.masked_scatter(torch.zeros_like(md), s[:0]), a.masked_scatter(torch.zeros_like(m), src[:0]))
+    same(x[0, 0, 0].masked_scatter(md[0, 0, 1], s), a[0, 0, 0].masked_scatter(m[0, 0, 1], src))
+    with pytest.raises(RuntimeError, match="Number of elements of source"):
+        x.masked_scatter(torch.ones_like(md), s[:3])
+
+
+def test_masked_scatter_backward(strict):
+    a, src = rand(4, 5), rand(30, seed=1)
+    m = sample((4, 5), torch.bool, seed=3)
+    grads = []
+    for d in ["cpu", DEVICE]:
+        x, s = a.to(d).detach().requires_grad_(), src.to(d).detach().requires_grad_()
+        x.masked_scatter(m.to(d), s).backward(rand(4, 5, seed=2).to(d))
+        grads.append((x.grad, s.grad))
+    same(grads[1][0], grads[0][0])
+    same(grads[1][1], grads[0][1])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("dim,size,step", [(0, 3, 1), (1, 2, 2), (-1, 4, 3), (1, 5, 1), (0, 1, 4), (2, 3, 2)])
+def test_unfold_backward(dtype, dim, size, step, strict):
+    # Overlapping windows (step < size) add up, gaps (step > size) stay zero.
+    a = rand(7, 6, 5, dtype=dtype)
+    grads = []
+    for d in ["cpu", DEVICE]:
+        x = a.to(d).detach().requires_grad_()
+        y = x.transpose(0, 1).unfold(dim, size, step)  # a non-contiguous input
+        y.backward(torch.randn(y.shape, generator=torch.Generator().manual_seed(4)).to(dtype).to(d))
+        grads.append(x.grad)
+    if size <= step:  # no element in two windows: copies, exact
+        torch.testing.assert_close(grads[1].cpu(), grads[0], rtol=0, atol=0)
+    else:
+        torch.testing.assert_close(grads[1].cpu(), grads[0], **TOLERANCES[dtype])
+
+
+def test_unfold_backward_0_dim(strict):
+    grads = []
+    for d in ["cpu", DEVICE]:
+        x = torch.tensor(2.5, device=d, requires_grad=True)
+        x.unfold(0, 1, 2).backward(torch.tensor([3.0], device=d))
+        grads.append(x.grad)
+    same(grads[1], grads[0])
+    assert grads[1].device == DEVICE
 
 
 def test_repeat_pad_and_composites():
