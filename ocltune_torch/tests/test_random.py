@@ -63,9 +63,9 @@ def test_reproducible_and_different():
     assert torch.equal(torch.randn(50, device=DEVICE, generator=g).cpu(), d1)
     torch.manual_seed(8)
     assert not torch.equal(torch.randn(1001, device=DEVICE).cpu(), a)
-    state = torch.ocl.get_rng_state()
+    state = torch.ocl.get_rng_state(DEVICE)  # without a device: the current one, which DEVICE need not be
     e = torch.rand(10, device=DEVICE).cpu()
-    torch.ocl.set_rng_state(state)
+    torch.ocl.set_rng_state(state, DEVICE)
     assert torch.equal(torch.rand(10, device=DEVICE).cpu(), e)
 
 

@@ -37,8 +37,12 @@ build() {
 }
 
 tests() {
+  # The OpInfo suite needs torch's testing internals, which import expecttest: the GPU host's Python
+  # may lack it (it cannot reach PyPI), and one failed collection would stop every other suite.
+  local skip=()
+  $py -c 'import expecttest' 2>/dev/null || { skip=(--ignore=ocltune_torch/tests/test_opinfo.py); echo "no expecttest: test_opinfo.py not run"; }
   OCLTUNE_TORCH_LIBRARY=$lib OCLTUNE_TEST_DEVICE=$OCLTUNE_GPU OCLTUNE_CLI=$here/.gpu/bin/ocltune PYTHONPATH=$here \
-    timeout "${TEST_TIMEOUT:-240}" $py -m pytest -q -p no:cacheprovider ocltune_torch/tests --durations=5 || true
+    timeout "${TEST_TIMEOUT:-240}" $py -m pytest -q -p no:cacheprovider ocltune_torch/tests "${skip[@]}" --durations=10 || true
 }
 
 bench() {
