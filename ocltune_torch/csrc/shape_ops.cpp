@@ -1,5 +1,5 @@
 // Data movement on plain kernels: cat, flip, roll, arange, nonzero and masked_select; masked_scatter_
-// and unfold_backward composed of them, index_put_ and add_.
+// and unfold_backward composed of them, index_put_ and add_; tril and triu of a copy and masked_fill_.
 //
 // cat and roll are copies into slices of the result (the copy kernel converts dtypes and takes any
 // strides); flip is one copy through negated strides; nonzero and masked_select count set elements
@@ -313,6 +313,63 @@ at::Tensor unfold_backward(const at::Tensor& grad, c10::SymIntArrayRef input_siz
   return grad_input;
 }
 
+// ---- tril, triu ----
+
+// Where tril (lower) or triu zeroes the last two dims: column - row above the diagonal (tril) or below
+// it (triu), from two aranges on the device, [rows, cols], broadcast over any batch dims.
+at::Tensor triangle_zeros(const at::Tensor& self, std::int64_t diagonal, bool lower) {
+  const std::int64_t rows = self.size(-2), cols = self.size(-1);
+  const at::TensorOptions index = self.options().dtype(at::kLong);
+  const at::Tensor offset = at::arange(cols, index).view({1, cols}) - at::arange(rows, index).view({rows, 1});
+  return lower ? offset.gt(diagonal) : offset.lt(diagonal);
+}
+
+at::Tensor& triangle_out(const char* op, const at::Tensor& self, std::int64_t diagonal, bool lower, at::Tensor& out) {
+  TORCH_CHECK(self.dim() >= 2, op, ": input tensor must have at least 2 dimensions");
+  check_same_device(self, out, op, "out");
+  at::native::resize_output(out, self.sizes());
+  if (!out.is_same(self)) out.copy_(self);
+  if (out.numel() > 0) out.masked_fill_(triangle_zeros(self, diagonal, lower), 0);
+  return out;
+}
+
+at::Tensor tril(const at::Tensor& self, c10::SymInt diagonal) {
+  check_ocl(self, "tril", "self");
+  if (!plain_dtype(self.scalar_type())) return fallback_symint<ATEN_OP(tril)>::call(self, diagonal);
+  at::Tensor out = at::empty_like(self, at::MemoryFormat::Preserve);
+  return triangle_out("tril", self, diagonal.expect_int(), true, out);
+}
+at::Tensor triu(const at::Tensor& self, c10::SymInt diagonal) {
+  check_ocl(self, "triu", "self");
+  if (!plain_dtype(self.scalar_type())) return fallback_symint<ATEN_OP(triu)>::call(self, diagonal);
+  at::Tensor out = at::empty_like(self, at::MemoryFormat::Preserve);
+  return triangle_out("triu", self, diagonal.expect_int(), false, out);
+}
+at::Tensor& tril_(at::Tensor& self, c10::SymInt diagonal) {
+  check_ocl(self, "tril_", "self");
+  if (!plain_dtype(self.scalar_type())) return fallback_symint<ATEN_OP(tril_)>::call(self, diagonal);
+  return triangle_out("tril_", self, diagonal.expect_int(), true, self);
+}
+at::Tensor& triu_(at::Tensor& self, c10::SymInt diagonal) {
+  check_ocl(self, "triu_", "self");
+  if (!plain_dtype(self.scalar_type())) return fallback_symint<ATEN_OP(triu_)>::call(self, diagonal);
+  return triangle_out("triu_", self, diagonal.expect_int(), false, self);
+}
+at::Tensor& tril_out(const at::Tensor& self, c10::SymInt diagonal, at::Tensor& out) {
+  check_ocl(self, "tril.out", "self");
+  if (!plain_dtype(self.scalar_type()) || out.scalar_type() != self.scalar_type()) {
+    return fallback_symint<ATEN_OP(tril_out)>::call(self, diagonal, out);
+  }
+  return triangle_out("tril", self, diagonal.expect_int(), true, out);
+}
+at::Tensor& triu_out(const at::Tensor& self, c10::SymInt diagonal, at::Tensor& out) {
+  check_ocl(self, "triu.out", "self");
+  if (!plain_dtype(self.scalar_type()) || out.scalar_type() != self.scalar_type()) {
+    return fallback_symint<ATEN_OP(triu_out)>::call(self, diagonal, out);
+  }
+  return triangle_out("triu", self, diagonal.expect_int(), false, out);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -324,6 +381,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("masked_select", masked_select);
   m.impl("masked_scatter_", masked_scatter_);
   m.impl("unfold_backward", unfold_backward);
+  m.impl("tril", tril);
+  m.impl("tril_", tril_);
+  m.impl("tril.out", tril_out);
+  m.impl("triu", triu);
+  m.impl("triu_", triu_);
+  m.impl("triu.out", triu_out);
 }
 
 }  // namespace ocltune_torch

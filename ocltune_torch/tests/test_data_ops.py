@@ -1,6 +1,6 @@
 """Comparisons, logical and bitwise ops, where, masked_fill, clamp, integer arithmetic, all/any, cat, flip,
-roll, arange, nonzero, masked_select, masked_scatter, unfold_backward, repeat and padding on the plain kernels,
-against PyTorch's CPU result."""
+roll, arange, nonzero, masked_select, masked_scatter, unfold_backward, tril/triu, repeat and padding on the plain
+kernels, against PyTorch's CPU result."""
 
 import subprocess
 import sys
@@ -311,6 +311,40 @@ def test_unfold_backward_0_dim(strict):
         grads.append(x.grad)
     same(grads[1], grads[0])
     assert grads[1].device == DEVICE
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64, torch.uint8, torch.bool], ids=str)
+@pytest.mark.parametrize("diagonal", [-2, 0, 1, 9])
+def test_tril_and_triu(dtype, diagonal, strict):
+    for shape in [(5, 7), (7, 5), (3, 4, 6), (1, 1), (0, 3)]:
+        x = sample(shape, dtype, seed=len(shape) + diagonal)
+        for op in (torch.tril, torch.triu):
+            assert torch.equal(op(x.to(DEVICE), diagonal).cpu(), op(x, diagonal)), (op, shape)
+            t = x.transpose(-2, -1)  # non-contiguous
+            assert torch.equal(op(t.to(DEVICE), diagonal).cpu(), op(t, diagonal)), (op, shape)
+        y = x.to(DEVICE)
+        y.tril_(diagonal)
+        assert torch.equal(y.cpu(), x.tril(diagonal))
+        y = x.to(DEVICE)
+        y.triu_(diagonal)
+        assert torch.equal(y.cpu(), x.triu(diagonal))
+        out = torch.empty(0, dtype=dtype, device=DEVICE)
+        torch.triu(x.to(DEVICE), diagonal, out=out)
+        assert torch.equal(out.cpu(), x.triu(diagonal))
+
+
+def test_tril_backward_and_causal_mask(strict):
+    x = rand(6, 6, seed=3).requires_grad_()
+    xo = x.detach().to(DEVICE).requires_grad_()
+    g = rand(6, 6, seed=4)
+    x.tril(-1).backward(g)
+    xo.tril(-1).backward(g.to(DEVICE))
+    assert torch.equal(xo.grad.cpu(), x.grad)
+    # A causal mask as user code builds it, on the device throughout.
+    mask = torch.triu(torch.full((4, 4), float("-inf"), device=DEVICE), diagonal=1)
+    assert torch.equal(mask.cpu(), torch.triu(torch.full((4, 4), float("-inf")), diagonal=1))
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        torch.tril(torch.ones(3, device=DEVICE))
 
 
 def test_repeat_pad_and_composites():
