@@ -34,6 +34,7 @@ struct RowResult {
   std::optional<double> recorded_rate, now_rate, now_ns, ratio, now_spread;
   std::string current_hash;  // of the kernel files the current tree builds for the row's problem
   bool source_changed = false;
+  bool retimed = false;  // below the threshold at first, timed a second time
   std::optional<std::int64_t> evaluations;
 };
 
@@ -82,12 +83,22 @@ RowResult check_one(Session& session, const BestRow& row, const DeviceRow* devic
   // The tuner's evaluation: build, verify against the float64 reference, then time with its policy.
   const std::unique_ptr<Evaluation> evaluation = p.instantiate(session);
   Evaluator evaluator(session, *evaluation);
-  const EvalOutcome outcome = evaluator.evaluate(checked.config, TuneOptions{}.timing);
+  EvalOutcome outcome = evaluator.evaluate(checked.config, TuneOptions{}.timing);
   if (outcome.status != Status::kOk || !outcome.stats) {
     r.verdict = "failed";
     r.detail = fmt::format("{}: {}", status_name(outcome.status), outcome.error.substr(0, 400));
     r.fails = true;
     return r;
+  }
+  // A row below the threshold is timed once more, now that the device is warm, and keeps the faster
+  // median: the first timing of a row can catch a cold device (PoCL's worker threads asleep made
+  // 256^3 GEMMs time 0.5x of the figure the tuner had recorded minutes before, on an idle machine).
+  if (row.median_ns / outcome.stats->median_ns < 1 - o.max_loss) {
+    const EvalOutcome again = evaluator.evaluate(checked.config, TuneOptions{}.timing);
+    if (again.status == Status::kOk && again.stats && again.stats->median_ns < outcome.stats->median_ns) {
+      outcome = again;
+    }
+    r.retimed = true;
   }
   r.now_ns = outcome.stats->median_ns;
   r.now_spread = outcome.stats->spread;
@@ -96,8 +107,9 @@ RowResult check_one(Session& session, const BestRow& row, const DeviceRow* devic
   const bool applies = r.same_device || o.any_device;
   if (*r.ratio < 1 - o.max_loss) {
     r.verdict = "slower";
-    r.detail = fmt::format("{:.2f}x of the recorded figure, below {:.2f}x{}", *r.ratio, 1 - o.max_loss,
-                           applies ? "" : " (recorded on another device: not counted without --any-device)");
+    r.detail =
+        fmt::format("{:.2f}x of the recorded figure (the faster of two timings), below {:.2f}x{}", *r.ratio,
+                    1 - o.max_loss, applies ? "" : " (recorded on another device: not counted without --any-device)");
     r.fails = applies;
   } else {
     r.verdict = "ok";
@@ -127,6 +139,7 @@ nlohmann::json to_json(const RowResult& r) {
           {"recorded", optional(r.recorded_rate)},
           {"now_median_ns", optional(r.now_ns)},
           {"now_spread", optional(r.now_spread)},
+          {"retimed", r.retimed},
           {"now", optional(r.now_rate)},
           {"ratio", optional(r.ratio)},
           {"recorded_source_hash", r.row->source_hash},
