@@ -26,6 +26,24 @@ typedef struct {
   global O_S* out = out_base + out_at;    \
   global long* indices = indices_base + indices_at
 
+// The first maximum (NaN wins) of rows y0..y1 and columns x0..x1 (exclusive, in steps dy, dx) of a
+// plane of width w, and its index within the plane: max_pool's and adaptive_max_pool's window.
+inline float window_max(global const A_S* p, long w, long y0, long y1, long dy, long x0, long x1, long dx,
+                        long* best) {
+  *best = y0 * w + x0;
+  float m = -INFINITY;
+  for (long y = y0; y < y1; y += dy) {
+    for (long x = x0; x < x1; x += dx) {
+      const float v = A_LOAD(p, y * w + x);
+      if (v > m || isnan(v)) {
+        m = v;
+        *best = y * w + x;
+      }
+    }
+  }
+  return m;
+}
+
 // max_pool2d_with_indices: the first maximum of the window (NaN wins), its index within the plane.
 kernel void max_pool(POOL_ARGS) {
   POOL_POINTERS;
@@ -35,19 +53,8 @@ kernel void max_pool(POOL_ARGS) {
     const long y1 = min(y0 + (g.kh - 1) * g.dh + 1, g.h), x1 = min(x0 + (g.kw - 1) * g.dw + 1, g.w);
     while (y0 < 0) y0 += g.dh;
     while (x0 < 0) x0 += g.dw;
-    global const A_S* p = in + plane * g.h * g.w;
-    long best = y0 * g.w + x0;
-    float m = -INFINITY;
-    for (long y = y0; y < y1; y += g.dh) {
-      for (long x = x0; x < x1; x += g.dw) {
-        const float v = A_LOAD(p, y * g.w + x);
-        if (v > m || isnan(v)) {
-          m = v;
-          best = y * g.w + x;
-        }
-      }
-    }
-    O_STORE(out, i, TO_O(m));
+    long best;
+    O_STORE(out, i, TO_O(window_max(in + plane * g.h * g.w, g.w, y0, y1, g.dh, x0, x1, g.dw, &best)));
     indices[i] = best;
   }
 }
@@ -156,19 +163,8 @@ kernel void adaptive_max_pool(POOL_ARGS) {
     const long ox = i % g.ow, oy = (i / g.ow) % g.oh, plane = i / (g.ow * g.oh);
     const long y0 = adaptive_start(oy, g.oh, g.h), y1 = adaptive_end(oy, g.oh, g.h);
     const long x0 = adaptive_start(ox, g.ow, g.w), x1 = adaptive_end(ox, g.ow, g.w);
-    global const A_S* p = in + plane * g.h * g.w;
-    long best = y0 * g.w + x0;
-    float m = -INFINITY;
-    for (long y = y0; y < y1; ++y) {
-      for (long x = x0; x < x1; ++x) {
-        const float v = A_LOAD(p, y * g.w + x);
-        if (v > m || isnan(v)) {
-          m = v;
-          best = y * g.w + x;
-        }
-      }
-    }
-    O_STORE(out, i, TO_O(m));
+    long best;
+    O_STORE(out, i, TO_O(window_max(in + plane * g.h * g.w, g.w, y0, y1, 1, x0, x1, 1, &best)));
     indices[i] = best;
   }
 }
