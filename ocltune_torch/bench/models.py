@@ -111,7 +111,8 @@ def set_precision(precision):
 
 
 parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-parser.add_argument("--baseline", default="cpu", help="cpu or cuda")
+parser.add_argument("--baseline", default="cpu", help="cpu, cuda, or none (ocl only: e.g. to record the shapes a model\n"
+                    "dispatches with $OCLTUNE_TORCH_RECORD_SHAPES; --size and friends default as for cuda)")
 parser.add_argument("--ocl", default="ocl:0")
 parser.add_argument("--models", default="all", help="comma-separated: " + ",".join(MODELS))
 parser.add_argument("--modes", default="inference,training")
@@ -131,7 +132,7 @@ parser.add_argument("--breakdown", type=int, default=0, metavar="N",
 parser.add_argument("--measure-only", help=argparse.SUPPRESS)  # the child process of a CUDA baseline
 args = parser.parse_args()
 
-big = args.baseline.startswith("cuda")
+big = args.baseline.startswith("cuda") or args.baseline == "none"
 args.size = args.size or (224 if big else 64)
 args.seq = args.seq or (512 if big else 16)
 args.layers = args.layers or (12 if big else 2)
@@ -163,9 +164,10 @@ if args.measure_only:  # child: one JSON line per case, no ocltune_torch in this
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 import ocltune_torch  # noqa: E402
 
-baseline, ocl = torch.device(args.baseline), torch.device(args.ocl)
+baseline = None if args.baseline == "none" else torch.device(args.baseline)
+ocl = torch.device(args.ocl)
 baseline_figures = {}
-if baseline.type == "cuda":
+if baseline is not None and baseline.type == "cuda":
     child = subprocess.run([sys.executable, os.path.abspath(__file__), "--measure-only", args.baseline] + sys.argv[1:],
                            capture_output=True, text=True, check=True)
     for line in child.stdout.splitlines():
@@ -177,7 +179,9 @@ print(f"torch {torch.__version__}; ocl: {torch.ocl.get_device_name(ocl)}; baseli
 print(f"{'model':14} {'mode':10} {'batch':>5} {args.baseline + ' ms':>10} {'ocl ms':>10} {'ratio':>7}")
 for name, mode, model, x, target in cases():
     batch = batch_of(name)
-    if baseline.type == "cuda":
+    if baseline is None:
+        base_ms, base_times, base_ops = float("nan"), [], None
+    elif baseline.type == "cuda":
         base_ms, base_times, base_ops = baseline_figures[(name, mode)]
     else:
         base_ms, base_times, base_ops = run(name, mode, baseline, model, x, target)
@@ -188,7 +192,8 @@ for name, mode, model, x, target in cases():
     print(f"{name:14} {mode:10} {batch:5d} {base_ms:10.2f} {ocl_ms:10.2f} {ratio:7.3f}" +
           (f"  fallbacks: {fallbacks}" if fallbacks else ""))
     if args.breakdown:
-        op_breakdown.print_comparison(args.baseline, base_ops, ocl_ops, args.breakdown)
+        op_breakdown.print_comparison(args.baseline, base_ops or dict(op={}, problem=[], step_ms=float("nan")), ocl_ops,
+                                      args.breakdown)
     results.append(dict(model=name, mode=mode, batch=batch, baseline=args.baseline, baseline_ms=base_ms,
                         ocl_ms=ocl_ms, ratio=ratio, baseline_times_ms=[t * 1e3 for t in base_times],
                         ocl_times_ms=[t * 1e3 for t in ocl_times], fallbacks=fallbacks,

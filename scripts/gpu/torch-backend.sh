@@ -6,9 +6,13 @@
 # Carried from here in .gpu/: bin/ocltune and lib/libocltune.so.0 (stripped, from build/), include/CL
 # (the OpenCL headers the host lacks), src/plain_kernel_files.cpp (the embedded kernels of the build),
 # system.db (the shipped rows) and the Debian libraries of scripts/gpu/prepare.sh.
-#   scripts/gpu/torch-backend.sh [build|test|bench|overhead|all] [-- bench arguments]
+#   scripts/gpu/torch-backend.sh [build|test|bench|overhead|record|tune|all] [-- arguments]
 # bench: ocltune_torch/bench/models.py (e.g. -- --breakdown 15 for the per-op times); overhead:
 # ocltune_torch/bench/op_overhead.py, the host cost of one small op on ocl against cuda.
+# record: one step of each model and mode at the benchmark's sizes on ocl only, every problem it
+# dispatched written to $OUT/model-shapes.json (ocltune_torch.record_shapes; -- models.py arguments,
+# e.g. --models resnet50 --batch 64); tune: `ocltune --shapes $OUT/model-shapes.json` into
+# $OUT/models.db (-- ocltune arguments, e.g. --ops conv2d,gemm --time-budget 5m).
 set -euo pipefail
 what=${1:-all}
 shift || true
@@ -59,11 +63,35 @@ overhead() {
     --ocl "ocl:$OCLTUNE_GPU" "$@"
 }
 
+record() {
+  # One process per call (the file is written when the process exits); repeated calls add to the file.
+  local shapes=${OUT:-/tmp}/model-shapes.json part=${OUT:-/tmp}/model-shapes.part.json
+  rm -f "$part"
+  OCLTUNE_TORCH_RECORD_SHAPES=$part OCLTUNE_TORCH_LIBRARY=$lib PYTHONPATH=$here $py ocltune_torch/bench/models.py \
+    --baseline none --ocl "ocl:$OCLTUNE_GPU" --reps 1 --warmup 0 "$@"
+  $py - "$part" "$shapes" <<'PY'
+import json, os, sys
+part, merged = sys.argv[1], sys.argv[2]
+old = json.load(open(merged)) if os.path.exists(merged) else []
+key = lambda p: json.dumps({k: v for k, v in p.items() if k != "recorded"}, sort_keys=True)
+seen = {key(p) for p in old}
+new = [p for p in json.load(open(part)) if key(p) not in seen]
+json.dump(old + new, open(merged, "w"), indent=1)
+print(f"{merged}: {len(old) + len(new)} problems ({len(new)} new)")
+PY
+}
+
+tune() {
+  "$here/.gpu/bin/ocltune" --device "$OCLTUNE_GPU" --shapes "${OUT:-/tmp}/model-shapes.json" --db "${OUT:-/tmp}/models.db" "$@"
+}
+
 case $what in
   build) build ;;
   test) tests ;;
   bench) bench "$@" ;;
   overhead) overhead "$@" ;;
+  record) record "$@" ;;
+  tune) tune "$@" ;;
   all) build && tests && bench "$@" ;;
-  *) echo "usage: $0 [build|test|bench|overhead|all] [-- bench arguments]" >&2; exit 2 ;;
+  *) echo "usage: $0 [build|test|bench|overhead|record|tune|all] [-- arguments]" >&2; exit 2 ;;
 esac
