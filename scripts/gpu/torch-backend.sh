@@ -20,7 +20,7 @@ shift || true
 here=$(pwd)
 source scripts/gpu/env.sh
 export LD_LIBRARY_PATH=$here/.gpu/lib:$LD_LIBRARY_PATH OCLTUNE_SYSTEM_DB=$here/.gpu/system.db
-export OCLTUNE_DB=${OUT:-/tmp}/user.db
+export OCLTUNE_DB=${OCLTUNE_DB:-${OUT:-/tmp}/user.db}  # preset it to run with a tuned database
 py=${PYTHON:-python3}
 lib=/tmp/ocltune_torch_build/libocltune_torch.so
 torch_dir=$($py -c 'import os, torch; print(os.path.dirname(torch.__file__))')
