@@ -1,7 +1,10 @@
 // Direct backward-weight convolution (gradient of the weight): each work-item accumulates a
 // register tile of KPT output channels x CPT input channels at one filter tap (r, s) over a share
 // of the N*P*Q output positions; the RED work-items of a tile combine their sums in local memory.
-// Launch: global (ceil(Cg/(WGC*CPT))*WGC, ceil(Kg/(WGK*KPT))*WGK, groups*R*S*RED),
+// With SPLIT > 1 the images are split into SPLIT chunks, one work-group each, and chunk j writes its
+// partial sums to plane j of dw (a workspace of SPLIT weight planes, summed in order by
+// conv2d_sum_images): a first layer has a few hundred weights and millions of positions.
+// Launch: global (ceil(Cg/(WGC*CPT))*WGC, ceil(Kg/(WGK*KPT))*WGK, groups*R*S*SPLIT*RED),
 // local (WGC, WGK, RED).
 
 // ---- Tunables ----
@@ -20,6 +23,9 @@
 #ifndef RED
 #define RED 1  // work-items splitting the reduction over output positions (a power of two)
 #endif
+#ifndef SPLIT
+#define SPLIT 1  // work-groups splitting the images
+#endif
 
 __attribute__((reqd_work_group_size(WGC, WGK, RED)))
 kernel void conv2d_direct_bwd_weight(CONV_SHAPE_PARAMS, const global float* restrict x, const long x_offset,
@@ -30,6 +36,8 @@ kernel void conv2d_direct_bwd_weight(CONV_SHAPE_PARAMS, const global float* rest
   const int c0 = get_group_id(0) * (WGC * CPT);
   const int k0 = get_group_id(1) * (WGK * KPT);
   int z = get_group_id(2);
+  const int chunk = z % SPLIT;
+  z /= SPLIT;
   const int rs = z % (R * S);
   const int g = z / (R * S);
   const int r = rs / S, s = rs - (rs / S) * S;
@@ -48,7 +56,9 @@ kernel void conv2d_direct_bwd_weight(CONV_SHAPE_PARAMS, const global float* rest
 
   const int plane = P * Q;
   const FastDiv div_q = fastdiv_for(Q);
-  for (int n = 0; n < N; ++n) {
+  const int per_chunk = (N + SPLIT - 1) / SPLIT;
+  const int n_end = min(N, (chunk + 1) * per_chunk);
+  for (int n = chunk * per_chunk; n < n_end; ++n) {
     const global float* xn = x + x_offset + (long)n * C * H * W;
     const global float* dyn = dy + dy_offset + (long)n * K * plane;
     for (int pq = lr; pq < plane; pq += RED) {
@@ -94,7 +104,8 @@ kernel void conv2d_direct_bwd_weight(CONV_SHAPE_PARAMS, const global float* rest
 #pragma unroll
     for (int b = 0; b < CPT; ++b) {
       const int cc = c0 + lc + b * WGC;
-      if (kk < Kg && cc < Cg) dw[dw_offset + (((long)(g * Kg + kk) * Cg + cc) * R + r) * S + s] = acc[a][b];
+      if (kk < Kg && cc < Cg)
+        dw[dw_offset + (long)chunk * K * Cg * R * S + (((long)(g * Kg + kk) * Cg + cc) * R + r) * S + s] = acc[a][b];
     }
   }
 }

@@ -204,7 +204,7 @@ LaunchPlan conv2d_plan(const Conv2dShape& shape, const Conv2dOperands& operands,
   if (shape.bias && !operands.bias()) throw Error("conv2d: the shape has a bias but no bias buffer was given");
   LaunchPlan plan;
   switch (algo) {
-    case kAlgoDirect: direct_plan(shape, operands, config, plan); break;
+    case kAlgoDirect: direct_plan(shape, operands, config, workspace, plan); break;
     case kAlgoImplicitGemm: igemm_plan(shape, operands, config, plan); break;
     case kAlgoWinograd: winograd_plan(shape, operands, config, workspace, plan); break;
     case kAlgoGemm1x1: gemm1x1_plan(shape, operands, config, workspace, plan); break;

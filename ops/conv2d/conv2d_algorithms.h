@@ -18,7 +18,8 @@ namespace ocltune::conv2d_detail {
 // untuned default configuration, and its kernels appended to a plan.
 SearchSpace direct_space(const Conv2dShape& shape, const DeviceInfo& device);
 Config direct_default(const Conv2dShape& shape);
-void direct_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Config& config, LaunchPlan& plan);
+void direct_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Config& config, Workspace& workspace,
+                 LaunchPlan& plan);
 
 SearchSpace igemm_space(const Conv2dShape& shape, const DeviceInfo& device);
 Config igemm_default(const Conv2dShape& shape);

@@ -95,14 +95,27 @@ SearchSpace backward_data_space(const Conv2dShape& s, const DeviceLimits& lim) {
   return space;
 }
 
-SearchSpace backward_weight_space(const Conv2dShape& s, const DeviceLimits& lim) {
-  SearchSpace space("direct");
+// The weight gradient's partial sums of SPLIT image chunks: each chunk's kernel writes one K x Cg x R x S
+// plane of the workspace and conv2d_sum_images adds them in order (no atomics: the result does not
+// depend on the launch geometry).
+constexpr int kSplitSlot = 9;  // workspace slot: gemm1x1 uses 8, Winograd 0-2, the packed GEMMs 3-4
+constexpr std::int64_t kSplitBytes = std::int64_t{64} << 20;
+
+SearchSpace backward_weight_space(const Conv2dShape& s, const DeviceLimits& lim, bool split) {
+  SearchSpace space(split ? "direct_split" : "direct");
   space.add("ALGO", {kAlgoDirect}, "convolution algorithm")
       .add("KPT", {1, 2, 4, 8}, "output channels per work-item")
       .add("CPT", {1, 2, 4, 8}, "input channels per work-item")
       .add("WGC", {1, 2, 4, 8, 16}, "work-items along the input channels")
       .add("WGK", {1, 2, 4, 8, 16}, "work-items along the output channels")
       .add("RED", {1, 2, 4, 8, 16, 32, 64}, "work-items splitting the reduction over output positions");
+  // A variant of its own, so that a row without SPLIT (recorded before it existed) stays valid.
+  if (split) {
+    space.add("SPLIT", {2, 4, 8, 16, 32, 64}, "work-groups splitting the images (partial sums, then one pass)");
+    space.constrain("SPLIT <= N, and the partial sums fit the workspace", {"SPLIT"}, [=](const Config& c) {
+      return at(c, "SPLIT") <= s.n && at(c, "SPLIT") * s.weight_elements() * 4 <= kSplitBytes;
+    });
+  }
   space.constrain("KPT * CPT <= 32 (accumulator registers)", {"KPT", "CPT"},
                   [](const Config& c) { return at(c, "KPT") * at(c, "CPT") <= 32; });
   constrain_extent(space, "WGC", "CPT", s.c_per_group(), 1);
@@ -123,7 +136,12 @@ SearchSpace direct_space(const Conv2dShape& s, const DeviceInfo& device) {
   switch (s.dir) {
     case ConvDirection::kForward: return forward_space(s, lim);
     case ConvDirection::kBackwardData: return backward_data_space(s, lim);
-    default: return backward_weight_space(s, lim);
+    default: {
+      SearchSpace whole = backward_weight_space(s, lim, false);
+      // The split variant where it has a point: two images or more, two partial planes fit.
+      if (s.n < 2 || 2 * s.weight_elements() * 4 > kSplitBytes) return whole;
+      return SearchSpace::unite({std::move(whole), backward_weight_space(s, lim, true)});
+    }
   }
 }
 
@@ -155,17 +173,28 @@ Config direct_default(const Conv2dShape& s) {
       const std::int64_t wgc = largest_at_most({1, 4, 8}, next_pow2(s.c_per_group()));
       const std::int64_t wgk = largest_at_most({1, 4, 8}, next_pow2(s.k_per_group()));
       const std::int64_t red = largest_at_most({1, 4, 16, 64}, std::min(64 / (wgc * wgk), next_pow2(s.p() * s.q())));
-      return {{"ALGO", kAlgoDirect},
-              {"KPT", largest_at_most({1, 2}, next_pow2(s.k_per_group()) / wgk)},
-              {"CPT", largest_at_most({1, 2}, next_pow2(s.c_per_group()) / wgc)},
-              {"WGC", wgc},
-              {"WGK", wgk},
-              {"RED", red}};
+      const std::int64_t kpt = largest_at_most({1, 2}, next_pow2(s.k_per_group()) / wgk);
+      const std::int64_t cpt = largest_at_most({1, 2}, next_pow2(s.c_per_group()) / wgc);
+      Config c = {{"ALGO", kAlgoDirect}, {"KPT", kpt}, {"CPT", cpt}, {"WGC", wgc}, {"WGK", wgk}, {"RED", red}};
+      // Few weights and many positions (a first layer: 3 input channels, a 224x224 image) give a few
+      // thousand work-items, each summing hundreds of thousands of products: split the images until
+      // there are about 64Ki work-items (a quarter of what a large GPU holds at once), while each
+      // chunk keeps at least 4096 positions per work-item of the reduction.
+      const std::int64_t items = ceil_div(s.c_per_group(), wgc * cpt) * ceil_div(s.k_per_group(), wgk * kpt) *
+                                 s.groups * s.r * s.s * wgc * wgk * red;
+      std::int64_t split = 1;
+      while (split * 2 <= std::min<std::int64_t>(s.n, 64) && items * split * 2 <= 65536 &&
+             s.n / (split * 2) * s.p() * s.q() >= 4096 * red && split * 2 * s.weight_elements() * 4 <= kSplitBytes) {
+        split *= 2;
+      }
+      if (split > 1) c["SPLIT"] = split;
+      return c;
     }
   }
 }
 
-void direct_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, LaunchPlan& plan) {
+void direct_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, Workspace& workspace,
+                 LaunchPlan& plan) {
   const std::int64_t cg = s.c_per_group(), kg = s.k_per_group();
   std::vector<KernelArg> args = shape_args(s);
   if (s.dir == ConvDirection::kForward) {
@@ -203,12 +232,26 @@ void direct_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c,
   }
   const std::int64_t kpt = at(c, "KPT"), cpt = at(c, "CPT");
   const std::int64_t wgc = at(c, "WGC"), wgk = at(c, "WGK"), red = at(c, "RED");
-  args.insert(args.end(), {o.input, static_cast<cl_long>(o.input_offset), o.weight,
-                           static_cast<cl_long>(o.weight_offset), o.output, static_cast<cl_long>(o.output_offset)});
+  const std::int64_t split = c.count("SPLIT") ? at(c, "SPLIT") : 1;
+  const std::int64_t plane = s.weight_elements();
+  const cl::Buffer partial =
+      split > 1 ? workspace.get(static_cast<std::size_t>(split * plane * 4), kSplitSlot) : cl::Buffer();
+  args.insert(args.end(), {o.input, static_cast<cl_long>(o.input_offset), split > 1 ? partial : o.weight,
+                           static_cast<cl_long>(split > 1 ? 0 : o.weight_offset), o.output,
+                           static_cast<cl_long>(o.output_offset)});
   ProgramSource program = conv_program("conv2d_direct_bwd_weight.cl", s, c, {"KPT", "CPT", "WGC", "WGK", "RED"});
+  if (split > 1) program.defines.emplace_back("SPLIT", std::to_string(split));
   plan.kernels.push_back(make_launch(std::move(program), "conv2d_direct_bwd_weight", std::move(args),
                                      ceil_div(cg, wgc * cpt) * wgc, ceil_div(kg, wgk * kpt) * wgk,
-                                     s.groups * s.r * s.s * red, wgc, wgk, red));
+                                     s.groups * s.r * s.s * split * red, wgc, wgk, red));
+  if (split > 1) {
+    ProgramSource sum;
+    sum.files = {"conv2d_sum_images.cl"};
+    std::vector<KernelArg> sum_args = {static_cast<cl_int>(split), static_cast<cl_long>(plane), partial, o.weight,
+                                       static_cast<cl_long>(o.weight_offset), static_cast<cl_int>(0)};
+    plan.kernels.push_back(make_launch(std::move(sum), "conv2d_sum_images", std::move(sum_args),
+                                       ceil_div(plane, 256) * 256, 1, 1, 256, 1, 1));
+  }
   add_bias_grad(s, o, plan);
 }
 
