@@ -5,6 +5,12 @@
 // for Adam; the per-tensor loop is what CPU PyTorch runs too. fused=True takes fused_optim_ops.cpp's
 // one kernel per tensor instead (issue 21).
 //
+// The three that torch.optim's default SGD (momentum) spends its calls in, _foreach_add_.List,
+// _foreach_add_.Scalar and _foreach_mul_.Scalar, launch kernels/plain_foreach.cl once per dense
+// tensor from one kernel object instead: the slow kernels' add_ and mul_ cost about 24 us a tensor on
+// the H200, most of the step of a small network. A tensor the kernels do not take (not contiguous, not
+// a float type, a different type or size from its partner, a partial overlap) goes the slow way.
+//
 // The list below was generated from torch's schemas and native headers, matching argument names and
 // types, and the library checks each signature against its schema when it loads.
 #include <ATen/ops/_foreach_abs_native.h>
@@ -34,7 +40,87 @@
 #include <ATen/ops/_foreach_zero_native.h>
 #include <torch/library.h>
 
+#include "ocltune_torch/csrc/plain_kernels.h"
+
 namespace ocltune_torch {
+
+namespace {
+
+// A tensor plain_foreach.cl takes: on an ocl device, dense in row-major order, of a float type.
+bool fast_tensor(const at::Tensor& t) {
+  return t.defined() && t.device().is_privateuseone() && t.is_contiguous() &&
+         (t.scalar_type() == at::kFloat || t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16);
+}
+
+// A float scalar the kernels can take as a float (the opmath type of the float types).
+bool fast_scalar(const c10::Scalar& s) { return !s.isComplex(); }
+
+// The program of plain_foreach.cl for the last (device, type) asked for.
+class ForeachProgram {
+ public:
+  cl_program get(const at::Tensor& t) {
+    const int device = t.device().index();
+    if (!program_ || device != device_ || t.scalar_type() != type_) {
+      program_ = plain_program(device, "plain_foreach.cl", {{"P", t.scalar_type()}});
+      device_ = device;
+      type_ = t.scalar_type();
+    }
+    return program_;
+  }
+
+ private:
+  cl_program program_ = nullptr;
+  int device_ = -1;
+  at::ScalarType type_ = at::kFloat;
+};
+
+void foreach_add_list_(at::TensorList self, at::TensorList other, const c10::Scalar& alpha) {
+  TORCH_CHECK(self.size() == other.size(), "_foreach_add_: tensor lists must have the same length, got ",
+              self.size(), " and ", other.size());
+  ForeachProgram programs;
+  PlainLaunchCache launches;
+  for (std::size_t i = 0; i < self.size(); ++i) {
+    const at::Tensor& s = self[i];
+    const at::Tensor& o = other[i];
+    if (!fast_tensor(s) || !fast_tensor(o) || !fast_scalar(alpha) || o.scalar_type() != s.scalar_type() ||
+        o.device() != s.device() || !o.sizes().equals(s.sizes()) || (!o.is_same(s) && may_overlap(s, o))) {
+      s.add_(o, alpha);
+      continue;
+    }
+    if (s.numel() == 0) continue;
+    PlainLaunch& launch = launches.get(s.device().index(), programs.get(s), "foreach_add_list");
+    launch.arg<cl_long>(s.numel()).tensor_at(s).tensor_at(o).arg<cl_float>(alpha.to<float>());
+    launch.run(s.numel());
+  }
+}
+
+// self[i] = self[i] OP scalar for the kernel `kernel` (foreach_mul_scalar, foreach_add_scalar), else
+// `slow` of that tensor.
+template <class Slow>
+void foreach_scalar_(at::TensorList self, const c10::Scalar& scalar, const char* kernel, Slow slow) {
+  ForeachProgram programs;
+  PlainLaunchCache launches;
+  for (const at::Tensor& s : self) {
+    if (!fast_tensor(s) || !fast_scalar(scalar)) {
+      slow(s);
+      continue;
+    }
+    if (s.numel() == 0) continue;
+    PlainLaunch& launch = launches.get(s.device().index(), programs.get(s), kernel);
+    launch.arg<cl_long>(s.numel()).tensor_at(s).arg<cl_float>(scalar.to<float>());
+    launch.run(s.numel());
+  }
+}
+
+void foreach_mul_scalar_(at::TensorList self, const c10::Scalar& scalar) {
+  foreach_scalar_(self, scalar, "foreach_mul_scalar", [&](const at::Tensor& t) { t.mul_(scalar); });
+}
+
+void foreach_add_scalar_(at::TensorList self, const c10::Scalar& scalar) {
+  foreach_scalar_(self, scalar, "foreach_add_scalar", [&](const at::Tensor& t) { t.add_(scalar); });
+}
+
+}  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_foreach_abs", at::native::foreach_tensor_abs_slow);
@@ -43,8 +129,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_foreach_add.Scalar", at::native::foreach_tensor_add_scalar_kernel_slow);
   m.impl("_foreach_add.ScalarList", at::native::foreach_tensor_add_scalarlist_kernel_slow);
   m.impl("_foreach_add.Tensor", at::native::foreach_tensor_add_tensor_kernel_slow);
-  m.impl("_foreach_add_.List", at::native::foreach_tensor_add_list_kernel_slow_);
-  m.impl("_foreach_add_.Scalar", at::native::foreach_tensor_add_scalar_kernel_slow_);
+  m.impl("_foreach_add_.List", foreach_add_list_);
+  m.impl("_foreach_add_.Scalar", foreach_add_scalar_);
   m.impl("_foreach_add_.ScalarList", at::native::foreach_tensor_add_scalarlist_kernel_slow_);
   m.impl("_foreach_add_.Tensor", at::native::foreach_tensor_add_tensor_kernel_slow_);
   m.impl("_foreach_addcdiv.Scalar", at::native::foreach_tensor_addcdiv_scalar_slow);
@@ -106,7 +192,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_foreach_mul.ScalarList", at::native::foreach_tensor_mul_scalarlist_kernel_slow);
   m.impl("_foreach_mul.Tensor", at::native::foreach_tensor_mul_tensor_kernel_slow);
   m.impl("_foreach_mul_.List", at::native::foreach_tensor_mul_list_kernel_slow_);
-  m.impl("_foreach_mul_.Scalar", at::native::foreach_tensor_mul_scalar_kernel_slow_);
+  m.impl("_foreach_mul_.Scalar", foreach_mul_scalar_);
   m.impl("_foreach_mul_.ScalarList", at::native::foreach_tensor_mul_scalarlist_kernel_slow_);
   m.impl("_foreach_mul_.Tensor", at::native::foreach_tensor_mul_tensor_kernel_slow_);
   m.impl("_foreach_neg", at::native::foreach_tensor_neg_slow);

@@ -186,27 +186,6 @@ bool dense(const PlainLayout& layout) {
   return true;
 }
 
-// One kernel object reused over the tensors of a call while their program and kernel are the same.
-class LaunchCache {
- public:
-  PlainLaunch& get(int device, cl_program program, const char* kernel) {
-    if (!launch_ || device != device_ || program != program_ || kernel != kernel_) {
-      launch_.reset();
-      launch_.emplace(device, program, kernel);
-      device_ = device;
-      program_ = program;
-      kernel_ = kernel;
-    }
-    return launch_->rewind();
-  }
-
- private:
-  std::optional<PlainLaunch> launch_;
-  int device_ = -1;
-  cl_program program_ = nullptr;
-  const char* kernel_ = nullptr;  // one of the string literals below
-};
-
 void fused_adam(const char* op, at::TensorList params, at::TensorList grads, at::TensorList exp_avgs,
                 at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList state_steps, const Lr& lr,
                 double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize,
@@ -224,7 +203,7 @@ void fused_adam(const char* op, at::TensorList params, at::TensorList grads, at:
   TORCH_CHECK(state_steps.size() == n, op, ": ", state_steps.size(), " state_steps for ", n, " params");
   ScalarsPerDevice scalars(lr, grad_scale, found_inf);
   OptimProgram programs;
-  LaunchCache launches;
+  PlainLaunchCache launches;
   int flags = (amsgrad ? kAmsgrad : 0) | (maximize ? kMaximize : 0) | (adamw ? kAdamW : 0) |
               (weight_decay != 0 ? kWeightDecay : 0);
   for (std::size_t i = 0; i < n; ++i) {
@@ -288,7 +267,7 @@ void fused_sgd(const char* op, at::TensorList params, at::TensorList grads, at::
   }
   ScalarsPerDevice scalars(lr, grad_scale, found_inf);
   OptimProgram programs;
-  LaunchCache launches;
+  PlainLaunchCache launches;
   const int flags = (maximize ? kMaximize : 0) | (nesterov ? kNesterov : 0) | (is_first_step ? kFirstStep : 0) |
                     (weight_decay != 0.0 ? kWeightDecay : 0) | (has_momentum ? kMomentum : 0);
   for (std::size_t i = 0; i < n; ++i) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -94,6 +95,28 @@ class PlainLaunch {
   cl_kernel kernel_ = nullptr;
   cl_uint next_ = 0;
   const char* name_;
+};
+
+// One kernel object reused over the tensors of a call while their program and kernel are the same
+// (`kernel`: a string literal, compared by address), for the ops that launch once per tensor.
+class PlainLaunchCache {
+ public:
+  PlainLaunch& get(int device, cl_program program, const char* kernel) {
+    if (!launch_ || device != device_ || program != program_ || kernel != kernel_) {
+      launch_.reset();
+      launch_.emplace(device, program, kernel);
+      device_ = device;
+      program_ = program;
+      kernel_ = kernel;
+    }
+    return launch_->rewind();
+  }
+
+ private:
+  std::optional<PlainLaunch> launch_;
+  int device_ = -1;
+  cl_program program_ = nullptr;
+  const char* kernel_ = nullptr;
 };
 
 // A scalar as the value type of `type` (float for the float types, the integer itself otherwise),
