@@ -144,10 +144,27 @@ SGD_OPTIONS = {
 }
 
 
+def skip_unless_cpu_fused_sgd_is_a_reference(dtype):
+    """torch 2.11's CPU fused SGD in 16 bits (the GPU host's) moves parameters by up to 0.16 from
+    p - lr * g computed in float: the same ocl results then differ from it on PoCL and NVIDIA alike,
+    while torch 2.15's agrees with ocl to the bit. One plain step against float math decides which."""
+    if dtype == torch.float32:
+        return
+    p, g = rand(91, dtype=dtype, seed=3), rand(91, dtype=dtype, seed=4)
+    expected = (p.float() - 0.05 * g.float()).to(dtype).float()
+    param = torch.nn.Parameter(p.clone())
+    param.grad = g.clone()
+    torch.optim.SGD([param], lr=0.05, fused=True).step()
+    error = (param.detach().float() - expected).abs().max().item()
+    if error > 2 * 2.0 ** -MANTISSA[dtype] * expected.abs().max().item():
+        pytest.skip(f"torch {torch.__version__}'s CPU fused SGD in {dtype} is {error:.3g} off p - lr * g: not a reference")
+
+
 @pytest.mark.parametrize("options", SGD_OPTIONS)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_sgd_fused_follows_cpu_fused(dtype, options, strict):
     """The first step (is_first_step: the momentum buffer is the gradient) and the later ones."""
+    skip_unless_cpu_fused_sgd_is_a_reference(dtype)
     run_both(lambda ps, d: torch.optim.SGD(ps, lr=0.05, fused=True, **SGD_OPTIONS[options]), dtype)
 
 
@@ -163,6 +180,7 @@ def test_sgd_fused_tensor_lr(where, strict):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_sgd_fused_grad_scale_and_found_inf(dtype, strict):
+    skip_unless_cpu_fused_sgd_is_a_reference(dtype)
     # found_inf not on the first step: there the momentum buffers are still torch.empty_like.
     run_both(lambda ps, d: torch.optim.SGD(ps, lr=0.05, fused=True, momentum=0.9, nesterov=True), dtype, steps=5,
              scale=1024.0, found_inf_steps=(2,))
