@@ -189,8 +189,19 @@ INSTANTIATE_TEST_SUITE_P(Algorithms, Conv2dSampled, ::testing::ValuesIn(sampled_
 // unequal size and an empty last chunk (67 images), each against the float64 reference.
 
 TEST(Conv2dDirectSplit, EverySplitOfTheImagesMatchesTheReference) {
-  const Conv2dShape shape{.dir = ConvDirection::kBackwardWeight, .n = 67, .c = 3, .h = 9, .w = 10, .k = 5, .r = 3,
-                          .s = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .bias = true};
+  const Conv2dShape shape{.dir = ConvDirection::kBackwardWeight,
+                          .n = 67,
+                          .c = 3,
+                          .h = 9,
+                          .w = 10,
+                          .k = 5,
+                          .r = 3,
+                          .s = 3,
+                          .stride_h = 2,
+                          .stride_w = 2,
+                          .pad_h = 1,
+                          .pad_w = 1,
+                          .bias = true};
   const Conv2dProblem problem(shape);
   const SearchSpace space = variant(problem.space(testing::test_session().device()), "direct_split");
   ASSERT_FALSE(space.variants().empty());
@@ -213,16 +224,34 @@ TEST(Conv2dDirectSplit, EverySplitOfTheImagesMatchesTheReference) {
 TEST(Conv2dDirectSplit, TheDefaultSplitsAFirstLayerOnly) {
   // The first layers of mobilenet_v2 and resnet at batch 32: 864 and 9408 weights, 401408 positions each.
   for (const auto& [k, r, pad] : {std::tuple{32, 3, 1}, std::tuple{64, 7, 3}}) {
-    const Conv2dShape first{.dir = ConvDirection::kBackwardWeight, .n = 32, .c = 3, .h = 224, .w = 224, .k = k,
-                            .r = r, .s = r, .stride_h = 2, .stride_w = 2, .pad_h = pad, .pad_w = pad};
+    const Conv2dShape first{.dir = ConvDirection::kBackwardWeight,
+                            .n = 32,
+                            .c = 3,
+                            .h = 224,
+                            .w = 224,
+                            .k = k,
+                            .r = r,
+                            .s = r,
+                            .stride_h = 2,
+                            .stride_w = 2,
+                            .pad_h = pad,
+                            .pad_w = pad};
     const Config split = conv2d_default_config(first, kAlgoDirect);
     ASSERT_TRUE(split.count("SPLIT")) << first.key() << ": " << to_string(split);
     EXPECT_GE(split.at("SPLIT"), 4) << first.key();
     EXPECT_TRUE(Conv2dProblem(first).space(testing::test_session().device()).contains(split)) << to_string(split);
   }
   // A middle layer already has thousands of work-groups: no split.
-  const Conv2dShape middle{.dir = ConvDirection::kBackwardWeight, .n = 32, .c = 256, .h = 14, .w = 14, .k = 256,
-                           .r = 3, .s = 3, .pad_h = 1, .pad_w = 1};
+  const Conv2dShape middle{.dir = ConvDirection::kBackwardWeight,
+                           .n = 32,
+                           .c = 256,
+                           .h = 14,
+                           .w = 14,
+                           .k = 256,
+                           .r = 3,
+                           .s = 3,
+                           .pad_h = 1,
+                           .pad_w = 1};
   EXPECT_FALSE(conv2d_default_config(middle, kAlgoDirect).count("SPLIT"));
 }
 

@@ -75,8 +75,8 @@ class ForeachProgram {
 };
 
 void foreach_add_list_(at::TensorList self, at::TensorList other, const c10::Scalar& alpha) {
-  TORCH_CHECK(self.size() == other.size(), "_foreach_add_: tensor lists must have the same length, got ",
-              self.size(), " and ", other.size());
+  TORCH_CHECK(self.size() == other.size(), "_foreach_add_: tensor lists must have the same length, got ", self.size(),
+              " and ", other.size());
   ForeachProgram programs;
   PlainLaunchCache launches;
   for (std::size_t i = 0; i < self.size(); ++i) {

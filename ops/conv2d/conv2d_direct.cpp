@@ -236,9 +236,9 @@ void direct_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c,
   const std::int64_t plane = s.weight_elements();
   const cl::Buffer partial =
       split > 1 ? workspace.get(static_cast<std::size_t>(split * plane * 4), kSplitSlot) : cl::Buffer();
-  args.insert(args.end(), {o.input, static_cast<cl_long>(o.input_offset), split > 1 ? partial : o.weight,
-                           static_cast<cl_long>(split > 1 ? 0 : o.weight_offset), o.output,
-                           static_cast<cl_long>(o.output_offset)});
+  args.insert(args.end(),
+              {o.input, static_cast<cl_long>(o.input_offset), split > 1 ? partial : o.weight,
+               static_cast<cl_long>(split > 1 ? 0 : o.weight_offset), o.output, static_cast<cl_long>(o.output_offset)});
   ProgramSource program = conv_program("conv2d_direct_bwd_weight.cl", s, c, {"KPT", "CPT", "WGC", "WGK", "RED"});
   if (split > 1) program.defines.emplace_back("SPLIT", std::to_string(split));
   plan.kernels.push_back(make_launch(std::move(program), "conv2d_direct_bwd_weight", std::move(args),
@@ -247,8 +247,12 @@ void direct_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c,
   if (split > 1) {
     ProgramSource sum;
     sum.files = {"conv2d_sum_images.cl"};
-    std::vector<KernelArg> sum_args = {static_cast<cl_int>(split), static_cast<cl_long>(plane), partial, o.weight,
-                                       static_cast<cl_long>(o.weight_offset), static_cast<cl_int>(0)};
+    std::vector<KernelArg> sum_args = {static_cast<cl_int>(split),
+                                       static_cast<cl_long>(plane),
+                                       partial,
+                                       o.weight,
+                                       static_cast<cl_long>(o.weight_offset),
+                                       static_cast<cl_int>(0)};
     plan.kernels.push_back(make_launch(std::move(sum), "conv2d_sum_images", std::move(sum_args),
                                        ceil_div(plane, 256) * 256, 1, 1, 256, 1, 1));
   }
