@@ -1,5 +1,7 @@
 // ocltune command line: parse flags, dispatch to a subcommand, map errors to exit codes.
 // main() is cli/main.cpp; test support links the same app with its own families registered.
+#include <cstdlib>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -66,6 +68,11 @@ void resolve_devices(const CLI::App& app, const std::string& device_text, const 
 }  // namespace
 
 int cli_main(int argc, char** argv) {
+  // PoCL's worker threads move between cores unless pinned: on the 2-core CI machine one 256^3 GEMM
+  // timed 86 to 137 GFLOP/s from one process to the next unpinned, 169 to 225 pinned, and the tuner's
+  // figures and db check's disagreed by up to 2x (docs/decisions/0040). Every figure ocltune measures
+  // on PoCL is a pinned one; a user's own POCL_AFFINITY wins. Before any OpenCL call loads PoCL.
+  setenv("POCL_AFFINITY", "1", /*overwrite=*/0);
   CliOptions options;
   for (int i = 0; i < argc; ++i) options.command_line += (i ? " " : "") + std::string(argv[i]);
 
