@@ -17,12 +17,17 @@ usage: scripts/nightly.sh [options]
   --repetitions R       benchmark repetitions; the report uses their median (default 3)
   --min-time S          seconds per benchmark repetition (default 0.5)
   --bin DIR             where ocltune and ocltune_bench are (default $OCLTUNE_BIN_DIR, else ./build, else PATH)
+  --models LIST         PyTorch models whose step times join the report (ocltune_torch/bench/models.py, on
+                        ocl:N against --models-baseline): comma-separated, all, or none (default all when
+                        the backend is built: $OCLTUNE_TORCH_LIBRARY, else BIN/ocltune_torch/libocltune_torch.so)
+  --models-baseline D   cpu or cuda (default cpu)
   --fail-on-regression  exit 3 when a key figure regressed beyond its noise
 USAGE
 }
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 device=0 out=nightly db="" ops=all shapes="" tune_budget=30m max_evals="" repetitions=3 min_time=0.5
+models=all models_baseline=cpu
 bin="${OCLTUNE_BIN_DIR:-}" fail_flag=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -36,6 +41,8 @@ while [ $# -gt 0 ]; do
     --repetitions) repetitions=$2; shift 2 ;;
     --min-time) min_time=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
+    --models) models=$2; shift 2 ;;
+    --models-baseline) models_baseline=$2; shift 2 ;;
     --fail-on-regression) fail_flag=(--fail-on-regression); shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "nightly: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
@@ -89,8 +96,31 @@ rc=$?
 if [ $rc -ne 0 ]; then echo "nightly: benchmark suite exit $rc, see $run/bench.log" >&2; status=1; fi
 if [ ! -s "$run/bench.json" ]; then echo "nightly: no benchmark results" >&2; exit 1; fi
 
+# 2b. The models' step times (issue 21), filed under the same device through bench.json's context, so
+#     a slower training step is flagged like a slower kernel.
+bench_files=("$run/bench.json")
+torch_library=${OCLTUNE_TORCH_LIBRARY:-${bin:+$bin/}ocltune_torch/libocltune_torch.so}
+torch_python=${OCLTUNE_TORCH_PYTHON:-$repo/.venv/bin/python}
+if [ "$models" != none ]; then
+  if [ -f "$torch_library" ] && [ -x "$torch_python" ]; then
+    echo "nightly: model steps ($models) -> $run/models.json"
+    OCLTUNE_TORCH_LIBRARY=$torch_library OCLTUNE_DB=$db PYTHONPATH=$repo "$torch_python" \
+      "$repo/ocltune_torch/bench/models.py" --models "$models" --baseline "$models_baseline" --ocl "ocl:$device" \
+      --reps "$((repetitions > 3 ? repetitions : 3))" --warmup 1 --gbench-json "$run/models.json" \
+      --gbench-context "$run/bench.json" >"$run/models.log" 2>&1
+    rc=$?
+    if [ $rc -eq 0 ]; then
+      bench_files+=("$run/models.json")
+    else
+      echo "nightly: model benchmark exit $rc, see $run/models.log" >&2; status=1
+    fi
+  else
+    echo "nightly: no PyTorch backend ($torch_library, $torch_python): model steps not measured"
+  fi
+fi
+
 # 3. The report, with this run appended to the history and compared with earlier nights.
-"$ocltune" report --db "$db" --bench "$run/bench.json" --out "$run/report" --history "$out/history" \
+"$ocltune" report --db "$db" --bench "${bench_files[@]}" --out "$run/report" --history "$out/history" \
   --title "ocltune nightly $stamp" "${fail_flag[@]}"
 rc=$?
 ln -sfn "runs/$stamp" "$out/latest"

@@ -127,6 +127,12 @@ parser.add_argument("--no-strict", dest="strict", action="store_false")
 parser.add_argument("--fused-optimizer", action="store_true",
                     help="fused=True for the optimisers on both devices (one kernel per tensor and step)")
 parser.add_argument("--json", help="write the figures here")
+parser.add_argument("--gbench-json", metavar="FILE",
+                    help="also write them as Google Benchmark JSON for `ocltune report --bench` (the nightly run):\n"
+                    "model/<precision>/<model>-<mode>-b<batch>/<device>, steps/s and the median step time")
+parser.add_argument("--gbench-context", metavar="BENCH_JSON",
+                    help="take that file's context (device, versions) for --gbench-json: ocltune_bench's output of\n"
+                    "the same device, so the report files the steps under that device")
 parser.add_argument("--breakdown", type=int, default=0, metavar="N",
                     help="after timing, list the N ops ocl spends most time in, beside the baseline's")
 parser.add_argument("--measure-only", help=argparse.SUPPRESS)  # the child process of a CUDA baseline
@@ -198,6 +204,23 @@ for name, mode, model, x, target in cases():
                         ocl_ms=ocl_ms, ratio=ratio, baseline_times_ms=[t * 1e3 for t in base_times],
                         ocl_times_ms=[t * 1e3 for t in ocl_times], fallbacks=fallbacks,
                         baseline_breakdown=base_ops, ocl_breakdown=ocl_ops))
+if args.gbench_json:
+    context = {}
+    if args.gbench_context:
+        with open(args.gbench_context) as f:
+            context = json.load(f).get("context", {})
+    benchmarks = []
+    for r in results:
+        for device, ms, times in (("ocl", r["ocl_ms"], r["ocl_times_ms"]),
+                                  (r["baseline"], r["baseline_ms"], r["baseline_times_ms"])):
+            if not times:
+                continue
+            spread = (max(times) - min(times)) / ms if ms > 0 else 0.0
+            benchmarks.append(dict(name=f"model/{args.precision}/{r['model']}-{r['mode']}-b{r['batch']}/{device}",
+                                   run_type="iteration", iterations=len(times), median_us=ms * 1e3,
+                                   **{"steps/s": 1e3 / ms, "spread": spread}))
+    with open(args.gbench_json, "w") as f:
+        json.dump(dict(context=context, benchmarks=benchmarks), f, indent=1)
 if args.json:
     with open(args.json, "w") as f:
         json.dump(dict(command=" ".join(sys.argv), torch=torch.__version__, precision=args.precision,

@@ -121,6 +121,9 @@ def size_chart(records, op):
         return None
     memory = rows[0].memory_bound
     size_key = "bytes" if memory else "flops"
+    rows = [r for r in rows if size_key in r.values]  # a model's step has no problem size
+    if not rows:
+        return None
     fig = Figure(figsize=(8, 4.2))
     ax = fig.subplots()
     variants = variants_of(rows)

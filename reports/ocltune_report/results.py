@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 # Counters ocltune_bench sets on every timed benchmark (bench/suite.cpp).
 NUMERIC_FIELDS = ("GFLOP/s", "GB/s", "peak_frac", "roofline_frac", "median_us", "spread", "flops", "bytes",
-                  "memory_bound", "real_time")
+                  "memory_bound", "real_time", "steps/s")
 
 
 @dataclass
@@ -33,7 +33,9 @@ class Record:
 
     @property
     def unit(self):
-        """The unit of throughput()."""
+        """The unit of throughput(): steps/s for a model's step (ocltune_torch/bench/models.py)."""
+        if "steps/s" in self.values:
+            return "steps/s"
         return "GB/s" if self.memory_bound else "GFLOP/s"
 
     @property
