@@ -5,14 +5,19 @@
 // for Adam; the per-tensor loop is what CPU PyTorch runs too. fused=True takes fused_optim_ops.cpp's
 // one kernel per tensor instead (issue 21).
 //
-// The three that torch.optim's default SGD (momentum) spends its calls in, _foreach_add_.List,
-// _foreach_add_.Scalar and _foreach_mul_.Scalar, launch kernels/plain_foreach.cl once per dense
-// tensor from one kernel object instead: the slow kernels' add_ and mul_ cost about 24 us a tensor on
-// the H200, most of the step of a small network. A tensor the kernels do not take (not contiguous, not
-// a float type, a different type or size from its partner, a partial overlap) goes the slow way.
+// The ones torch.optim's default (foreach) SGD and Adam/AdamW spend their calls in (_foreach_add_.List
+// and .Scalar, _foreach_mul_.Scalar, _foreach_lerp_.Scalar, _foreach_addcmul_.Scalar,
+// _foreach_addcdiv_.Scalar and .ScalarList, _foreach_div_.ScalarList, _foreach_sqrt) launch
+// kernels/plain_foreach.cl once per dense tensor from one kernel object instead: the slow kernels'
+// add_, mul_, ... cost about 24 us a tensor on the H200, most of the step of a small network. A tensor
+// the kernels do not take (not contiguous, not a float type, a different type or size from its
+// partners, a partial overlap) goes the slow way.
 //
 // The list below was generated from torch's schemas and native headers, matching argument names and
 // types, and the library checks each signature against its schema when it loads.
+#include <type_traits>
+#include <vector>
+
 #include <ATen/ops/_foreach_abs_native.h>
 #include <ATen/ops/_foreach_add_native.h>
 #include <ATen/ops/_foreach_addcdiv_native.h>
@@ -52,9 +57,6 @@ bool fast_tensor(const at::Tensor& t) {
          (t.scalar_type() == at::kFloat || t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16);
 }
 
-// A float scalar the kernels can take as a float (the opmath type of the float types).
-bool fast_scalar(const c10::Scalar& s) { return !s.isComplex(); }
-
 // The program of plain_foreach.cl for the last (device, type) asked for.
 class ForeachProgram {
  public:
@@ -74,50 +76,107 @@ class ForeachProgram {
   at::ScalarType type_ = at::kFloat;
 };
 
-void foreach_add_list_(at::TensorList self, at::TensorList other, const c10::Scalar& alpha) {
-  TORCH_CHECK(self.size() == other.size(), "_foreach_add_: tensor lists must have the same length, got ", self.size(),
-              " and ", other.size());
+// One launch of `kernel` per index i: operands[0][i] (written), the other lists' i-th tensors (read),
+// then scalar_of(i) as a float when given. Where the i-th tensors are not alike and dense (fast_tensor,
+// one type, one device, one size, the written one overlapping no other unless it is the same),
+// or scalar_ok(i) is false, slow(i) runs PyTorch's per-tensor op instead.
+template <class Scalar, class Ok, class Slow>
+void foreach_launch(const char* op, const std::vector<at::TensorList>& operands, const char* kernel, Scalar scalar_of,
+                    Ok scalar_ok, Slow slow) {
+  const at::TensorList out = operands.front();
+  for (const at::TensorList list : operands) {
+    TORCH_CHECK(list.size() == out.size(), op, ": tensor lists must have the same length, got ", out.size(), " and ",
+                list.size());
+  }
   ForeachProgram programs;
   PlainLaunchCache launches;
-  for (std::size_t i = 0; i < self.size(); ++i) {
-    const at::Tensor& s = self[i];
-    const at::Tensor& o = other[i];
-    if (!fast_tensor(s) || !fast_tensor(o) || !fast_scalar(alpha) || o.scalar_type() != s.scalar_type() ||
-        o.device() != s.device() || !o.sizes().equals(s.sizes()) || (!o.is_same(s) && may_overlap(s, o))) {
-      s.add_(o, alpha);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const at::Tensor& o = out[i];
+    bool fast = fast_tensor(o) && scalar_ok(i);
+    for (std::size_t l = 1; fast && l < operands.size(); ++l) {
+      const at::Tensor& t = operands[l][i];
+      fast = fast_tensor(t) && t.scalar_type() == o.scalar_type() && t.device() == o.device() &&
+             t.sizes().equals(o.sizes()) && (t.is_same(o) || !may_overlap(o, t));
+    }
+    if (!fast) {
+      slow(i);
       continue;
     }
-    if (s.numel() == 0) continue;
-    PlainLaunch& launch = launches.get(s.device().index(), programs.get(s), "foreach_add_list");
-    launch.arg<cl_long>(s.numel()).tensor_at(s).tensor_at(o).arg<cl_float>(alpha.to<float>());
-    launch.run(s.numel());
+    if (o.numel() == 0) continue;
+    PlainLaunch& launch = launches.get(o.device().index(), programs.get(o), kernel);
+    launch.arg<cl_long>(o.numel());
+    for (const at::TensorList list : operands) launch.tensor_at(list[i]);
+    if constexpr (!std::is_same_v<Scalar, std::nullptr_t>) launch.arg<cl_float>(scalar_of(i).template to<float>());
+    launch.run(o.numel());
   }
 }
 
-// self[i] = self[i] OP scalar for the kernel `kernel` (foreach_mul_scalar, foreach_add_scalar), else
-// `slow` of that tensor.
-template <class Slow>
-void foreach_scalar_(at::TensorList self, const c10::Scalar& scalar, const char* kernel, Slow slow) {
-  ForeachProgram programs;
-  PlainLaunchCache launches;
-  for (const at::Tensor& s : self) {
-    if (!fast_tensor(s) || !fast_scalar(scalar)) {
-      slow(s);
-      continue;
-    }
-    if (s.numel() == 0) continue;
-    PlainLaunch& launch = launches.get(s.device().index(), programs.get(s), kernel);
-    launch.arg<cl_long>(s.numel()).tensor_at(s).arg<cl_float>(scalar.to<float>());
-    launch.run(s.numel());
-  }
+// A scalar the kernels can take as a float (the opmath type of the float types).
+bool fast_scalar(const c10::Scalar& s) { return !s.isComplex(); }
+
+void foreach_add_list_(at::TensorList self, at::TensorList other, const c10::Scalar& alpha) {
+  foreach_launch(
+      "_foreach_add_", {self, other}, "foreach_add_list", [&](std::size_t) { return alpha; },
+      [&](std::size_t) { return fast_scalar(alpha); }, [&](std::size_t i) { self[i].add_(other[i], alpha); });
 }
 
 void foreach_mul_scalar_(at::TensorList self, const c10::Scalar& scalar) {
-  foreach_scalar_(self, scalar, "foreach_mul_scalar", [&](const at::Tensor& t) { t.mul_(scalar); });
+  foreach_launch(
+      "_foreach_mul_", {self}, "foreach_mul_scalar", [&](std::size_t) { return scalar; },
+      [&](std::size_t) { return fast_scalar(scalar); }, [&](std::size_t i) { self[i].mul_(scalar); });
 }
 
 void foreach_add_scalar_(at::TensorList self, const c10::Scalar& scalar) {
-  foreach_scalar_(self, scalar, "foreach_add_scalar", [&](const at::Tensor& t) { t.add_(scalar); });
+  foreach_launch(
+      "_foreach_add_", {self}, "foreach_add_scalar", [&](std::size_t) { return scalar; },
+      [&](std::size_t) { return fast_scalar(scalar); }, [&](std::size_t i) { self[i].add_(scalar); });
+}
+
+void foreach_lerp_scalar_(at::TensorList self, at::TensorList end, const c10::Scalar& weight) {
+  foreach_launch(
+      "_foreach_lerp_", {self, end}, "foreach_lerp_scalar", [&](std::size_t) { return weight; },
+      [&](std::size_t) { return fast_scalar(weight); }, [&](std::size_t i) { self[i].lerp_(end[i], weight); });
+}
+
+void foreach_addcmul_scalar_(at::TensorList self, at::TensorList a, at::TensorList b, const c10::Scalar& value) {
+  foreach_launch(
+      "_foreach_addcmul_", {self, a, b}, "foreach_addcmul_scalar", [&](std::size_t) { return value; },
+      [&](std::size_t) { return fast_scalar(value); }, [&](std::size_t i) { self[i].addcmul_(a[i], b[i], value); });
+}
+
+void foreach_addcdiv_scalar_(at::TensorList self, at::TensorList a, at::TensorList b, const c10::Scalar& value) {
+  foreach_launch(
+      "_foreach_addcdiv_", {self, a, b}, "foreach_addcdiv_scalar", [&](std::size_t) { return value; },
+      [&](std::size_t) { return fast_scalar(value); }, [&](std::size_t i) { self[i].addcdiv_(a[i], b[i], value); });
+}
+
+void foreach_addcdiv_scalarlist_(at::TensorList self, at::TensorList a, at::TensorList b,
+                                 at::ArrayRef<c10::Scalar> values) {
+  TORCH_CHECK(values.size() == self.size(), "_foreach_addcdiv_: ", values.size(), " scalars for ", self.size(),
+              " tensors");
+  foreach_launch(
+      "_foreach_addcdiv_", {self, a, b}, "foreach_addcdiv_scalar", [&](std::size_t i) { return values[i]; },
+      [&](std::size_t i) { return fast_scalar(values[i]); },
+      [&](std::size_t i) { self[i].addcdiv_(a[i], b[i], values[i]); });
+}
+
+void foreach_div_scalarlist_(at::TensorList self, at::ArrayRef<c10::Scalar> values) {
+  TORCH_CHECK(values.size() == self.size(), "_foreach_div_: ", values.size(), " scalars for ", self.size(), " tensors");
+  foreach_launch(
+      "_foreach_div_", {self}, "foreach_div_scalar", [&](std::size_t i) { return values[i]; },
+      [&](std::size_t i) { return fast_scalar(values[i]); }, [&](std::size_t i) { self[i].div_(values[i]); });
+}
+
+std::vector<at::Tensor> foreach_sqrt(at::TensorList self) {
+  std::vector<at::Tensor> out;
+  out.reserve(self.size());
+  for (const at::Tensor& t : self) out.push_back(fast_tensor(t) ? at::empty_like(t) : at::Tensor());
+  // A tensor the kernel does not take leaves its slot undefined, so the launcher's check sends it the
+  // slow way, which fills the slot.
+  foreach_launch(
+      "_foreach_sqrt", {out, self}, "foreach_sqrt", nullptr, [](std::size_t) { return true; },
+      [&](std::size_t i) { out[i] = self[i].sqrt(); });
+  return out;
 }
 
 }  // namespace
@@ -136,13 +195,13 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_foreach_addcdiv.Scalar", at::native::foreach_tensor_addcdiv_scalar_slow);
   m.impl("_foreach_addcdiv.ScalarList", at::native::foreach_tensor_addcdiv_scalarlist_slow);
   m.impl("_foreach_addcdiv.Tensor", at::native::foreach_tensor_addcdiv_tensor_slow);
-  m.impl("_foreach_addcdiv_.Scalar", at::native::foreach_tensor_addcdiv_scalar_slow_);
-  m.impl("_foreach_addcdiv_.ScalarList", at::native::foreach_tensor_addcdiv_scalarlist_slow_);
+  m.impl("_foreach_addcdiv_.Scalar", foreach_addcdiv_scalar_);
+  m.impl("_foreach_addcdiv_.ScalarList", foreach_addcdiv_scalarlist_);
   m.impl("_foreach_addcdiv_.Tensor", at::native::foreach_tensor_addcdiv_tensor_slow_);
   m.impl("_foreach_addcmul.Scalar", at::native::foreach_tensor_addcmul_scalar_slow);
   m.impl("_foreach_addcmul.ScalarList", at::native::foreach_tensor_addcmul_scalarlist_slow);
   m.impl("_foreach_addcmul.Tensor", at::native::foreach_tensor_addcmul_tensor_slow);
-  m.impl("_foreach_addcmul_.Scalar", at::native::foreach_tensor_addcmul_scalar_slow_);
+  m.impl("_foreach_addcmul_.Scalar", foreach_addcmul_scalar_);
   m.impl("_foreach_addcmul_.ScalarList", at::native::foreach_tensor_addcmul_scalarlist_slow_);
   m.impl("_foreach_addcmul_.Tensor", at::native::foreach_tensor_addcmul_tensor_slow_);
   m.impl("_foreach_clamp_max.List", at::native::foreach_tensor_clamp_max_list_kernel_slow);
@@ -163,7 +222,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_foreach_div.Tensor", at::native::foreach_tensor_div_tensor_kernel_slow);
   m.impl("_foreach_div_.List", at::native::foreach_tensor_div_list_kernel_slow_);
   m.impl("_foreach_div_.Scalar", at::native::foreach_tensor_div_scalar_kernel_slow_);
-  m.impl("_foreach_div_.ScalarList", at::native::foreach_tensor_div_scalarlist_kernel_slow_);
+  m.impl("_foreach_div_.ScalarList", foreach_div_scalarlist_);
   m.impl("_foreach_div_.Tensor", at::native::foreach_tensor_div_tensor_kernel_slow_);
   m.impl("_foreach_exp", at::native::foreach_tensor_exp_slow);
   m.impl("_foreach_exp_", at::native::foreach_tensor_exp_slow_);
@@ -171,7 +230,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_foreach_lerp.Scalar", at::native::foreach_tensor_lerp_list_kernel_slow);
   m.impl("_foreach_lerp.ScalarList", at::native::foreach_tensor_lerp_scalarlist_kernel_slow);
   m.impl("_foreach_lerp_.List", at::native::foreach_tensor_ternary_lerp_slow_);
-  m.impl("_foreach_lerp_.Scalar", at::native::foreach_tensor_lerp_list_kernel_slow_);
+  m.impl("_foreach_lerp_.Scalar", foreach_lerp_scalar_);
   m.impl("_foreach_lerp_.ScalarList", at::native::foreach_tensor_lerp_scalarlist_kernel_slow_);
   m.impl("_foreach_log", at::native::foreach_tensor_log_slow);
   m.impl("_foreach_log_", at::native::foreach_tensor_log_slow_);
@@ -212,7 +271,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_foreach_sigmoid_", at::native::foreach_tensor_sigmoid_slow_);
   m.impl("_foreach_sign", at::native::foreach_tensor_sign_slow);
   m.impl("_foreach_sign_", at::native::foreach_tensor_sign_slow_);
-  m.impl("_foreach_sqrt", at::native::foreach_tensor_sqrt_slow);
+  m.impl("_foreach_sqrt", foreach_sqrt);
   m.impl("_foreach_sqrt_", at::native::foreach_tensor_sqrt_slow_);
   m.impl("_foreach_sub.List", at::native::foreach_tensor_sub_list_kernel_slow);
   m.impl("_foreach_sub.Scalar", at::native::foreach_tensor_sub_scalar_kernel_slow);

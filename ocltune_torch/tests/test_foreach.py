@@ -1,5 +1,6 @@
 """The `_foreach_*` ops that run kernels/plain_foreach.cl once per dense tensor (_foreach_add_.List,
-_foreach_add_.Scalar, _foreach_mul_.Scalar: torch.optim's default SGD), in strict mode, against the same
+_foreach_add_.Scalar, _foreach_mul_.Scalar: torch.optim's default SGD; _foreach_lerp_, _foreach_addcmul_,
+_foreach_addcdiv_, _foreach_div_, _foreach_sqrt: its Adam and AdamW), in strict mode, against the same
 op on CPU copies: every dtype the kernels take, odd sizes, a 0-dim and an empty tensor, and lists that
 mix tensors the kernels take with ones that go PyTorch's per-tensor way (transposed, int64, a partner
 broadcast to its tensor, an aliased pair). Both computations round once from float, so they agree to a unit in
@@ -54,6 +55,78 @@ def test_scalar_ops_follow_cpu(dtype, op, scalar, strict):
     fn(ocl, scalar)
     for i, (a, e) in enumerate(zip(ocl, cpu)):
         assert_ulp(a, e, f"{op} tensor {i}")
+
+
+def positive(cpu, ocl):
+    """The same lists made positive (sqrt and division by them)."""
+    return [t.abs() + 0.5 for t in cpu], [t.abs() + 0.5 for t in ocl]
+
+
+# Division and sqrt: OpenCL allows 2.5 and 3 units in the last place in float; CPUs round correctly.
+ADAM_ULPS = {torch.float32: 4, torch.float16: 1, torch.bfloat16: 1}
+
+
+def assert_ulps(actual, expected, what, ulps):
+    e, a = expected.float(), actual.cpu().float()
+    if expected.numel() == 0:
+        assert actual.shape == expected.shape, what
+        return
+    rtol = ulps * 2.0 ** -MANTISSA[expected.dtype]
+    torch.testing.assert_close(a, e, rtol=rtol, atol=rtol * e.abs().max().item() + 1e-30, msg=lambda m: f"{what}: {m}")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("op", ["lerp", "addcmul", "addcdiv", "addcdiv_list", "div_list", "sqrt"])
+def test_adam_ops_follow_cpu(dtype, op, strict):
+    self_cpu, self_ocl = pairs(dtype)
+    a_cpu, a_ocl = pairs(dtype, seed=100)
+    b_cpu, b_ocl = positive(*pairs(dtype, seed=200))
+    scalars = [0.1 * (i + 1) for i in range(len(SHAPES))]
+    for selfs, a, b in ((self_cpu, a_cpu, b_cpu), (self_ocl, a_ocl, b_ocl)):
+        if op == "lerp":
+            torch._foreach_lerp_(selfs, a, 0.1)
+            torch._foreach_lerp_(selfs, a, 0.7)  # the other form of the lerp
+        elif op == "addcmul":
+            torch._foreach_addcmul_(selfs, a, b, 0.001)
+        elif op == "addcdiv":
+            torch._foreach_addcdiv_(selfs, a, b, -0.01)
+        elif op == "addcdiv_list":
+            torch._foreach_addcdiv_(selfs, a, b, scalars)
+        elif op == "div_list":
+            torch._foreach_div_(selfs, scalars)
+    if op == "sqrt":
+        got, want = torch._foreach_sqrt(b_ocl), torch._foreach_sqrt(b_cpu)
+        assert all(g.data_ptr() != x.data_ptr() for g, x in zip(got, b_ocl) if x.numel()), "sqrt must not be in place"
+    else:
+        got, want = self_ocl, self_cpu
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert_ulps(g, w, f"{op} tensor {i}", ADAM_ULPS[dtype])
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW"])
+def test_adam_foreach_follows_cpu(name, strict):
+    """torch.optim's default (foreach) Adam and AdamW steps, as the encoder benchmark runs AdamW."""
+    params_cpu = [torch.nn.Parameter(rand(*s, seed=20 + i)) for i, s in enumerate([(8, 3), (17,), (2, 3, 5)])]
+    params_ocl = [torch.nn.Parameter(p.detach().to(DEVICE)) for p in params_cpu]
+    make = getattr(torch.optim, name)
+    opt_cpu = make(params_cpu, lr=0.01, weight_decay=0.01, foreach=True)
+    opt_ocl = make(params_ocl, lr=0.01, weight_decay=0.01, foreach=True)
+    for step in range(3):
+        for i, (pc, po) in enumerate(zip(params_cpu, params_ocl)):
+            g = rand(*pc.shape, seed=100 * step + i)
+            pc.grad, po.grad = g.clone(), g.to(DEVICE)
+        opt_cpu.step()
+        opt_ocl.step()
+        for i, (pc, po) in enumerate(zip(params_cpu, params_ocl)):
+            torch.testing.assert_close(po.detach().cpu(), pc.detach(), rtol=1e-5, atol=1e-6,
+                                       msg=lambda m: f"step {step} param {i}: {m}")
+
+
+def test_sqrt_of_a_transposed_tensor_takes_the_per_tensor_way(strict):
+    x_cpu = rand(5, 7, seed=9).abs()
+    x_ocl = x_cpu.t().contiguous().to(DEVICE).t()
+    (got,), (want,) = torch._foreach_sqrt([x_ocl]), torch._foreach_sqrt([x_cpu])
+    assert_ulps(got, want, "sqrt", 4)
 
 
 def test_mixed_lists_take_the_per_tensor_way_where_needed(strict):
