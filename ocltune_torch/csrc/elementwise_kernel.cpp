@@ -86,6 +86,11 @@ at::Tensor new_result(const at::Tensor& like, at::IntArrayRef sizes, at::ScalarT
 // ---- binary ops ----
 
 // nullopt: the op runs through the fallback. `alpha` scales other (add, sub), 1 for the others.
+// `t` in the result type: itself, or its cast on the device (the plain casting copy), as
+// TensorIterator computes a binary op of mixed types in their common type (float + half in float,
+// half * bool in half). Exact where the CPU's is: both convert the inputs first, then compute.
+at::Tensor in_result_type(const at::Tensor& t, at::ScalarType type) { return t.scalar_type() == type ? t : t.to(type); }
+
 std::optional<Binary> plan_binary(const char* op, const at::Tensor& self, const at::Tensor& other, double alpha) {
   check_devices(op, self, other);
   Binary p;
@@ -96,24 +101,22 @@ std::optional<Binary> plan_binary(const char* op, const at::Tensor& self, const 
   const bool other_number = is_number(other, p.dtype);
   double number = 0.0;
   if (!self_number && other_number) {  // x + 2
-    if (self.scalar_type() != p.dtype) return std::nullopt;
-    p.a = self;
+    p.a = in_result_type(self, p.dtype);
     number = other.item<double>() * alpha;
   } else if (self_number && !other_number) {  // 2 - x: op(scalar, a)
-    if (other.scalar_type() != p.dtype || alpha != 1.0) return std::nullopt;
-    p.a = other;
+    if (alpha != 1.0) return std::nullopt;
+    p.a = in_result_type(other, p.dtype);
     p.reversed = true;
     number = self.item<double>();
   } else if (!self_number && !other_number) {
-    if (self.scalar_type() != p.dtype || other.scalar_type() != p.dtype) return std::nullopt;
-    p.a = self;
-    p.b = other;
+    p.a = in_result_type(self, p.dtype);
+    p.b = in_result_type(other, p.dtype);
     if (alpha != 1.0) {  // other * alpha first: the C ABI runs one op per call
       if (!std::isfinite(alpha) || other.numel() == 0) return std::nullopt;
-      at::Tensor scaled = at::empty(other.sizes(), other.options());
-      const std::optional<MergedLayout> layout = kernel_layout(scaled, {&other});
+      at::Tensor scaled = at::empty(p.b->sizes(), p.b->options());
+      const std::optional<MergedLayout> layout = kernel_layout(scaled, {&*p.b});
       if (!layout) return std::nullopt;
-      enqueue(op, "mul", *layout, scaled, other, nullptr, static_cast<float>(alpha), false);
+      enqueue(op, "mul", *layout, scaled, *p.b, nullptr, static_cast<float>(alpha), false);
       p.b = scaled;
     }
   } else {

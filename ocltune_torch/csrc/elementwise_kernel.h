@@ -55,15 +55,20 @@ at::Tensor run_planned(const char* op, const char* kernel_op, const std::optiona
   return out;
 }
 
-// In place into self (dense self directly, else through a packed result copied back).
+// In place into self (dense self directly, else through a packed result copied back). A result type
+// other than self's (half += float) is computed in the result type and cast into self, as
+// TensorIterator does, where that cast is allowed.
 template <class Fallback>
 at::Tensor& run_planned_(const char* op, const char* kernel_op, at::Tensor& self, const std::optional<Binary>& p,
                          Fallback fallback_op) {
-  if (!p || p->dtype != self.scalar_type() || p->reversed) return fallback_op();
+  if (!p || p->reversed) return fallback_op();
+  TORCH_CHECK(at::canCast(p->dtype, self.scalar_type()), "result type ", p->dtype,
+              " can't be cast to the desired output type ", self.scalar_type());
   TORCH_CHECK(p->sizes == to_vector(self.sizes()), "output with shape ", self.sizes(),
               " doesn't match the broadcast shape ", at::IntArrayRef(p->sizes));
-  if (self.is_non_overlapping_and_dense() && run_binary(op, kernel_op, *p, self)) return self;
-  at::Tensor out = at::empty(p->sizes, self.options());
+  const bool same_type = p->dtype == self.scalar_type();
+  if (same_type && self.is_non_overlapping_and_dense() && run_binary(op, kernel_op, *p, self)) return self;
+  at::Tensor out = at::empty(p->sizes, self.options().dtype(p->dtype));
   if (!run_binary(op, kernel_op, *p, out)) return fallback_op();
   return self.copy_(out);
 }

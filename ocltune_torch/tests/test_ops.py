@@ -162,16 +162,45 @@ def test_in_place(dtype):
         on(b).add_(on(a))
 
 
+@pytest.mark.parametrize("a_dtype,b_dtype", [(torch.float16, torch.float32), (torch.float32, torch.bfloat16),
+                                             (torch.float16, torch.bool), (torch.int64, torch.float32),
+                                             (torch.bfloat16, torch.int32), (torch.float16, torch.bfloat16)])
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+def test_mixed_dtypes_compute_in_the_result_type(a_dtype, b_dtype, op, strict):
+    """As TensorIterator: the inputs cast to their common type on the device, then the op; in place, the
+    result cast into self where PyTorch allows it, and the error PyTorch gives where it does not."""
+    def make(dtype, seed):
+        if dtype == torch.bool:
+            return torch.rand(5, 7, generator=torch.Generator().manual_seed(seed)) > 0.5
+        if not dtype.is_floating_point:
+            return torch.randint(1, 9, (5, 7), generator=torch.Generator().manual_seed(seed), dtype=dtype)
+        return rand(5, 7, seed=seed).to(dtype) + 2  # away from 0 for div
+    if op == "sub" and torch.bool in (a_dtype, b_dtype):
+        pytest.skip("PyTorch has no bool subtraction")
+    a, b = make(a_dtype, 1), make(b_dtype, 2)
+    fn = getattr(torch, op)
+    expected = fn(a, b)
+    got = fn(on(a), on(b).t().contiguous().t())  # a strided partner too
+    assert got.dtype == expected.dtype
+    assert_close(got, expected)
+    self = on(a)
+    if torch.can_cast(expected.dtype, a_dtype):
+        getattr(self, op + "_")(on(b))
+        assert_close(self, getattr(a.clone(), op + "_")(b))
+    else:
+        with pytest.raises(RuntimeError, match="can't be cast"):
+            getattr(self, op + "_")(on(b))
+
+
 def test_binary_fallbacks_and_errors():
     ocltune_torch.reset_fallback_stats()
     i = torch.arange(6).reshape(2, 3)
     assert torch.equal((on(i) + 1).cpu(), i + 1)  # int64: the plain kernels (plain_elementwise.h), no fallback
     assert torch.equal((on(i) * on(i)).cpu(), i * i)
-    h, f = rand(3, dtype=torch.float16), rand(3)
-    assert_close(on(h) + on(f), h + f)  # mixed dtypes: no cast on the device yet
+    f = rand(3)
     assert_close(on(f) * float("inf"), f * float("inf"))  # the C ABI takes finite scalars only
     stats = ocltune_torch.fallback_stats()
-    assert stats["aten::add.Tensor"] == 1 and stats["aten::mul.Tensor"] == 1
+    assert stats == {"aten::mul.Tensor": 1}, stats
     with pytest.raises(RuntimeError, match="same device|devices"):
         on(f) + f
     with pytest.raises(RuntimeError, match="must match the size|size of tensor"):
