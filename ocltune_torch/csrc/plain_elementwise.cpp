@@ -574,11 +574,19 @@ bool rounded_division_into(const at::Tensor& out, const at::Tensor& self, const 
   return true;
 }
 
+// isnan: x != x for the float types (only NaN differs from itself), no element for the others.
+at::Tensor isnan(const at::Tensor& self) {
+  check_ocl(self, "isnan", "self");
+  if (!at::isFloatingType(self.scalar_type())) return at::zeros(self.sizes(), self.options().dtype(at::kBool));
+  return ne_tensor(self, self);
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("eq.Tensor", eq_tensor);
   m.impl("eq.Scalar", eq_scalar);
   m.impl("ne.Tensor", ne_tensor);
   m.impl("ne.Scalar", ne_scalar);
+  m.impl("isnan", isnan);
   m.impl("lt.Tensor", lt_tensor);
   m.impl("lt.Scalar", lt_scalar);
   m.impl("le.Tensor", le_tensor);

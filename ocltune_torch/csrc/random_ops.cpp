@@ -98,6 +98,35 @@ at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at:
   return self;
 }
 
+// torch.normal with a tensor mean and/or std, as PyTorch computes it on every device: standard normal
+// samples in the broadcast shape, then * std + mean (aten/src/ATen/native/DistributionTemplates.h).
+// The std check reads the device, as CUDA's does.
+void check_normal_std(const at::Tensor& std) {
+  TORCH_CHECK(!std.is_complex(), "normal expects standard deviation to be non-complex");
+  TORCH_CHECK(std.numel() == 0 || std.min().ge(0).item<bool>(), "normal expects all elements of std >= 0.0");
+}
+
+at::Tensor normal_tensor_tensor(const at::Tensor& mean, const at::Tensor& std, std::optional<at::Generator> generator) {
+  check_normal_std(std);
+  at::Tensor out = at::empty(at::infer_size(mean.sizes(), std.sizes()), mean.options());  // mean's dtype, as on CPU
+  ocltune_torch::normal_(out, 0.0, 1.0, generator);
+  return out.mul_(std).add_(mean);
+}
+
+at::Tensor normal_tensor_float(const at::Tensor& mean, double std, std::optional<at::Generator> generator) {
+  TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+  at::Tensor out = at::empty_like(mean, at::MemoryFormat::Contiguous);
+  ocltune_torch::normal_(out, 0.0, std, generator);
+  return out.add_(mean);
+}
+
+at::Tensor normal_float_tensor(double mean, const at::Tensor& std, std::optional<at::Generator> generator) {
+  check_normal_std(std);
+  at::Tensor out = at::empty_like(std, at::MemoryFormat::Contiguous);
+  ocltune_torch::normal_(out, 0.0, 1.0, generator);
+  return out.mul_(std).add_(mean);
+}
+
 at::Tensor& bernoulli_float(at::Tensor& self, double p, std::optional<at::Generator> generator) {
   check_ocl(self, "bernoulli_", "self");
   TORCH_CHECK(0 <= p && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
@@ -245,6 +274,9 @@ std::tuple<at::Tensor, at::Tensor> dropout_at(const at::Tensor& input, double p,
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("uniform_", uniform_);
   m.impl("normal_", normal_);
+  m.impl("normal.Tensor_Tensor", normal_tensor_tensor);
+  m.impl("normal.Tensor_float", normal_tensor_float);
+  m.impl("normal.float_Tensor", normal_float_tensor);
   m.impl("bernoulli_.float", bernoulli_float);
   m.impl("bernoulli_.Tensor", bernoulli_tensor);
   m.impl("random_", random_);

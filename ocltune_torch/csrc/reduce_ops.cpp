@@ -1,5 +1,6 @@
-// sum.dim_IntList and mean.dim (ocltune's reduce family), _softmax and _log_softmax (its softmax family),
-// with half_to_float as on CUDA.
+// The reductions (ocltune's reduce family): sum.dim_IntList, mean.dim, amax, amin, max and min (of all
+// elements, and .dim with indices), argmax, argmin, linalg_vector_norm of order 2; var and std composed
+// from them; _softmax and _log_softmax (its softmax family), with half_to_float as on CUDA.
 //
 // Both families take contiguous tensors of up to 4 dims: a strided input is packed first, and dims
 // are merged (adjacent dims reduced alike become one; softmax sees [outer, axis, inner]).
@@ -7,11 +8,13 @@
 #include <cmath>
 #include <optional>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include <ATen/ATen.h>
 #include <ATen/Operators.h>
 #include <ATen/WrapDimUtils.h>
+#include <ATen/native/Resize.h>
 #include <torch/library.h>
 
 #include "ocltune_torch/csrc/device.h"
@@ -22,7 +25,9 @@
 namespace ocltune_torch {
 namespace {
 
-// sum or mean of self over `dim` (none or empty: every dim), in self's dtype.
+// The family's `kind` of self over `dim` (none or empty: every dim), in self's dtype (argmax and argmin:
+// int64 indices). A max, min or arg- reduction of no elements goes to the fallback, which raises
+// PyTorch's error.
 template <class Fallback>
 at::Tensor reduce(const char* op, const char* kind, const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                   std::optional<at::ScalarType> dtype, Fallback fallback_op) {
@@ -30,6 +35,10 @@ at::Tensor reduce(const char* op, const char* kind, const at::Tensor& self, at::
   if (!kernel_dtype(self.scalar_type()) || dtype.value_or(self.scalar_type()) != self.scalar_type()) {
     return fallback_op();
   }
+  const std::string_view k(kind);
+  const bool extremum = k == "max" || k == "min" || k == "argmax" || k == "argmin";
+  if (extremum && self.numel() == 0) return fallback_op();
+  const at::ScalarType out_type = (k == "argmax" || k == "argmin") ? at::kLong : self.scalar_type();
   const std::int64_t nd = self.dim();
   // A 0-dim self takes dim 0 and -1 (maybe_wrap_dim wraps them to 0): one flag for it, not none.
   std::vector<bool> reduced(static_cast<std::size_t>(std::max<std::int64_t>(nd, 1)), !dim || dim->empty());
@@ -48,9 +57,9 @@ at::Tensor reduce(const char* op, const char* kind, const at::Tensor& self, at::
       out_sizes.push_back(1);
     }
   }
-  at::Tensor out = at::empty(out_sizes, self.options());
+  at::Tensor out = at::empty(out_sizes, self.options().dtype(out_type));
   if (out.numel() == 0) return out;
-  if (self.numel() == 0) return out.fill_(std::string_view(kind) == "mean" ? NAN : 0.0);  // as PyTorch defines them
+  if (self.numel() == 0) return out.fill_(k == "mean" ? NAN : 0.0);  // sum, mean, norm: as PyTorch defines them
   // Merged dims: size-1 dims dropped, neighbours reduced alike joined.
   std::vector<std::int64_t> dims;
   std::vector<bool> roles;
@@ -68,7 +77,12 @@ at::Tensor reduce(const char* op, const char* kind, const at::Tensor& self, at::
   for (std::size_t i = 0; i < roles.size(); ++i) {
     if (roles[i]) axes.push_back(static_cast<int>(i));
   }
-  if (axes.empty()) return out.copy_(self.reshape(out_sizes));  // only dims of size 1 reduced: the values
+  if (axes.empty()) {  // only dims of size 1 reduced: the values (their index: 0; norm: the magnitude)
+    if (out_type == at::kLong) return out.zero_();
+    return k == "norm2" ? out.copy_(self.reshape(out_sizes).abs()) : out.copy_(self.reshape(out_sizes));
+  }
+  // argmax/argmin take adjacent axes (PyTorch asks for one dim or all).
+  if (out_type == at::kLong && axes.back() - axes.front() + 1 != static_cast<int>(axes.size())) return fallback_op();
   if (dims.size() > OCLTUNE_MAX_DIMS) return fallback_op();
   const at::Tensor x = self.contiguous();
   const ocltune_tensor in = cl_tensor_of(x), result = cl_tensor_of(out);
@@ -91,6 +105,102 @@ at::Tensor mean(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdi
                 std::optional<at::ScalarType> dtype) {
   return reduce("mean", "mean", self, dim, keepdim, dtype,
                 [&] { return fallback<ATEN_OP(mean_dim)>::call(self, dim, keepdim, dtype); });
+}
+
+// The out= form, which composites (logsumexp) call: computed as the functional op and moved into out.
+at::Tensor& sum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                    std::optional<at::ScalarType> dtype, at::Tensor& out) {
+  const at::Tensor result = ocltune_torch::sum(self, dim, keepdim, dtype);
+  at::native::resize_output(out, result.sizes());
+  return out.copy_(result);
+}
+
+at::Tensor amax(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
+  return reduce("amax", "max", self, dim, keepdim, std::nullopt,
+                [&] { return fallback<ATEN_OP(amax)>::call(self, dim, keepdim); });
+}
+at::Tensor amin(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
+  return reduce("amin", "min", self, dim, keepdim, std::nullopt,
+                [&] { return fallback<ATEN_OP(amin)>::call(self, dim, keepdim); });
+}
+at::Tensor max_all(const at::Tensor& self) {
+  return reduce("max", "max", self, std::nullopt, false, std::nullopt,
+                [&] { return fallback<ATEN_OP(max)>::call(self); });
+}
+at::Tensor min_all(const at::Tensor& self) {
+  return reduce("min", "min", self, std::nullopt, false, std::nullopt,
+                [&] { return fallback<ATEN_OP(min)>::call(self); });
+}
+
+// argmax/argmin over one dim, or of the flattened tensor (dim None: keepdim keeps every dim as 1).
+at::Tensor argmax(const at::Tensor& self, std::optional<std::int64_t> dim, bool keepdim) {
+  auto slow = [&] { return fallback<ATEN_OP(argmax)>::call(self, dim, keepdim); };
+  if (dim) return reduce("argmax", "argmax", self, at::IntArrayRef(*dim), keepdim, std::nullopt, slow);
+  return reduce("argmax", "argmax", self, std::nullopt, keepdim, std::nullopt, slow);
+}
+at::Tensor argmin(const at::Tensor& self, std::optional<std::int64_t> dim, bool keepdim) {
+  auto slow = [&] { return fallback<ATEN_OP(argmin)>::call(self, dim, keepdim); };
+  if (dim) return reduce("argmin", "argmin", self, at::IntArrayRef(*dim), keepdim, std::nullopt, slow);
+  return reduce("argmin", "argmin", self, std::nullopt, keepdim, std::nullopt, slow);
+}
+
+// max.dim / min.dim: the index from argmax/argmin, the value gathered at it (so both agree).
+std::tuple<at::Tensor, at::Tensor> extremum_dim(const char* kind, const at::Tensor& self, std::int64_t dim,
+                                                bool keepdim) {
+  const std::int64_t d = at::maybe_wrap_dim(dim, self.dim());
+  at::Tensor index = reduce(kind, kind, self, at::IntArrayRef(d), true, std::nullopt, [&] { return at::Tensor(); });
+  if (!index.defined()) return {};
+  at::Tensor values = self.dim() == 0 ? self.clone() : self.gather(d, index);
+  if (!keepdim && self.dim() > 0) {
+    index = index.squeeze(d);
+    values = values.squeeze(d);
+  }
+  return {values, index};
+}
+std::tuple<at::Tensor, at::Tensor> max_dim(const at::Tensor& self, std::int64_t dim, bool keepdim) {
+  auto r = extremum_dim("argmax", self, dim, keepdim);
+  if (!std::get<0>(r).defined()) return fallback<ATEN_OP(max_dim)>::call(self, dim, keepdim);
+  return r;
+}
+std::tuple<at::Tensor, at::Tensor> min_dim(const at::Tensor& self, std::int64_t dim, bool keepdim) {
+  auto r = extremum_dim("argmin", self, dim, keepdim);
+  if (!std::get<0>(r).defined()) return fallback<ATEN_OP(min_dim)>::call(self, dim, keepdim);
+  return r;
+}
+
+// torch.norm and torch.linalg.vector_norm of order 2 (the family's norm2); other orders fall back.
+at::Tensor vector_norm(const at::Tensor& self, const at::Scalar& ord, at::OptionalIntArrayRef dim, bool keepdim,
+                       std::optional<at::ScalarType> dtype) {
+  auto slow = [&] { return fallback<ATEN_OP(linalg_vector_norm)>::call(self, ord, dim, keepdim, dtype); };
+  if (ord.isComplex() || ord.toDouble() != 2.0) return slow();
+  return reduce("linalg_vector_norm", "norm2", self, dim, keepdim, dtype, slow);
+}
+
+// var and std: the mean, then the sum of squared deviations over N - correction, in self's dtype; the
+// two passes on the device where PyTorch's CPU runs Welford's (agreeing to rounding).
+at::Tensor variance(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<at::Scalar>& correction,
+                    bool keepdim) {
+  if (!self.is_floating_point() || !kernel_dtype(self.scalar_type()) || self.numel() == 0) return at::Tensor();
+  std::int64_t n = 1;
+  if (!dim || dim->empty()) {
+    n = self.numel();
+  } else {
+    for (const std::int64_t d : *dim) n *= self.dim() == 0 ? 1 : self.size(at::maybe_wrap_dim(d, self.dim()));
+  }
+  const double dof = std::max(0.0, static_cast<double>(n) - (correction ? correction->toDouble() : 1.0));
+  const at::Tensor centred = self - ocltune_torch::mean(self, dim, true, std::nullopt);
+  at::Tensor out = ocltune_torch::sum(centred * centred, dim, keepdim, std::nullopt);
+  return out.div_(dof);
+}
+at::Tensor var(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<at::Scalar>& correction,
+               bool keepdim) {
+  at::Tensor out = variance(self, dim, correction, keepdim);
+  return out.defined() ? out : fallback<ATEN_OP(var_correction)>::call(self, dim, correction, keepdim);
+}
+at::Tensor std_dev(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<at::Scalar>& correction,
+                   bool keepdim) {
+  at::Tensor out = variance(self, dim, correction, keepdim);
+  return out.defined() ? out.sqrt_() : fallback<ATEN_OP(std_correction)>::call(self, dim, correction, keepdim);
 }
 
 // softmax or log_softmax of self along dim, as [outer, axis, inner] on a packed copy.
@@ -139,7 +249,19 @@ at::Tensor log_softmax_op(const at::Tensor& self, std::int64_t dim, bool half_to
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sum.dim_IntList", sum);
+  m.impl("sum.IntList_out", sum_out);
   m.impl("mean.dim", mean);
+  m.impl("amax", amax);
+  m.impl("amin", amin);
+  m.impl("max", max_all);
+  m.impl("min", min_all);
+  m.impl("max.dim", max_dim);
+  m.impl("min.dim", min_dim);
+  m.impl("argmax", argmax);
+  m.impl("argmin", argmin);
+  m.impl("linalg_vector_norm", vector_norm);
+  m.impl("var.correction", var);
+  m.impl("std.correction", std_dev);
   m.impl("_softmax", softmax_op);
   m.impl("_log_softmax", log_softmax_op);
 }

@@ -258,6 +258,65 @@ def test_sum_mean(shape, dims, keepdim, dtype):
                                                                        a.float().mean(-1)).to(dtype), scale=5)
 
 
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("case", range(len(REDUCTIONS)))
+def test_extrema_norm_var(case, dtype, strict):
+    """amax/amin, max/min (all and .dim with indices), argmax/argmin, the 2-norm, var and std against CPU:
+    odd sizes, a size-1 dim, a transposed input, ties (the first index wins, as on CPU)."""
+    shape, dims = REDUCTIONS[case]
+    if len(shape) > 4:
+        pytest.skip("more than 4 dims after merging: the CPU fallback, as for sum and mean")
+    keepdim = case % 2 == 1
+    a = rand(*shape, dtype=dtype)
+    a.view(-1)[::3] = a.view(-1)[0]  # ties
+    x = on(a)
+    same = lambda got, want: assert_close(got, want, scale=1)
+    same(x.amax(dims, keepdim=keepdim), a.amax(dims, keepdim=keepdim))
+    same(x.amin(dims, keepdim=keepdim), a.amin(dims, keepdim=keepdim))
+    same(x.max(), a.max())
+    same(x.min(), a.min())
+    assert_close(torch.linalg.vector_norm(x, 2, dims, keepdim=keepdim),
+                 torch.linalg.vector_norm(a.float(), 2, dims, keepdim=keepdim).to(dtype), scale=5)
+    assert_close(x.norm(), a.float().norm().to(dtype), scale=5)
+    for correction in (1, 0):
+        # (13, 1, 7) over its size-1 dim with correction 1: 0/0, NaN on both
+        assert_close(x.var(dims, correction=correction, keepdim=keepdim),
+                     a.float().var(dims, correction=correction, keepdim=keepdim).to(dtype), scale=10, equal_nan=True)
+        assert_close(x.std(dims, correction=correction, keepdim=keepdim),
+                     a.float().std(dims, correction=correction, keepdim=keepdim).to(dtype), scale=10, equal_nan=True)
+    for d in sorted({0, a.dim() - 1}) if a.dim() else []:
+        for name in ("max", "min"):
+            values, index = getattr(x, name)(d, keepdim=keepdim)
+            want_values, want_index = getattr(a, name)(d, keepdim=keepdim)
+            same(values, want_values)
+            assert torch.equal(index.cpu(), want_index), (name, d)
+        assert torch.equal(x.argmax(d, keepdim=keepdim).cpu(), a.argmax(d, keepdim=keepdim))
+        assert torch.equal(x.argmin(d, keepdim=keepdim).cpu(), a.argmin(d, keepdim=keepdim))
+    assert torch.equal(x.argmax().cpu(), a.argmax())
+    assert torch.equal(x.argmin(keepdim=True).cpu(), a.argmin(keepdim=True))
+    if a.dim() == 2:
+        assert torch.equal(x.t().argmax(0).cpu(), a.t().argmax(0))
+        same(x.t().amax(1), a.t().amax(1))
+
+
+def test_extrema_edge_cases(strict):
+    nan = torch.tensor([[1.0, float("nan"), 3.0], [2.0, 5.0, 5.0]])
+    assert torch.equal(on(nan).amax(1).cpu().isnan(), nan.amax(1).isnan())  # NaN propagates
+    assert torch.equal(on(nan).argmax(1).cpu(), nan.argmax(1))
+    assert on(torch.tensor(2.5)).max().item() == 2.5 and on(torch.tensor(2.5)).argmax().item() == 0
+    assert on(torch.tensor(-3.0)).norm().item() == 3.0
+    assert torch.isnan(on(torch.tensor([4.0])).var().cpu())  # one element, correction 1: 0/0, as on CPU
+    assert torch.isinf(on(torch.tensor([4.0, 5.0])).var(correction=2).cpu())  # dof 0
+    assert_close(torch.logsumexp(on(nan), 1), torch.logsumexp(nan, 1), equal_nan=True)
+
+
+def test_extrema_of_nothing_raise_the_cpu_error():
+    with pytest.raises(RuntimeError, match="numel\\(\\) == 0|Expected reduction dim"):
+        on(torch.ones(0)).max()
+    with pytest.raises((RuntimeError, IndexError)):
+        on(torch.ones(3, 0)).amax(1)
+
+
 def test_reduce_edge_cases():
     assert torch.equal(torch.sum(on(torch.ones(3, 0)), 1).cpu(), torch.zeros(3))
     assert torch.isnan(torch.mean(on(torch.ones(3, 0)), 1).cpu()).all()

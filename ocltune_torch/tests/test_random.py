@@ -49,6 +49,33 @@ def test_normal(dtype):
     assert abs((z.abs() > 3).double().mean() - 0.0027) < 0.001
 
 
+def test_normal_with_tensor_mean_and_std(strict):
+    """torch.normal(Tensor, Tensor), (Tensor, float) and (float, Tensor): mean and std per element,
+    broadcast, reproducible under a seed, and the CPU's error for a negative std."""
+    mean = torch.tensor([-3.0, 0.0, 5.0]).repeat(N // 3)  # 3 interleaved populations
+    std = torch.tensor([0.5, 1.0, 2.0]).repeat(N // 3)
+    for m, s in ((mean, std), (mean, 1.5), (2.0, std)):
+        args = [a.to(DEVICE) if isinstance(a, torch.Tensor) else a for a in (m, s)]
+        torch.manual_seed(4)
+        x = torch.normal(*args)
+        torch.manual_seed(4)
+        assert torch.equal(x.cpu(), torch.normal(*args).cpu())
+        assert x.device.type == "ocl" and x.shape == (N // 3 * 3,)
+        want_m = m if isinstance(m, torch.Tensor) else torch.full_like(std, m)
+        want_s = s if isinstance(s, torch.Tensor) else torch.full_like(mean, s)
+        xc = x.cpu().double()
+        for k in range(3):
+            sample, mu, sigma = xc[k::3], want_m[k].item(), want_s[k].item()
+            assert abs(sample.mean().item() - mu) < 0.05 * max(sigma, 1), (k, sample.mean().item(), mu)
+            assert abs(sample.std().item() / sigma - 1) < 0.05, (k, sample.std().item(), sigma)
+    wide = torch.normal(torch.zeros(4, 1, device=DEVICE), torch.ones(1, 5, device=DEVICE))
+    assert wide.shape == (4, 5)
+    with pytest.raises(RuntimeError, match="std >= 0.0"):
+        torch.normal(mean.to(DEVICE), -std.to(DEVICE))
+    with pytest.raises(RuntimeError, match="std >= 0.0"):
+        torch.normal(mean.to(DEVICE), -1.0)
+
+
 def test_reproducible_and_different():
     torch.manual_seed(7)
     a, b = torch.randn(1001, device=DEVICE).cpu(), torch.rand(33, device=DEVICE).cpu()
