@@ -310,6 +310,14 @@ def test_extrema_edge_cases(strict):
     assert_close(torch.logsumexp(on(nan), 1), torch.logsumexp(nan, 1), equal_nan=True)
 
 
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES + [torch.int64])
+def test_isnan(dtype, strict):
+    x = torch.tensor([1.0, float("nan"), float("inf"), -0.0, float("-nan")]) if dtype.is_floating_point else torch.arange(5)
+    x = x.to(dtype)
+    assert torch.equal(torch.isnan(on(x)).cpu(), torch.isnan(x))
+    assert torch.equal(torch.isnan(on(x)[::2]).cpu(), torch.isnan(x[::2]))
+
+
 def test_extrema_of_nothing_raise_the_cpu_error():
     with pytest.raises(RuntimeError, match="numel\\(\\) == 0|Expected reduction dim"):
         on(torch.ones(0)).max()
