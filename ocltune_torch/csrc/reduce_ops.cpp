@@ -20,6 +20,7 @@
 #include "ocltune_torch/csrc/device.h"
 #include "ocltune_torch/csrc/errors.h"
 #include "ocltune_torch/csrc/fallback.h"
+#include "ocltune_torch/csrc/plain_kernels.h"
 #include "ocltune_torch/csrc/tensor_util.h"
 
 namespace ocltune_torch {
@@ -32,10 +33,16 @@ template <class Fallback>
 at::Tensor reduce(const char* op, const char* kind, const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                   std::optional<at::ScalarType> dtype, Fallback fallback_op) {
   check_ocl(self, op, "self");
+  const std::string_view k(kind);
+  // dtype= (sum(x, dtype=torch.float32) of half or int values): the input cast first, as TensorIterator
+  // computes in the result type; only the reductions that take a dtype.
+  if (dtype && *dtype != self.scalar_type() && kernel_dtype(*dtype) && plain_dtype(self.scalar_type()) &&
+      (k == "sum" || k == "mean" || k == "norm2")) {
+    return reduce(op, kind, self.to(*dtype), dim, keepdim, std::nullopt, fallback_op);
+  }
   if (!kernel_dtype(self.scalar_type()) || dtype.value_or(self.scalar_type()) != self.scalar_type()) {
     return fallback_op();
   }
-  const std::string_view k(kind);
   const bool extremum = k == "max" || k == "min" || k == "argmax" || k == "argmin";
   if (extremum && self.numel() == 0) return fallback_op();
   const at::ScalarType out_type = (k == "argmax" || k == "argmin") ? at::kLong : self.scalar_type();

@@ -325,6 +325,21 @@ def test_extrema_of_nothing_raise_the_cpu_error():
         on(torch.ones(3, 0)).amax(1)
 
 
+@pytest.mark.parametrize("source", [torch.float16, torch.bfloat16, torch.int64, torch.bool])
+def test_reductions_with_dtype_cast_their_input(source, strict):
+    a = rand(6, 9) * 4
+    a = (a > 0) if source == torch.bool else a.to(source)
+    for op in (torch.sum, torch.mean):
+        if op is torch.mean and not source.is_floating_point:
+            continue  # PyTorch's mean asks for a floating input (the fallback raises its error)
+        assert_close(op(on(a), [1], dtype=torch.float32), op(a, [1], dtype=torch.float32))
+        assert_close(op(on(a).t(), [0], dtype=torch.float32), op(a.t(), [0], dtype=torch.float32))
+    assert_close(on(a).sum(dtype=torch.float32), a.sum(dtype=torch.float32), scale=5)
+    if source.is_floating_point:
+        assert_close(torch.linalg.vector_norm(on(a), dtype=torch.float32),
+                     torch.linalg.vector_norm(a, dtype=torch.float32), scale=5)
+
+
 def test_reduce_edge_cases():
     assert torch.equal(torch.sum(on(torch.ones(3, 0)), 1).cpu(), torch.zeros(3))
     assert torch.isnan(torch.mean(on(torch.ones(3, 0)), 1).cpu()).all()
