@@ -103,23 +103,28 @@ def test_adam_ops_follow_cpu(dtype, op, strict):
         assert_ulps(g, w, f"{op} tensor {i}", ADAM_ULPS[dtype])
 
 
-@pytest.mark.parametrize("name", ["Adam", "AdamW"])
-def test_adam_foreach_follows_cpu(name, strict):
-    """torch.optim's default (foreach) Adam and AdamW steps, as the encoder benchmark runs AdamW."""
-    params_cpu = [torch.nn.Parameter(rand(*s, seed=20 + i)) for i, s in enumerate([(8, 3), (17,), (2, 3, 5)])]
+def steps_follow_cpu(make, seed, rtol, steps=3):
+    """The optimiser `make(params)` on CPU and on ocl over `steps` steps of the same gradients, the
+    parameters compared after each."""
+    params_cpu = [torch.nn.Parameter(rand(*s, seed=seed + i)) for i, s in enumerate([(8, 3), (17,), (2, 3, 5)])]
     params_ocl = [torch.nn.Parameter(p.detach().to(DEVICE)) for p in params_cpu]
-    make = getattr(torch.optim, name)
-    opt_cpu = make(params_cpu, lr=0.01, weight_decay=0.01, foreach=True)
-    opt_ocl = make(params_ocl, lr=0.01, weight_decay=0.01, foreach=True)
-    for step in range(3):
+    opt_cpu, opt_ocl = make(params_cpu), make(params_ocl)
+    for step in range(steps):
         for i, (pc, po) in enumerate(zip(params_cpu, params_ocl)):
             g = rand(*pc.shape, seed=100 * step + i)
             pc.grad, po.grad = g.clone(), g.to(DEVICE)
         opt_cpu.step()
         opt_ocl.step()
         for i, (pc, po) in enumerate(zip(params_cpu, params_ocl)):
-            torch.testing.assert_close(po.detach().cpu(), pc.detach(), rtol=1e-5, atol=1e-6,
+            torch.testing.assert_close(po.detach().cpu(), pc.detach(), rtol=rtol, atol=1e-6,
                                        msg=lambda m: f"step {step} param {i}: {m}")
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW"])
+def test_adam_foreach_follows_cpu(name, strict):
+    """torch.optim's default (foreach) Adam and AdamW steps, as the encoder benchmark runs AdamW."""
+    make = getattr(torch.optim, name)
+    steps_follow_cpu(lambda ps: make(ps, lr=0.01, weight_decay=0.01, foreach=True), seed=20, rtol=1e-5)
 
 
 def test_sqrt_of_a_transposed_tensor_takes_the_per_tensor_way(strict):
@@ -167,16 +172,5 @@ def test_lists_of_unequal_length_raise():
 
 def test_sgd_foreach_follows_cpu(strict):
     """torch.optim.SGD's default (foreach) step with momentum, as the CNN benchmarks run it."""
-    params_cpu = [torch.nn.Parameter(rand(*s, seed=10 + i)) for i, s in enumerate([(8, 3), (17,), (2, 3, 5)])]
-    params_ocl = [torch.nn.Parameter(p.detach().to(DEVICE)) for p in params_cpu]
-    opt_cpu = torch.optim.SGD(params_cpu, lr=0.1, momentum=0.9, weight_decay=0.01, foreach=True)
-    opt_ocl = torch.optim.SGD(params_ocl, lr=0.1, momentum=0.9, weight_decay=0.01, foreach=True)
-    for step in range(3):
-        for i, (pc, po) in enumerate(zip(params_cpu, params_ocl)):
-            g = rand(*pc.shape, seed=100 * step + i)
-            pc.grad, po.grad = g.clone(), g.to(DEVICE)
-        opt_cpu.step()
-        opt_ocl.step()
-        for i, (pc, po) in enumerate(zip(params_cpu, params_ocl)):
-            torch.testing.assert_close(po.detach().cpu(), pc.detach(), rtol=1e-6, atol=1e-6,
-                                       msg=lambda m: f"step {step} param {i}: {m}")
+    steps_follow_cpu(lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9, weight_decay=0.01, foreach=True), seed=10,
+                     rtol=1e-6)
