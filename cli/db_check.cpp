@@ -104,12 +104,14 @@ RowResult check_one(Session& session, const BestRow& row, const DeviceRow* devic
   r.now_spread = outcome.stats->spread;
   r.now_rate = throughput(p, *r.now_ns);
   r.ratio = row.median_ns / *r.now_ns;
-  const bool applies = r.same_device || o.any_device;
+  const bool applies = (r.same_device || o.any_device) && !o.speed_informational;
   if (*r.ratio < 1 - o.max_loss) {
     r.verdict = "slower";
-    r.detail =
-        fmt::format("{:.2f}x of the recorded figure (the faster of two timings), below {:.2f}x{}", *r.ratio,
-                    1 - o.max_loss, applies ? "" : " (recorded on another device: not counted without --any-device)");
+    const char* why_not_counted = o.speed_informational ? " (--speed-informational: not counted)"
+                                  : applies             ? ""
+                                            : " (recorded on another device: not counted without --any-device)";
+    r.detail = fmt::format("{:.2f}x of the recorded figure (the faster of two timings), below {:.2f}x{}", *r.ratio,
+                           1 - o.max_loss, why_not_counted);
     r.fails = applies;
   } else {
     r.verdict = "ok";
@@ -183,8 +185,9 @@ int run_db_check(const CliOptions& options, const DbCheckOptions& o) {
     if (row.device_key != device.key()) ++other_devices[row.device_key];
   }
   if (!options.json) {
-    fmt::print("[{}] {} (device key {}): {} row(s) of {}, loss threshold {:.2f}\n", device.index, device.name,
-               device.key(), rows.best.size(), o.file, o.max_loss);
+    fmt::print("[{}] {} (device key {}): {} row(s) of {}, loss threshold {:.2f}{}\n", device.index, device.name,
+               device.key(), rows.best.size(), o.file, o.max_loss,
+               o.speed_informational ? " (informational: --speed-informational)" : "");
     for (const auto& [key, count] : other_devices) {
       auto it = devices.find(key);
       fmt::print(
@@ -212,6 +215,7 @@ int run_db_check(const CliOptions& options, const DbCheckOptions& o) {
                           {"device", to_json(device)},
                           {"max_loss", o.max_loss},
                           {"any_device", o.any_device},
+                          {"speed_informational", o.speed_informational},
                           {"fail_on_source_change", o.fail_on_source_change},
                           {"rows", nlohmann::json::array()},
                           {"failing", failing},

@@ -13,6 +13,9 @@ struct DbCheckOptions {
   double max_loss = 0.10;
   bool any_device = false;             // apply max_loss to rows of other device keys too
   bool fail_on_source_change = false;  // a row whose kernel source changed fails
+  // Figures are printed but a slower row never fails: for a shared machine, where a timing says
+  // more about the other work than about the row (the CTest; decision 0041).
+  bool speed_informational = false;
 };
 
 // Verifies every best row's configuration against the float64 reference on --device, times it with

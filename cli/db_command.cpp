@@ -253,6 +253,8 @@ CLI::App* add_db_command(CLI::App& app) {
                    "fail a row of this device whose figure now is below (1 - this) x recorded")
       ->capture_default_str();
   o.checker->add_flag("--any-device", o.check.any_device, "apply --max-loss to rows of other device keys too");
+  o.checker->add_flag("--speed-informational", o.check.speed_informational,
+                      "print the figures but never fail a slower row (a shared machine); verification still fails");
   o.checker->add_flag("--fail-on-source-change", o.check.fail_on_source_change,
                       "fail a row whose kernel source changed since it was recorded");
   o.checker->fallthrough();
