@@ -60,8 +60,15 @@ TEST_P(Conv2dTable, EveryAlgorithmMatchesTheReference) {
     if (c.shape.dir != GetParam()) continue;
     ++cases;
     const Conv2dProblem problem(c.shape, c.layout);
-    const std::vector<Config> defaults = problem.default_configs(testing::test_session().device());
-    ASSERT_EQ(defaults.size(), applicable_algorithms(c.shape).size());
+    const DeviceInfo& device = testing::test_session().device();
+    const std::vector<Config> defaults = problem.default_configs(device);
+    // One per applicable algorithm, after the CPU default on a CPU (every one verified).
+    const std::optional<Config> cpu = conv2d_cpu_default_config(c.shape);
+    const bool cpu_first = satisfies(device, cpu_device()) && cpu && problem.space(device).contains(*cpu);
+    ASSERT_EQ(defaults.size(), applicable_algorithms(c.shape).size() + (cpu_first ? 1 : 0)) << c.shape.key();
+    if (cpu_first) {
+      EXPECT_EQ(defaults.front(), *cpu);
+    }
     expect_all_ok(problem, defaults);
   }
   EXPECT_GE(cases, 16);
@@ -80,6 +87,24 @@ struct SampledCase {
   Conv2dShape shape;
 };
 void PrintTo(const SampledCase& c, std::ostream* os) { *os << algorithm_name(c.algo) << " " << c.shape.key(); }
+
+// Groups of two, a stride, a dilation and uneven padding; three images for uneven chunks of images.
+Conv2dShape grouped_shape(ConvDirection dir, Activation forward_act) {
+  return {.dir = dir,
+          .n = 3,
+          .c = 6,
+          .h = 11,
+          .w = 9,
+          .k = 4,
+          .r = 3,
+          .s = 2,
+          .stride_h = 2,
+          .pad_h = 1,
+          .dil_w = 2,
+          .groups = 2,
+          .bias = true,
+          .act = dir == ConvDirection::kForward ? forward_act : Activation::kNone};
+}
 
 std::vector<SampledCase> sampled_cases() {
   const Conv2dShape general{.n = 2,
@@ -109,6 +134,7 @@ std::vector<SampledCase> sampled_cases() {
                               .groups = 6,
                               .bias = true,
                               .act = Activation::kRelu6};
+  const Conv2dShape grouped = grouped_shape(ConvDirection::kForward, Activation::kRelu);
   std::vector<SampledCase> cases;
   for (const ConvDirection dir :
        {ConvDirection::kForward, ConvDirection::kBackwardData, ConvDirection::kBackwardWeight}) {
@@ -122,6 +148,7 @@ std::vector<SampledCase> sampled_cases() {
     if (dir != ConvDirection::kBackwardWeight) cases.push_back({kAlgoWinograd, in_dir(wide)});
     cases.push_back({kAlgoGemm1x1, in_dir(pointwise)});
     cases.push_back({kAlgoDepthwise, in_dir(depthwise)});
+    cases.push_back({kAlgoIm2col, in_dir(grouped)});
   }
   return cases;
 }
@@ -154,13 +181,16 @@ TEST_P(Conv2dSampled, EveryParameterValueMatchesTheReference) {
   const SearchSpace space = variant(problem.space(testing::test_session().device()), algorithm_name(c.algo));
   ASSERT_FALSE(space.variants().empty());
   const Config first = conv2d_default_config(c.shape, c.algo);
-  // The 1x1 and Winograd algorithms run gemm.cl, whose every parameter value gemm_test checks in
-  // all four layouts: here their own parameters are covered, plus two random full configurations
-  // for the GEMM's strides, transposes and accumulation over images as this op sets them.
+  // The 1x1, Winograd and im2col algorithms run gemm.cl, whose every parameter value gemm_test
+  // checks in all four layouts: here their own parameters are covered, plus two random full
+  // configurations for the GEMM's strides, transposes and accumulation over images as this op
+  // sets them.
+  const bool gemm_based = c.algo == kAlgoGemm1x1 || c.algo == kAlgoWinograd || c.algo == kAlgoIm2col;
   std::set<std::string> own;
   for (const Parameter& p : space.parameters()) {
-    if (c.algo != kAlgoGemm1x1 && c.algo != kAlgoWinograd) own.insert(p.name);
+    if (!gemm_based) own.insert(p.name);
     if (c.algo == kAlgoWinograd && p.name.rfind("WINO_", 0) == 0) own.insert(p.name);
+    if (c.algo == kAlgoIm2col && p.name == "CHUNK") own.insert(p.name);
   }
   const SearchSpace covered = fix_others(space, first, own);
   std::vector<Config> sample = small_covering_sample(covered, first);
@@ -184,6 +214,60 @@ std::string sampled_name(const ::testing::TestParamInfo<SampledCase>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Algorithms, Conv2dSampled, ::testing::ValuesIn(sampled_cases()), sampled_name);
+
+// ---- im2col on the CPU GEMM kernel (variant im2col_gemm_cpu, the CPU default): every CHUNK of
+// three images (uneven and single-chunk passes), two groups, each direction, plus random tiles.
+
+TEST(Conv2dIm2col, CpuGemmVariantMatchesTheReferenceInEveryDirection) {
+  const DeviceInfo& device = testing::test_session().device();
+  if (!satisfies(device, cpu_device())) GTEST_SKIP() << "the CPU GEMM variant exists on CPU devices only";
+  for (const ConvDirection dir :
+       {ConvDirection::kForward, ConvDirection::kBackwardData, ConvDirection::kBackwardWeight}) {
+    const Conv2dShape s = grouped_shape(dir, Activation::kGelu);
+    const Conv2dProblem problem(s);
+    const SearchSpace space = variant(problem.space(device), "im2col_gemm_cpu");
+    ASSERT_FALSE(space.variants().empty());
+    const std::optional<Config> first = conv2d_cpu_default_config(s);
+    ASSERT_TRUE(first.has_value());
+    ASSERT_TRUE(space.contains(*first)) << space.check(*first);
+    std::vector<Config> configs;
+    for (const std::int64_t chunk : {1, 2, 4}) {
+      Config c = *first;
+      c["CHUNK"] = chunk;
+      ASSERT_TRUE(space.contains(c)) << space.check(c);
+      configs.push_back(c);
+    }
+    std::vector<Config> all = space.enumerate();
+    deterministic_shuffle(all, 11);
+    configs.insert(configs.end(), all.begin(), all.begin() + std::min<std::size_t>(3, all.size()));
+    expect_all_ok(problem, configs);
+  }
+}
+
+// A 1x1 shape takes the 1x1 GEMM on a CPU, a depthwise one the direct or depthwise kernel.
+TEST(Conv2dIm2col, CpuDefaultFollowsTheShape) {
+  const Conv2dShape s3{.n = 2, .c = 16, .h = 9, .w = 9, .k = 8, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1};
+  EXPECT_EQ(conv2d_cpu_default_config(s3)->at("ALGO"), kAlgoIm2col);
+  EXPECT_TRUE(is_cpu_config(*conv2d_cpu_default_config(s3)));
+  const Conv2dShape pointwise{.n = 2, .c = 16, .h = 9, .w = 9, .k = 8};
+  EXPECT_EQ(conv2d_cpu_default_config(pointwise)->at("ALGO"), kAlgoGemm1x1);
+  Conv2dShape dw = s3;
+  dw.k = dw.c;
+  dw.groups = dw.c;
+  EXPECT_FALSE(algorithm_applies(dw, kAlgoIm2col));
+  const DeviceInfo& device = testing::test_session().device();
+  for (const ConvDirection dir :
+       {ConvDirection::kForward, ConvDirection::kBackwardData, ConvDirection::kBackwardWeight}) {
+    dw.dir = dir;
+    const std::optional<Config> cpu = conv2d_cpu_default_config(dw);
+    ASSERT_TRUE(cpu.has_value());
+    EXPECT_EQ(cpu->at("ALGO"), dir == ConvDirection::kBackwardWeight ? kAlgoDepthwise : kAlgoDirect);
+    EXPECT_TRUE(Conv2dProblem(dw).space(device).contains(*cpu)) << to_string(*cpu);
+  }
+  // Not on a GPU: there the defaults are one per algorithm, the direct kernel first.
+  const DeviceInfo h200 = testing::described_h200();
+  EXPECT_EQ(Conv2dProblem(s3).default_config(h200).at("ALGO"), kAlgoDirect);
+}
 
 // ---- The direct weight gradient split over images (variant direct_split): every SPLIT, chunks of
 // unequal size and an empty last chunk (67 images), each against the float64 reference.
@@ -288,7 +372,8 @@ TEST(Conv2dSpace, HoldsExactlyTheApplicableAlgorithmsWithTheirDefaults) {
 
 TEST(Conv2dSpace, ApplicabilityFollowsTheShape) {
   const Conv2dShape s3{.n = 1, .c = 64, .h = 56, .w = 56, .k = 64, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1};
-  EXPECT_EQ(applicable_algorithms(s3), (std::vector<std::int64_t>{kAlgoDirect, kAlgoImplicitGemm, kAlgoWinograd}));
+  EXPECT_EQ(applicable_algorithms(s3),
+            (std::vector<std::int64_t>{kAlgoDirect, kAlgoImplicitGemm, kAlgoWinograd, kAlgoIm2col}));
   Conv2dShape strided = s3;
   strided.stride_h = strided.stride_w = 2;
   EXPECT_FALSE(algorithm_applies(strided, kAlgoWinograd));
@@ -311,8 +396,14 @@ TEST(Conv2dSpace, NoAlgorithmCrowdsOutTheOthers) {
   const Conv2dShape s3{.n = 1, .c = 128, .h = 28, .w = 28, .k = 128, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1};
   const SearchSpace space = conv2d_space(s3, device);
   std::vector<std::size_t> sizes;
-  for (const SearchSpace::Variant& v : space.variants()) sizes.push_back(variant(space, v.name).enumerate().size());
-  ASSERT_EQ(sizes.size(), 3u);
+  std::vector<std::string> names;
+  for (const SearchSpace::Variant& v : space.variants()) {
+    sizes.push_back(variant(space, v.name).enumerate().size());
+    names.push_back(v.name);
+  }
+  std::vector<std::string> expected = {"direct", "implicit_gemm", "winograd", "im2col_gemm"};
+  if (satisfies(device, cpu_device())) expected.push_back("im2col_gemm_cpu");
+  ASSERT_EQ(names, expected);
   const auto [lo, hi] = std::minmax_element(sizes.begin(), sizes.end());
   EXPECT_GE(*lo, 100u);
   EXPECT_LE(*hi, 8 * *lo) << fmt::format("{}", fmt::join(sizes, " "));
@@ -493,7 +584,8 @@ TEST(Conv2dTuning, MeasuresEachAlgorithmsDefaultAndRecordsTheWinner) {
                                .bias = true,
                                .act = Activation::kRelu});
   const ProblemReport report = tuner.tune(problem);
-  EXPECT_EQ(report.evaluated, 3 + 3);
+  // The search's 3 and every default (one per algorithm, and on a CPU the CPU default).
+  EXPECT_EQ(report.evaluated, 3 + static_cast<int>(problem.default_configs(session.device()).size()));
 
   ProgramSource source;
   source.files = problem.kernel_files();
@@ -506,7 +598,7 @@ TEST(Conv2dTuning, MeasuresEachAlgorithmsDefaultAndRecordsTheWinner) {
     tried.insert(algo);
     if (m.role == "default") defaults.insert(algo);
   }
-  EXPECT_EQ(defaults, (std::set<std::int64_t>{kAlgoDirect, kAlgoImplicitGemm, kAlgoWinograd}));
+  EXPECT_EQ(defaults, (std::set<std::int64_t>{kAlgoDirect, kAlgoImplicitGemm, kAlgoWinograd, kAlgoIm2col}));
   EXPECT_FALSE(tried.count(kAlgoGemm1x1) || tried.count(kAlgoDepthwise));  // they do not apply: never tried
   const auto best = db.best(session.device().key(), "conv2d", "fp32", "exact", problem.shape_key());
   ASSERT_TRUE(best.has_value());

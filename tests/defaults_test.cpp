@@ -46,10 +46,15 @@ constexpr std::int64_t kFloorElements = 1 << 16;
 // - max_pool2d backward gathers every input gradient from the windows that cover it (8 x 64 x 56 x
 //   56: 8.4-12.4 ms over six configurations, 0.075 of the copy at best);
 // - elementwise chains ending in the erf gelu: erf's polynomial, which flops() does not count,
-//   bounds them on a CPU (fp16 [256, 3072] add + gelu: 3.3-6.1 ms over four configurations).
+//   bounds them on a CPU (fp16 [256, 3072] add + gelu: 3.3-6.1 ms over four configurations);
+// - depthwise convolutions: nine multiply-adds per element loaded, in kernels written for GPUs
+//   (2 x 64 x 14 x 14, 3x3, the best of 42 configurations in each direction: forward 282 us,
+//   input gradient 262 us, weight gradient 355 us, 0.04-0.06 of the copy).
 constexpr double kKernelBoundFactor = 64;  // softmax [4096, 3] measured at 1/59
 bool kernel_bound(const Problem& p) {
   const std::string key = p.shape_key();
+  const auto* conv = dynamic_cast<const Conv2dProblem*>(&p);
+  if (conv && conv->shape().depthwise()) return true;
   return (p.op() == "softmax" &&
           (key.rfind("axis=0,dims=4096x3,", 0) == 0 || key.rfind("axis=0,dims=4099x3,", 0) == 0)) ||
          (p.op() == "pool" && key.rfind("max_bwd,", 0) == 0) ||
@@ -107,6 +112,8 @@ void check_defaults(const ProblemList& problems) {
   ASSERT_GT(c.peak_gflops, 0);
   ASSERT_GT(c.launch_ns, 0);
   int checked = 0;
+  double worst = 0;
+  std::string worst_line;
   for (const auto& problem : problems) {
     if (total_buffer_bytes(*problem) > kMaxProblemBytes) continue;
     const Config config = problem->default_config(session.device());
@@ -140,9 +147,15 @@ void check_defaults(const ProblemList& problems) {
       }
     }
     EXPECT_LE(t, allowed) << line;
+    if (t / allowed > worst) {
+      worst = t / allowed;
+      worst_line = line;
+    }
     ++checked;
   }
   EXPECT_GT(checked, 0);
+  // How close the closest default came to its limit (the margin a busier machine has left).
+  fmt::print("{} defaults checked; the closest at {:.2f} of its limit: {}\n", checked, worst, worst_line);
 }
 
 ProblemList preset(const OpFamily& family, const std::string& name) { return family.preset(name); }
@@ -235,9 +248,12 @@ TEST(Defaults, ElementwiseWithinTheRoofline) {
 
 TEST(Defaults, GemmWithinTheRoofline) { check_defaults(quick_and_test(gemm_family())); }
 
-// Left (issue 20): conv2d's defaults (the direct algorithm first) run 5-20x below this rule on
-// PoCL's test shapes (e.g. bwd_data n=2 c=32 14x14 k=32 3x3: 7.8 ms against 0.52 allowed); the
-// algorithm choice per device needs its own measurements. Run with --gtest_also_run_disabled_tests.
+// Left (issue 20): on a CPU the defaults are now the GEMM-based algorithms on the CPU GEMM kernel
+// (decision 0042), 5-20x faster than the direct kernel that was the default (bwd_data n=2 c=32
+// 14x14 k=32 3x3: 7.9 ms -> 0.42 ms), and every large shape keeps well within the rule. The
+// smallest shapes (under a MFLOP) are launch-bound: their three or four kernels cost PoCL more
+// than four small launches each, and they came at 0.72, 1.14 and 0.79 of their limit in three
+// runs of this test. Run with --gtest_also_run_disabled_tests.
 TEST(Defaults, DISABLED_Conv2dWithinTheRoofline) { check_defaults(quick_and_test(conv2d_family())); }
 
 // Without timing: a long reduction's default on a device of N compute units launches at least N

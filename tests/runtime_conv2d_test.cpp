@@ -197,7 +197,7 @@ TEST(RuntimeConv2d, BuiltinLevelMatchesTheReferenceInEveryDirection) {
       ASSERT_NE(d.last(), nullptr);
       d.last()->wait();
       const Decision decision = ops::conv2d_decision(*rt, conv.call());
-      EXPECT_EQ(decision.config, conv2d_default_configs(shape).front()) << shape.key();
+      EXPECT_EQ(decision.config, Conv2dProblem(shape).default_config(session().device())) << shape.key();
       EXPECT_EQ(conv.check(decision.config), "") << shape.key();
     }
   }
@@ -216,7 +216,8 @@ TEST(RuntimeConv2d, ExactRowsChooseTheirAlgorithm) {
       {pointwise, conv2d_default_config(pointwise, kAlgoGemm1x1)}};
   std::vector<BestRow> rows;
   for (const auto& [shape, config] : cases) {
-    ASSERT_NE(config, conv2d_default_configs(shape).front()) << "the row must differ from the built-in";
+    ASSERT_NE(config, Conv2dProblem(shape).default_config(session().device()))
+        << "the row must differ from the built-in";
     rows.push_back(conv2d_row(shape, config));
   }
   auto rt = make_runtime(testing::write_database(testing::temp_path("conv2d_exact.db"), {session().device()}, rows));
@@ -263,7 +264,7 @@ TEST(RuntimeConv2d, Tf32CallsUseTheirOwnRows) {
   const Dispatch e = ops::conv2d(*rt, session().queue()(), without.call());
   EXPECT_EQ(e.level, Level::kBuiltin);
   e.last()->wait();
-  EXPECT_EQ(ops::conv2d_decision(*rt, without.call()).config.at("ALGO"), kAlgoDirect);
+  EXPECT_EQ(ops::conv2d_decision(*rt, without.call()).config, Conv2dProblem(exact).default_config(session().device()));
   EXPECT_EQ(without.check(ops::conv2d_decision(*rt, without.call()).config), "");
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,8 +39,9 @@ enum ConvAlgorithm : std::int64_t {
   kAlgoDepthwise = 4,         // groups == C: one filter per channel
   kAlgoImplicitGemmTf32 = 5,  // implicit GEMM on NVIDIA tensor cores (math "tf32", compute capability >= 8.0)
   kAlgoIm2colTf32 = 6,        // packed im2col + wgmma GEMM (math "tf32", forward, groups 1, compute capability 9.x)
+  kAlgoIm2col = 7,            // im2col matrices in a workspace + the GEMM family's kernels (not for depthwise)
 };
-inline constexpr int kAlgorithmCount = 7;
+inline constexpr int kAlgorithmCount = 8;
 std::string algorithm_name(std::int64_t algo);  // "direct", "implicit_gemm", ...
 
 std::string direction_name(ConvDirection dir);  // "fwd", "bwd_data", "bwd_weight"
@@ -97,6 +99,11 @@ SearchSpace conv2d_space(const Conv2dShape& shape, const DeviceInfo& device);
 Config conv2d_default_config(const Conv2dShape& shape, std::int64_t algo);
 // One untuned configuration per applicable algorithm; the first is the overall default.
 std::vector<Config> conv2d_default_configs(const Conv2dShape& shape);
+// The untuned configuration for CPU devices, where the GPU-style kernels run at 1-2% of the FMA
+// peak: the 1x1 GEMM or im2col on the CPU GEMM kernel (kernels/gemm_cpu.cl); for a depthwise
+// shape, whose GEMMs would have one or two rows, the direct or depthwise kernel with more outputs
+// per work-item. The caller checks it against the device's space (Conv2dProblem::default_configs).
+std::optional<Config> conv2d_cpu_default_config(const Conv2dShape& shape);
 
 // The kernels that compute `shape` on `operands` with `config`; Winograd's transformed tiles live
 // in `workspace` (slots 0-2). Throws ocltune::Error for an inapplicable algorithm or bad operands.

@@ -57,11 +57,44 @@ Config gemm1x1_default(const Conv2dShape& shape);
 void gemm1x1_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Config& config, Workspace& workspace,
                   LaunchPlan& plan);
 
+// im2col in fp32 (groups of any size but depthwise): chunks of CHUNK images gathered into their
+// im2col matrices, one batched GEMM per group on any of the GEMM family's variants (the CPU kernel
+// on CPUs), then col2im for the input gradient or a sum over images for the weight gradient.
+SearchSpace im2col_space(const Conv2dShape& shape, const DeviceInfo& device);
+Config im2col_default(const Conv2dShape& shape);
+void im2col_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Config& config, Workspace& workspace,
+                 LaunchPlan& plan);
+// The same algorithm with the CPU GEMM kernel's untuned tile (kernels/gemm_cpu.cl).
+Config im2col_cpu_default(const Conv2dShape& shape);
+Config gemm1x1_cpu_default(const Conv2dShape& shape);
+
 SearchSpace depthwise_space(const Conv2dShape& shape, const DeviceInfo& device);
 Config depthwise_default(const Conv2dShape& shape);
 void depthwise_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Config& config, LaunchPlan& plan);
 
 // ---- Shared by the plans ----
+
+// Workspace slots of conv2d's own buffers; the GEMM plans use 0-7 (Winograd's transformed tiles
+// 0-2, the packed GEMMs 3-4, the 16-bit GEMM's widened operands 5-7).
+inline constexpr int kPartialSlot = 8;   // per-image weight-gradient partials of the GEMM-based algorithms
+inline constexpr int kSplitSlot = 9;     // the direct weight gradient's per-chunk partials (direct_split)
+inline constexpr int kColumnsSlot = 10;  // im2col matrices
+// The per-image partials of one chunk of images stay within this many bytes.
+inline constexpr std::int64_t kPartialBytes = std::int64_t{256} << 20;
+
+// The GEMM family's space for `gemm` with fewer values, so that a GEMM-based algorithm does not
+// crowd the others out of a random search; one variant per GEMM variant, ALGO = `algo` in front,
+// named `name` (gemm.cl's variant) or `name`_<variant>.
+SearchSpace gemm_based_space(const std::string& name, std::int64_t algo, const GemmShape& gemm,
+                             const DeviceInfo& device);
+// The GEMM configuration of a GEMM-based algorithm's configuration: every parameter but the
+// algorithm's own (ALGO and `own`), on gemm.cl's default for gemm.cl's variant (the other variants
+// have their own defaults).
+Config gemm_part(const Config& config, std::initializer_list<const char*> own = {});
+// dw = (or += with `accumulate`) the sum of `images` partial planes of `plane` weights, in order
+// (kernels/conv2d_sum_images.cl).
+KernelLaunch sum_images_launch(std::int64_t images, std::int64_t plane, const cl::Buffer& partial,
+                               const Conv2dOperands& o, bool accumulate);
 
 std::int64_t at(const Config& config, const char* name);
 std::int64_t ceil_div(std::int64_t a, std::int64_t b);

@@ -98,7 +98,6 @@ SearchSpace backward_data_space(const Conv2dShape& s, const DeviceLimits& lim) {
 // The weight gradient's partial sums of SPLIT image chunks: each chunk's kernel writes one K x Cg x R x S
 // plane of the workspace and conv2d_sum_images adds them in order (no atomics: the result does not
 // depend on the launch geometry).
-constexpr int kSplitSlot = 9;  // workspace slot: gemm1x1 uses 8, Winograd 0-2, the packed GEMMs 3-4
 constexpr std::int64_t kSplitBytes = std::int64_t{64} << 20;
 
 SearchSpace backward_weight_space(const Conv2dShape& s, const DeviceLimits& lim, bool split) {
@@ -244,18 +243,7 @@ void direct_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c,
   plan.kernels.push_back(make_launch(std::move(program), "conv2d_direct_bwd_weight", std::move(args),
                                      ceil_div(cg, wgc * cpt) * wgc, ceil_div(kg, wgk * kpt) * wgk,
                                      s.groups * s.r * s.s * split * red, wgc, wgk, red));
-  if (split > 1) {
-    ProgramSource sum;
-    sum.files = {"conv2d_sum_images.cl"};
-    std::vector<KernelArg> sum_args = {static_cast<cl_int>(split),
-                                       static_cast<cl_long>(plane),
-                                       partial,
-                                       o.weight,
-                                       static_cast<cl_long>(o.weight_offset),
-                                       static_cast<cl_int>(0)};
-    plan.kernels.push_back(make_launch(std::move(sum), "conv2d_sum_images", std::move(sum_args),
-                                       ceil_div(plane, 256) * 256, 1, 1, 256, 1, 1));
-  }
+  if (split > 1) plan.kernels.push_back(sum_images_launch(split, plane, partial, o, false));
   add_bias_grad(s, o, plan);
 }
 

@@ -105,7 +105,7 @@ class Conv2dFamily : public OpFamily {
   std::string name() const override { return "conv2d"; }
   std::string description() const override {
     return "2-D convolution, NCHW fp32, fwd/bwd_data/bwd_weight; algorithm tuned: direct, implicit GEMM, Winograd, 1x1 "
-           "GEMM, depthwise";
+           "GEMM, depthwise, im2col + GEMM";
   }
   ProblemList preset(const std::string& preset) const override {
     if (preset == "test") {

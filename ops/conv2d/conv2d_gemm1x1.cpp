@@ -10,10 +10,6 @@
 namespace ocltune::conv2d_detail {
 namespace {
 
-// Workspace of the weight gradient's per-image partial sums (a slot the GEMM plans do not use).
-constexpr int kPartialSlot = 8;
-constexpr std::int64_t kPartialBytes = std::int64_t{256} << 20;
-
 // One GEMM per image (batched):
 //   fwd:        y[n] (K x HW)  = w (K x C)    * x[n] (C x HW)
 //   bwd_data:   dx[n] (C x HW) = w^T (C x K)  * dy[n] (K x HW)
@@ -32,28 +28,7 @@ GemmShape plane_gemm(const Conv2dShape& s) {
 }  // namespace
 
 SearchSpace gemm1x1_space(const Conv2dShape& s, const DeviceInfo& device) {
-  // The GEMM's own space with fewer values, so that this algorithm does not crowd the others out
-  // of a random search; one variant per GEMM variant, each with ALGO in front.
-  const SearchSpace gemm = restrict_values(gemm_space(plane_gemm(s), device), {{"MWG", {16, 32, 64, 128}},
-                                                                               {"NWG", {16, 32, 64, 128}},
-                                                                               {"KWG", {16, 32}},
-                                                                               {"WPTM", {2, 4, 8}},
-                                                                               {"WPTN", {2, 4, 8}},
-                                                                               {"VWM", {1, 2}},
-                                                                               {"VWN", {1, 2}},
-                                                                               {"VWL", {1, 4}},
-                                                                               {"KWI", {2}},
-                                                                               {"WTN", {0}},
-                                                                               {"BM", {32, 64, 128}},
-                                                                               {"BN", {32, 64, 128}},
-                                                                               {"WM", {1, 2, 4}},
-                                                                               {"WN", {1, 2, 4}}});
-  SearchSpace space;
-  for (const SearchSpace::Variant& v : gemm.variants()) {
-    space = SearchSpace::unite(
-        {std::move(space), algorithm_variant(v.name == "fma" ? "gemm1x1" : "gemm1x1_" + v.name, kAlgoGemm1x1, v)});
-  }
-  return space;
+  return gemm_based_space("gemm1x1", kAlgoGemm1x1, plane_gemm(s), device);
 }
 
 Config gemm1x1_default(const Conv2dShape& s) {
@@ -65,15 +40,16 @@ Config gemm1x1_default(const Conv2dShape& s) {
   return c;
 }
 
+Config gemm1x1_cpu_default(const Conv2dShape& s) {
+  Config c = gemm_cpu_default_config(plane_gemm(s));
+  c["ALGO"] = kAlgoGemm1x1;
+  return c;
+}
+
 void gemm1x1_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, Workspace& workspace,
                   LaunchPlan& plan) {
   // Every parameter but ALGO is the GEMM's, whatever gemm_space declares now.
-  // (gemm.cl's default as the base only for gemm.cl's variant: the other variants have their own.)
-  const bool own_defaults = is_mma_config(c) || is_wgmma_config(c) || is_wgmma_packed_config(c) || is_cpu_config(c);
-  Config gemm_config = own_defaults ? Config{} : gemm_default_config();
-  for (const auto& [name, value] : c) {
-    if (name != "ALGO") gemm_config[name] = value;
-  }
+  const Config gemm_config = gemm_part(c);
   GemmShape g = plane_gemm(s);
   const std::int64_t hw = s.h * s.w;
   const auto append = [&](const GemmOperands& operands) {
@@ -133,13 +109,7 @@ void gemm1x1_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c
     ops.a_offset = o.output_offset + first * s.k * hw;
     ops.b_offset = o.input_offset + first * s.c * hw;
     append(ops);
-    ProgramSource sum;
-    sum.files = {"conv2d_sum_images.cl"};
-    std::vector<KernelArg> args = {
-        static_cast<cl_int>(images),           static_cast<cl_long>(plane),   partial, o.weight,
-        static_cast<cl_long>(o.weight_offset), static_cast<cl_int>(first > 0)};
-    plan.kernels.push_back(
-        make_launch(std::move(sum), "conv2d_sum_images", std::move(args), ceil_div(plane, 256) * 256, 1, 1, 256, 1, 1));
+    plan.kernels.push_back(sum_images_launch(images, plane, partial, o, first > 0));
   }
   add_bias_grad(s, o, plan);
 }

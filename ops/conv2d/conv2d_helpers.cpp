@@ -111,6 +111,55 @@ SearchSpace algorithm_variant(const std::string& name, std::int64_t algo, const 
   return space;
 }
 
+SearchSpace gemm_based_space(const std::string& name, std::int64_t algo, const GemmShape& gemm,
+                             const DeviceInfo& device) {
+  const SearchSpace restricted = restrict_values(gemm_space(gemm, device), {{"MWG", {16, 32, 64, 128}},
+                                                                            {"NWG", {16, 32, 64, 128}},
+                                                                            {"KWG", {16, 32}},
+                                                                            {"WPTM", {2, 4, 8}},
+                                                                            {"WPTN", {2, 4, 8}},
+                                                                            {"VWM", {1, 2}},
+                                                                            {"VWN", {1, 2}},
+                                                                            {"VWL", {1, 4}},
+                                                                            {"KWI", {2}},
+                                                                            {"WTN", {0}},
+                                                                            {"BM", {32, 64, 128}},
+                                                                            {"BN", {32, 64, 128}},
+                                                                            {"WM", {1, 2, 4}},
+                                                                            {"WN", {1, 2, 4}}});
+  SearchSpace space;
+  for (const SearchSpace::Variant& v : restricted.variants()) {
+    space = SearchSpace::unite(
+        {std::move(space), algorithm_variant(v.name == "fma" ? name : name + "_" + v.name, algo, v)});
+  }
+  return space;
+}
+
+Config gemm_part(const Config& config, std::initializer_list<const char*> own) {
+  const bool own_defaults =
+      is_mma_config(config) || is_wgmma_config(config) || is_wgmma_packed_config(config) || is_cpu_config(config);
+  Config gemm = own_defaults ? Config{} : gemm_default_config();
+  for (const auto& [name, value] : config) {
+    const bool algorithm_own =
+        name == "ALGO" || std::any_of(own.begin(), own.end(), [&](const char* o) { return name == o; });
+    if (!algorithm_own) gemm[name] = value;
+  }
+  return gemm;
+}
+
+KernelLaunch sum_images_launch(std::int64_t images, std::int64_t plane, const cl::Buffer& partial,
+                               const Conv2dOperands& o, bool accumulate) {
+  ProgramSource sum;
+  sum.files = {"conv2d_sum_images.cl"};
+  std::vector<KernelArg> args = {static_cast<cl_int>(images),
+                                 static_cast<cl_long>(plane),
+                                 partial,
+                                 o.weight,
+                                 static_cast<cl_long>(o.weight_offset),
+                                 static_cast<cl_int>(accumulate ? 1 : 0)};
+  return make_launch(std::move(sum), "conv2d_sum_images", std::move(args), ceil_div(plane, 256) * 256, 1, 1, 256, 1, 1);
+}
+
 SearchSpace restrict_values(const SearchSpace& space,
                             const std::vector<std::pair<std::string, std::vector<std::int64_t>>>& values) {
   SearchSpace out;

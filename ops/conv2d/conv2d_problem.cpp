@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/capability.h"
 #include "harness/error.h"
 #include "harness/session.h"
 #include "ops/conv2d/conv2d_reference.h"
@@ -175,6 +176,12 @@ VerifyResult Conv2dEvaluation::verify() {
 std::vector<Config> Conv2dProblem::default_configs(const DeviceInfo& device) const {
   const SearchSpace space = conv2d_space(shape_, device);
   std::vector<Config> configs;
+  // On a CPU the GEMM-based algorithms on the CPU GEMM kernel come first (decision 0042).
+  if (satisfies(device, cpu_device())) {
+    if (const std::optional<Config> cpu = conv2d_cpu_default_config(shape_); cpu && space.contains(*cpu)) {
+      configs.push_back(*cpu);
+    }
+  }
   for (const Config& c : conv2d_default_configs(shape_)) {
     // The tensor-core algorithms apply to tf32 shapes on every device but exist only where the
     // device has the capability.
@@ -185,10 +192,19 @@ std::vector<Config> Conv2dProblem::default_configs(const DeviceInfo& device) con
 }
 
 std::vector<std::string> Conv2dProblem::kernel_files() const {
-  std::vector<std::string> files = {
-      "conv2d_common.cl",       "conv2d_direct.cl", "conv2d_direct_bwd_data.cl", "conv2d_direct_bwd_weight.cl",
-      "conv2d_igemm_gather.cl", "conv2d_igemm.cl",  "conv2d_winograd.cl",        "conv2d_depthwise.cl",
-      "gemm_layout.cl",         "gemm.cl",          "conv2d_sum_images.cl"};
+  std::vector<std::string> files = {"conv2d_common.cl",
+                                    "conv2d_direct.cl",
+                                    "conv2d_direct_bwd_data.cl",
+                                    "conv2d_direct_bwd_weight.cl",
+                                    "conv2d_igemm_gather.cl",
+                                    "conv2d_igemm.cl",
+                                    "conv2d_winograd.cl",
+                                    "conv2d_depthwise.cl",
+                                    "gemm_layout.cl",
+                                    "gemm.cl",
+                                    "conv2d_sum_images.cl",
+                                    "conv2d_im2col.cl",
+                                    "gemm_cpu.cl"};
   if (shape_.math == MathMode::kTf32)
     files.insert(files.end(), {"tile_order.cl", "mma_tf32.cl", "conv2d_igemm_mma.cl", "gemm_mma.cl", "storage.cl",
                                "wgmma.cl", "gemm_wgmma.cl", "gemm_pack_tf32.cl", "packed_pipeline.cl",

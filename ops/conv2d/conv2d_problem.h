@@ -24,7 +24,7 @@ class Conv2dProblem : public Problem {
   std::string shape_key() const override { return shape_.key(); }
   nlohmann::json shape_json() const override { return shape_.to_json(); }
   SearchSpace space(const DeviceInfo& device) const override { return conv2d_space(shape_, device); }
-  Config default_config(const DeviceInfo&) const override { return conv2d_default_configs(shape_).front(); }
+  Config default_config(const DeviceInfo& device) const override { return default_configs(device).front(); }
   // One per algorithm in this device's space (the tensor-core one only where the device has it).
   std::vector<Config> default_configs(const DeviceInfo& device) const override;
   double flops() const override { return shape_.flops(); }
