@@ -55,19 +55,6 @@ bool device_fp64(int device) {
   return known[device] = config != 0;
 }
 
-// True for a CPU device, whose dense kernels take one block of elements per work item (kBlocked).
-bool device_cpu(int device) {
-  static std::mutex mutex;
-  static std::map<int, bool> known;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = known.find(device);
-  if (it != known.end()) return it->second;
-  cl_device_type type = CL_DEVICE_TYPE_GPU;
-  check_cl(clGetDeviceInfo(device_runtime(device).device(), CL_DEVICE_TYPE, sizeof(type), &type, nullptr),
-           "clGetDeviceInfo");
-  return known[device] = (type & CL_DEVICE_TYPE_CPU) != 0;
-}
-
 // The program of kernels/plain_optim.cl for a parameter dtype and a step dtype on a device, remembered
 // for the tensors of a call that have the same (plain_program's lookup builds its key text each time).
 class OptimProgram {
@@ -75,7 +62,7 @@ class OptimProgram {
   cl_program get(int device, at::ScalarType param, at::ScalarType step) {
     if (!program_ || device != device_ || param != param_ || step != step_) {
       fp64_ = device_fp64(device);
-      cpu_ = device_cpu(device);
+      cpu_ = plain_cpu_device(device);
       program_ = plain_program(device, "plain_optim.cl", {{"P", param}, {"S", step}},
                                fp64_ ? "#define OPTIM_FP64 1\n" : "#define OPTIM_FP64 0\n");
       device_ = device;

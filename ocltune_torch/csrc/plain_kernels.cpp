@@ -145,8 +145,20 @@ void check_plain_dtype(at::ScalarType type, const char* op) {
               " on ocl (float32, float16, bfloat16, int64, int32, int16, int8, uint8, bool)");
 }
 
+bool plain_cpu_device(int device) {
+  static std::mutex mutex;
+  static std::map<int, bool> known;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = known.find(device);
+  if (it != known.end()) return it->second;
+  cl_device_type type = CL_DEVICE_TYPE_GPU;
+  check_cl(clGetDeviceInfo(device_runtime(device).device(), CL_DEVICE_TYPE, sizeof(type), &type, nullptr),
+           "clGetDeviceInfo");
+  return known[device] = (type & CL_DEVICE_TYPE_CPU) != 0;
+}
+
 cl_program plain_program(int device, const std::string& file, const TypeSlots& types, const std::string& defines) {
-  const std::string header = type_defines(types) + defines;
+  const std::string header = type_defines(types) + (plain_cpu_device(device) ? "#define PLAIN_CPU 1\n" : "") + defines;
   ProgramCache& cache = program_cache();
   std::lock_guard<std::mutex> lock(cache.mutex);
   auto key = std::make_tuple(device, file, header);

@@ -31,6 +31,10 @@ using TypeSlots = std::vector<std::pair<std::string, at::ScalarType>>;
 // build log.
 cl_program plain_program(int device, const std::string& file, const TypeSlots& types, const std::string& defines = "");
 
+// True for a CPU device: its plain kernels walk one contiguous block of elements per work item
+// (PLAIN_CPU in kernels/plain_common.cl; plain_program defines it).
+bool plain_cpu_device(int device);
+
 // Up to this many dims after merging; more raise.
 constexpr int kPlainMaxDims = 8;
 

@@ -36,8 +36,20 @@ inline long offset_of(const Strides* st, const long* c, long ndim) {
   return o;
 }
 
-// Every element index once, whatever the grid (the host caps the number of work items).
+// Every element index once, whatever the grid (the host caps the number of work items). On a GPU
+// every global-size-th index from the work item's id, so that a warp reads consecutive elements; on a
+// CPU (PLAIN_CPU, set by the host) one contiguous block per work item. PoCL runs a work-group's items
+// one after another around each item's whole loop, so a strided loop is scalar code jumping through
+// memory (AdamW's _foreach_addcdiv_ over 14M floats took 135 ms, a tenth of the copy bandwidth),
+// while a unit-stride loop streams and the compiler vectorises it.
+#ifdef PLAIN_CPU
+#define FOR_EACH_INDEX(i, n)                                                                              \
+  for (long i = get_global_id(0) * (((long)(n) + (long)get_global_size(0) - 1) / (long)get_global_size(0)), \
+            i##_end_ = min((long)(n), i + (((long)(n) + (long)get_global_size(0) - 1) / (long)get_global_size(0))); \
+       i < i##_end_; ++i)
+#else
 #define FOR_EACH_INDEX(i, n) for (long i = get_global_id(0); i < (n); i += get_global_size(0))
+#endif
 
 inline float bf16_to_float(ushort b) { return as_float(((uint)b) << 16); }
 
