@@ -29,7 +29,8 @@ dtypes anyway, and the per-sample "fell back" count and the summary need our own
 pytest parameters carry a strict xfail or a skip with its reason directly.
 
 Every op or sample skipped has its reason in SKIP_OPS / SKIP_SAMPLE_RULES, every expected failure in
-XFAIL (strict: an unexpected pass fails the run). The end of the run prints (into the test log) per
+XFAIL (strict: an unexpected pass fails the run); the ops whose index outputs may order ties
+differently (sort, topk) are checked by what their indices select, TIED_INDICES. The end of the run prints (into the test log) per
 op: samples passed, fell back, skipped, failed, and the totals.
 
 ``OCLTUNE_OPINFO_SAMPLES`` changes the number of samples per op and dtype (default 8),
@@ -163,6 +164,20 @@ LOOSER = {
     "baddbmm": (4, "16-bit with beta != 0: ocltune's 16-bit GEMM runs at beta 0 (its decision cache keeps one plan "
                    "per shape), so alpha * a @ b is rounded to 16 bits before beta * self is added, as in addmm; the "
                    "CPU rounds once, and where the two terms cancel they differ by a few ulps of the larger one"),
+}
+
+# Ops whose index output may differ from the CPU's where values tie (either order is a correct answer):
+# name -> (reason, the sample's dim from its args and kwargs). Their values are compared as any output;
+# their indices must select the CPU's values from the input along that dim.
+TIED_INDICES = {
+    "sort": (
+        "stable=False leaves the order of equal values open: ocltune's merge sort is stable, the CPU's is not",
+        lambda args, kwargs: kwargs.get("dim", args[0] if args else -1),
+    ),
+    "topk": (
+        "which of several equal values topk returns is open (the CPU's selection is not stable)",
+        lambda args, kwargs: kwargs.get("dim", args[1] if len(args) > 1 else -1),
+    ),
 }
 
 # name -> Counter(pass=, fell_back=, skipped=, failed=) over samples, and the ops that fell back.
@@ -337,6 +352,20 @@ def compare(actual, expected, dtype, name):
             assert a == e or (a != a and e != e), f"{a!r} != {e!r}"
 
 
+def compare_tied(actual, expected, sample, dtype, name):
+    """TIED_INDICES: (values, indices) of ocl against the CPU's; the indices by what they select."""
+    compare(actual[0], expected[0], dtype, name)
+    indices = actual[1]
+    assert indices.device.type == DEVICE.type, f"result on {indices.device}"
+    indices = indices.cpu()
+    assert (indices.shape, indices.dtype) == (expected[1].shape, expected[1].dtype), f"{indices.shape} {indices.dtype}"
+    if sample.input.dim() == 0:
+        torch.testing.assert_close(indices, expected[1], rtol=0, atol=0)
+        return
+    dim = TIED_INDICES[name][1](sample.args, sample.kwargs)
+    torch.testing.assert_close(sample.input.gather(dim, indices), expected[0], rtol=0, atol=0, equal_nan=True)
+
+
 def samples(op, dtype, requires_grad=False, count=SAMPLES):
     torch.manual_seed(0)
     out = []
@@ -370,7 +399,10 @@ def run_sample(op, sample):
         return "failed", f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
     try:
         with Strict():
-            compare(actual, expected, sample_dtype(sample, op), name)
+            if name in TIED_INDICES:
+                compare_tied(actual, expected, sample, sample_dtype(sample, op), name)
+            else:
+                compare(actual, expected, sample_dtype(sample, op), name)
     except Exception as e:  # noqa: BLE001
         if STRICT_MESSAGE in str(e):
             return "fell_back", fallback_name(e)
