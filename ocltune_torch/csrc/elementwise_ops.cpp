@@ -220,6 +220,22 @@ at::Tensor pow_scalar(const at::Tensor& self, const at::Scalar& exponent) {
   if (e == 1.0) return self.clone();
   return run_planned("pow", "pow", plan_scalar("pow", self, e), cpu);
 }
+// In place and out=: the functional result copied in (the gradients of vector norms use both).
+at::Tensor& pow_scalar_(at::Tensor& self, const at::Scalar& exponent) {
+  if (exponent.isComplex() || !kernel_dtype(self.scalar_type())) {
+    return fallback<ATEN_OP2(pow_, Scalar)>::call(self, exponent);
+  }
+  return self.copy_(pow_scalar(self, exponent));
+}
+at::Tensor& pow_scalar_out(const at::Tensor& self, const at::Scalar& exponent, at::Tensor& out) {
+  if (exponent.isComplex() || !kernel_dtype(self.scalar_type()) || out.scalar_type() != self.scalar_type() ||
+      out.device() != self.device()) {
+    return fallback<ATEN_OP2(pow, Tensor_Scalar_out)>::call(self, exponent, out);
+  }
+  const at::Tensor result = pow_scalar(self, exponent);
+  at::native::resize_output(out, result.sizes());
+  return out.copy_(result);
+}
 at::Tensor pow_tensor(const at::Tensor& self, const at::Tensor& exponent) {
   return binary("pow", "pow", self, exponent, 1.0,
                 [&] { return fallback<ATEN_OP(pow_Tensor_Tensor)>::call(self, exponent); });
@@ -309,6 +325,32 @@ at::Tensor& lerp_(at::Tensor& self, const at::Tensor& end, const at::Scalar& wei
   return self.copy_(out);
 }
 
+// The same with a tensor of weights (broadcast with self and end): both sides computed and one taken
+// per element, in float32 for 16-bit tensors and rounded once, as the CPU's opmath does. Tensors of
+// different dtypes go to the CPU kernel, which raises PyTorch's error.
+at::Tensor lerp_tensor(const at::Tensor& self, const at::Tensor& end, const at::Tensor& weight) {
+  check_ocl(self, "lerp", "self");
+  if (!kernel_dtype(self.scalar_type()) || end.scalar_type() != self.scalar_type() ||
+      weight.scalar_type() != self.scalar_type() || end.device() != self.device() ||
+      (weight.device() != self.device() && weight.dim() != 0)) {
+    return fallback<ATEN_OP(lerp_Tensor)>::call(self, end, weight);
+  }
+  const at::Tensor s = self.to(at::kFloat), e = end.to(at::kFloat), w = weight.to(self.device(), at::kFloat);
+  const at::Tensor diff = e - s;
+  return at::where(w.abs() < 0.5, s + w * diff, e - diff * (1 - w)).to(self.scalar_type());
+}
+at::Tensor& lerp_tensor_(at::Tensor& self, const at::Tensor& end, const at::Tensor& weight) {
+  return self.copy_(lerp_tensor(self, end, weight));
+}
+at::Tensor& lerp_tensor_out(const at::Tensor& self, const at::Tensor& end, const at::Tensor& weight, at::Tensor& out) {
+  if (out.scalar_type() != self.scalar_type() || out.device() != self.device()) {
+    return fallback<ATEN_OP(lerp_Tensor_out)>::call(self, end, weight, out);
+  }
+  const at::Tensor result = lerp_tensor(self, end, weight);
+  at::native::resize_output(out, result.sizes());
+  return out.copy_(result);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -346,6 +388,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("reciprocal", reciprocal);
   m.impl("reciprocal_", reciprocal_);
   m.impl("pow.Tensor_Scalar", pow_scalar);
+  m.impl("pow_.Scalar", pow_scalar_);
+  m.impl("pow.Tensor_Scalar_out", pow_scalar_out);
   m.impl("pow.Tensor_Tensor", pow_tensor);
   m.impl("pow.Scalar", pow_base);
   m.impl("maximum", maximum);
@@ -356,6 +400,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("addcdiv_", addcdiv_);
   m.impl("lerp.Scalar", lerp);
   m.impl("lerp_.Scalar", lerp_);
+  m.impl("lerp.Tensor", lerp_tensor);
+  m.impl("lerp_.Tensor", lerp_tensor_);
+  m.impl("lerp.Tensor_out", lerp_tensor_out);
   m.impl("add.Tensor", add);
   m.impl("sub.Tensor", sub);
   m.impl("mul.Tensor", mul);

@@ -90,7 +90,24 @@ at::Tensor reduce(const char* op, const char* kind, const at::Tensor& self, at::
   }
   // argmax/argmin take adjacent axes (PyTorch asks for one dim or all).
   if (out_type == at::kLong && axes.back() - axes.front() + 1 != static_cast<int>(axes.size())) return fallback_op();
-  if (dims.size() > OCLTUNE_MAX_DIMS) return fallback_op();
+  if (dims.size() > OCLTUNE_MAX_DIMS) {
+    // More alternating groups than the family takes (a 5-D or wider tensor): the reduced dims moved
+    // last in a copy, so the kept and the reduced dims each merge into one. Not for argmax/argmin,
+    // whose index counts in self's own order.
+    if (out_type == at::kLong) return fallback_op();
+    std::vector<std::int64_t> order, moved_dims;
+    for (std::int64_t i = 0; i < nd; ++i) {
+      if (!reduced[static_cast<std::size_t>(i)]) order.push_back(i);
+    }
+    for (std::int64_t i = 0; i < nd; ++i) {
+      if (reduced[static_cast<std::size_t>(i)]) {
+        moved_dims.push_back(static_cast<std::int64_t>(order.size()));
+        order.push_back(i);
+      }
+    }
+    const at::Tensor moved = self.permute(order).contiguous();
+    return out.copy_(reduce(op, kind, moved, moved_dims, false, std::nullopt, fallback_op).view(out_sizes));
+  }
   const at::Tensor x = self.contiguous();
   const ocltune_tensor in = cl_tensor_of(x), result = cl_tensor_of(out);
   ocltune_reduce_args r;
@@ -104,6 +121,12 @@ at::Tensor reduce(const char* op, const char* kind, const at::Tensor& self, at::
 }
 
 at::Tensor sum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, std::optional<at::ScalarType> dtype) {
+  // A count of true values (the gradients of amax, amin, max and min sum their masks): in float32,
+  // exact while the count stays below 2^24, then as the int64 (or dtype=) result PyTorch gives.
+  if (self.scalar_type() == at::kBool && self.numel() < (std::int64_t{1} << 24) && self.is_privateuseone()) {
+    const at::ScalarType result = dtype.value_or(at::kLong);
+    if (plain_dtype(result)) return ocltune_torch::sum(self.to(at::kFloat), dim, keepdim, std::nullopt).to(result);
+  }
   return reduce("sum", "sum", self, dim, keepdim, dtype,
                 [&] { return fallback<ATEN_OP(sum_dim_IntList)>::call(self, dim, keepdim, dtype); });
 }
@@ -175,19 +198,44 @@ std::tuple<at::Tensor, at::Tensor> min_dim(const at::Tensor& self, std::int64_t 
   return r;
 }
 
-// torch.norm and torch.linalg.vector_norm of order 2 (the family's norm2); other orders fall back.
+// torch.norm and torch.linalg.vector_norm: order 2 is the family's norm2; the other orders are
+// composed on the device of abs, amax/amin, sum and pow (16-bit inputs in float32, PyTorch's opmath
+// type, rounded once at the end): inf max |x|, -inf min |x|, 0 the count of non-zeros, p
+// (sum |x|^p)^(1/p), 1 without the powers.
 at::Tensor vector_norm(const at::Tensor& self, const at::Scalar& ord, at::OptionalIntArrayRef dim, bool keepdim,
                        std::optional<at::ScalarType> dtype) {
   auto slow = [&] { return fallback<ATEN_OP(linalg_vector_norm)>::call(self, ord, dim, keepdim, dtype); };
-  if (ord.isComplex() || ord.toDouble() != 2.0) return slow();
-  return reduce("linalg_vector_norm", "norm2", self, dim, keepdim, dtype, slow);
+  if (ord.isComplex()) return slow();
+  const double p = ord.toDouble();
+  if (p == 2.0) return reduce("linalg_vector_norm", "norm2", self, dim, keepdim, dtype, slow);
+  check_ocl(self, "linalg_vector_norm", "self");
+  const at::ScalarType result = dtype.value_or(self.scalar_type());
+  // An empty reduction (PyTorch's own errors for inf and -inf) and types the kernels lack: the CPU.
+  if (!self.is_floating_point() || !kernel_dtype(self.scalar_type()) || !kernel_dtype(result) || self.numel() == 0) {
+    return slow();
+  }
+  const at::Tensor x = self.to(at::kFloat).abs();
+  at::Tensor norm;
+  if (std::isinf(p)) {
+    norm = p > 0 ? ocltune_torch::amax(x, dim.value_or(at::IntArrayRef{}), keepdim)
+                 : ocltune_torch::amin(x, dim.value_or(at::IntArrayRef{}), keepdim);
+  } else if (p == 0.0) {
+    norm = ocltune_torch::sum(x.ne(0).to(at::kFloat), dim, keepdim, std::nullopt);
+  } else if (p == 1.0) {
+    norm = ocltune_torch::sum(x, dim, keepdim, std::nullopt);
+  } else {
+    norm = ocltune_torch::sum(x.pow(p), dim, keepdim, std::nullopt).pow(1.0 / p);
+  }
+  return norm.to(result);
 }
 
 // var and std: the mean, then the sum of squared deviations over N - correction, in self's dtype; the
 // two passes on the device where PyTorch's CPU runs Welford's (agreeing to rounding).
 at::Tensor variance(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<at::Scalar>& correction,
                     bool keepdim) {
-  if (!self.is_floating_point() || !kernel_dtype(self.scalar_type()) || self.numel() == 0) return at::Tensor();
+  if (!self.is_floating_point() || !kernel_dtype(self.scalar_type())) return at::Tensor();
+  // No elements: NaN in the result's shape, as PyTorch gives (0 / 0 degrees of freedom).
+  if (self.numel() == 0) return ocltune_torch::sum(self, dim, keepdim, std::nullopt).fill_(NAN);
   std::int64_t n = 1;
   if (!dim || dim->empty()) {
     n = self.numel();
@@ -195,6 +243,23 @@ at::Tensor variance(const at::Tensor& self, at::OptionalIntArrayRef dim, const s
     for (const std::int64_t d : *dim) n *= self.dim() == 0 ? 1 : self.size(at::maybe_wrap_dim(d, self.dim()));
   }
   const double dof = std::max(0.0, static_cast<double>(n) - (correction ? correction->toDouble() : 1.0));
+  if (self.dim() > 4 && dim && !dim->empty()) {
+    // Wider than the elementwise family's broadcast takes: the reduced dims moved last in a copy and
+    // viewed as rows of n, whose variances are reshaped to the result's sizes.
+    std::vector<bool> reduced(static_cast<std::size_t>(self.dim()), false);
+    for (const std::int64_t d : *dim) reduced[static_cast<std::size_t>(at::maybe_wrap_dim(d, self.dim()))] = true;
+    std::vector<std::int64_t> order, out_sizes;
+    for (std::int64_t i = 0; i < self.dim(); ++i) {
+      const bool r = reduced[static_cast<std::size_t>(i)];
+      if (!r) order.push_back(i);
+      if (!r || keepdim) out_sizes.push_back(r ? 1 : self.size(i));
+    }
+    for (std::int64_t i = 0; i < self.dim(); ++i) {
+      if (reduced[static_cast<std::size_t>(i)]) order.push_back(i);
+    }
+    const at::Tensor rows = self.permute(order).contiguous().view({self.numel() / n, n});
+    return variance(rows, std::vector<std::int64_t>{1}, correction, false).view(out_sizes);
+  }
   const at::Tensor centred = self - ocltune_torch::mean(self, dim, true, std::nullopt);
   at::Tensor out = ocltune_torch::sum(centred * centred, dim, keepdim, std::nullopt);
   return out.div_(dof);

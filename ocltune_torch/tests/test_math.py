@@ -88,6 +88,30 @@ def test_addcmul_addcdiv_lerp(dtype):
     assert ocltune_torch.fallback_stats() == {}
 
 
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_lerp_tensor_weight_and_pow_in_place(dtype, strict):
+    """lerp with a tensor of weights (broadcast, both sides of 0.5, in place, out=) and pow_ / pow out=."""
+    s, e = rand(9, 13, dtype=dtype), rand(9, 13, dtype=dtype, seed=1)
+    w = torch.linspace(-0.5, 1.5, 13).to(dtype)  # below, around and above 0.5
+    x, y, v = s.to(DEVICE), e.to(DEVICE), w.to(DEVICE)
+    assert_close(torch.lerp(x, y, v), torch.lerp(s, e, w))
+    assert_close(torch.lerp(x.t(), y.t(), v[:9]), torch.lerp(s.t(), e.t(), w[:9]))
+    assert_close(torch.lerp(x, y, torch.tensor(0.7, dtype=dtype)), torch.lerp(s, e, torch.tensor(0.7, dtype=dtype)))
+    z = x.clone()
+    z.lerp_(y, v)
+    assert_close(z, s.clone().lerp_(e, w))
+    out = torch.empty(0, dtype=dtype, device=DEVICE)
+    torch.lerp(x, y, v, out=out)
+    assert_close(out, torch.lerp(s, e, w))
+    p = positive(9, 13, dtype=dtype)
+    q = p.to(DEVICE)
+    q.pow_(1.5)
+    assert_close(q, p.clone().pow_(1.5), scale=2)
+    out = torch.empty(0, dtype=dtype, device=DEVICE)
+    torch.pow(p.to(DEVICE), 3.0, out=out)
+    assert_close(out, torch.pow(p, 3.0), scale=2)
+
+
 def model():
     torch.manual_seed(0)
     return torch.nn.Sequential(torch.nn.Linear(17, 31), torch.nn.GELU(), torch.nn.Linear(31, 5))

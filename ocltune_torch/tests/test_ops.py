@@ -248,7 +248,7 @@ REDUCTIONS = [((7,), [0]), ((5, 9), [1]), ((5, 9), [0]), ((3, 4, 5), [0, 2]), ((
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("shape,dims", REDUCTIONS)
 @pytest.mark.parametrize("keepdim", [False, True])
-def test_sum_mean(shape, dims, keepdim, dtype):
+def test_sum_mean(shape, dims, keepdim, dtype, strict):
     a = rand(*shape, dtype=dtype)
     for op in (torch.sum, torch.mean):
         expected = op(a.float(), dims, keepdim=keepdim).to(dtype)
@@ -259,13 +259,35 @@ def test_sum_mean(shape, dims, keepdim, dtype):
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_vector_norm_orders_and_counts(dtype, strict):
+    """linalg.vector_norm of every order (composed on the device, in float32 for 16 bits), counts of bool
+    masks (sum of bool: int64), and var/std of no elements (NaN), against CPU."""
+    a = rand(6, 7, 5, dtype=dtype)
+    a.view(-1)[::4] = 0  # zeros for the order-0 count
+    x = on(a)
+    for ord in (1, 3, 0.5, -1.5, float("inf"), float("-inf"), 0):
+        for dims, keepdim in (((1,), False), ((0, 2), True), (None, False)):
+            want = torch.linalg.vector_norm(a.float(), ord, dims, keepdim=keepdim).to(dtype)
+            assert_close(torch.linalg.vector_norm(x, ord, dims, keepdim=keepdim), want, scale=5, equal_nan=True)
+    assert_close(torch.linalg.vector_norm(x, 1, dtype=torch.float32), torch.linalg.vector_norm(a, 1, dtype=torch.float32),
+                 scale=5)
+    mask = a > 0
+    for dims in ((1,), (0, 2), None):
+        got, want = on(mask).sum(dims), mask.sum(dims)
+        assert got.dtype == torch.int64 and torch.equal(got.cpu(), want), dims
+    assert torch.equal(on(mask).sum(1, dtype=torch.int32).cpu(), mask.sum(1, dtype=torch.int32))
+    empty = rand(0, 4, dtype=dtype)
+    for op in (torch.var, torch.std):
+        assert_close(op(on(empty), 0), op(empty.float(), 0).to(dtype), equal_nan=True)
+        assert_close(op(on(empty)), op(empty.float()).to(dtype), equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("case", range(len(REDUCTIONS)))
 def test_extrema_norm_var(case, dtype, strict):
     """amax/amin, max/min (all and .dim with indices), argmax/argmin, the 2-norm, var and std against CPU:
     odd sizes, a size-1 dim, a transposed input, ties (the first index wins, as on CPU)."""
     shape, dims = REDUCTIONS[case]
-    if len(shape) > 4:
-        pytest.skip("more than 4 dims after merging: the CPU fallback, as for sum and mean")
     keepdim = case % 2 == 1
     a = rand(*shape, dtype=dtype)
     a.view(-1)[::3] = a.view(-1)[0]  # ties
