@@ -56,74 +56,48 @@ bool plain_scan(const at::Tensor& self, at::ScalarType result) {
   return plain_dtype(self.scalar_type()) && plain_dtype(result) && result != at::kBool;
 }
 
-at::Tensor cumsum(const at::Tensor& self, std::int64_t dim, std::optional<at::ScalarType> dtype) {
-  check_ocl(self, "cumsum", "self");
+// The three entry points of one scan (Product: cumprod, else cumsum), each with the ATen op it falls
+// back to (Op::name, "aten::cumsum" and so on, names it in errors).
+template <class Op, bool Product>
+at::Tensor scan(const at::Tensor& self, std::int64_t dim, std::optional<at::ScalarType> dtype) {
+  check_ocl(self, Op::name, "self");
   const at::ScalarType result = result_type(self, dtype);
-  if (!plain_scan(self, result)) return fallback<ATEN_OP(cumsum)>::call(self, dim, dtype);
+  if (!plain_scan(self, result)) return fallback<Op>::call(self, dim, dtype);
   at::Tensor out = at::empty(self.sizes(), self.options().dtype(result));
-  scan_into(self, dim, false, out);
+  scan_into(self, dim, Product, out);
   return out;
 }
 
-at::Tensor& cumsum_out(const at::Tensor& self, std::int64_t dim, std::optional<at::ScalarType> dtype, at::Tensor& out) {
-  check_ocl(self, "cumsum.out", "self");
-  check_ocl(out, "cumsum.out", "out");
+template <class Op, bool Product>
+at::Tensor& scan_out(const at::Tensor& self, std::int64_t dim, std::optional<at::ScalarType> dtype, at::Tensor& out) {
+  check_ocl(self, Op::name, "self");
+  check_ocl(out, Op::name, "out");
   const at::ScalarType result = result_type(self, dtype);
-  if (!plain_scan(self, result) || out.scalar_type() != result) {
-    return fallback<ATEN_OP(cumsum_out)>::call(self, dim, dtype, out);
-  }
+  if (!plain_scan(self, result) || out.scalar_type() != result) return fallback<Op>::call(self, dim, dtype, out);
   at::native::resize_output(out, self.sizes());
-  scan_into(self, dim, false, out);
+  scan_into(self, dim, Product, out);
   return out;
 }
 
-at::Tensor& cumsum_(at::Tensor& self, std::int64_t dim, std::optional<at::ScalarType> dtype) {
-  check_ocl(self, "cumsum_", "self");
-  TORCH_CHECK(!dtype || *dtype == self.scalar_type(), "provided dtype must match the dtype of self tensor in cumsum");
-  if (!plain_scan(self, self.scalar_type())) return fallback<ATEN_OP(cumsum_)>::call(self, dim, dtype);
-  scan_into(self, dim, false, self);
-  return self;
-}
-
-at::Tensor cumprod(const at::Tensor& self, std::int64_t dim, std::optional<at::ScalarType> dtype) {
-  check_ocl(self, "cumprod", "self");
-  const at::ScalarType result = result_type(self, dtype);
-  if (!plain_scan(self, result)) return fallback<ATEN_OP(cumprod)>::call(self, dim, dtype);
-  at::Tensor out = at::empty(self.sizes(), self.options().dtype(result));
-  scan_into(self, dim, true, out);
-  return out;
-}
-
-at::Tensor& cumprod_out(const at::Tensor& self, std::int64_t dim, std::optional<at::ScalarType> dtype,
-                        at::Tensor& out) {
-  check_ocl(self, "cumprod.out", "self");
-  check_ocl(out, "cumprod.out", "out");
-  const at::ScalarType result = result_type(self, dtype);
-  if (!plain_scan(self, result) || out.scalar_type() != result) {
-    return fallback<ATEN_OP(cumprod_out)>::call(self, dim, dtype, out);
-  }
-  at::native::resize_output(out, self.sizes());
-  scan_into(self, dim, true, out);
-  return out;
-}
-
-at::Tensor& cumprod_(at::Tensor& self, std::int64_t dim, std::optional<at::ScalarType> dtype) {
-  check_ocl(self, "cumprod_", "self");
-  TORCH_CHECK(!dtype || *dtype == self.scalar_type(), "provided dtype must match the dtype of self tensor in cumprod");
-  if (!plain_scan(self, self.scalar_type())) return fallback<ATEN_OP(cumprod_)>::call(self, dim, dtype);
-  scan_into(self, dim, true, self);
+template <class Op, bool Product>
+at::Tensor& scan_(at::Tensor& self, std::int64_t dim, std::optional<at::ScalarType> dtype) {
+  check_ocl(self, Op::name, "self");
+  TORCH_CHECK(!dtype || *dtype == self.scalar_type(), "provided dtype must match the dtype of self tensor in ",
+              Product ? "cumprod" : "cumsum");
+  if (!plain_scan(self, self.scalar_type())) return fallback<Op>::call(self, dim, dtype);
+  scan_into(self, dim, Product, self);
   return self;
 }
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("cumsum", cumsum);
-  m.impl("cumsum.out", cumsum_out);
-  m.impl("cumsum_", cumsum_);
-  m.impl("cumprod", cumprod);
-  m.impl("cumprod.out", cumprod_out);
-  m.impl("cumprod_", cumprod_);
+  m.impl("cumsum", scan<ATEN_OP(cumsum), false>);
+  m.impl("cumsum.out", scan_out<ATEN_OP(cumsum_out), false>);
+  m.impl("cumsum_", scan_<ATEN_OP(cumsum_), false>);
+  m.impl("cumprod", scan<ATEN_OP(cumprod), true>);
+  m.impl("cumprod.out", scan_out<ATEN_OP(cumprod_out), true>);
+  m.impl("cumprod_", scan_<ATEN_OP(cumprod_), true>);
 }
 
 }  // namespace ocltune_torch
