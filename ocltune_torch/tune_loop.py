@@ -48,9 +48,14 @@ def dispatch_stats() -> dict:
 
         {"calls": 12, "levels": {"exact": 9, "builtin": 3, ...}, "families": {"gemm": {"exact": 4, ...}, ...},
          "devices": {0: {"calls", "levels", "families", "problems": [{"op", "dtype", "shape_key",
-                                                                      "level", "calls", "shape"}, ...]}}}
+                                                                      "level", "calls", "shape"}, ...]}},
+         "plain_launches": 40}
+
+    "plain_launches" counts the launches of the backend's plain kernels (data movement, casts,
+    integer ops, the multi-tensor optimiser steps), which do not go through the runtime.
     """
-    total = {"calls": 0, "levels": dict.fromkeys(LEVELS, 0), "families": {}, "devices": {}}
+    total = {"calls": 0, "levels": dict.fromkeys(LEVELS, 0), "families": {}, "devices": {},
+             "plain_launches": torch.ops.ocltune.plain_launches()}
     for device in torch.ops.ocltune.used_devices():
         stats = json.loads(torch.ops.ocltune.dispatch_stats_json(device))
         stats["families"] = stats.pop("ops")

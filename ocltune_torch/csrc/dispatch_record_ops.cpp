@@ -1,5 +1,6 @@
 // The ocltune:: custom ops of the tune-what-you-run loop: which devices have a runtime, what each
-// dispatched (per level and family, as the runtime's JSON), the shapes file of all of them, reload.
+// dispatched (per level and family, as the runtime's JSON; the plain kernels' launches beside), the
+// shapes file of all of them, reload.
 //
 // Only devices whose runtime exists are visited: asking a device that was never used would create
 // its runtime (a context, the databases read) just to report that it did nothing.
@@ -12,6 +13,7 @@
 
 #include "ocltune_torch/csrc/device.h"
 #include "ocltune_torch/csrc/errors.h"
+#include "ocltune_torch/csrc/plain_kernels.h"
 
 namespace ocltune_torch {
 namespace {
@@ -39,7 +41,10 @@ std::string op_dispatch_stats_json(std::int64_t device) {
 void op_reset_dispatch_stats() {
   for (const int i : used_devices())
     call_ocltune("reset_dispatch_stats", [&] { device_runtime(i).reset_dispatch_stats(); });
+  reset_plain_launches();
 }
+
+std::int64_t op_plain_launches() { return plain_launches(); }
 
 // Every used device's runtime reads its databases again (the user layer from $OCLTUNE_DB as it is now).
 void op_reload() {
@@ -59,6 +64,7 @@ TORCH_LIBRARY_FRAGMENT(ocltune, m) {
   m.def("used_devices() -> int[]", &op_used_devices);
   m.def("dispatch_stats_json(int device) -> str", &op_dispatch_stats_json);
   m.def("reset_dispatch_stats() -> ()", &op_reset_dispatch_stats);
+  m.def("plain_launches() -> int", &op_plain_launches);
   m.def("reload() -> ()", &op_reload);
   m.def("write_shapes_file(str path) -> int", &op_write_shapes_file);
 }

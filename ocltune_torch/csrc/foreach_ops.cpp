@@ -8,13 +8,16 @@
 // The ones torch.optim's default (foreach) SGD and Adam/AdamW spend their calls in (_foreach_add_.List
 // and .Scalar, _foreach_mul_.Scalar, _foreach_lerp_.Scalar, _foreach_addcmul_.Scalar,
 // _foreach_addcdiv_.Scalar and .ScalarList, _foreach_div_.ScalarList, _foreach_sqrt) launch
-// kernels/plain_foreach.cl once per dense tensor from one kernel object instead: the slow kernels'
-// add_, mul_, ... cost about 24 us a tensor on the H200, most of the step of a small network. A tensor
-// the kernels do not take (not contiguous, not a float type, a different type or size from its
+// kernels/plain_foreach.cl on up to 16 dense tensors at a time, as CUDA's multi-tensor apply does:
+// the slow kernels' add_, mul_, ... cost about 24 us a tensor on the H200, most of the step of a
+// small network, and even a launch per tensor is three per parameter in an SGD step. A tensor the
+// kernels do not take (not contiguous, not a float type, a different type or size from its
 // partners, a partial overlap) goes the slow way.
 //
 // The list below was generated from torch's schemas and native headers, matching argument names and
 // types, and the library checks each signature against its schema when it loads.
+#include <algorithm>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -51,35 +54,129 @@ namespace ocltune_torch {
 
 namespace {
 
+// What one launch of kernels/plain_foreach.cl takes (mirrors its MtTable and MT_* macros): up to
+// kMtTensors tensors of one type and device, kMtOperands lists, in up to kMtBuffers distinct buffers.
+// The table goes by value as a kernel argument, so it stays within the 1024 bytes of arguments every
+// OpenCL device takes, with the buffers and the kernel's other arguments.
+constexpr int kMtTensors = 16;
+constexpr int kMtOperands = 3;
+constexpr int kMtBuffers = 8;
+struct MtTable {
+  cl_long numel[kMtTensors];
+  cl_long offset[kMtOperands][kMtTensors];
+  cl_int first_chunk[kMtTensors + 1];
+  cl_int tensors;
+  cl_float scalar[kMtTensors];
+  cl_uchar slot[kMtOperands][kMtTensors];
+};
+static_assert(sizeof(MtTable) + kMtBuffers * sizeof(cl_mem) <= 1024, "kernel arguments over OpenCL's minimum");
+
+// Elements per chunk, the unit of work of a work-group: on a GPU 64 per work item of a work-group of
+// 64; on a CPU a block large enough to stream (MT_FOR_CHUNK in the kernel file).
+std::int64_t chunk_elements(int device) { return plain_cpu_device(device) ? 65536 : 4096; }
+
 // A tensor plain_foreach.cl takes: on an ocl device, dense in row-major order, of a float type.
 bool fast_tensor(const at::Tensor& t) {
   return t.defined() && t.device().is_privateuseone() && t.is_contiguous() &&
          (t.scalar_type() == at::kFloat || t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16);
 }
 
-// The program of plain_foreach.cl for the last (device, type) asked for.
-class ForeachProgram {
+// The tensors of one launch, gathered index by index, launched by flush(): one launch for up to
+// kMtTensors tensors where PyTorch's own loop launches one op per tensor.
+class MultiTensorLaunch {
  public:
-  cl_program get(const at::Tensor& t) {
-    const int device = t.device().index();
-    if (!program_ || device != device_ || t.scalar_type() != type_) {
-      program_ = plain_program(device, "plain_foreach.cl", {{"P", t.scalar_type()}});
-      device_ = device;
-      type_ = t.scalar_type();
+  explicit MultiTensorLaunch(const char* kernel) : kernel_(kernel) {}
+  ~MultiTensorLaunch() = default;
+
+  // Adds the i-th tensors of `lists` (alike and dense; lists[0] is written) with the op's scalar,
+  // launching what is gathered first where they do not fit or must not share the launch.
+  void add(const std::vector<at::TensorList>& lists, std::size_t i, float scalar) {
+    const at::Tensor& out = lists[0][i];
+    if (!fits(lists, i)) flush();
+    if (table_.tensors == 0) {
+      device_ = out.device().index();
+      type_ = out.scalar_type();
+      chunk_ = chunk_elements(device_);
+      table_.first_chunk[0] = 0;
     }
-    return program_;
+    const int k = table_.tensors++;
+    table_.numel[k] = out.numel();
+    table_.scalar[k] = scalar;
+    for (std::size_t j = 0; j < lists.size(); ++j) {
+      const at::Tensor& t = lists[j][i];
+      table_.offset[j][k] = element_offset(t);
+      table_.slot[j][k] = static_cast<cl_uchar>(slot_of(kernel_buffer(t)));
+      tensors_.push_back(t);
+    }
+    table_.first_chunk[k + 1] = table_.first_chunk[k] + static_cast<cl_int>((out.numel() + chunk_ - 1) / chunk_);
+    written_.push_back(out);
+  }
+
+  // Launches what is gathered (nothing when empty).
+  void flush() {
+    if (table_.tensors == 0) return;
+    cl_program program = plain_program(
+        device_, "plain_foreach.cl", {{"P", type_}},
+        "#define MT_TENSORS " + std::to_string(kMtTensors) + "\n#define MT_CHUNK " + std::to_string(chunk_) + "\n");
+    PlainLaunch& launch = launches_.get(device_, program, kernel_);
+    launch.arg(table_);
+    for (int b = 0; b < kMtBuffers; ++b) launch.buffer(buffers_[std::min<std::size_t>(b, buffers_.size() - 1)]);
+    launch.run(static_cast<std::int64_t>(table_.first_chunk[table_.tensors]) * 64);
+    table_ = MtTable{};
+    buffers_.clear();
+    tensors_.clear();
+    written_.clear();
   }
 
  private:
-  cl_program program_ = nullptr;
+  // Whether the i-th tensors can join the gathered ones: the same device and type, buffers to spare,
+  // and no overlap between what one tensor writes and what another reads or writes (the tensors of
+  // a launch are updated in any order; PyTorch's loop goes index by index).
+  bool fits(const std::vector<at::TensorList>& lists, std::size_t i) {
+    if (table_.tensors == 0) return true;
+    const at::Tensor& out = lists[0][i];
+    if (table_.tensors == kMtTensors || out.device().index() != device_ || out.scalar_type() != type_) return false;
+    std::vector<cl_mem> wanted = buffers_;
+    for (const at::TensorList list : lists) {
+      const cl_mem b = kernel_buffer(list[i]);
+      if (std::find(wanted.begin(), wanted.end(), b) == wanted.end()) wanted.push_back(b);
+    }
+    if (wanted.size() > static_cast<std::size_t>(kMtBuffers)) return false;
+    for (const at::Tensor& w : written_) {
+      for (const at::TensorList list : lists) {
+        if (may_overlap(w, list[i])) return false;
+      }
+    }
+    for (const at::Tensor& t : tensors_) {
+      if (may_overlap(out, t)) return false;
+    }
+    return true;
+  }
+
+  std::size_t slot_of(cl_mem buffer) {
+    auto it = std::find(buffers_.begin(), buffers_.end(), buffer);
+    if (it != buffers_.end()) return static_cast<std::size_t>(it - buffers_.begin());
+    buffers_.push_back(buffer);
+    return buffers_.size() - 1;
+  }
+
+  const char* kernel_;
+  MtTable table_{};
   int device_ = -1;
   at::ScalarType type_ = at::kFloat;
+  std::int64_t chunk_ = 1;
+  std::vector<cl_mem> buffers_;
+  std::vector<at::Tensor> tensors_;  // every operand gathered (kept alive until launched)
+  std::vector<at::Tensor> written_;  // the written ones
+  PlainLaunchCache launches_;
 };
 
-// One launch of `kernel` per index i: operands[0][i] (written), the other lists' i-th tensors (read),
-// then scalar_of(i) as a float when given. Where the i-th tensors are not alike and dense (fast_tensor,
-// one type, one device, one size, the written one overlapping no other unless it is the same),
-// or scalar_ok(i) is false, slow(i) runs PyTorch's per-tensor op instead.
+// The op over every index i: operands[0][i] (written), the other lists' i-th tensors (read), and
+// scalar_of(i) as a float when given, gathered into multi-tensor launches of `kernel`. Where the i-th
+// tensors are not alike and dense (fast_tensor, one type, one device, one size, the written one
+// overlapping no other unless it is the same), or scalar_ok(i) is false, slow(i) runs PyTorch's
+// per-tensor op instead, after what was gathered before it (so that an index's order is kept
+// where tensors alias).
 template <class Scalar, class Ok, class Slow>
 void foreach_launch(const char* op, const std::vector<at::TensorList>& operands, const char* kernel, Scalar scalar_of,
                     Ok scalar_ok, Slow slow) {
@@ -88,27 +185,28 @@ void foreach_launch(const char* op, const std::vector<at::TensorList>& operands,
     TORCH_CHECK(list.size() == out.size(), op, ": tensor lists must have the same length, got ", out.size(), " and ",
                 list.size());
   }
-  ForeachProgram programs;
-  PlainLaunchCache launches;
+  TORCH_INTERNAL_ASSERT(operands.size() <= static_cast<std::size_t>(kMtOperands));
+  MultiTensorLaunch launch(kernel);
   for (std::size_t i = 0; i < out.size(); ++i) {
     const at::Tensor& o = out[i];
     bool fast = fast_tensor(o) && scalar_ok(i);
-    for (std::size_t l = 1; fast && l < operands.size(); ++l) {
-      const at::Tensor& t = operands[l][i];
+    for (std::size_t l = 0; const at::TensorList list : operands) {
+      if (l++ == 0 || !fast) continue;  // the written list itself
+      const at::Tensor& t = list[i];
       fast = fast_tensor(t) && t.scalar_type() == o.scalar_type() && t.device() == o.device() &&
              t.sizes().equals(o.sizes()) && (t.is_same(o) || !may_overlap(o, t));
     }
     if (!fast) {
+      launch.flush();
       slow(i);
       continue;
     }
     if (o.numel() == 0) continue;
-    PlainLaunch& launch = launches.get(o.device().index(), programs.get(o), kernel);
-    launch.arg<cl_long>(o.numel());
-    for (const at::TensorList list : operands) launch.tensor_at(list[i]);
-    if constexpr (!std::is_same_v<Scalar, std::nullptr_t>) launch.arg<cl_float>(scalar_of(i).template to<float>());
-    launch.run(o.numel());
+    float scalar = 0.0f;
+    if constexpr (!std::is_same_v<Scalar, std::nullptr_t>) scalar = scalar_of(i).template to<float>();
+    launch.add(operands, i, scalar);
   }
+  launch.flush();
 }
 
 // A scalar the kernels can take as a float (the opmath type of the float types).

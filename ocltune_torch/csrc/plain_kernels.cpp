@@ -2,6 +2,7 @@
 #include "ocltune_torch/csrc/plain_kernels.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -135,6 +136,8 @@ std::int64_t max_items(int device) {
 }
 
 constexpr std::size_t kLocalSize = 64;
+
+std::atomic<std::int64_t> launch_count{0};
 
 }  // namespace
 
@@ -289,7 +292,11 @@ void PlainLaunch::run(std::int64_t items) {
     TORCH_CHECK_WITH(OutOfMemoryError, false, "ocltune_torch: ", name_, ": ", cl_error_name(err));
   }
   TORCH_CHECK(err == CL_SUCCESS, "ocltune_torch: clEnqueueNDRangeKernel(", name_, ") failed: ", cl_error_name(err));
+  launch_count.fetch_add(1, std::memory_order_relaxed);
 }
+
+std::int64_t plain_launches() { return launch_count.load(std::memory_order_relaxed); }
+void reset_plain_launches() { launch_count.store(0, std::memory_order_relaxed); }
 
 ScalarArg scalar_arg(const c10::Scalar& value, at::ScalarType type) {
   ScalarArg s;

@@ -132,6 +132,11 @@ struct ScalarArg {
 ScalarArg scalar_arg(const c10::Scalar& value, at::ScalarType type);
 inline PlainLaunch& operator<<(PlainLaunch& launch, const ScalarArg& s) { return launch.raw_arg(s.size, s.bytes); }
 
+// Plain kernel launches since the start or the last reset_plain_launches(), over every device (for
+// dispatch_stats(): tests count the launches of an op, e.g. that a multi-tensor op batches).
+std::int64_t plain_launches();
+void reset_plain_launches();
+
 // True when a and b may share memory (the same storage, and PyTorch cannot rule an overlap out; it
 // answers TooHard for any strided view, so storages are compared first).
 bool may_overlap(const at::Tensor& a, const at::Tensor& b);

@@ -1,4 +1,4 @@
-"""The `_foreach_*` ops that run kernels/plain_foreach.cl once per dense tensor (_foreach_add_.List,
+"""The `_foreach_*` ops that run kernels/plain_foreach.cl on many dense tensors a launch (_foreach_add_.List,
 _foreach_add_.Scalar, _foreach_mul_.Scalar: torch.optim's default SGD; _foreach_lerp_, _foreach_addcmul_,
 _foreach_addcdiv_, _foreach_div_, _foreach_sqrt: its Adam and AdamW), in strict mode, against the same
 op on CPU copies: every dtype the kernels take, odd sizes, a 0-dim and an empty tensor, and lists that
@@ -9,6 +9,7 @@ the last place (the CPU's scalar tail loop may not fuse the multiply-add its vec
 import pytest
 import torch
 
+import ocltune_torch
 from conftest import DEVICE, rand
 
 MANTISSA = {torch.float32: 23, torch.float16: 10, torch.bfloat16: 7}
@@ -174,3 +175,89 @@ def test_sgd_foreach_follows_cpu(strict):
     """torch.optim.SGD's default (foreach) step with momentum, as the CNN benchmarks run it."""
     steps_follow_cpu(lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9, weight_decay=0.01, foreach=True), seed=10,
                      rtol=1e-6)
+
+
+# One launch of plain_foreach.cl takes up to 16 tensors in up to 8 buffers, in chunks of 4096 (GPU) or
+# 65536 (CPU) elements; the lists below cross each of those limits.
+
+
+def launches(fn):
+    """The plain kernel launches fn() makes."""
+    before = ocltune_torch.dispatch_stats()["plain_launches"]
+    fn()
+    return ocltune_torch.dispatch_stats()["plain_launches"] - before
+
+
+def test_one_launch_updates_many_tensors(strict):
+    """16 small tensors of one buffer pool in one launch, 17 in two; an SGD step's three foreach ops
+    over 16 parameters launch three kernels, not one per tensor and op."""
+    selfs = [torch.ones(37 + i, device=DEVICE) for i in range(17)]
+    others = [torch.ones(37 + i, device=DEVICE) for i in range(17)]
+    assert launches(lambda: torch._foreach_add_(selfs[:16], others[:16], alpha=2)) == 1
+    assert launches(lambda: torch._foreach_add_(selfs, others, alpha=2)) == 2
+    assert launches(lambda: torch._foreach_mul_(selfs[:16], 0.5)) == 1
+    assert all(torch.equal(t.cpu(), torch.full((t.numel(),), 2.5)) for t in selfs[:16])  # (1 + 2 + 2) / 2
+    assert torch.equal(selfs[16].cpu(), torch.full((53,), 3.0))
+
+BOUNDARY_SIZES = [1, 4095, 4096, 4097, 65535, 65537, 131073, 3, 0, 70001]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_many_tensors_of_many_buffers_follow_cpu(dtype, strict):
+    """40 tensors of sizes around the chunk sizes, then 9 of over 10 MiB (a buffer each: 18 buffers in
+    all), so that the tensors of one call go in several launches."""
+    sizes = BOUNDARY_SIZES * 4 + [2_700_000 + i for i in range(9)]
+    self_cpu = [rand(n, dtype=dtype, seed=i) for i, n in enumerate(sizes)]
+    other_cpu = [rand(n, dtype=dtype, seed=500 + i) for i, n in enumerate(sizes)]
+    self_ocl, other_ocl = [t.to(DEVICE) for t in self_cpu], [t.to(DEVICE) for t in other_cpu]
+    torch._foreach_mul_(self_cpu, 0.9)
+    torch._foreach_mul_(self_ocl, 0.9)
+    torch._foreach_add_(self_cpu, other_cpu, alpha=-0.1)
+    torch._foreach_add_(self_ocl, other_ocl, alpha=-0.1)
+    for i, (a, e) in enumerate(zip(self_ocl, self_cpu)):
+        assert_ulp(a, e, f"tensor {i} of {sizes[i]}")
+
+
+def test_a_tensor_listed_twice_is_updated_twice(strict):
+    """PyTorch's loop goes index by index: a tensor listed twice gets both updates, in order."""
+    a_cpu, b_cpu = rand(5000, seed=1), rand(5000, seed=2)
+    a_ocl, b_ocl = a_cpu.to(DEVICE), b_cpu.to(DEVICE)
+    torch._foreach_add_([a_cpu, a_cpu], [b_cpu, a_cpu], alpha=0.5)
+    # Two launches: the second index must see the first's update, so they cannot share one.
+    assert launches(lambda: torch._foreach_add_([a_ocl, a_ocl], [b_ocl, a_ocl], alpha=0.5)) == 2
+    assert_ulp(a_ocl, a_cpu, "a after a += b / 2, then a += a / 2")
+    torch._foreach_mul_([a_cpu, b_cpu, a_cpu], 3)
+    torch._foreach_mul_([a_ocl, b_ocl, a_ocl], 3)
+    assert_ulp(a_ocl, a_cpu, "a times 9")
+    assert_ulp(b_ocl, b_cpu, "b times 3")
+
+
+def test_overlapping_views_keep_the_order_of_the_list(strict):
+    """Views sharing elements across the list: each index reads what the ones before it wrote, as on the CPU."""
+    x_cpu, y_cpu = rand(100, seed=3), rand(100, seed=4)
+    x_ocl, y_ocl = x_cpu.to(DEVICE), y_cpu.to(DEVICE)
+    for x, y in ((x_cpu, y_cpu), (x_ocl, y_ocl)):
+        update = lambda: torch._foreach_add_([x[0:60], y[10:70], x[40:100]], [y[0:60], x[20:80], y[30:90]],  # noqa: E731
+                                             alpha=2)
+        if x.device.type == "cpu":
+            update()
+        else:  # index 1 reads what index 0 wrote, index 2 writes what index 1 read: three launches
+            assert launches(update) == 3
+    assert_ulp(x_ocl, x_cpu, "x")
+    assert_ulp(y_ocl, y_cpu, "y")
+
+
+def test_rows_of_one_matrix_and_mixed_types_follow_cpu(strict):
+    """Disjoint rows of one matrix (one buffer, several offsets) among tensors of other float types."""
+    m_cpu = rand(6, 4097, seed=5)
+    m_ocl = m_cpu.to(DEVICE)
+    extra_cpu = [rand(33, dtype=torch.float16, seed=6), rand(9, seed=7), rand(4100, dtype=torch.bfloat16, seed=8)]
+    selfs_cpu = [m_cpu[0], extra_cpu[0], m_cpu[3], m_cpu[1], extra_cpu[1], extra_cpu[2], m_cpu[5]]
+    selfs_ocl = [m_ocl[0], extra_cpu[0].to(DEVICE), m_ocl[3], m_ocl[1], extra_cpu[1].to(DEVICE),
+                 extra_cpu[2].to(DEVICE), m_ocl[5]]
+    torch._foreach_add_(selfs_cpu, 0.25)
+    # float rows 0 and 3, half, float 3 and 1 and 9, bf16, float row 5: a launch per change of type
+    assert launches(lambda: torch._foreach_add_(selfs_ocl, 0.25)) == 5
+    for i, (a, e) in enumerate(zip(selfs_ocl, selfs_cpu)):
+        assert_ulp(a, e, f"tensor {i}")
+    assert_ulp(m_ocl, m_cpu, "the matrix, rows 2 and 4 untouched")
