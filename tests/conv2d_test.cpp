@@ -190,7 +190,7 @@ TEST_P(Conv2dSampled, EveryParameterValueMatchesTheReference) {
   for (const Parameter& p : space.parameters()) {
     if (!gemm_based) own.insert(p.name);
     if (c.algo == kAlgoWinograd && p.name.rfind("WINO_", 0) == 0) own.insert(p.name);
-    if (c.algo == kAlgoIm2col && p.name == "CHUNK") own.insert(p.name);
+    if (c.algo == kAlgoIm2col && (p.name == "CHUNK" || p.name == "WIDE")) own.insert(p.name);
   }
   const SearchSpace covered = fix_others(space, first, own);
   std::vector<Config> sample = small_covering_sample(covered, first);
@@ -215,32 +215,40 @@ std::string sampled_name(const ::testing::TestParamInfo<SampledCase>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Algorithms, Conv2dSampled, ::testing::ValuesIn(sampled_cases()), sampled_name);
 
-// ---- im2col on the CPU GEMM kernel (variant im2col_gemm_cpu, the CPU default): every CHUNK of
-// three images (uneven and single-chunk passes), two groups, each direction, plus random tiles.
+// ---- im2col on the CPU GEMM kernel (variant im2col_gemm_cpu, the CPU default): every CHUNK and
+// WIDE of three and of six images (uneven chunks, blocks of several images, a last chunk whose
+// blocks are narrower than WIDE, single-chunk passes), two groups, each direction, plus random tiles.
 
 TEST(Conv2dIm2col, CpuGemmVariantMatchesTheReferenceInEveryDirection) {
   const DeviceInfo& device = testing::test_session().device();
   if (!satisfies(device, cpu_device())) GTEST_SKIP() << "the CPU GEMM variant exists on CPU devices only";
   for (const ConvDirection dir :
        {ConvDirection::kForward, ConvDirection::kBackwardData, ConvDirection::kBackwardWeight}) {
-    const Conv2dShape s = grouped_shape(dir, Activation::kGelu);
-    const Conv2dProblem problem(s);
-    const SearchSpace space = variant(problem.space(device), "im2col_gemm_cpu");
-    ASSERT_FALSE(space.variants().empty());
-    const std::optional<Config> first = conv2d_cpu_default_config(s);
-    ASSERT_TRUE(first.has_value());
-    ASSERT_TRUE(space.contains(*first)) << space.check(*first);
-    std::vector<Config> configs;
-    for (const std::int64_t chunk : {1, 2, 4}) {
-      Config c = *first;
-      c["CHUNK"] = chunk;
-      ASSERT_TRUE(space.contains(c)) << space.check(c);
-      configs.push_back(c);
+    for (const std::int64_t n : {3, 6}) {
+      Conv2dShape s = grouped_shape(dir, Activation::kGelu);
+      s.n = n;
+      const Conv2dProblem problem(s);
+      const SearchSpace space = variant(problem.space(device), "im2col_gemm_cpu");
+      ASSERT_FALSE(space.variants().empty());
+      const std::optional<Config> first = conv2d_cpu_default_config(s);
+      ASSERT_TRUE(first.has_value());
+      ASSERT_TRUE(space.contains(*first)) << space.check(*first);
+      std::vector<Config> configs;
+      for (const std::int64_t chunk : {1, 2, 4, 8}) {
+        for (const std::int64_t wide : {1, 2, 4, 8}) {
+          Config c = *first;
+          c["CHUNK"] = chunk;
+          c["WIDE"] = wide;
+          if (wide > chunk || chunk > conv2d_detail::next_pow2(n)) continue;
+          ASSERT_TRUE(space.contains(c)) << space.check(c);
+          configs.push_back(c);
+        }
+      }
+      std::vector<Config> all = space.enumerate();
+      deterministic_shuffle(all, 11);
+      configs.insert(configs.end(), all.begin(), all.begin() + std::min<std::size_t>(3, all.size()));
+      expect_all_ok(problem, configs);
     }
-    std::vector<Config> all = space.enumerate();
-    deterministic_shuffle(all, 11);
-    configs.insert(configs.end(), all.begin(), all.begin() + std::min<std::size_t>(3, all.size()));
-    expect_all_ok(problem, configs);
   }
 }
 

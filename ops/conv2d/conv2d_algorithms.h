@@ -79,6 +79,7 @@ void depthwise_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Con
 inline constexpr int kPartialSlot = 8;   // per-image weight-gradient partials of the GEMM-based algorithms
 inline constexpr int kSplitSlot = 9;     // the direct weight gradient's per-chunk partials (direct_split)
 inline constexpr int kColumnsSlot = 10;  // im2col matrices
+inline constexpr int kBlocksSlot = 11;   // im2col's outputs or output gradients in blocks of WIDE images
 // The per-image partials of one chunk of images stay within this many bytes.
 inline constexpr std::int64_t kPartialBytes = std::int64_t{256} << 20;
 
