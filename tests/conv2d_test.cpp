@@ -272,9 +272,59 @@ TEST(Conv2dIm2col, CpuDefaultFollowsTheShape) {
     EXPECT_EQ(cpu->at("ALGO"), dir == ConvDirection::kBackwardWeight ? kAlgoDepthwise : kAlgoDirect);
     EXPECT_TRUE(Conv2dProblem(dw).space(device).contains(*cpu)) << to_string(*cpu);
   }
-  // Not on a GPU: there the defaults are one per algorithm, the direct kernel first.
+}
+
+// On a GPU the first default (the runtime's built-in level) is the GEMM-based algorithm that fits
+// the shape, each inside the device's space, and the other algorithms' defaults follow once each.
+TEST(Conv2dDefaults, GpuDefaultFollowsTheShape) {
   const DeviceInfo h200 = testing::described_h200();
-  EXPECT_EQ(Conv2dProblem(s3).default_config(h200).at("ALGO"), kAlgoDirect);
+  const Conv2dShape s3{.n = 32, .c = 64, .h = 28, .w = 28, .k = 64, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1};
+  Conv2dShape strided = s3;
+  strided.stride_h = strided.stride_w = 2;
+  const Conv2dShape pointwise{.n = 32, .c = 64, .h = 28, .w = 28, .k = 128};
+  Conv2dShape dw = s3;
+  dw.k = dw.groups = dw.c;
+  const auto first_algo = [&](Conv2dShape s, ConvDirection dir) {
+    s.dir = dir;
+    const Conv2dProblem problem(s);
+    const std::vector<Config> defaults = problem.default_configs(h200);
+    const SearchSpace space = problem.space(h200);
+    EXPECT_TRUE(space.contains(defaults.front())) << space.check(defaults.front());
+    std::set<std::string> distinct;
+    for (const Config& c : defaults) distinct.insert(to_string(c));
+    EXPECT_EQ(distinct.size(), defaults.size()) << s.key();
+    return defaults.front().at("ALGO");
+  };
+  EXPECT_EQ(first_algo(s3, ConvDirection::kForward), kAlgoWinograd);
+  EXPECT_EQ(first_algo(s3, ConvDirection::kBackwardData), kAlgoWinograd);
+  EXPECT_EQ(first_algo(s3, ConvDirection::kBackwardWeight), kAlgoIm2col);
+  for (const ConvDirection dir :
+       {ConvDirection::kForward, ConvDirection::kBackwardData, ConvDirection::kBackwardWeight}) {
+    EXPECT_EQ(first_algo(strided, dir), kAlgoIm2col);
+    EXPECT_EQ(first_algo(pointwise, dir), kAlgoGemm1x1);
+    EXPECT_EQ(first_algo(dw, dir), kAlgoDirect);
+  }
+  // im2col's GPU default puts images side by side up to 1024 pixels a block: 14x14 images eight a block.
+  Conv2dShape small = strided;
+  small.h = small.w = 28;
+  small.dir = ConvDirection::kBackwardWeight;
+  const Config c = Conv2dProblem(small).default_config(h200);
+  EXPECT_EQ(c.at("WIDE"), 8);  // 8 x 14 x 14 = 1568 pixels
+  // Its seeds: the GEMM family's GPU tiles on im2col (vectors of 4, KWI = 8), inside the space
+  // (at 256 filters: the 128-row tiles need as many rows).
+  small.c = small.k = 256;
+  const std::vector<Config> seeds = Conv2dProblem(small).seed_configs(h200);
+  ASSERT_GE(seeds.size(), 3u);
+  for (const Config& seed : seeds) {
+    EXPECT_EQ(seed.at("ALGO"), kAlgoIm2col);
+    EXPECT_EQ(seed.at("WIDE"), 8);
+    EXPECT_TRUE(Conv2dProblem(small).space(h200).contains(seed)) << to_string(seed);
+  }
+  EXPECT_TRUE(std::any_of(seeds.begin(), seeds.end(), [](const Config& seed) {
+    return seed.at("MWG") == 128 && seed.at("VWM") == 4 && seed.at("KWI") == 8;
+  }));
+  EXPECT_TRUE(Conv2dProblem(small).seed_configs(testing::test_session().device()).empty() ||
+              testing::test_session().device().type == DeviceType::kGpu);
 }
 
 // ---- The direct weight gradient split over images (variant direct_split): every SPLIT, chunks of

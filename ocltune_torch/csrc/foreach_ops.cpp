@@ -46,6 +46,7 @@
 #include <ATen/ops/_foreach_sub_native.h>
 #include <ATen/ops/_foreach_tanh_native.h>
 #include <ATen/ops/_foreach_zero_native.h>
+#include <ATen/ops/empty_like.h>
 #include <torch/library.h>
 
 #include "ocltune_torch/csrc/plain_kernels.h"

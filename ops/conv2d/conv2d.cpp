@@ -195,6 +195,13 @@ std::vector<Config> conv2d_default_configs(const Conv2dShape& shape) {
   return configs;
 }
 
+Config conv2d_gpu_default_config(const Conv2dShape& shape) {
+  if (algorithm_applies(shape, kAlgoGemm1x1)) return gemm1x1_default(shape);
+  if (algorithm_applies(shape, kAlgoWinograd)) return winograd_default(shape);
+  if (algorithm_applies(shape, kAlgoIm2col)) return im2col_default(shape);
+  return direct_default(shape);
+}
+
 std::optional<Config> conv2d_cpu_default_config(const Conv2dShape& shape) {
   if (algorithm_applies(shape, kAlgoGemm1x1)) return gemm1x1_cpu_default(shape);
   if (algorithm_applies(shape, kAlgoIm2col)) return im2col_cpu_default(shape);

@@ -1,6 +1,7 @@
 // conv2d as a tunable Problem: random tensors, float64 reference, verification with canaries.
 #include "ops/conv2d/conv2d_problem.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 #include "harness/error.h"
 #include "harness/session.h"
 #include "ops/conv2d/conv2d_reference.h"
+#include "ops/gemm/gemm_problem.h"
 
 namespace ocltune {
 namespace {
@@ -176,19 +178,40 @@ VerifyResult Conv2dEvaluation::verify() {
 std::vector<Config> Conv2dProblem::default_configs(const DeviceInfo& device) const {
   const SearchSpace space = conv2d_space(shape_, device);
   std::vector<Config> configs;
-  // On a CPU the GEMM-based algorithms on the CPU GEMM kernel come first (decision 0042).
+  // On a CPU the GEMM-based algorithms on the CPU GEMM kernel come first (decision 0042), on a GPU
+  // the GEMM-based algorithm that fits the shape (decision 0044).
   if (satisfies(device, cpu_device())) {
     if (const std::optional<Config> cpu = conv2d_cpu_default_config(shape_); cpu && space.contains(*cpu)) {
       configs.push_back(*cpu);
     }
+  } else if (device.type == DeviceType::kGpu) {
+    if (const Config gpu = conv2d_gpu_default_config(shape_); space.contains(gpu)) configs.push_back(gpu);
   }
   for (const Config& c : conv2d_default_configs(shape_)) {
     // The tensor-core algorithms apply to tf32 shapes on every device but exist only where the
     // device has the capability.
     const std::int64_t algo = c.at("ALGO");
-    if ((algo != kAlgoImplicitGemmTf32 && algo != kAlgoIm2colTf32) || space.contains(c)) configs.push_back(c);
+    const bool exists = (algo != kAlgoImplicitGemmTf32 && algo != kAlgoIm2colTf32) || space.contains(c);
+    if (exists && std::find(configs.begin(), configs.end(), c) == configs.end()) configs.push_back(c);
   }
   return configs;
+}
+
+std::vector<Config> Conv2dProblem::seed_configs(const DeviceInfo& device) const {
+  if (device.type != DeviceType::kGpu) return {};
+  const Config base = conv2d_gpu_default_config(shape_);
+  const std::int64_t algo = base.at("ALGO");
+  if (algo != kAlgoIm2col && algo != kAlgoGemm1x1 && algo != kAlgoWinograd) return {};
+  const SearchSpace space = conv2d_space(shape_, device);
+  std::vector<Config> seeds;
+  for (const Config& tile : GemmProblem(GemmShape{}).seed_configs(device)) {
+    Config c = base;
+    for (const auto& [name, value] : tile) {
+      if (c.count(name)) c[name] = value;  // the GEMM's tile, on the algorithm's own parameters
+    }
+    if (c != base && space.contains(c) && std::find(seeds.begin(), seeds.end(), c) == seeds.end()) seeds.push_back(c);
+  }
+  return seeds;
 }
 
 std::vector<std::string> Conv2dProblem::kernel_files() const {

@@ -27,6 +27,9 @@ class Conv2dProblem : public Problem {
   Config default_config(const DeviceInfo& device) const override { return default_configs(device).front(); }
   // One per algorithm in this device's space (the tensor-core one only where the device has it).
   std::vector<Config> default_configs(const DeviceInfo& device) const override;
+  // On a GPU, the GEMM family's known-good tiles for the device class in the GPU default's
+  // GEMM-based algorithm (im2col, the 1x1 GEMM, Winograd), where they fit its space.
+  std::vector<Config> seed_configs(const DeviceInfo& device) const override;
   double flops() const override { return shape_.flops(); }
   double bytes() const override { return shape_.bytes(); }
   std::vector<DeviceBuffer> device_buffers() const override {
