@@ -49,9 +49,13 @@ tests() {
   files=$(ls ocltune_torch/tests/test_*.py)
   $py -c 'import expecttest' 2>/dev/null || { files=$(echo "$files" | grep -v test_opinfo); echo "no expecttest: test_opinfo.py not run"; }
   export OCLTUNE_TORCH_LIBRARY=$lib OCLTUNE_TEST_DEVICE=$OCLTUNE_GPU OCLTUNE_CLI=$here/.gpu/bin/ocltune PYTHONPATH=$here
-  echo "$files" | xargs -P 8 -I{} sh -c 'n=$(basename {} .py); timeout '"${TEST_TIMEOUT:-400}"' '"$py"' -m pytest -q \
-      -p no:cacheprovider {} > '"$logs"'/$n.log 2>&1; echo "$n rc=$? $(tail -1 '"$logs"'/$n.log)"'
+  # SIGINT at the time limit: pytest then stops like Ctrl-C and still prints its summary, so the
+  # failures of a file that ran out of time are named (rc 2 or 124 with "Interrupted").
+  echo "$files" | xargs -P 8 -I{} sh -c 'n=$(basename {} .py); timeout -s INT -k 30 '"${TEST_TIMEOUT:-400}"' '"$py"' \
+      -m pytest -q -rfE -p no:cacheprovider {} > '"$logs"'/$n.log 2>&1; echo "$n rc=$? $(tail -1 '"$logs"'/$n.log)"'
   grep -h "^FAILED\|^ERROR" "$logs"/test_*.log || true
+  # The device tool brings back 8 files: every log in one archive.
+  tar -czf "$logs/pytest-logs.tar.gz" -C "$logs" $(cd "$logs" && ls test_*.log) && rm -f "$logs"/test_*.log
 }
 
 bench() {
