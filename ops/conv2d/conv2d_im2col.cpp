@@ -84,6 +84,11 @@ SearchSpace with_chunk(const SearchSpace& gemm_based, const Conv2dShape& s) {
     for (const Constraint& c : v.constraints) part.constrain(c.description, c.params, c.holds);
     part.constrain("a block is within a chunk", {"WIDE", "CHUNK"},
                    [](const Config& c) { return c.at("WIDE") <= c.at("CHUNK"); });
+    // Blocks of more than 4096 pixels gain nothing over one GEMM per image (the GEMM is wide
+    // already) and would multiply the space by each size: a GPU's space held a million points.
+    const std::int64_t pq = pixels(s);
+    part.constrain("a block of several images has at most 4096 pixels", {"WIDE"},
+                   [pq](const Config& c) { return c.at("WIDE") == 1 || c.at("WIDE") * pq <= 4096; });
     out = SearchSpace::unite({std::move(out), std::move(part)});
   }
   return out;
@@ -125,7 +130,11 @@ KernelLaunch blocks_launch(const Conv2dShape& s, const Conv2dOperands& o, std::i
 }  // namespace
 
 SearchSpace im2col_space(const Conv2dShape& s, const DeviceInfo& device) {
-  return with_chunk(gemm_based_space("im2col_gemm", kAlgoIm2col, group_gemm(s, s.n, 1), device), s);
+  SearchSpace gemm = gemm_based_space("im2col_gemm", kAlgoIm2col, group_gemm(s, s.n, 1), device);
+  // On a GPU both operands are staged in local memory (SA = SB = 1), as in every tuned H200 GEMM
+  // and im2col row: a quarter of the space, which with CHUNK and WIDE ran to a million points.
+  if (device.type == DeviceType::kGpu) gemm = restrict_values(gemm, {{"SA", {1}}, {"SB", {1}}});
+  return with_chunk(gemm, s);
 }
 
 // A GPU's: chunks of up to 64 MiB of im2col matrices, and blocks of at least 1024 pixels where the
