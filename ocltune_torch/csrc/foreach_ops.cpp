@@ -93,20 +93,17 @@ class MultiTensorLaunch {
   // launching what is gathered first where they do not fit or must not share the launch.
   void add(const std::vector<at::TensorList>& lists, std::size_t i, float scalar) {
     const at::Tensor& out = lists[0][i];
-    if (!fits(lists, i)) flush();
-    if (table_.tensors == 0) {
-      device_ = out.device().index();
-      type_ = out.scalar_type();
-      chunk_ = chunk_elements(device_);
-      table_.first_chunk[0] = 0;
-    }
+    cl_mem buffers[kMtOperands] = {};  // each operand's buffer, resolved once
+    for (std::size_t j = 0; j < lists.size(); ++j) buffers[j] = kernel_buffer(lists[j][i]);
+    if (!fits(lists, i, buffers)) flush();
+    if (table_.tensors == 0) start(out);
     const int k = table_.tensors++;
     table_.numel[k] = out.numel();
     table_.scalar[k] = scalar;
     for (std::size_t j = 0; j < lists.size(); ++j) {
       const at::Tensor& t = lists[j][i];
       table_.offset[j][k] = element_offset(t);
-      table_.slot[j][k] = static_cast<cl_uchar>(slot_of(kernel_buffer(t)));
+      table_.slot[j][k] = static_cast<cl_uchar>(slot_of(buffers[j]));
       tensors_.push_back(t);
     }
     table_.first_chunk[k + 1] = table_.first_chunk[k] + static_cast<cl_int>((out.numel() + chunk_ - 1) / chunk_);
@@ -116,10 +113,7 @@ class MultiTensorLaunch {
   // Launches what is gathered (nothing when empty).
   void flush() {
     if (table_.tensors == 0) return;
-    cl_program program = plain_program(
-        device_, "plain_foreach.cl", {{"P", type_}},
-        "#define MT_TENSORS " + std::to_string(kMtTensors) + "\n#define MT_CHUNK " + std::to_string(chunk_) + "\n");
-    PlainLaunch& launch = launches_.get(device_, program, kernel_);
+    PlainLaunch& launch = launches_.get(device_, program_, kernel_);
     launch.arg(table_);
     for (int b = 0; b < kMtBuffers; ++b) launch.buffer(buffers_[std::min<std::size_t>(b, buffers_.size() - 1)]);
     launch.run(static_cast<std::int64_t>(table_.first_chunk[table_.tensors]) * 64);
@@ -133,16 +127,17 @@ class MultiTensorLaunch {
   // Whether the i-th tensors can join the gathered ones: the same device and type, buffers to spare,
   // and no overlap between what one tensor writes and what another reads or writes (the tensors of
   // a launch are updated in any order; PyTorch's loop goes index by index).
-  bool fits(const std::vector<at::TensorList>& lists, std::size_t i) {
+  bool fits(const std::vector<at::TensorList>& lists, std::size_t i, const cl_mem* buffers) {
     if (table_.tensors == 0) return true;
     const at::Tensor& out = lists[0][i];
     if (table_.tensors == kMtTensors || out.device().index() != device_ || out.scalar_type() != type_) return false;
-    std::vector<cl_mem> wanted = buffers_;
-    for (const at::TensorList list : lists) {
-      const cl_mem b = kernel_buffer(list[i]);
-      if (std::find(wanted.begin(), wanted.end(), b) == wanted.end()) wanted.push_back(b);
+    std::size_t wanted = buffers_.size();
+    for (std::size_t j = 0; j < lists.size(); ++j) {
+      const bool seen = std::find(buffers_.begin(), buffers_.end(), buffers[j]) != buffers_.end() ||
+                        std::find(buffers, buffers + j, buffers[j]) != buffers + j;
+      if (!seen) ++wanted;
     }
-    if (wanted.size() > static_cast<std::size_t>(kMtBuffers)) return false;
+    if (wanted > static_cast<std::size_t>(kMtBuffers)) return false;
     for (const at::Tensor& w : written_) {
       for (const at::TensorList list : lists) {
         if (may_overlap(w, list[i])) return false;
@@ -152,6 +147,21 @@ class MultiTensorLaunch {
       if (may_overlap(out, t)) return false;
     }
     return true;
+  }
+
+  // A new launch for tensors like `out`: its device's chunk size and the program of its type (kept
+  // while they stay the same).
+  void start(const at::Tensor& out) {
+    const int device = out.device().index();
+    if (!program_ || device != device_ || out.scalar_type() != type_) {
+      device_ = device;
+      type_ = out.scalar_type();
+      chunk_ = chunk_elements(device_);
+      program_ = plain_program(
+          device_, "plain_foreach.cl", {{"P", type_}},
+          "#define MT_TENSORS " + std::to_string(kMtTensors) + "\n#define MT_CHUNK " + std::to_string(chunk_) + "\n");
+    }
+    table_.first_chunk[0] = 0;
   }
 
   std::size_t slot_of(cl_mem buffer) {
@@ -166,6 +176,7 @@ class MultiTensorLaunch {
   int device_ = -1;
   at::ScalarType type_ = at::kFloat;
   std::int64_t chunk_ = 1;
+  cl_program program_ = nullptr;
   std::vector<cl_mem> buffers_;
   std::vector<at::Tensor> tensors_;  // every operand gathered (kept alive until launched)
   std::vector<at::Tensor> written_;  // the written ones
