@@ -30,6 +30,7 @@ std::string ProgramSource::text() const {
     out += kernel_file(file);
     out += '\n';
   }
+  out += inline_source;
   return out;
 }
 

@@ -20,6 +20,9 @@ namespace ocltune {
 struct ProgramSource {
   std::vector<std::string> files;
   std::vector<std::pair<std::string, std::string>> defines;
+  // Source text a consumer brings itself (e.g. ocltune_torch's embedded kernels), after the files:
+  // such programs are built and cached on disk like ocltune's own.
+  std::string inline_source;
   std::string options;
   // NVIDIA only, empty elsewhere: the PTX architecture the program needs beyond the one NVIDIA's
   // OpenCL compiler targets, e.g. "sm_90a" for wgmma. The kernel writes such instructions behind

@@ -86,6 +86,9 @@ class Runtime {
   Decision decide(const DispatchAdapter& adapter, const ShapeCode& code, const void* call);
   // The OpenCL handles behind this runtime, for the C API.
   const Session& session() const { return session_; }
+  // `source` built for this runtime's device through its program cache: once per runtime, and from
+  // the on-disk binary cache when another process built it before. Throws BuildError with the log.
+  cl::Program program(const ProgramSource& source) { return session_.programs().get(source); }
 
   // Reads the database layers again and forgets every cached decision (not the blocked configurations).
   void reload();

@@ -1,4 +1,5 @@
-/* The C API from C: runtimes by index and on a caller's context, GEMMs, a conv2d and a pooling checked, error paths. */
+/* The C API from C: runtimes by index and on a caller's context, GEMMs, a conv2d, a pooling and a
+ * caller's own program checked, error paths. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -297,6 +298,40 @@ static void pool_case(ocltune_runtime rt) {
   clReleaseMemObject(indices);
 }
 
+/* The caller's own kernel source, built through the runtime's program cache: it runs; a source that
+ * does not compile is OCLTUNE_BUILD_ERROR with the compiler's log; NULL arguments are refused. */
+static void build_program_case(ocltune_runtime rt) {
+  const char* source = "__kernel void scale(__global float* x, float s) { x[get_global_id(0)] *= s; }\n";
+  cl_program program = NULL;
+  ocltune_status status = ocltune_runtime_build_program(rt, source, strlen(source), "-cl-std=CL1.2", &program);
+  CHECK(status == OCLTUNE_SUCCESS && program != NULL, "%s: %s", ocltune_status_name(status), ocltune_last_error());
+  if (program) {
+    cl_int err = CL_SUCCESS;
+    float values[5] = {1.0f, 2.0f, -3.0f, 0.5f, 8.0f};
+    cl_mem buffer = clCreateBuffer(ocltune_runtime_context(rt), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                                   sizeof(values), values, &err);
+    cl_kernel kernel = clCreateKernel(program, "scale", &err);
+    CHECK(err == CL_SUCCESS, "clCreateKernel: %d", err);
+    const float s = -2.0f;
+    const size_t global = 5;
+    clSetKernelArg(kernel, 0, sizeof(cl_mem), &buffer);
+    clSetKernelArg(kernel, 1, sizeof(float), &s);
+    err = clEnqueueNDRangeKernel(ocltune_runtime_queue(rt), kernel, 1, NULL, &global, NULL, 0, NULL, NULL);
+    err |= clEnqueueReadBuffer(ocltune_runtime_queue(rt), buffer, CL_TRUE, 0, sizeof(values), values, 0, NULL, NULL);
+    CHECK(err == CL_SUCCESS && values[0] == -2.0f && values[2] == 6.0f && values[4] == -16.0f, "scaled: %g %g %g",
+          values[0], values[2], values[4]);
+    clReleaseKernel(kernel);
+    clReleaseMemObject(buffer);
+    clReleaseProgram(program);
+  }
+  const char* broken = "__kernel void broken(__global float* x) { x[0] = undeclared_name; }\n";
+  status = ocltune_runtime_build_program(rt, broken, strlen(broken), NULL, &program);
+  CHECK(status == OCLTUNE_BUILD_ERROR && program == NULL, "broken source: %s", ocltune_status_name(status));
+  CHECK(strstr(ocltune_last_error(), "undeclared_name") != NULL, "the log names the error: %s", ocltune_last_error());
+  status = ocltune_runtime_build_program(rt, NULL, 0, NULL, &program);
+  CHECK(status == OCLTUNE_INVALID_ARGUMENT, "NULL source: %s", ocltune_status_name(status));
+}
+
 int main(void) {
   const char* index_text = getenv("OCLTUNE_TEST_DEVICE");
   const int index = index_text ? atoi(index_text) : 0;
@@ -317,6 +352,7 @@ int main(void) {
   gemm_bf16_case(rt);
   conv2d_case(rt);
   pool_case(rt);
+  build_program_case(rt);
 
   /* A second runtime on the first one's context and device. */
   ocltune_runtime shared = NULL;

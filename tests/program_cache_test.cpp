@@ -4,6 +4,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -92,6 +93,37 @@ TEST(BinaryCache, OffMeansNoFiles) {
   EXPECT_EQ(session.programs().binary_loads(), 0);
 }
 
+// A consumer's own source text (ocltune_torch's kernels, through ocltune_runtime_build_program) is
+// cached like ocltune's programs: a second session loads its binary, which runs; other text is
+// another program.
+TEST(BinaryCache, InlineSourceIsKeptOnDiskAndKeyedByItsText) {
+  const std::string dir = fresh_dir("binaries-inline");
+  ProgramSource source;
+  source.inline_source = "__kernel void add_one(__global float* x) { x[get_global_id(0)] += 1.0f; }\n";
+  source.options = "-cl-std=CL1.2";
+  ProgramSource other = source;
+  other.inline_source += "// another text\n";
+  EXPECT_NE(source.key(), other.key());
+  {
+    Session session(testing::test_session().device(), dir);
+    session.programs().get(source);
+    EXPECT_EQ(std::make_pair(session.programs().builds(), session.programs().binary_loads()), std::make_pair(1, 0));
+  }
+  Session session(testing::test_session().device(), dir);
+  cl::Program program = session.programs().get(source);
+  EXPECT_EQ(std::make_pair(session.programs().builds(), session.programs().binary_loads()), std::make_pair(0, 1));
+  std::vector<float> values = {1.0f, -2.0f, 40.0f};
+  cl::Buffer buffer(session.context(), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, values.size() * sizeof(float),
+                    values.data());
+  cl::Kernel kernel(program, "add_one");
+  kernel.setArg(0, buffer);
+  session.queue().enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(values.size()));
+  session.queue().enqueueReadBuffer(buffer, CL_TRUE, 0, values.size() * sizeof(float), values.data());
+  EXPECT_EQ(values, (std::vector<float>{2.0f, -1.0f, 41.0f}));
+  session.programs().get(other);
+  EXPECT_EQ(session.programs().builds(), 1);
+}
+
 // The PTX rewrite itself: markers gone, the target replaced whatever follows it on the line, and
 // no rewrite of text that is not marked PTX (the binary of another driver).
 TEST(PtxTarget, RetargetingUncommentsMarkedLinesAndReplacesTheTarget) {
@@ -122,7 +154,8 @@ TEST(PtxTarget, RetargetingUncommentsMarkedLinesAndReplacesTheTarget) {
 // retargeted path itself runs on the H200 (the wgmma GEMM in GemmTf32.*).
 TEST(PtxTarget, AProgramWithoutMarkedLinesIsAClearBuildError) {
   Session session(testing::test_session().device(), "");
-  ProgramSource source{.files = {"selftest.cl"}, .defines = {{"MODE", "0"}}, .options = "", .ptx_target = "sm_90a"};
+  ProgramSource source{
+      .files = {"selftest.cl"}, .defines = {{"MODE", "0"}}, .inline_source = "", .options = "", .ptx_target = "sm_90a"};
   try {
     session.programs().get(source);
     FAIL() << "built";

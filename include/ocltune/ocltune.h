@@ -20,7 +20,8 @@ extern "C" {
  *   1: ocltune 0.1 before the version existed (strings for the memory-bound families' dtype).
  *   2: one ocltune_dtype code in every argument struct.
  * Functions are added within a version without changing any struct (version 2 gained the dispatch
- * statistics and ocltune_write_shapes_file): a program that calls one needs a library that has it. */
+ * statistics, ocltune_write_shapes_file and ocltune_runtime_build_program): a program that calls one needs a library
+ * that has it. */
 #define OCLTUNE_API_VERSION 2
 int ocltune_api_version(void);
 
@@ -82,6 +83,14 @@ cl_device_id ocltune_runtime_device(ocltune_runtime runtime);
 cl_command_queue ocltune_runtime_queue(ocltune_runtime runtime);
 /* Reads the databases again and forgets cached decisions. */
 ocltune_status ocltune_runtime_reload(ocltune_runtime runtime);
+/* Builds the caller's own OpenCL C `source` (`length` bytes) with build `options` (may be NULL) for the
+ * runtime's device, through the runtime's program cache: once per runtime, and from the on-disk binary
+ * cache (OCLTUNE_BINARY_CACHE, else ~/.cache/ocltune/binaries) when any process built the same source
+ * and options for this device and driver before, so a new process does not pay the compiler again.
+ * `*program` receives a built program the caller releases; OCLTUNE_BUILD_ERROR carries the build log
+ * in ocltune_last_error(). */
+ocltune_status ocltune_runtime_build_program(ocltune_runtime runtime, const char* source, size_t length,
+                                             const char* options, cl_program* program);
 
 /* C = alpha * op(A) * op(B) + beta * C, row-major, strided batches (as ocltune::GemmCall); fp32, fp16
  * or bf16 storage, fp32 scalars and accumulation. */

@@ -7,6 +7,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "ocltune/ocltune.h"
@@ -57,6 +58,13 @@ class Runtime {
   cl_device_id device() const { return ocltune_runtime_device(handle_); }
   cl_command_queue queue() const { return ocltune_runtime_queue(handle_); }
   void reload() { check(ocltune_runtime_reload(handle_)); }
+  // The caller's OpenCL C `source` built through the runtime's program cache (ocltune.h); the
+  // caller releases the program.
+  cl_program build_program(std::string_view source, const char* options = nullptr) {
+    cl_program program = nullptr;
+    check(ocltune_runtime_build_program(handle_, source.data(), source.size(), options, &program));
+    return program;
+  }
 
   // What the runtime dispatched (ocltune.h): calls by ocltune_level of family `op` (nullptr: all),
   // the statistics as JSON text, their reset.

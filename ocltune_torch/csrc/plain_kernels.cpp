@@ -108,6 +108,38 @@ std::string build_log(cl_program program, cl_device_id device) {
   return log;
 }
 
+// A CPU device (PoCL) compiles a program's kernels when they are first enqueued, and keeps them in
+// its own on-disk cache; asking it for a program's binary would compile every kernel of the file.
+cl_program build_from_source(int device, const std::string& file, const std::string& header,
+                             const std::string& source) {
+  const char* text = source.c_str();
+  const std::size_t length = source.size();
+  cl_int err = CL_SUCCESS;
+  cl_program program = clCreateProgramWithSource(device_context(device), 1, &text, &length, &err);
+  check_cl(err, "clCreateProgramWithSource");
+  cl_device_id id = device_runtime(device).device();
+  err = clBuildProgram(program, 1, &id, "-cl-std=CL1.2", nullptr, nullptr);
+  if (err != CL_SUCCESS) {
+    const std::string log = build_log(program, id);
+    clReleaseProgram(program);
+    TORCH_CHECK(false, "ocltune_torch: building ocltune_torch/kernels/", file, " failed (", cl_error_name(err),
+                ") with\n", header, "build log:\n", log);
+  }
+  return program;
+}
+
+// A GPU's through the runtime's program cache: a program that any earlier process built for this
+// device and driver loads from ocltune's on-disk binaries instead of compiling again (NVIDIA's
+// compiler takes seconds per program, which every new process paid).
+cl_program build_through_runtime(int device, const std::string& file, const std::string& header,
+                                 const std::string& source) {
+  try {
+    return device_runtime(device).build_program(source, "-cl-std=CL1.2");
+  } catch (const ocltune::api::Error& e) {
+    TORCH_CHECK(false, "ocltune_torch: building ocltune_torch/kernels/", file, " failed with\n", header, e.what());
+  }
+}
+
 struct ProgramCache {
   std::mutex mutex;
   std::map<std::tuple<int, std::string, std::string>, cl_program> programs;  // never released (see device.cpp)
@@ -169,19 +201,8 @@ cl_program plain_program(int device, const std::string& file, const TypeSlots& t
   if (it != cache.programs.end()) return it->second;
   const std::string source = header + "#line 1\n" + std::string(kernel_file("plain_common.cl")) + "\n#line 1\n" +
                              std::string(kernel_file(file));
-  const char* text = source.c_str();
-  const std::size_t length = source.size();
-  cl_int err = CL_SUCCESS;
-  cl_program program = clCreateProgramWithSource(device_context(device), 1, &text, &length, &err);
-  check_cl(err, "clCreateProgramWithSource");
-  cl_device_id id = device_runtime(device).device();
-  err = clBuildProgram(program, 1, &id, "-cl-std=CL1.2", nullptr, nullptr);
-  if (err != CL_SUCCESS) {
-    const std::string log = build_log(program, id);
-    clReleaseProgram(program);
-    TORCH_CHECK(false, "ocltune_torch: building ocltune_torch/kernels/", file, " failed (", cl_error_name(err),
-                ") with\n", header, "build log:\n", log);
-  }
+  cl_program program = plain_cpu_device(device) ? build_from_source(device, file, header, source)
+                                                : build_through_runtime(device, file, header, source);
   cache.programs.emplace(std::move(key), program);
   return program;
 }

@@ -102,6 +102,22 @@ ocltune_status ocltune_runtime_reload(ocltune_runtime runtime) {
   return guarded([&] { runtime->runtime->reload(); });
 }
 
+ocltune_status ocltune_runtime_build_program(ocltune_runtime runtime, const char* source, size_t length,
+                                             const char* options, cl_program* program) {
+  if (program) *program = nullptr;
+  if (!runtime || !source || !program) {
+    return fail(OCLTUNE_INVALID_ARGUMENT, "ocltune_runtime_build_program: runtime, source or program is NULL");
+  }
+  return guarded([&] {
+    ocltune::ProgramSource request;
+    request.inline_source.assign(source, length);
+    if (options) request.options = options;
+    cl::Program built = runtime->runtime->program(request);
+    clRetainProgram(built());
+    *program = built();
+  });
+}
+
 const char* ocltune_last_error(void) { return ocltune::capi::last_error(); }
 
 const char* ocltune_status_name(ocltune_status status) {

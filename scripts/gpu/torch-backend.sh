@@ -6,13 +6,16 @@
 # Carried from here in .gpu/: bin/ocltune and lib/libocltune.so.0 (stripped, from build/), include/CL
 # (the OpenCL headers the host lacks), src/plain_kernel_files.cpp (the embedded kernels of the build),
 # system.db (the shipped rows) and the Debian libraries of scripts/gpu/prepare.sh.
-#   scripts/gpu/torch-backend.sh [build|test|bench|overhead|record|tune|all] [-- arguments]
+#   scripts/gpu/torch-backend.sh [build|test|bench|overhead|record|tune|keep|all] [-- arguments]
 # bench: ocltune_torch/bench/models.py (e.g. -- --breakdown 15 for the per-op times); overhead:
 # ocltune_torch/bench/op_overhead.py, the host cost of one small op on ocl against cuda.
 # record: one step of each model and mode at the benchmark's sizes on ocl only, every problem it
 # dispatched written to $OUT/model-shapes.json (ocltune_torch.record_shapes; -- models.py arguments,
 # e.g. --models resnet50 --batch 64); tune: `ocltune --shapes $OUT/model-shapes.json` into
 # $OUT/models.db (-- ocltune arguments, e.g. --ops conv2d,gemm --time-budget 5m).
+# keep: $OUT/gpu-keep.tar.gz, what a later call can carry to skip work: the extension built here
+# (unpack it in .gpu/: build() reuses it while its sources and the host's torch are the same) and
+# ocltune's binary cache (every program this machine compiled; NVIDIA takes seconds per program).
 set -euo pipefail
 what=${1:-all}
 shift || true
@@ -27,17 +30,41 @@ torch_dir=$($py -c 'import os, torch; print(os.path.dirname(torch.__file__))')
 abi=$($py -c 'import torch; print(int(torch._C._GLIBCXX_USE_CXX11_ABI))')
 opencl=$(ldconfig -p | awk '/libOpenCL.so.1 / {print $NF; exit}')
 
+# The binary cache a previous call kept (keep), in place before any program is built.
+export OCLTUNE_BINARY_CACHE=${OCLTUNE_BINARY_CACHE:-/tmp/ocltune-binaries}
+if [ -f .gpu/keep/binaries.tar.gz ] && [ ! -e "$OCLTUNE_BINARY_CACHE/.carried" ]; then
+  mkdir -p "$OCLTUNE_BINARY_CACHE" && tar -xzf .gpu/keep/binaries.tar.gz -C "$OCLTUNE_BINARY_CACHE" && touch "$OCLTUNE_BINARY_CACHE/.carried"
+fi
+
 build() {
   mkdir -p /tmp/ocltune_torch_build
-  local sources
+  local sources stamp
   sources="$(grep -o 'csrc/[a-z_]*\.cpp' ocltune_torch/CMakeLists.txt | sort -u | sed 's|^|ocltune_torch/|') .gpu/src/plain_kernel_files.cpp"
+  # The extension depends on its sources, the headers of this tree and the torch it is built for.
+  # shellcheck disable=SC2086
+  stamp=$( (cat $sources ocltune_torch/csrc/*.h include/ocltune/*; $py -c 'import torch; print(torch.__version__)') | sha256sum | cut -c1-16)
+  if [ -f .gpu/keep/libocltune_torch.so ] && [ "$(cat .gpu/keep/torch-stamp 2>/dev/null)" = "$stamp" ]; then
+    cp .gpu/keep/libocltune_torch.so "$lib"
+    echo "reused the carried $lib (stamp $stamp)"
+    return
+  fi
   # shellcheck disable=SC2086
   printf '%s\n' $sources | xargs -P "$(nproc)" -I{} sh -c 'g++ -D_GLIBCXX_USE_CXX11_ABI='"$abi"' -I. -Iinclude -I.gpu/include \
       -isystem '"$torch_dir"'/include -isystem '"$torch_dir"'/include/torch/csrc/api/include -O2 -fPIC -std=c++20 \
       -c {} -o /tmp/ocltune_torch_build/$(basename {}).o'
   g++ -shared -o "$lib" /tmp/ocltune_torch_build/*.o -Wl,-rpath,"$torch_dir/lib" "$torch_dir/lib/libtorch_cpu.so" \
     "$torch_dir/lib/libc10.so" .gpu/lib/libocltune.so.0 "$opencl"
+  echo "$stamp" > /tmp/ocltune_torch_build/torch-stamp
   echo "built $lib against torch $($py -c 'import torch; print(torch.__version__)')"
+}
+
+keep() {
+  mkdir -p /tmp/keep
+  strip -o /tmp/keep/libocltune_torch.so "$lib"
+  cp /tmp/ocltune_torch_build/torch-stamp /tmp/keep/ 2>/dev/null || cp .gpu/keep/torch-stamp /tmp/keep/
+  tar -czf /tmp/keep/binaries.tar.gz -C "$OCLTUNE_BINARY_CACHE" --exclude=.carried .
+  tar -czf "${OUT:-/tmp}/gpu-keep.tar.gz" -C /tmp/keep libocltune_torch.so torch-stamp binaries.tar.gz
+  ls -la /tmp/keep "${OUT:-/tmp}/gpu-keep.tar.gz"
 }
 
 tests() {
@@ -46,7 +73,10 @@ tests() {
   # The OpInfo suite needs torch's testing internals, which import expecttest: the GPU host's Python
   # may lack it (it cannot reach PyPI), and one failed collection would stop a whole pytest run.
   local logs=${OUT:-/tmp} files
-  files=$(ls ocltune_torch/tests/test_*.py)
+  # The files that build the most programs first (each ran past 270 s among eight at once), so
+  # that the rest fill the slots after them.
+  files=$(ls ocltune_torch/tests/test_{models,math,index_ops,data_ops,casts,fused_optim}.py; ls ocltune_torch/tests/test_*.py)
+  files=$(echo "$files" | awk '!seen[$0]++')
   $py -c 'import expecttest' 2>/dev/null || { files=$(echo "$files" | grep -v test_opinfo); echo "no expecttest: test_opinfo.py not run"; }
   export OCLTUNE_TORCH_LIBRARY=$lib OCLTUNE_TEST_DEVICE=$OCLTUNE_GPU OCLTUNE_CLI=$here/.gpu/bin/ocltune PYTHONPATH=$here
   # SIGINT at the time limit: pytest then stops like Ctrl-C and still prints its summary, so the
@@ -96,6 +126,7 @@ case $what in
   overhead) overhead "$@" ;;
   record) record "$@" ;;
   tune) tune "$@" ;;
+  keep) keep ;;
   all) build && tests && bench "$@" ;;
-  *) echo "usage: $0 [build|test|bench|overhead|record|tune|all] [-- arguments]" >&2; exit 2 ;;
+  *) echo "usage: $0 [build|test|bench|overhead|record|tune|keep|all] [-- arguments]" >&2; exit 2 ;;
 esac
