@@ -56,6 +56,9 @@ if [ "$torch" = 1 ]; then
   step cp "$build/ocltune_torch/plain_kernel_files.cpp" .gpu/src/plain_kernel_files.cpp
   step cp "$build/share/ocltune/system.db" .gpu/system.db
   step cp -r /usr/include/CL .gpu/include/
+  # expecttest (pure Python, for torch's OpInfo tests), which the host's Python lacks
+  expecttest=$(.venv/bin/python -c 'import expecttest, os; print(os.path.dirname(expecttest.__file__))')
+  step mkdir -p .gpu/py && step cp -r "$expecttest" .gpu/py/
 fi
 for pkg in libclblast1 libfmt9 libsqlite3-0 libbenchmark1debian; do
   compgen -G ".gpu/${pkg}_*.deb" > /dev/null || step bash -c "cd .gpu && apt-get download $pkg"

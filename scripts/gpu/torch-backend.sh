@@ -75,10 +75,13 @@ tests() {
   local logs=${OUT:-/tmp} files
   # The files that build the most programs first (each ran past 270 s among eight at once), so
   # that the rest fill the slots after them.
-  files=$(ls ocltune_torch/tests/test_{models,math,index_ops,data_ops,casts,fused_optim}.py; ls ocltune_torch/tests/test_*.py)
+  files=$(ls ocltune_torch/tests/test_{opinfo,models,math,index_ops,data_ops,casts,fused_optim}.py; ls ocltune_torch/tests/test_*.py)
   files=$(echo "$files" | awk '!seen[$0]++')
+  # prepare.sh --torch carries expecttest (pure Python) in .gpu/py for that.
+  export PYTHONPATH=$here${PYTHONPATH:+:$PYTHONPATH}
+  [ -d .gpu/py ] && PYTHONPATH=$PYTHONPATH:$here/.gpu/py
   $py -c 'import expecttest' 2>/dev/null || { files=$(echo "$files" | grep -v test_opinfo); echo "no expecttest: test_opinfo.py not run"; }
-  export OCLTUNE_TORCH_LIBRARY=$lib OCLTUNE_TEST_DEVICE=$OCLTUNE_GPU OCLTUNE_CLI=$here/.gpu/bin/ocltune PYTHONPATH=$here
+  export OCLTUNE_TORCH_LIBRARY=$lib OCLTUNE_TEST_DEVICE=$OCLTUNE_GPU OCLTUNE_CLI=$here/.gpu/bin/ocltune
   # SIGINT at the time limit: pytest then stops like Ctrl-C and still prints its summary, so the
   # failures of a file that ran out of time are named (rc 2 or 124 with "Interrupted").
   echo "$files" | xargs -P 8 -I{} sh -c 'n=$(basename {} .py); timeout -s INT -k 30 '"${TEST_TIMEOUT:-400}"' '"$py"' \
