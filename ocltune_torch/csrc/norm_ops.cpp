@@ -6,9 +6,10 @@
 // _batch_norm_impl_index) in training and eval mode, and native_batch_norm_backward; nn.LayerNorm
 // reaches native_layer_norm, whose CompositeExplicitAutograd kernel would otherwise run it as a batch
 // norm. The family computes training statistics; eval mode (running statistics) is composed of
-// elementwise ops and sums on the device. What the family cannot take (weights or running statistics
-// of another dtype than the input, one value per channel in training, more than 2^31 elements) runs
-// on the CPU, counted, with the running statistics written back.
+// elementwise ops and sums on the device, in fp32. Weights and running statistics may be fp32 with
+// 16-bit input (autocast's mix). What the family cannot take (statistics of another dtype, one value
+// per channel in training, more than 2^31 elements) runs on the CPU, counted, with the running
+// statistics written back.
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -57,6 +58,19 @@ bool optional_fits(const at::Tensor& t, const at::Tensor& x, at::ScalarType dtyp
   return !t.defined() || (t.device() == x.device() && t.scalar_type() == dtype && t.numel() == numel);
 }
 
+// A batch norm's weight, bias or running statistic: x's dtype, or fp32 with 16-bit x (autocast
+// leaves the parameters of a network in fp32 and its activations in 16 bits).
+bool parameter_fits(const at::Tensor& t, const at::Tensor& x, std::int64_t channels) {
+  return optional_fits(t, x, x.scalar_type(), channels) || optional_fits(t, x, at::kFloat, channels);
+}
+
+at::Tensor as_float(const at::Tensor& t) { return t.defined() ? t.to(at::kFloat) : t; }
+
+// The gradient of a parameter in the parameter's dtype (autograd checks it), from fp32 or x's dtype.
+at::Tensor as_parameter_dtype(const at::Tensor& grad, const at::Tensor& weight) {
+  return weight.defined() && grad.scalar_type() != weight.scalar_type() ? grad.to(weight.scalar_type()) : grad;
+}
+
 // ---- batch norm ----
 
 using BatchNormResult = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
@@ -78,16 +92,19 @@ BatchNormResult batch_norm_on_cpu(const at::Tensor& input, const at::Tensor& wei
 
 // Running statistics y = (x - running_mean) / sqrt(running_var + eps) * weight + bias as one
 // per-channel scale and shift; empty saved statistics, as PyTorch's CPU and CUDA kernels return.
+// In fp32 whatever the storage, as PyTorch's kernels compute, and rounded once: scale and shift in
+// 16 bits cancel where x is near the running mean (NVIDIA's half arithmetic made errors of 17%).
 BatchNormResult batch_norm_eval(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
                                 const at::Tensor& running_mean, const at::Tensor& running_var, double eps) {
   const std::vector<std::int64_t> dims = batch_dims(x);
   const at::Tensor xv = x.contiguous().view(dims);
-  at::Tensor scale = dm::unary("rsqrt", dm::with_scalar("add", running_var, eps));
-  if (weight.defined()) scale = dm::binary("mul", scale, weight);
-  at::Tensor shift = dm::binary("mul", running_mean, scale);
-  shift = bias.defined() ? dm::binary("sub", bias, shift) : dm::unary("neg", shift);
-  at::Tensor y = dm::binary("mul", xv, per_channel(scale, dims.size()));
-  dm::binary_into(y, "add", y, per_channel(shift, dims.size()));
+  at::Tensor scale = dm::unary("rsqrt", dm::with_scalar("add", as_float(running_var), eps));
+  if (weight.defined()) scale = dm::binary("mul", scale, as_float(weight));
+  at::Tensor shift = dm::binary("mul", as_float(running_mean), scale);
+  shift = bias.defined() ? dm::binary("sub", as_float(bias), shift) : dm::unary("neg", shift);
+  at::Tensor y = at::mul(xv, per_channel(scale, dims.size()));  // fp32
+  y.add_(per_channel(shift, dims.size()));
+  if (x.scalar_type() != at::kFloat) y = y.to(x.scalar_type());
   const at::TensorOptions stats = x.options().dtype(at::kFloat);
   return {y.view(x.sizes()), at::empty({0}, stats), at::empty({0}, stats)};
 }
@@ -107,13 +124,12 @@ BatchNormResult batch_norm_forward(const at::Tensor& input, const std::optional<
     return batch_norm_on_cpu(input, weight, bias, running_mean, running_var, training, momentum, eps);
   };
   if (!kernel_dtype(dtype) || input.dim() < 2 || input.numel() > kMaxElements || !(eps > 0.0) ||
-      !optional_fits(weight, input, dtype, channels) || !optional_fits(bias, input, dtype, channels)) {
+      !parameter_fits(weight, input, channels) || !parameter_fits(bias, input, channels)) {
     return on_cpu();
   }
   if (!training) {
-    // The composition computes in the input's dtype: running statistics of another dtype go to the CPU.
-    if (!running_mean.defined() || !running_var.defined() || !optional_fits(running_mean, input, dtype, channels) ||
-        !optional_fits(running_var, input, dtype, channels)) {
+    if (!running_mean.defined() || !running_var.defined() || !parameter_fits(running_mean, input, channels) ||
+        !parameter_fits(running_var, input, channels)) {
       return on_cpu();
     }
     if (input.numel() == 0) {
@@ -130,8 +146,9 @@ BatchNormResult batch_norm_forward(const at::Tensor& input, const std::optional<
     return on_cpu();
   }
   const at::Tensor x = input.contiguous();
-  const at::Tensor gamma = weight.defined() ? weight.contiguous() : at::ones({channels}, input.options());
-  const at::Tensor beta = bias.defined() ? bias.contiguous() : at::zeros({channels}, input.options());
+  // The family takes weights of x's dtype: fp32 ones of 16-bit x (autocast) are rounded to it.
+  const at::Tensor gamma = weight.defined() ? weight.to(dtype).contiguous() : at::ones({channels}, input.options());
+  const at::Tensor beta = bias.defined() ? bias.to(dtype).contiguous() : at::zeros({channels}, input.options());
   // Without running statistics the family still moves some: scratch ones here.
   const bool track = running_mean.defined();
   at::Tensor rm = track ? running_mean : at::zeros({channels}, input.options().dtype(at::kFloat));
@@ -171,25 +188,26 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward_on_cpu(
 }
 
 // Eval mode: the statistics are constants, so dx = dy * weight * invstd per channel,
-// dweight = sum(dy * (x - running_mean)) * invstd and dbias = sum(dy).
+// dweight = sum(dy * (x - running_mean)) * invstd and dbias = sum(dy); in fp32 like the forward.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward_eval(
     const at::Tensor& grad_out, const at::Tensor& input, const at::Tensor& weight, const at::Tensor& running_mean,
     const at::Tensor& running_var, double eps, std::array<bool, 3> output_mask) {
   const std::vector<std::int64_t> dims = batch_dims(input);
   const std::size_t nd = dims.size();
   const at::Tensor dy = grad_out.contiguous().view(dims), x = input.contiguous().view(dims);
-  const at::Tensor invstd = dm::unary("rsqrt", dm::with_scalar("add", running_var, eps));
+  const at::Tensor invstd = dm::unary("rsqrt", dm::with_scalar("add", as_float(running_var), eps));
   const std::vector<std::int64_t> reduced = nd == 2 ? std::vector<std::int64_t>{0} : std::vector<std::int64_t>{0, 2};
   at::Tensor dx, dweight, dbias;
   if (output_mask[0]) {
-    const at::Tensor scale = weight.defined() ? dm::binary("mul", invstd, weight) : invstd;
-    dx = dm::binary("mul", dy, per_channel(scale, nd)).view(input.sizes());
+    const at::Tensor scale = weight.defined() ? dm::binary("mul", invstd, as_float(weight)) : invstd;
+    dx = at::mul(dy, per_channel(scale, nd)).to(input.scalar_type()).view(input.sizes());
   }
   if (output_mask[1]) {
-    const at::Tensor centred = dm::binary("sub", x, per_channel(running_mean, nd));
-    dweight = dm::binary("mul", dm::sum(dm::binary("mul", dy, centred), reduced, false), invstd);
+    const at::Tensor centred = at::sub(x, per_channel(as_float(running_mean), nd));  // fp32
+    dweight = dm::binary("mul", dm::sum(at::mul(dy, centred), reduced, false), invstd);
+    dweight = weight.defined() ? dweight.to(weight.scalar_type()) : dweight.to(input.scalar_type());
   }
-  if (output_mask[2]) dbias = dm::sum(dy, reduced, false);
+  if (output_mask[2]) dbias = as_parameter_dtype(dm::sum(dy, reduced, false), weight);
   return {dx, dweight, dbias};
 }
 
@@ -211,12 +229,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward(
                                       eps, output_mask);
   };
   if (!kernel_dtype(dtype) || input.dim() < 2 || grad_out.scalar_type() != dtype || grad_out.sizes() != input.sizes() ||
-      input.numel() > kMaxElements || !optional_fits(weight, input, dtype, channels)) {
+      input.numel() > kMaxElements || !parameter_fits(weight, input, channels)) {
     return on_cpu();
   }
   if (!train) {
-    if (!running_mean.defined() || !running_var.defined() || !optional_fits(running_mean, input, dtype, channels) ||
-        !optional_fits(running_var, input, dtype, channels) || !(eps > 0.0)) {
+    if (!running_mean.defined() || !running_var.defined() || !parameter_fits(running_mean, input, channels) ||
+        !parameter_fits(running_var, input, channels) || !(eps > 0.0)) {
       return on_cpu();
     }
     return batch_norm_backward_eval(grad_out, input, weight, running_mean, running_var, eps, output_mask);
@@ -228,7 +246,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward(
   }
   const std::vector<std::int64_t> dims = batch_dims(input);
   const at::Tensor x = input.contiguous(), dy = grad_out.contiguous();
-  const at::Tensor gamma = weight.defined() ? weight.contiguous() : at::ones({channels}, input.options());
+  const at::Tensor gamma = weight.defined() ? weight.to(dtype).contiguous() : at::ones({channels}, input.options());
   const at::Tensor mean = save_mean.contiguous(), invstd = save_invstd.contiguous();
   at::Tensor dx = at::empty(input.sizes(), input.options());
   at::Tensor dgamma = at::empty({channels}, input.options()), dbeta = at::empty({channels}, input.options());
@@ -246,8 +264,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward(
   a.dgamma = tensor_arg(dgamma);
   a.dbeta = tensor_arg(dbeta);
   call_ocltune("native_batch_norm_backward", [&] { device_runtime(input.device().index()).norm(a); });
-  return {output_mask[0] ? dx : at::Tensor(), output_mask[1] ? dgamma : at::Tensor(),
-          output_mask[2] ? dbeta : at::Tensor()};
+  return {output_mask[0] ? dx : at::Tensor(), output_mask[1] ? as_parameter_dtype(dgamma, weight) : at::Tensor(),
+          output_mask[2] ? as_parameter_dtype(dbeta, weight) : at::Tensor()};
 }
 
 // The functionalised entries (torch.compile, export): the same computation, the running statistics

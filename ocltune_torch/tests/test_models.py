@@ -87,10 +87,20 @@ def train_and_compare(make_model, make_input, loss_fn, make_optimizer, rtol=1e-3
             opt.zero_grad()
         out_cpu, out_ocl, out64 = cpu_model(x), ocl_model(x_ocl), exact_model(x64)
         loss_cpu, loss_ocl, loss64 = loss_fn(out_cpu, target), loss_fn(out_ocl, target_ocl), loss_fn(out64, target64)
-        losses_perturbed = [loss_fn(m(xp), target) for m, xp in zip(perturbed_models, perturbed_inputs)]
+        outs_perturbed = [m(xp) for m, xp in zip(perturbed_models, perturbed_inputs)]
+        losses_perturbed = [loss_fn(out, target) for out in outs_perturbed]
         if step == 0:
-            close(out_ocl, out_cpu, "output", rtol, atol)
-            close(loss_ocl, loss_cpu, "loss", rtol, atol)
+            # Within the CPU's tolerance of the CPU, or as close to float64 as the CPU's runs are plus
+            # rtol of the output: on the H200 (Winograd and implicit-GEMM convolutions, which round
+            # differently from the CPU's loops) one of resnet50's 40 outputs was 1.6e-4 from the CPU.
+            for what, ocl, cpu, perturbed_cpus, exact in (
+                ("output", out_ocl, out_cpu, outs_perturbed, out64),
+                ("loss", loss_ocl, loss_cpu, losses_perturbed, loss64),
+            ):
+                try:
+                    close(ocl, cpu, what, rtol, atol)
+                except AssertionError:
+                    as_exact_as_cpu(ocl, [cpu, *perturbed_cpus], exact, f"{what} at step 0", rtol)
         else:
             # The steps follow the exact losses. Randomly initialised small-batch networks are chaotic
             # under rounding (mobilenet_v2's CPU float32 loss is 0.3% off float64 after two steps), so

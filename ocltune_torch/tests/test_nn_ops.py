@@ -375,6 +375,37 @@ def test_batch_norm_16bit(dtype, strict):
         assert_close(a, b, scale=4)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_16bit_data_with_fp32_parameters(dtype, training, strict):
+    # Autocast's mix: 16-bit activations, fp32 weights, bias and running statistics (cuDNN takes it;
+    # the CPU does not, so its reference is the fp32 computation rounded). The weights' gradients come
+    # back in fp32, as autograd requires. In eval the output is computed in fp32 and rounded once:
+    # x near the running mean cancels (scale and shift rounded to 16 bits were 17% off on the H200).
+    rm, rv = rand(4, seed=3), rand(4, seed=4).abs() + 0.5
+    x = (rm.view(1, 4, 1, 1) + 0.01 * rand(3, 4, 5, 5)).to(dtype)
+    w, b = rand(4, seed=1) + 2, rand(4, seed=2) * 50
+    dy = rand(3, 4, 5, 5, seed=9).to(dtype)
+    results = []
+    for device in ["cpu", DEVICE]:
+        xd = (x.float() if device == "cpu" else x.to(DEVICE)).requires_grad_()
+        wd, bd = w.clone().to(device).requires_grad_(), b.clone().to(device).requires_grad_()
+        rmd, rvd = rm.clone().to(device), rv.clone().to(device)
+        y = F.batch_norm(xd, rmd, rvd, wd, bd, training=training)
+        y.backward(dy.to(device, y.dtype))
+        results.append((y.to(dtype), xd.grad.to(dtype), wd.grad, bd.grad, rmd, rvd))
+    (y0, dx0, dw0, db0, rm0, rv0), (y1, dx1, dw1, db1, rm1, rv1) = results
+    assert y1.dtype == dtype and dw1.dtype == db1.dtype == torch.float32
+    assert_close(y1, y0, scale=2)
+    assert_close(dx1, dx0, scale=4)
+    # dw and db are sums over 75 values, rounded to 16 bits where the family computes them
+    tol = dict(rtol=1e-2, atol=1e-2) if dtype == torch.bfloat16 else dict(rtol=2e-3, atol=2e-3)
+    assert_close(dw1, dw0, **tol)
+    assert_close(db1, db0, **tol)
+    assert_close(rm1, rm0, scale=10)
+    assert_close(rv1, rv0, scale=10)
+
+
 def test_batch_norm_16bit_training_with_16bit_statistics_falls_back():
     # The family keeps running statistics in fp32; a module converted to 16 bits runs on the CPU.
     ocltune_torch.reset_fallback_stats()

@@ -258,7 +258,10 @@ def test_composites_reach_registered_ops():
     assert not missing, f"COMPOSITES names ops the backend does not register: {missing}"
     names = {op.name for op in op_db}
     assert not set(COMPOSITES) - names, f"COMPOSITES names no OpInfo: {set(COMPOSITES) - names}"
-    assert not set(SKIP_OPS) - {full_name(op) for op in SUITE}, "SKIP_OPS names an op outside the suite"
+    # An entry this torch's op_db lacks is a variant of another version (torch 2.11 has neither
+    # skipped variant); one that op_db has must be in the suite, or the entry is stale.
+    stale = (set(SKIP_OPS) & {full_name(op) for op in op_db}) - {full_name(op) for op in SUITE}
+    assert not stale, f"SKIP_OPS names ops outside the suite: {stale}"
     assert not set(NOT_THE_OP) - names, f"NOT_THE_OP names no OpInfo: {set(NOT_THE_OP) - names}"
 
 
