@@ -77,6 +77,8 @@ tests() {
   # that the rest fill the slots after them.
   files=$(ls ocltune_torch/tests/test_{opinfo,models,math,index_ops,data_ops,casts,fused_optim}.py; ls ocltune_torch/tests/test_*.py)
   files=$(echo "$files" | awk '!seen[$0]++')
+  # TEST_FILES="models nn_ops" runs those files only (e.g. again, after a fix).
+  [ -n "${TEST_FILES:-}" ] && files=$(for f in $TEST_FILES; do echo "ocltune_torch/tests/test_$f.py"; done)
   # prepare.sh --torch carries expecttest (pure Python) in .gpu/py for that.
   export PYTHONPATH=$here${PYTHONPATH:+:$PYTHONPATH}
   [ -d .gpu/py ] && PYTHONPATH=$PYTHONPATH:$here/.gpu/py
