@@ -5,11 +5,11 @@
 // In torch 2.15 nn.BatchNorm and F.batch_norm on a PrivateUse1 device reach native_batch_norm (via
 // _batch_norm_impl_index) in training and eval mode, and native_batch_norm_backward; nn.LayerNorm
 // reaches native_layer_norm, whose CompositeExplicitAutograd kernel would otherwise run it as a batch
-// norm. The family computes training statistics; eval mode (running statistics) is composed of
-// elementwise ops and sums on the device, in fp32. Weights and running statistics may be fp32 with
-// 16-bit input (autocast's mix). What the family cannot take (statistics of another dtype, one value
-// per channel in training, more than 2^31 elements) runs on the CPU, counted, with the running
-// statistics written back.
+// norm. The family computes training statistics; eval mode (running statistics) is one plain kernel
+// forward (kernels/plain_norm.cl) and elementwise ops and sums backward, in fp32. Weights and running
+// statistics may be fp32 with 16-bit input (autocast's mix). What the family cannot take (statistics
+// of another dtype, one value per channel in training, more than 2^31 elements) runs on the CPU,
+// counted, with the running statistics written back.
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -24,6 +24,7 @@
 #include "ocltune_torch/csrc/device_math.h"
 #include "ocltune_torch/csrc/errors.h"
 #include "ocltune_torch/csrc/fallback.h"
+#include "ocltune_torch/csrc/plain_kernels.h"
 #include "ocltune_torch/csrc/tensor_util.h"
 
 namespace ocltune_torch {
@@ -90,23 +91,32 @@ BatchNormResult batch_norm_on_cpu(const at::Tensor& input, const at::Tensor& wei
   return {y.to(d), m.to(d), s.to(d)};
 }
 
-// Running statistics y = (x - running_mean) / sqrt(running_var + eps) * weight + bias as one
-// per-channel scale and shift; empty saved statistics, as PyTorch's CPU and CUDA kernels return.
-// In fp32 whatever the storage, as PyTorch's kernels compute, and rounded once: scale and shift in
-// 16 bits cancel where x is near the running mean (NVIDIA's half arithmetic made errors of 17%).
+// Running statistics: y = (x - running_mean) / sqrt(running_var + eps) * weight + bias, one pass of
+// a plain kernel (kernels/plain_norm.cl) in fp32 rounded once, as PyTorch's kernels compute; empty
+// saved statistics, as PyTorch's CPU and CUDA kernels return.
 BatchNormResult batch_norm_eval(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
                                 const at::Tensor& running_mean, const at::Tensor& running_var, double eps) {
   const std::vector<std::int64_t> dims = batch_dims(x);
-  const at::Tensor xv = x.contiguous().view(dims);
-  at::Tensor scale = dm::unary("rsqrt", dm::with_scalar("add", as_float(running_var), eps));
-  if (weight.defined()) scale = dm::binary("mul", scale, as_float(weight));
-  at::Tensor shift = dm::binary("mul", as_float(running_mean), scale);
-  shift = bias.defined() ? dm::binary("sub", as_float(bias), shift) : dm::unary("neg", shift);
-  at::Tensor y = at::mul(xv, per_channel(scale, dims.size()));  // fp32
-  y.add_(per_channel(shift, dims.size()));
-  if (x.scalar_type() != at::kFloat) y = y.to(x.scalar_type());
+  const at::Tensor xc = x.contiguous();
+  at::Tensor y = at::empty(x.sizes(), x.options());
+  // One type per slot: the statistics in the mean's, weight and bias in the weight's (or the bias's).
+  const at::Tensor mean = running_mean.contiguous(), var = running_var.to(mean.scalar_type()).contiguous();
+  const at::ScalarType w_type = weight.defined() ? weight.scalar_type()
+                                : bias.defined() ? bias.scalar_type()
+                                                 : mean.scalar_type();
+  const at::Tensor w = weight.defined() ? weight.contiguous() : mean;
+  const at::Tensor b = bias.defined() ? bias.to(w_type).contiguous() : w;
+  const int device = x.device().index();
+  cl_program program =
+      plain_program(device, "plain_norm.cl",
+                    {{"A", x.scalar_type()}, {"O", x.scalar_type()}, {"S", mean.scalar_type()}, {"W", w_type}});
+  PlainLaunch launch(device, program, "batch_norm_eval");
+  launch.arg<cl_long>(x.numel()).arg<cl_long>(dims[1]).arg<cl_long>(dims.size() == 3 ? dims[2] : 1);
+  launch.arg<cl_float>(static_cast<float>(eps)).tensor_at(xc).tensor_at(mean).tensor_at(var);
+  launch.tensor_at(w).arg<cl_int>(weight.defined() ? 1 : 0).tensor_at(b).arg<cl_int>(bias.defined() ? 1 : 0);
+  launch.tensor_at(y).run(x.numel());
   const at::TensorOptions stats = x.options().dtype(at::kFloat);
-  return {y.view(x.sizes()), at::empty({0}, stats), at::empty({0}, stats)};
+  return {y, at::empty({0}, stats), at::empty({0}, stats)};
 }
 
 BatchNormResult batch_norm_forward(const at::Tensor& input, const std::optional<at::Tensor>& weight_opt,

@@ -345,6 +345,22 @@ def test_batch_norm_eval(shape, affine, strict):
         assert_close(a, b, scale=10)
 
 
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_batch_norm_eval_is_one_launch(dtype, strict):
+    # The eval forward was eight elementwise launches; one kernel now (and no runtime dispatch).
+    x = rand(2, 5, 3, 3, dtype=dtype).to(DEVICE)
+    rm, rv = rand(5, seed=1).to(DEVICE), (rand(5, seed=2).abs() + 0.5).to(DEVICE)
+    w, b = rand(5, seed=3).to(DEVICE), rand(5, seed=4).to(DEVICE)
+    F.batch_norm(x, rm, rv, w, b, training=False)  # builds the program
+    torch.ocl.synchronize()
+    ocltune_torch.reset_dispatch_stats()
+    y = F.batch_norm(x, rm, rv, w, b, training=False)
+    stats = ocltune_torch.dispatch_stats()
+    assert stats["plain_launches"] == 1 and stats["calls"] == 0, stats
+    expected = F.batch_norm(x.cpu().float(), rm.cpu(), rv.cpu(), w.cpu(), b.cpu(), training=False).to(dtype)
+    assert_close(y, expected, scale=2)
+
+
 def test_batch_norm_channels_last_and_momentum(strict):
     x = rand(2, 6, 5, 3)
     for momentum in [0.1, 1.0, 0.0]:
