@@ -9,7 +9,8 @@ step, and prints the median per device and the ratio baseline / ocl (above 1: oc
 devices get the same weights and inputs. `--precision fp32` turns TF32 off on both sides (CUDA's
 matmul and cuDNN; ocl's "highest" float32 matmul precision); `--precision default` leaves PyTorch's
 defaults. `--strict` (default on) runs ocl with OCLTUNE_TORCH_STRICT=1, so no op falls back to the
-CPU unseen. `--fused-optimizer` passes fused=True to AdamW and SGD on both devices (default: their
+CPU unseen. `--autocast fp16|bf16` runs forward and loss under torch.autocast on both devices (no
+GradScaler). `--fused-optimizer` passes fused=True to AdamW and SGD on both devices (default: their
 foreach step). `--json FILE` writes every figure with the command line and versions. `--breakdown N`
 then runs one more step per device with every aten op synchronised and timed (op_breakdown.py) and
 prints the N ops and (op, shapes) problems ocl spends most time in, beside the baseline's time.
@@ -20,6 +21,7 @@ of the autograd engine (pytorch/pytorch#161129). Same command, same seeds, same 
 """
 
 import argparse
+import contextlib
 import copy
 import json
 import os
@@ -78,11 +80,15 @@ def run(name, mode, device, model, x, target):
     model = copy.deepcopy(model).to(device)
     x, target = x.to(device), target.to(device)
     loss_fn = F.mse_loss if name == "encoder" else F.cross_entropy
+    # --autocast: the forward (and the loss) under torch.autocast on the device, as a user's mixed-precision
+    # loop; no GradScaler (the backend has no _amp_foreach_non_finite_check_and_unscale_ yet), on both devices.
+    amp = (torch.autocast(device_type=device.type, dtype=AUTOCAST[args.autocast]) if args.autocast != "none"
+           else contextlib.nullcontext())
     if mode == "inference":
         model.eval()
 
         def step():
-            with torch.no_grad():
+            with torch.no_grad(), amp:
                 model(x)
 
     else:
@@ -96,11 +102,16 @@ def run(name, mode, device, model, x, target):
 
         def step():
             opt.zero_grad(set_to_none=True)
-            loss_fn(model(x), target).backward()
+            with amp:
+                loss = loss_fn(model(x), target)
+            loss.backward()
             opt.step()
 
     ms, times = time_steps(step, device, args.warmup, args.reps)
     return ms, times, (op_breakdown.breakdown(step, device) if args.breakdown else None)
+
+
+AUTOCAST = {"none": None, "fp16": torch.float16, "bf16": torch.bfloat16}
 
 
 def set_precision(precision):
@@ -123,6 +134,8 @@ parser.add_argument("--layers", type=int, default=None, help="encoder layers: de
 parser.add_argument("--warmup", type=int, default=3)
 parser.add_argument("--reps", type=int, default=10)
 parser.add_argument("--precision", choices=["fp32", "default"], default="fp32")
+parser.add_argument("--autocast", choices=sorted(AUTOCAST), default="none",
+                    help="run forward and loss under torch.autocast in this dtype on both devices (no GradScaler)")
 parser.add_argument("--no-strict", dest="strict", action="store_false")
 parser.add_argument("--fused-optimizer", action="store_true",
                     help="fused=True for the optimisers on both devices (one kernel per tensor and step)")
@@ -181,7 +194,7 @@ if baseline is not None and baseline.type == "cuda":
             r = json.loads(line)
             baseline_figures[(r["model"], r["mode"])] = (r["ms"], r["times"], r["breakdown"])
 results = []
-print(f"torch {torch.__version__}; ocl: {torch.ocl.get_device_name(ocl)}; baseline: {args.baseline}; precision {args.precision}")
+print(f"torch {torch.__version__}; ocl: {torch.ocl.get_device_name(ocl)}; baseline: {args.baseline}; precision {args.precision}; autocast {args.autocast}")
 print(f"{'model':14} {'mode':10} {'batch':>5} {args.baseline + ' ms':>10} {'ocl ms':>10} {'ratio':>7}")
 for name, mode, model, x, target in cases():
     batch = batch_of(name)
@@ -210,20 +223,21 @@ if args.gbench_json:
         with open(args.gbench_context) as f:
             context = json.load(f).get("context", {})
     benchmarks = []
+    label = args.precision + ("" if args.autocast == "none" else f"-autocast-{args.autocast}")
     for r in results:
         for device, ms, times in (("ocl", r["ocl_ms"], r["ocl_times_ms"]),
                                   (r["baseline"], r["baseline_ms"], r["baseline_times_ms"])):
             if not times:
                 continue
             spread = (max(times) - min(times)) / ms if ms > 0 else 0.0
-            benchmarks.append(dict(name=f"model/{args.precision}/{r['model']}-{r['mode']}-b{r['batch']}/{device}",
+            benchmarks.append(dict(name=f"model/{label}/{r['model']}-{r['mode']}-b{r['batch']}/{device}",
                                    run_type="iteration", iterations=len(times), median_us=ms * 1e3,
                                    **{"steps/s": 1e3 / ms, "spread": spread}))
     with open(args.gbench_json, "w") as f:
         json.dump(dict(context=context, benchmarks=benchmarks), f, indent=1)
 if args.json:
     with open(args.json, "w") as f:
-        json.dump(dict(command=" ".join(sys.argv), torch=torch.__version__, precision=args.precision,
+        json.dump(dict(command=" ".join(sys.argv), torch=torch.__version__, precision=args.precision, autocast=args.autocast,
                        fused_optimizer=args.fused_optimizer,
                        ocl_device=torch.ocl.get_device_name(ocl), size=args.size, seq=args.seq, layers=args.layers,
                        results=results), f, indent=1)

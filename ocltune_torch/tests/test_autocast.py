@@ -1,0 +1,63 @@
+"""torch.autocast(device_type="ocl"): the casts PyTorch's CUDA autocast makes (its op lists), in strict
+mode, against torch.autocast on the CPU with the same inputs."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from conftest import DEVICE, assert_close, rand
+
+DTYPES = [torch.float16, torch.bfloat16]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_products_run_in_the_autocast_dtype(dtype, strict):
+    x, w, b = rand(5, 7), rand(3, 7, seed=1), rand(3, seed=2)
+    image, kernel = rand(2, 3, 9, 9, seed=3), rand(4, 3, 3, 3, seed=4)
+    results = []
+    for device in ["cpu", DEVICE]:
+        with torch.autocast(device_type=torch.device(device).type, dtype=dtype):
+            results.append((F.linear(x.to(device), w.to(device), b.to(device)), x.to(device) @ w.to(device).t(),
+                            F.conv2d(image.to(device), kernel.to(device), padding=1)))
+    for ocl, cpu in zip(results[1], results[0]):
+        assert ocl.dtype == dtype, ocl.dtype
+        assert_close(ocl, cpu, scale=2)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_range_sensitive_ops_run_in_fp32(dtype, strict):
+    # CUDA's fp32 list (the CPU's autocast has another): 16-bit inputs are computed and returned in fp32.
+    x = rand(4, 6).to(dtype)
+
+    def ops(t):
+        return [torch.exp(t), F.softmax(t, dim=1), F.layer_norm(t, (6,)), t.sum(), F.mse_loss(t, t.flip(0))]
+
+    with torch.autocast(device_type="ocl", dtype=dtype):
+        outs = ops(x.to(DEVICE))
+    for ocl, cpu in zip(outs, ops(x.float())):
+        assert ocl.dtype == torch.float32, ocl.dtype
+        assert_close(ocl, cpu, scale=2)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_a_training_step_under_autocast(dtype, strict):
+    # conv -> batch norm (fp32 weights and statistics on 16-bit data) -> relu -> linear; parameters and
+    # their gradients stay fp32.
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+                                torch.nn.Flatten(), torch.nn.Linear(8 * 6 * 6, 5))
+    ocl_model = __import__("copy").deepcopy(model).to(DEVICE)
+    x, target = rand(4, 3, 6, 6, seed=5), torch.tensor([0, 3, 1, 4])
+    losses, grads = [], []
+    for m, device in [(model, "cpu"), (ocl_model, DEVICE)]:
+        with torch.autocast(device_type=torch.device(device).type, dtype=dtype):
+            loss = F.cross_entropy(m(x.to(device)), target.to(device))
+        loss.backward()
+        losses.append(loss)
+        grads.append([p.grad for p in m.parameters()])
+    assert losses[1].dtype == torch.float32
+    tol = dict(rtol=5e-2, atol=5e-2) if dtype == torch.bfloat16 else dict(rtol=1e-2, atol=1e-2)
+    assert_close(losses[1].detach(), losses[0].detach(), **tol)
+    for g_ocl, g_cpu in zip(grads[1], grads[0]):
+        assert g_ocl.dtype == torch.float32
+        assert_close(g_ocl, g_cpu, **tol)
