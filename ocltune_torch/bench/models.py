@@ -5,7 +5,9 @@
 
 For each model and mode (inference: eval + no_grad; training: forward, loss, backward, optimiser step)
 it times `--reps` steps after `--warmup` steps on each device, synchronising the device after every
-step, and prints the median per device and the ratio baseline / ocl (above 1: ocl is faster). Both
+step, and prints the median per device and the ratio baseline / ocl (above 1: ocl is faster), the peak
+memory each caching allocator had allocated (MiB; cuda and ocl) and the buffers ocl created during
+the timed steps (clCreateBuffer calls: 0 once the allocator serves a steady state). Both
 devices get the same weights and inputs. `--precision fp32` turns TF32 off on both sides (CUDA's
 matmul and cuDNN; ocl's "highest" float32 matmul precision); `--precision default` leaves PyTorch's
 defaults. `--strict` (default on) runs ocl with OCLTUNE_TORCH_STRICT=1, so no op falls back to the
@@ -63,20 +65,36 @@ def synchronize(device):
         torch.ocl.synchronize(device)
 
 
+def allocator(device):
+    """torch.cuda or torch.ocl, whose caching allocators keep the same statistics; None for the CPU."""
+    return {"cuda": torch.cuda, "ocl": getattr(torch, "ocl", None)}.get(device.type)
+
+
 def time_steps(step, device, warmup, reps):
+    """The median step in ms, every step's seconds, and the memory: peak allocated MiB since run()
+    reset it, and the driver allocations (cudaMalloc, clCreateBuffer) the timed steps made, which a
+    caching allocator keeps at 0 in steady state."""
     for _ in range(warmup):
         step()
     synchronize(device)
+    mem = allocator(device)
+    allocs = mem.memory_stats(device).get("num_device_alloc", 0) if mem else 0
     times = []
     for _ in range(reps):
         start = time.perf_counter()
         step()
         synchronize(device)
         times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3, times
+    memory = None
+    if mem:
+        memory = dict(peak_mib=mem.max_memory_allocated(device) / 2**20,
+                      steady_device_allocs=mem.memory_stats(device).get("num_device_alloc", 0) - allocs)
+    return statistics.median(times) * 1e3, times, memory
 
 
 def run(name, mode, device, model, x, target):
+    if allocator(device):
+        allocator(device).reset_peak_memory_stats(device)
     model = copy.deepcopy(model).to(device)
     x, target = x.to(device), target.to(device)
     loss_fn = F.mse_loss if name == "encoder" else F.cross_entropy
@@ -107,8 +125,8 @@ def run(name, mode, device, model, x, target):
             loss.backward()
             opt.step()
 
-    ms, times = time_steps(step, device, args.warmup, args.reps)
-    return ms, times, (op_breakdown.breakdown(step, device) if args.breakdown else None)
+    ms, times, memory = time_steps(step, device, args.warmup, args.reps)
+    return ms, times, (op_breakdown.breakdown(step, device) if args.breakdown else None), memory
 
 
 AUTOCAST = {"none": None, "fp16": torch.float16, "bf16": torch.bfloat16}
@@ -176,8 +194,8 @@ def cases():
 
 if args.measure_only:  # child: one JSON line per case, no ocltune_torch in this process
     for name, mode, model, x, target in cases():
-        ms, times, ops = run(name, mode, torch.device(args.measure_only), model, x, target)
-        print(json.dumps(dict(model=name, mode=mode, ms=ms, times=times, breakdown=ops)), flush=True)
+        ms, times, ops, memory = run(name, mode, torch.device(args.measure_only), model, x, target)
+        print(json.dumps(dict(model=name, mode=mode, ms=ms, times=times, breakdown=ops, memory=memory)), flush=True)
     sys.exit(0)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -192,23 +210,27 @@ if baseline is not None and baseline.type == "cuda":
     for line in child.stdout.splitlines():
         if line.startswith("{"):
             r = json.loads(line)
-            baseline_figures[(r["model"], r["mode"])] = (r["ms"], r["times"], r["breakdown"])
+            baseline_figures[(r["model"], r["mode"])] = (r["ms"], r["times"], r["breakdown"], r["memory"])
 results = []
 print(f"torch {torch.__version__}; ocl: {torch.ocl.get_device_name(ocl)}; baseline: {args.baseline}; precision {args.precision}; autocast {args.autocast}")
-print(f"{'model':14} {'mode':10} {'batch':>5} {args.baseline + ' ms':>10} {'ocl ms':>10} {'ratio':>7}")
+print(f"{'model':14} {'mode':10} {'batch':>5} {args.baseline + ' ms':>10} {'ocl ms':>10} {'ratio':>7}"
+      f" {args.baseline + ' MiB':>10} {'ocl MiB':>9} {'allocs':>6}")
 for name, mode, model, x, target in cases():
     batch = batch_of(name)
     if baseline is None:
-        base_ms, base_times, base_ops = float("nan"), [], None
+        base_ms, base_times, base_ops, base_memory = float("nan"), [], None, None
     elif baseline.type == "cuda":
-        base_ms, base_times, base_ops = baseline_figures[(name, mode)]
+        base_ms, base_times, base_ops, base_memory = baseline_figures[(name, mode)]
     else:
-        base_ms, base_times, base_ops = run(name, mode, baseline, model, x, target)
+        base_ms, base_times, base_ops, base_memory = run(name, mode, baseline, model, x, target)
     ocltune_torch.reset_fallback_stats()
-    ocl_ms, ocl_times, ocl_ops = run(name, mode, ocl, model, x, target)
+    ocl_ms, ocl_times, ocl_ops, ocl_memory = run(name, mode, ocl, model, x, target)
     fallbacks = ocltune_torch.fallback_stats()
     ratio = base_ms / ocl_ms
-    print(f"{name:14} {mode:10} {batch:5d} {base_ms:10.2f} {ocl_ms:10.2f} {ratio:7.3f}" +
+    base_mib = f"{base_memory['peak_mib']:10.0f}" if base_memory else f"{'-':>10}"
+    # allocs: the buffers ocl created during the timed steps (0 when the caching allocator serves them)
+    print(f"{name:14} {mode:10} {batch:5d} {base_ms:10.2f} {ocl_ms:10.2f} {ratio:7.3f} {base_mib} "
+          f"{ocl_memory['peak_mib']:9.0f} {ocl_memory['steady_device_allocs']:6d}" +
           (f"  fallbacks: {fallbacks}" if fallbacks else ""))
     if args.breakdown:
         op_breakdown.print_comparison(args.baseline, base_ops or dict(op={}, problem=[], step_ms=float("nan")), ocl_ops,
@@ -216,6 +238,7 @@ for name, mode, model, x, target in cases():
     results.append(dict(model=name, mode=mode, batch=batch, baseline=args.baseline, baseline_ms=base_ms,
                         ocl_ms=ocl_ms, ratio=ratio, baseline_times_ms=[t * 1e3 for t in base_times],
                         ocl_times_ms=[t * 1e3 for t in ocl_times], fallbacks=fallbacks,
+                        baseline_memory=base_memory, ocl_memory=ocl_memory,
                         baseline_breakdown=base_ops, ocl_breakdown=ocl_ops))
 if args.gbench_json:
     context = {}
