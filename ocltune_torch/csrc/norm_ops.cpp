@@ -93,10 +93,12 @@ BatchNormResult batch_norm_on_cpu(const at::Tensor& input, const at::Tensor& wei
 
 // Running statistics: y = (x - running_mean) / sqrt(running_var + eps) * weight + bias, one pass of
 // a plain kernel (kernels/plain_norm.cl) in fp32 rounded once, as PyTorch's kernels compute; empty
-// saved statistics, as PyTorch's CPU and CUDA kernels return.
+// saved statistics, as PyTorch's CPU and CUDA kernels return. x has at most kMaxElements elements
+// (the caller's check), which the kernel's 32-bit channel arithmetic relies on.
 BatchNormResult batch_norm_eval(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
                                 const at::Tensor& running_mean, const at::Tensor& running_var, double eps) {
   const std::vector<std::int64_t> dims = batch_dims(x);
+  TORCH_INTERNAL_ASSERT(x.numel() <= kMaxElements);
   const at::Tensor xc = x.contiguous();
   at::Tensor y = at::empty(x.sizes(), x.options());
   // One type per slot: the statistics in the mean's, weight and bias in the weight's (or the bias's).
