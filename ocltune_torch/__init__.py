@@ -50,6 +50,9 @@ def _register() -> None:
         torch._register_device_module("ocl", device_module)
     if not hasattr(torch.Tensor, "is_ocl"):
         torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
+    from . import printing
+
+    printing.install()
 
 
 def _loaded() -> bool:

@@ -134,3 +134,18 @@ def test_copies_between_devices():
         y = (x.t() * 2).to(DEVICE)
         assert y.device == DEVICE
         assert_close(y, a.t() * 2)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda: torch.randn(3, 4), lambda: torch.randn(2, 3).half(), lambda: torch.randn(2, 3).bfloat16(),
+     lambda: torch.arange(5), lambda: torch.tensor([True, False]), lambda: torch.tensor(2.5),
+     lambda: torch.empty(0, 3), lambda: torch.randn(2000, 100), lambda: torch.randn(4, 6).t()],
+    ids=["float", "half", "bfloat16", "int64", "bool", "scalar", "empty", "summarised", "transposed"])
+def test_printing_formats_the_values_on_the_host(make, strict):
+    # torch formats CUDA-like tensors with float64 ops on their device; ocl has none, so printing raised
+    # in strict mode. The text is the CPU tensor's with the device suffix.
+    t = make()
+    text = repr(t.to(DEVICE))
+    assert f"device='{DEVICE}'" in text
+    assert "".join(text.split()).replace(f",device='{DEVICE}'", "") == "".join(repr(t).split())
