@@ -1,9 +1,11 @@
 """torch.autocast(device_type="ocl"): the casts PyTorch's CUDA autocast makes (its op lists), in strict
-mode, against torch.autocast on the CPU with the same inputs."""
+mode, against torch.autocast on the CPU with the same inputs; GradScaler's device ops against the CPU's."""
 
 import pytest
 import torch
 import torch.nn.functional as F
+
+import ocltune_torch
 
 from conftest import DEVICE, assert_close, rand
 
@@ -61,3 +63,53 @@ def test_a_training_step_under_autocast(dtype, strict):
     for g_ocl, g_cpu in zip(grads[1], grads[0]):
         assert g_ocl.dtype == torch.float32
         assert_close(g_ocl, g_cpu, **tol)
+
+
+def test_gradscaler_unscale_on_the_device(strict):
+    # _amp_foreach_non_finite_check_and_unscale_ against the CPU's: gradients of three dtypes (one with
+    # an inf, one with a NaN in another call), found_inf set and kept.
+    grads = [rand(5, 3), rand(7).half(), rand(2, 2, seed=3).bfloat16(), torch.empty(0)]
+    for bad in [None, float("inf"), float("nan")]:
+        cpu = [g.clone() for g in grads]
+        if bad is not None:
+            cpu[1][4] = bad
+        ocl = [g.to(DEVICE) for g in cpu]
+        found_cpu, found_ocl = torch.zeros(1), torch.zeros(1, device=DEVICE)
+        inv_cpu, inv_ocl = torch.full((1,), 0.25), torch.full((1,), 0.25, device=DEVICE)
+        torch._amp_foreach_non_finite_check_and_unscale_(cpu, found_cpu, inv_cpu)
+        torch._amp_foreach_non_finite_check_and_unscale_(ocl, found_ocl, inv_ocl)
+        for a, b in zip(ocl, cpu):
+            torch.testing.assert_close(a.cpu(), b, rtol=0, atol=0, equal_nan=True)
+        assert found_ocl.item() == found_cpu.item() == (0.0 if bad is None else 1.0)
+
+
+def test_gradscaler_update_scale_follows_cudas_rule(strict):
+    # Backs off after an overflow, grows after growth_interval clean steps, and does not grow to inf.
+    for start in [1024.0, 3e38]:
+        scale_cpu, scale_ocl = torch.full((1,), start), torch.full((1,), start, device=DEVICE)
+        tracker_cpu = torch.zeros(1, dtype=torch.int32)
+        tracker_ocl = tracker_cpu.to(DEVICE)
+        for found in [0.0, 0.0, 1.0, 0.0, 0.0, 0.0]:
+            f = torch.full((1,), found)
+            torch._amp_update_scale_(scale_cpu, tracker_cpu, f, 2.0, 0.5, 2)
+            torch._amp_update_scale_(scale_ocl, tracker_ocl, f.to(DEVICE), 2.0, 0.5, 2)
+            assert scale_ocl.item() == scale_cpu.item() and tracker_ocl.item() == tracker_cpu.item()
+
+
+def test_gradscaler_steps_keep_gradients_on_the_device():
+    # Only the float64 reciprocal of GradScaler's 1-element scale still runs on the CPU: no gradient
+    # crosses to the host.
+    ocltune_torch.reset_fallback_stats()
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.ReLU(), torch.nn.Linear(5, 2)).to(DEVICE)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("ocl", init_scale=2.0**10, growth_interval=2)
+    for _ in range(3):
+        with torch.autocast(device_type="ocl", dtype=torch.float16):
+            loss = model(rand(4, 6).to(DEVICE)).float().square().mean()
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad()
+    assert set(ocltune_torch.fallback_stats()) <= {"aten::reciprocal"}, ocltune_torch.fallback_stats()
+    assert scaler.get_scale() == 2.0**11  # two clean steps grew it once
