@@ -93,8 +93,9 @@ def time_steps(step, device, warmup, reps):
 
 
 def run(name, mode, device, model, x, target):
-    if allocator(device):
-        allocator(device).reset_peak_memory_stats(device)
+    mem = allocator(device)
+    if mem:
+        mem.reset_peak_memory_stats(device)
     model = copy.deepcopy(model).to(device)
     x, target = x.to(device), target.to(device)
     loss_fn = F.mse_loss if name == "encoder" else F.cross_entropy

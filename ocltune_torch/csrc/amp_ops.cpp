@@ -33,14 +33,18 @@ void non_finite_check_and_unscale(at::TensorList grads, at::Tensor& found_inf, c
     return;
   }
   const at::Tensor scale = inv_scale.reshape({});
+  // Each gradient unscaled in place, and whether it holds inf or NaN afterwards (as CUDA checks);
+  // found_inf is written once, from all of them.
+  std::vector<at::Tensor> bad;
   for (const at::Tensor& grad : grads) {
     if (grad.numel() == 0) continue;
     at::Tensor g = grad;  // the list's tensors are written in place
     g.mul_(scale);
-    // any element inf or NaN (after unscaling, as CUDA checks): found_inf = max(found_inf, 1)
-    const at::Tensor bad = at::logical_not(at::isfinite(g)).any().to(at::kFloat).reshape(found_inf.sizes());
-    found_inf.copy_(at::maximum(found_inf, bad));
+    bad.push_back(at::logical_not(at::isfinite(g)).any());
   }
+  if (bad.empty()) return;
+  const at::Tensor any_bad = at::stack(bad).any().to(at::kFloat).reshape(found_inf.sizes());
+  found_inf.copy_(at::maximum(found_inf, any_bad));
 }
 
 at::Tensor& update_scale(at::Tensor& scale, at::Tensor& growth_tracker, const at::Tensor& found_inf,
@@ -54,8 +58,9 @@ at::Tensor& update_scale(at::Tensor& scale, at::Tensor& growth_tracker, const at
   const at::Tensor overflow = found_inf.gt(0);
   const at::Tensor successful = growth_tracker.add(1);
   const at::Tensor grown = scale.mul(growth_factor);
-  const at::Tensor grow = at::logical_and(successful.eq(growth_interval), at::isfinite(grown));
-  const at::Tensor reset = at::logical_or(overflow, successful.eq(growth_interval));
+  const at::Tensor due = successful.eq(growth_interval);
+  const at::Tensor grow = at::logical_and(due, at::isfinite(grown));
+  const at::Tensor reset = at::logical_or(overflow, due);
   const at::Tensor new_scale = at::where(overflow, scale.mul(backoff_factor), at::where(grow, grown, scale));
   const at::Tensor new_tracker = at::where(reset, at::zeros_like(successful), successful);
   scale.copy_(new_scale);
