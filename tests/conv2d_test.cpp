@@ -310,6 +310,35 @@ TEST(Conv2dDefaults, GpuDefaultFollowsTheShape) {
   small.dir = ConvDirection::kBackwardWeight;
   const Config c = Conv2dProblem(small).default_config(h200);
   EXPECT_EQ(c.at("WIDE"), 8);  // 8 x 14 x 14 = 1568 pixels
+  // Their GEMMs take the GEMM family's GPU tiles (vectors of 4 or 2, KWI = 8) where one fills the
+  // H200: resnet50's layers at batch 32, each direction; the 32x32 tile of scalars where none does.
+  for (const Conv2dShape& layer :
+       {Conv2dShape{.n = 32, .c = 64, .h = 56, .w = 56, .k = 64, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1},
+        Conv2dShape{.n = 32, .c = 256, .h = 56, .w = 56, .k = 64},
+        Conv2dShape{.n = 32, .c = 512, .h = 28, .w = 28, .k = 128},
+        Conv2dShape{.n = 32,
+        .c = 256,
+        .h = 28,
+        .w = 28,
+        .k = 256,
+        .r = 3,
+        .s = 3,
+        .stride_h = 2,
+        .stride_w = 2,
+        .pad_h = 1,
+        .pad_w = 1}}) {
+    for (const ConvDirection dir :
+         {ConvDirection::kForward, ConvDirection::kBackwardData, ConvDirection::kBackwardWeight}) {
+      Conv2dShape s = layer;
+      s.dir = dir;
+      const Config d = Conv2dProblem(s).default_config(h200);
+      EXPECT_TRUE(Conv2dProblem(s).space(h200).contains(d)) << s.key();
+      if (d.at("ALGO") == kAlgoWinograd) continue;  // its GEMM space has none of the tiles' vectors
+      EXPECT_EQ(d.at("KWI"), 8) << s.key() << ": " << to_string(d);
+    }
+  }
+  const Conv2dShape tiny{.dir = ConvDirection::kBackwardWeight, .n = 1, .c = 8, .h = 8, .w = 8, .k = 8};
+  EXPECT_EQ(Conv2dProblem(tiny).default_config(h200).at("KWI"), 2);
   // Its seeds: the GEMM family's GPU tiles on im2col (vectors of 4, KWI = 8), inside the space
   // (at 256 filters: the 128-row tiles need as many rows).
   small.c = small.k = 256;
@@ -320,8 +349,11 @@ TEST(Conv2dDefaults, GpuDefaultFollowsTheShape) {
     EXPECT_EQ(seed.at("WIDE"), 8);
     EXPECT_TRUE(Conv2dProblem(small).space(h200).contains(seed)) << to_string(seed);
   }
-  EXPECT_TRUE(std::any_of(seeds.begin(), seeds.end(), [](const Config& seed) {
-    return seed.at("MWG") == 128 && seed.at("VWM") == 4 && seed.at("KWI") == 8;
+  // The 128x128 tile: the default itself where it fills the H200 (this shape), else a seed.
+  std::vector<Config> tiles = seeds;
+  tiles.push_back(Conv2dProblem(small).default_config(h200));
+  EXPECT_TRUE(std::any_of(tiles.begin(), tiles.end(), [](const Config& tile) {
+    return tile.at("MWG") == 128 && tile.at("VWM") == 4 && tile.at("KWI") == 8;
   }));
   EXPECT_TRUE(Conv2dProblem(small).seed_configs(testing::test_session().device()).empty() ||
               testing::test_session().device().type == DeviceType::kGpu);

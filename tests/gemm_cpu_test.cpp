@@ -101,7 +101,11 @@ TEST(GemmCpuDefault, IsTheBuiltinOnACpuAndGemmClsElsewhere) {
       EXPECT_TRUE(is_wgmma_packed_config(on_h200)) << shape.key() << ": " << to_string(on_h200);
       EXPECT_EQ(on_h200.at("BM"), shape.m > 64 && shape.n > 64 ? 128 : 64) << shape.key();
     } else {
-      EXPECT_EQ(on_h200, gemm_default_config(shape)) << shape.key();
+      // gemm.cl: one of its GPU tiles where one fills the H200 (GemmGpuDefault below), else the small one.
+      const bool gpu_tile =
+          std::find(gemm_gpu_tiles().begin(), gemm_gpu_tiles().end(), on_h200) != gemm_gpu_tiles().end();
+      EXPECT_TRUE(gpu_tile || on_h200 == gemm_default_config(shape)) << shape.key() << ": " << to_string(on_h200);
+      EXPECT_TRUE(problem.space(h200).contains(on_h200)) << shape.key();
     }
     EXPECT_EQ(problem.default_configs(h200).front(), on_h200) << shape.key();
   }
@@ -109,6 +113,30 @@ TEST(GemmCpuDefault, IsTheBuiltinOnACpuAndGemmClsElsewhere) {
   ASSERT_NE(big.space(small_local).check(gemm_cpu_default_config(big.shape())), "");
   EXPECT_EQ(big.default_config(small_local), gemm_default_config(big.shape()));
   EXPECT_EQ(big.default_configs(small_local), std::vector<Config>{gemm_default_config(big.shape())});
+}
+
+// fp32 on a GPU: the largest GPU tile that still gives each of the H200's 132 SMs a work-group,
+// inside the shape's space; small products keep the 32x32 tile every device runs.
+TEST(GemmGpuDefault, BigTilesWhereTheyFillTheDevice) {
+  const DeviceInfo h200 = testing::described_h200();
+  ASSERT_EQ(h200.compute_units, 132u);
+  const auto tile = [&](const GemmShape& shape) {
+    const GemmProblem problem(shape);
+    const Config c = problem.default_config(h200);
+    EXPECT_TRUE(problem.space(h200).contains(c)) << shape.key() << ": " << problem.space(h200).check(c);
+    return std::pair{c.at("MWG"), c.at("NWG")};
+  };
+  using Tile = std::pair<std::int64_t, std::int64_t>;
+  EXPECT_EQ(tile({.m = 4096, .n = 4096, .k = 4096}), Tile(256, 128));         // 512 work-groups
+  EXPECT_EQ(tile({.m = 4096, .n = 768, .k = 3072}), Tile(128, 128));          // 256x128 would give 96
+  EXPECT_EQ(tile({.m = 1024, .n = 1024, .k = 1024}), Tile(64, 64));           // 64x128 would give 128
+  EXPECT_EQ(tile({.m = 512, .n = 64, .k = 512, .batch = 96}), Tile(64, 64));  // N = 64 bounds the tile
+  EXPECT_EQ(tile({.m = 64, .n = 64, .k = 64}), Tile(32, 32));                 // one 64x64 tile: nothing fills
+  EXPECT_EQ(tile({.m = 8, .n = 4096, .k = 64}), Tile(16, 32));                // M <= 16
+  // A CPU keeps its own kernel, a GPU with fewer compute units takes larger tiles sooner.
+  DeviceInfo small_gpu = h200;
+  small_gpu.compute_units = 16;
+  EXPECT_EQ(GemmProblem({.m = 1024, .n = 1024, .k = 1024}).default_config(small_gpu).at("MWG"), 256);
 }
 
 // A database holding a CPU configuration for the CPU running this suite and for an H200: `db verify`

@@ -15,7 +15,7 @@ namespace ocltune {
 namespace {
 
 // Configurations of gemm.cl that together use every value of every one of its parameters at least
-// once (the CPU variant's configurations have their own suite, tests/gemm_cpu_test.cpp).
+// once, and the GPU default tiles (the CPU variant's configurations have their own suite, tests/gemm_cpu_test.cpp).
 const std::vector<Config>& sample_configs() {
   static const std::vector<Config> configs = [] {
     const GemmShape big{.m = 256, .n = 256, .k = 256};
@@ -24,6 +24,8 @@ const std::vector<Config>& sample_configs() {
          covering_sample(gemm_space(big, testing::test_session().device()), 7, gemm_default_config())) {
       if (!is_cpu_config(c)) fma.push_back(c);
     }
+    // The GPU defaults (gemm_gpu_tiles) too: the runtime launches them untuned on every GPU.
+    fma.insert(fma.end(), gemm_gpu_tiles().begin(), gemm_gpu_tiles().end());
     return fma;
   }();
   return configs;

@@ -195,10 +195,10 @@ std::vector<Config> conv2d_default_configs(const Conv2dShape& shape) {
   return configs;
 }
 
-Config conv2d_gpu_default_config(const Conv2dShape& shape) {
-  if (algorithm_applies(shape, kAlgoGemm1x1)) return gemm1x1_default(shape);
-  if (algorithm_applies(shape, kAlgoWinograd)) return winograd_default(shape);
-  if (algorithm_applies(shape, kAlgoIm2col)) return im2col_default(shape);
+Config conv2d_gpu_default_config(const Conv2dShape& shape, const DeviceInfo& device) {
+  if (algorithm_applies(shape, kAlgoGemm1x1)) return gemm1x1_default(shape, &device);
+  if (algorithm_applies(shape, kAlgoWinograd)) return winograd_default(shape, &device);
+  if (algorithm_applies(shape, kAlgoIm2col)) return im2col_default(shape, &device);
   return direct_default(shape);
 }
 

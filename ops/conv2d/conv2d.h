@@ -107,8 +107,9 @@ std::optional<Config> conv2d_cpu_default_config(const Conv2dShape& shape);
 // The untuned configuration for GPUs: a GEMM-based algorithm wherever one applies (the 1x1 GEMM,
 // Winograd for 3x3 stride 1, else im2col), the direct kernel for depthwise shapes. On the H200 the
 // direct kernel, the first of conv2d_default_configs, ran the models' strided and weight-gradient
-// shapes at 0.1-3.6 TFLOP/s untuned, im2col's default at 2.6-15 and Winograd's at 20-25.
-Config conv2d_gpu_default_config(const Conv2dShape& shape);
+// shapes at 0.1-3.6 TFLOP/s untuned, im2col's default at 2.6-15 and Winograd's at 20-25. Their
+// GEMMs run on the largest of the GEMM family's GPU tiles that fills `device` (gemm_gpu_tile).
+Config conv2d_gpu_default_config(const Conv2dShape& shape, const DeviceInfo& device);
 
 // The kernels that compute `shape` on `operands` with `config`; Winograd's transformed tiles live
 // in `workspace` (slots 0-2). Throws ocltune::Error for an inapplicable algorithm or bad operands.

@@ -48,12 +48,14 @@ GemmShape implicit_gemm(const Conv2dShape& shape);
 std::vector<KernelArg> implicit_gemm_args(const Conv2dShape& shape, const Conv2dOperands& o);
 
 SearchSpace winograd_space(const Conv2dShape& shape, const DeviceInfo& device);
-Config winograd_default(const Conv2dShape& shape);
+// With `gpu`, the defaults of the GEMM-based algorithms (Winograd, 1x1, im2col) take the largest of
+// the GEMM family's GPU tiles that fills that device (on_gpu_tile below).
+Config winograd_default(const Conv2dShape& shape, const DeviceInfo* gpu = nullptr);
 void winograd_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Config& config, Workspace& workspace,
                    LaunchPlan& plan);
 
 SearchSpace gemm1x1_space(const Conv2dShape& shape, const DeviceInfo& device);
-Config gemm1x1_default(const Conv2dShape& shape);
+Config gemm1x1_default(const Conv2dShape& shape, const DeviceInfo* gpu = nullptr);
 void gemm1x1_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Config& config, Workspace& workspace,
                   LaunchPlan& plan);
 
@@ -61,7 +63,7 @@ void gemm1x1_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Confi
 // im2col matrices, one batched GEMM per group on any of the GEMM family's variants (the CPU kernel
 // on CPUs), then col2im for the input gradient or a sum over images for the weight gradient.
 SearchSpace im2col_space(const Conv2dShape& shape, const DeviceInfo& device);
-Config im2col_default(const Conv2dShape& shape);
+Config im2col_default(const Conv2dShape& shape, const DeviceInfo* gpu = nullptr);
 void im2col_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Config& config, Workspace& workspace,
                  LaunchPlan& plan);
 // The same algorithm with the CPU GEMM kernel's untuned tile (kernels/gemm_cpu.cl).
@@ -92,6 +94,10 @@ SearchSpace gemm_based_space(const std::string& name, std::int64_t algo, const G
 // algorithm's own (ALGO and `own`), on gemm.cl's default for gemm.cl's variant (the other variants
 // have their own defaults).
 Config gemm_part(const Config& config, std::initializer_list<const char*> own = {});
+// `base` (a GEMM-based algorithm's default) on the first of gemm_gpu_tiles() that gives `gemm`, the
+// algorithm's GEMM as launched, a work-group per compute unit of `device` and that `space` holds: the
+// tile's parameters replace those `base` has. `base` where no tile does.
+Config on_gpu_tile(const Config& base, const GemmShape& gemm, const DeviceInfo& device, const SearchSpace& space);
 // dw = (or += with `accumulate`) the sum of `images` partial planes of `plane` weights, in order
 // (kernels/conv2d_sum_images.cl).
 KernelLaunch sum_images_launch(std::int64_t images, std::int64_t plane, const cl::Buffer& partial,

@@ -31,13 +31,16 @@ SearchSpace gemm1x1_space(const Conv2dShape& s, const DeviceInfo& device) {
   return gemm_based_space("gemm1x1", kAlgoGemm1x1, plane_gemm(s), device);
 }
 
-Config gemm1x1_default(const Conv2dShape& s) {
+Config gemm1x1_default(const Conv2dShape& s, const DeviceInfo* gpu) {
   const GemmShape g = plane_gemm(s);
   Config c = gemm_default_config();
   c["MWG"] = g.m <= 16 ? 16 : 32;
   c["NWG"] = g.n <= 16 ? 16 : 32;
   c["ALGO"] = kAlgoGemm1x1;
-  return c;
+  if (!gpu) return c;
+  GemmShape launched = g;  // the weight gradient's GEMM runs batched over the images (partials)
+  if (s.dir == ConvDirection::kBackwardWeight && s.n > 1) launched.batch = s.n;
+  return on_gpu_tile(c, launched, *gpu, gemm1x1_space(s, *gpu));
 }
 
 Config gemm1x1_cpu_default(const Conv2dShape& s) {

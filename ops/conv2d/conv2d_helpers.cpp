@@ -152,6 +152,19 @@ Config gemm_part(const Config& config, std::initializer_list<const char*> own) {
   return gemm;
 }
 
+Config on_gpu_tile(const Config& base, const GemmShape& gemm, const DeviceInfo& device, const SearchSpace& space) {
+  const auto on_tile = [&](const Config& tile) {
+    Config c = base;
+    for (const auto& [name, value] : tile) {
+      if (c.count(name)) c[name] = value;
+    }
+    return c;
+  };
+  const std::optional<Config> tile =
+      gemm_gpu_tile(gemm, device.compute_units, [&](const Config& t) { return space.contains(on_tile(t)); });
+  return tile ? on_tile(*tile) : base;
+}
+
 KernelLaunch sum_images_launch(std::int64_t images, std::int64_t plane, const cl::Buffer& partial,
                                const Conv2dOperands& o, bool accumulate) {
   ProgramSource sum;

@@ -139,7 +139,7 @@ SearchSpace im2col_space(const Conv2dShape& s, const DeviceInfo& device) {
 
 // A GPU's: chunks of up to 64 MiB of im2col matrices, and blocks of at least 1024 pixels where the
 // chunk has the images (GEMMs wide enough for 128-column tiles).
-Config im2col_default(const Conv2dShape& s) {
+Config im2col_default(const Conv2dShape& s, const DeviceInfo* gpu) {
   const GemmShape g = group_gemm(s, s.n, 1);
   Config c = gemm_default_config();
   c["MWG"] = g.m <= 16 ? 16 : 32;
@@ -149,7 +149,12 @@ Config im2col_default(const Conv2dShape& s) {
   std::int64_t wide = 1;
   while (wide < c["CHUNK"] && wide * pixels(s) < 1024) wide *= 2;
   c["WIDE"] = wide;
-  return c;
+  if (!gpu) return c;
+  // The tile is chosen for the GEMMs as launched: a chunk's blocks, times the groups.
+  const std::int64_t chunk = chunk_images(s, c);
+  GemmShape launched = group_gemm(s, chunk / block_images(c, chunk), block_images(c, chunk));
+  launched.batch *= s.groups;
+  return on_gpu_tile(c, launched, *gpu, im2col_space(s, *gpu));
 }
 
 // A CPU's: one image per GEMM, chunks whose matrices stay in the caches.

@@ -185,7 +185,7 @@ std::vector<Config> Conv2dProblem::default_configs(const DeviceInfo& device) con
       configs.push_back(*cpu);
     }
   } else if (device.type == DeviceType::kGpu) {
-    if (const Config gpu = conv2d_gpu_default_config(shape_); space.contains(gpu)) configs.push_back(gpu);
+    if (const Config gpu = conv2d_gpu_default_config(shape_, device); space.contains(gpu)) configs.push_back(gpu);
   }
   for (const Config& c : conv2d_default_configs(shape_)) {
     // The tensor-core algorithms apply to tf32 shapes on every device but exist only where the
@@ -199,7 +199,7 @@ std::vector<Config> Conv2dProblem::default_configs(const DeviceInfo& device) con
 
 std::vector<Config> Conv2dProblem::seed_configs(const DeviceInfo& device) const {
   if (device.type != DeviceType::kGpu) return {};
-  const Config base = conv2d_gpu_default_config(shape_);
+  const Config base = conv2d_gpu_default_config(shape_, device);
   const std::int64_t algo = base.at("ALGO");
   if (algo != kAlgoIm2col && algo != kAlgoGemm1x1 && algo != kAlgoWinograd) return {};
   const SearchSpace space = conv2d_space(shape_, device);

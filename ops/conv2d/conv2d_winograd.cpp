@@ -55,7 +55,7 @@ SearchSpace winograd_space(const Conv2dShape& s, const DeviceInfo& device) {
   return space;
 }
 
-Config winograd_default(const Conv2dShape& s) {
+Config winograd_default(const Conv2dShape& s, const DeviceInfo* gpu) {
   const GemmShape g = point_gemm(s, 2);
   Config c = gemm_default_config();
   for (const char* fixed : {"DB", "VWM", "SB", "KWI"}) c.erase(fixed);
@@ -65,7 +65,7 @@ Config winograd_default(const Conv2dShape& s) {
   c["WINO_M"] = 2;
   c["WINO_WG"] = 64;
   c["WINO_TPI"] = 1;
-  return c;
+  return gpu ? on_gpu_tile(c, g, *gpu, winograd_space(s, *gpu)) : c;
 }
 
 void winograd_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, Workspace& workspace,

@@ -2,6 +2,7 @@
 #include "ops/gemm/gemm.h"
 
 #include <algorithm>
+#include <array>
 
 #include <fmt/format.h>
 
@@ -254,6 +255,47 @@ Config gemm_default_config(const GemmShape& shape) {
   if (shape.m <= 16) c["MWG"] = 16;
   if (shape.n <= 16) c["NWG"] = 16;
   return c;
+}
+
+const std::vector<Config>& gemm_gpu_tiles() {
+  // MWG, NWG, KWG, WPTM, WPTN, VWM, VWN, DB: the GPU seeds of gemm_seeds.cpp that won tuned H200
+  // rows (256x128 at 4096^3, 128x128 at 4096x2304x768, 64x64 at 3072x768x4096 TN); all stage both
+  // operands with loads of 4 floats and unroll the inner loop 8 times.
+  static const std::vector<Config> tiles = [] {
+    std::vector<Config> out;
+    for (const auto& [mwg, nwg, kwg, wptm, wptn, vwm, vwn, db] :
+         std::vector<std::array<std::int64_t, 8>>{{256, 128, 16, 16, 8, 4, 4, 1},
+                                                  {128, 128, 16, 8, 8, 4, 4, 0},
+                                                  {64, 128, 16, 4, 8, 4, 4, 1},
+                                                  {64, 64, 16, 4, 4, 4, 4, 1},
+                                                  {32, 64, 32, 8, 4, 2, 2, 1}}) {
+      out.push_back({{"MWG", mwg},
+                     {"NWG", nwg},
+                     {"KWG", kwg},
+                     {"WPTM", wptm},
+                     {"WPTN", wptn},
+                     {"VWM", vwm},
+                     {"VWN", vwn},
+                     {"SA", 1},
+                     {"SB", 1},
+                     {"VWL", 4},
+                     {"DB", db},
+                     {"KWI", 8},
+                     {"WTN", 0}});
+    }
+    return out;
+  }();
+  return tiles;
+}
+
+std::optional<Config> gemm_gpu_tile(const GemmShape& shape, std::int64_t compute_units,
+                                    const std::function<bool(const Config&)>& accepts) {
+  for (const Config& tile : gemm_gpu_tiles()) {
+    const std::int64_t groups =
+        ((shape.m + at(tile, "MWG") - 1) / at(tile, "MWG")) * ((shape.n + at(tile, "NWG") - 1) / at(tile, "NWG"));
+    if (groups * shape.batch >= compute_units && accepts(tile)) return tile;
+  }
+  return std::nullopt;
 }
 
 LaunchPlan gemm_plan(const GemmShape& s, const GemmOperands& o, const Config& config, Workspace& workspace) {

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -83,6 +85,15 @@ Config gemm_default_config();
 // The same with its tiles shrunk to the shape (16-row or 16-column tiles where M or N is at most
 // 16), so that it is a point of gemm_space for every shape.
 Config gemm_default_config(const GemmShape& shape);
+// gemm.cl's tiles that a GPU runs well untuned, largest first: 256x128, 128x128, 64x128, 64x64 and
+// 32x64, staged, with vectors of 4 and the inner loop unrolled 8 times (the H200's tuned fp32 rows:
+// 30-46 TFLOP/s, against 3-12 for gemm_default_config()'s 32x32 tile of scalars).
+const std::vector<Config>& gemm_gpu_tiles();
+// The first of gemm_gpu_tiles() that `accepts` (a space's contains) and that gives `shape` at least
+// one work-group per compute unit: a big tile on a half-empty device loses more than it gains. None
+// where no tile does (small problems keep gemm_default_config(shape)).
+std::optional<Config> gemm_gpu_tile(const GemmShape& shape, std::int64_t compute_units,
+                                    const std::function<bool(const Config&)>& accepts);
 // The untuned tensor-core configuration (only meaningful where the mma_tf32 variant exists).
 Config gemm_mma_default_config();
 bool is_mma_config(const Config& config);

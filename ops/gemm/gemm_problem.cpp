@@ -198,6 +198,14 @@ Config GemmProblem::default_config(const DeviceInfo& device) const {
                           gemm_mma_packed_default_config(), wgmma_small, mma_small}) {
     if (space.variants().size() > 1 && space.contains(c)) return c;
   }
+  // fp32 on a GPU: the largest of gemm.cl's GPU tiles that fills the device (a 4096^3 product:
+  // 256x128 tiles on the H200; 1024^3: 64x64), else the small tile every device runs.
+  if (device.type == DeviceType::kGpu) {
+    if (const std::optional<Config> tile =
+            gemm_gpu_tile(shape_, device.compute_units, [&](const Config& c) { return space.contains(c); })) {
+      return *tile;
+    }
+  }
   return gemm_default_config(shape_);
 }
 
