@@ -1,8 +1,12 @@
 // `ocltune db check`: re-times the rows of a tuned-rows file on a device and says which went stale.
 #include "cli/db_check.h"
 
+#include <chrono>
+#include <fstream>
 #include <map>
 #include <optional>
+#include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -15,8 +19,10 @@
 #include "harness/program.h"
 #include "harness/session.h"
 #include "ops/device_fit.h"
+#include "ops/family.h"
 #include "runtime/db_verify.h"
 #include "runtime/tuned_rows.h"
+#include "tuner/budget.h"
 #include "tuner/evaluator.h"
 #include "tuner/tuner.h"
 
@@ -166,12 +172,45 @@ void print_row(const RowResult& r) {
   if (!r.detail.empty()) fmt::print("    {}\n", r.detail);
 }
 
+// (op, dtype, math, shape key) of every problem of a --shapes file.
+using ProblemKey = std::tuple<std::string, std::string, std::string, std::string>;
+std::set<ProblemKey> problem_keys(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UsageError(fmt::format("--shapes '{}': not a readable file", path));
+  const nlohmann::json list = nlohmann::json::parse(in, nullptr, false);
+  if (list.is_discarded()) throw UsageError(fmt::format("--shapes {}: not valid JSON", path));
+  std::set<ProblemKey> keys;
+  try {
+    for (const auto& p : problems_from_json(list, family_names())) {
+      keys.emplace(p->op(), dtype_name(p->dtype()), math_name(p->math()), p->shape_key());
+    }
+  } catch (const Error& e) {
+    throw UsageError(fmt::format("--shapes {}: {}", path, e.what()));
+  }
+  return keys;
+}
+
 }  // namespace
 
 int run_db_check(const CliOptions& options, const DbCheckOptions& o) {
   if (!(o.max_loss >= 0 && o.max_loss < 1)) throw UsageError("--max-loss must be at least 0 and below 1");
   // The file is refused whole (not ours, malformed, oversized, newer) before a device is opened.
-  const TunedRows rows = load_tuned_rows(o.file);
+  TunedRows rows = load_tuned_rows(o.file);
+  std::optional<double> budget_s;
+  try {
+    // 0 (which the tuner's budgets refuse) lists the rows a check would time without timing any.
+    if (o.time_budget == "0" || o.time_budget == "0s") {
+      budget_s = 0.0;
+    } else if (!o.time_budget.empty()) {
+      budget_s = parse_duration(o.time_budget);
+    }
+  } catch (const Error& e) {
+    throw UsageError(fmt::format("--time-budget: {}", e.what()));
+  }
+  if (!o.shapes.empty()) {
+    const std::set<ProblemKey> wanted = problem_keys(o.shapes);
+    std::erase_if(rows.best, [&](const BestRow& r) { return !wanted.count({r.op, r.dtype, r.math, r.shape_key}); });
+  }
   DeviceInfo device;
   try {
     device = find_device(options.device);
@@ -202,7 +241,14 @@ int run_db_check(const CliOptions& options, const DbCheckOptions& o) {
   Session session(device);
   std::vector<RowResult> results;
   int failing = 0, changed = 0;
+  std::vector<const BestRow*> unchecked;
+  const auto start = std::chrono::steady_clock::now();
   for (const BestRow& row : rows.best) {
+    const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - start;
+    if (budget_s && spent.count() >= *budget_s) {
+      unchecked.push_back(&row);
+      continue;
+    }
     auto it = devices.find(row.device_key);
     results.push_back(check_one(session, row, it == devices.end() ? nullptr : it->second, o));
     const RowResult& r = results.back();
@@ -219,12 +265,17 @@ int run_db_check(const CliOptions& options, const DbCheckOptions& o) {
                           {"fail_on_source_change", o.fail_on_source_change},
                           {"rows", nlohmann::json::array()},
                           {"failing", failing},
-                          {"source_changed", changed}};
+                          {"source_changed", changed},
+                          {"unchecked", nlohmann::json::array()}};
     for (const RowResult& r : results) out["rows"].push_back(to_json(r));
+    for (const BestRow* r : unchecked) out["unchecked"].push_back({{"op", r->op}, {"shape_key", r->shape_key}});
     fmt::print("{}\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
   } else {
     fmt::print("{}: {} row(s) checked, {} failing, {} with a changed kernel source\n", o.file, results.size(), failing,
                changed);
+    if (!unchecked.empty()) {
+      fmt::print("{} row(s) not checked: --time-budget {} ran out\n", unchecked.size(), o.time_budget);
+    }
   }
   return failing == 0 ? kExitOk : kExitFailure;
 }

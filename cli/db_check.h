@@ -16,6 +16,11 @@ struct DbCheckOptions {
   // Figures are printed but a slower row never fails: for a shared machine, where a timing says
   // more about the other work than about the row (the CTest; decision 0041).
   bool speed_informational = false;
+  // Only the rows of these problems (a --shapes JSON file, e.g. bench/gpu/targets.json); empty: all.
+  std::string shapes;
+  // Stop starting rows after this wall time ("120s", "5m"; empty: none): the rows not reached are
+  // counted and named as unchecked, so a cut run still reports what it measured.
+  std::string time_budget;
 };
 
 // Verifies every best row's configuration against the float64 reference on --device, times it with

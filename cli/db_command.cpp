@@ -257,6 +257,11 @@ CLI::App* add_db_command(CLI::App& app) {
                       "print the figures but never fail a slower row (a shared machine); verification still fails");
   o.checker->add_flag("--fail-on-source-change", o.check.fail_on_source_change,
                       "fail a row whose kernel source changed since it was recorded");
+  o.checker
+      ->add_option("--shapes", o.check.shapes, "only the rows of the problems of this JSON file (as tune's --shapes)")
+      ->check(CLI::ExistingFile);
+  o.checker->add_option("--time-budget", o.check.time_budget,
+                        "start no row after this wall time, e.g. 120s (the rest are listed as not checked)");
   o.checker->fallthrough();
   return db;
 }

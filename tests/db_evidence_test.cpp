@@ -253,6 +253,46 @@ TEST(DbCheck, ReportsAChangedKernelSourceAndRefusesBadRows) {
   EXPECT_TRUE(contains(r.output, "check-corrupt.jsonl:2")) << r.output;
 }
 
+// --shapes checks only the rows of the listed problems (a target list against a whole shipped file);
+// --time-budget starts no row after the budget and lists the rest as not checked.
+TEST(DbCheck, ShapesPickRowsAndTimeBudgetListsTheRest) {
+  BestRow x = testing::gemm_row(device().key(), kX, testing::small_tile_config(), 1e12);
+  BestRow y = testing::gemm_row(device().key(), kY, testing::small_tile_config(), 1e12);
+  x.source_hash = current_hash(kX);
+  y.source_hash = current_hash(kY);
+  const std::string file = rows_file("check-shapes.jsonl", {device()}, {x, y});
+  const std::string shapes = testing::temp_path("check-shapes-list.json");
+  std::ofstream(shapes) << nlohmann::json::array({[] {
+                             nlohmann::json j = kY.to_json();
+                             j["op"] = "gemm";
+                             return j;
+                           }()})
+                               .dump();
+  Result r = ocltune("--json " + check_args(file) + " --shapes " + shapes);
+  ASSERT_EQ(r.code, 0) << r.output;
+  nlohmann::json j = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+  ASSERT_EQ(j["rows"].size(), 1u) << r.output;
+  EXPECT_EQ(j["rows"][0]["shape_key"], kY.key());
+  EXPECT_TRUE(j["unchecked"].empty());
+
+  // A budget of 0 s starts no row: both are listed as not checked.
+  r = ocltune("--json " + check_args(file) + " --time-budget 0s");
+  ASSERT_EQ(r.code, 0) << r.output;
+  j = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+  EXPECT_TRUE(j["rows"].empty()) << r.output;
+  EXPECT_EQ(j["unchecked"].size(), 2u) << r.output;
+  r = ocltune(check_args(file) + " --time-budget 0s");
+  EXPECT_TRUE(contains(r.output, "not checked: --time-budget 0s ran out")) << r.output;
+
+  // Bad input: a shapes file that is not a list of problems, a budget that is not a duration.
+  const std::string bad = testing::temp_path("check-shapes-bad.json");
+  std::ofstream(bad) << R"([{"op": "gemm", "m": -3}])";
+  r = ocltune(check_args(file) + " --shapes " + bad);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_TRUE(contains(r.output, "--shapes")) << r.output;
+  EXPECT_EQ(ocltune(check_args(file) + " --time-budget soon").code, 2);
+}
+
 // Of two rows equally near a call's shape, the runtime takes the one chosen from more evaluations.
 TEST(Evidence, NearestLevelPrefersTheDeeperOfTwoEquallyNearRows) {
   const GemmShape wide{.m = 128, .n = 64, .k = 64};   // sorts first by shape key
