@@ -1,0 +1,83 @@
+"""Picks the costliest problems of a recorded shapes file (ocltune_torch.record_shapes, or
+`scripts/gpu/torch-backend.sh record`) for a tuning run that cannot take them all.
+
+    python ocltune_torch/bench/select_shapes.py SHAPES.json --op conv2d --dirs bwd_data,bwd_weight \
+        --batch 32 --top 40 -o costly.json
+
+Cost is the problem's arithmetic (2 x multiply-adds) times the calls recorded for it, so a layer a
+model runs three times counts three times. Depthwise convolutions (groups == channels) are left out
+unless --depthwise: their kernel has no GEMM tiles to tune. Writes the chosen problems in the same
+form (`ocltune --shapes` reads it) and prints them with their GFLOP per step."""
+
+import argparse
+import json
+import sys
+
+
+def conv_output(size, pad, kernel, stride, dilation):
+    return (size + 2 * pad - dilation * (kernel - 1) - 1) // stride + 1
+
+
+def flops(problem):
+    """2 x the multiply-adds of one call (every direction of a convolution does the same count)."""
+    if problem.get("op") == "conv2d":
+        p = conv_output(problem["h"], problem.get("pad_h", 0), problem["r"], problem.get("stride_h", 1),
+                        problem.get("dil_h", 1))
+        q = conv_output(problem["w"], problem.get("pad_w", 0), problem["s"], problem.get("stride_w", 1),
+                        problem.get("dil_w", 1))
+        groups = problem.get("groups", 1)
+        return 2 * problem["n"] * problem["k"] * (problem["c"] // groups) * problem["r"] * problem["s"] * p * q
+    if problem.get("op") == "gemm":
+        return 2 * problem["m"] * problem["n"] * problem["k"] * problem.get("batch", 1)
+    return 0
+
+
+def calls(problem):
+    return max(1, int(problem.get("recorded", {}).get("calls", 1)))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("shapes", help="recorded shapes file (a JSON list of problems)")
+    parser.add_argument("--op", default="conv2d", help="op of the problems to keep (conv2d, gemm)")
+    parser.add_argument("--dirs", default="", help="conv2d directions to keep, comma-separated (default: all)")
+    parser.add_argument("--batch", type=int, default=0, help="keep convolutions of this batch only (0: any)")
+    parser.add_argument("--depthwise", action="store_true", help="keep depthwise convolutions too")
+    parser.add_argument("--top", type=int, default=40, help="how many problems to keep, costliest first")
+    parser.add_argument("-o", "--output", required=True, help="file to write (JSON list, `ocltune --shapes`)")
+    args = parser.parse_args(argv)
+
+    try:
+        with open(args.shapes) as f:
+            problems = json.load(f)
+    except (OSError, ValueError) as e:
+        sys.exit(f"select_shapes: cannot read {args.shapes}: {e}")
+    if not isinstance(problems, list):
+        sys.exit(f"select_shapes: {args.shapes} is not a JSON list of problems")
+    dirs = {d for d in args.dirs.split(",") if d}
+    chosen = []
+    for p in problems:
+        if not isinstance(p, dict) or p.get("op") != args.op:
+            continue
+        if args.op == "conv2d":
+            if dirs and p.get("dir", "fwd") not in dirs:
+                continue
+            if args.batch and p.get("n") != args.batch:
+                continue
+            if not args.depthwise and p.get("groups", 1) > 1 and p.get("groups") == p.get("c"):
+                continue
+        chosen.append(p)
+    chosen.sort(key=lambda p: flops(p) * calls(p), reverse=True)
+    chosen = chosen[: args.top]
+    with open(args.output, "w") as f:
+        json.dump(chosen, f, indent=1)
+    total = sum(flops(p) * calls(p) for p in chosen)
+    print(f"{args.output}: {len(chosen)} problems, {total / 1e9:.1f} GFLOP per step")
+    for p in chosen:
+        shape = ",".join(f"{k}={v}" for k, v in p.items() if k not in ("op", "recorded"))
+        print(f"  {flops(p) * calls(p) / 1e9:8.2f} GFLOP  {shape}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
