@@ -10,7 +10,13 @@
 namespace ocltune_torch {
 namespace {
 
-// The signatures of AT_FORALL_DIFFERENT_REDISPATCH_SIGNATURE name these unqualified.
+// The signatures of AT_FORALL_DIFFERENT_REDISPATCH_SIGNATURE name these unqualified. Which of them
+// depends on the torch version: 2.11's list has norm's DimnameList overloads; 2.15 has no named
+// tensors (no ATen/core/Dimname.h) and no such overloads.
+#if __has_include(<ATen/core/Dimname.h>)
+using at::Dimname;
+using at::DimnameList;
+#endif
 using at::IntArrayRef;
 using at::Scalar;
 using at::ScalarType;
