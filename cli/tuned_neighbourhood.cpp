@@ -46,6 +46,9 @@ std::vector<Config> TunedNeighbourhood::nearest(const Problem& problem, std::siz
   const ShapeInfo shape = shape_info(problem.shape_json());
   // Candidates of one rank (this device, then its class, then this run's results), nearest first.
   std::vector<std::pair<double, const Config*>> ranked;
+  // The system database's own row of this shape comes first: a shipped row this run never measured
+  // (the run database's rows of the shape are resumed by the tuner, not started from).
+  if (const TunedEntry* own = system_->exact(op, dtype, math, key)) ranked.emplace_back(-1.0, &own->config);
   const auto take = [&](std::vector<std::pair<double, const Config*>> found) {
     std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     ranked.insert(ranked.end(), found.begin(), found.end());

@@ -25,7 +25,8 @@ class TunedNeighbourhood {
                      const TunedTable::Log& log);
 
   // Up to `limit` configurations of the nearest comparable shapes of the problem's op, dtype and
-  // math, nearest first, without repeats (the exact shape's own row excluded: the tuner resumes it).
+  // math, nearest first, without repeats: the system database's row of the exact shape first (a
+  // shipped deep row is the best start there is), the run database's excluded (the tuner resumes it).
   std::vector<Config> nearest(const Problem& problem, std::size_t limit = 3) const;
   // Whether the system database has this problem's own row on this device, of at least
   // kMinEvaluations evaluations (db/provenance.h) or of unknown depth.

@@ -77,8 +77,46 @@ TEST(StartingPoints, TheTunerEvaluatesThemFirst) {
   }
 }
 
-// Rows of this device, nearest shape first, the exact shape left out; a problem whose own row the
-// system database holds (deep enough) is tuned last.
+// Starting points go before the family's seeds: with one search evaluation (a short --ops all gives
+// a problem about three), a GEMM problem measures its start, not its first seed.
+TEST(StartingPoints, GoBeforeTheSeeds) {
+  Session& session = testing::test_session();
+  const GemmProblem problem({.m = 64, .n = 64, .k = 64});
+  const std::vector<Config> seeds = problem.seed_configs(session.device());
+  const std::vector<Config> defaults = problem.default_configs(session.device());
+  const SearchSpace space = problem.space(session.device());
+  ASSERT_FALSE(seeds.empty());
+  std::optional<Config> start;
+  for (const Config& c : space.enumerate()) {
+    const auto in = [&](const std::vector<Config>& list) {
+      return std::find(list.begin(), list.end(), c) != list.end();
+    };
+    if (!in(seeds) && !in(defaults)) {
+      start = c;
+      break;
+    }
+  }
+  ASSERT_TRUE(start.has_value());
+  Database db = Database::open(testing::temp_path("starts-before-seeds.db"));
+  TuneOptions o;
+  o.max_evals = 1;
+  o.final_candidates = 0;
+  o.timing = {.warmup = 1, .min_runs = 2, .max_runs = 3};
+  o.starting_points = [&](const Problem&) { return std::vector<Config>{*start}; };
+  Tuner tuner(session, db, start_run(db, session), o, nullptr);
+  tuner.tune(problem);
+  std::vector<std::string> search;
+  for (const MeasurementRow& m :
+       db.measurements(session.device().key(), "gemm", "fp32", "exact", problem.shape_key())) {
+    if (m.role == "search") search.push_back(m.params);
+  }
+  ASSERT_EQ(search.size(), 1u);
+  EXPECT_EQ(search[0], to_string(*start));
+}
+
+// Rows of this device: the system database's row of the exact shape, then the nearest shapes first,
+// the run database's row of the exact shape left out; a problem whose own row the system database
+// holds (deep enough) is tuned last.
 TEST(TunedNeighbourhood, NearestRowsComeFirstAndServedProblemsGoLast) {
   const DeviceInfo& device = testing::test_session().device();
   const GemmShape near{.m = 256, .n = 256, .k = 256}, far{.m = 1024, .n = 1024, .k = 1024},
@@ -90,36 +128,40 @@ TEST(TunedNeighbourhood, NearestRowsComeFirstAndServedProblemsGoLast) {
         GemmProblem(served).space(device).contains(c)) {
       valid.push_back(c);
     }
-    if (valid.size() == 4) break;
+    if (valid.size() == 5) break;
   }
-  ASSERT_EQ(valid.size(), 4u);
+  ASSERT_EQ(valid.size(), 5u);
   const std::string key = device.key();
   const std::string user =
       testing::write_database(testing::temp_path("neighbourhood_user.db"), {device},
                               {testing::gemm_row(key, far, valid[0]), testing::gemm_row(key, near, valid[1]),
                                testing::gemm_row(key, target, valid[2])});
-  const std::string system = testing::write_database(testing::temp_path("neighbourhood_system.db"), {device},
-                                                     {testing::gemm_row(key, served, valid[3])});
+  const std::string system =
+      testing::write_database(testing::temp_path("neighbourhood_system.db"), {device},
+                              {testing::gemm_row(key, served, valid[3]), testing::gemm_row(key, target, valid[4])});
   Database db = Database::open(user);
   TunedNeighbourhood hood(device, system, db, nullptr);
   const GemmProblem problem(target);
-  const std::vector<Config> nearest = hood.nearest(problem, 3);
-  ASSERT_EQ(nearest.size(), 3u);
-  // log2 distances from 300^3: 256^3 0.40, 1024^3 3.07, 64^3 3.86 (the system database's row).
-  EXPECT_EQ(nearest[0], valid[1]);
-  EXPECT_EQ(nearest[1], valid[0]);
-  EXPECT_EQ(nearest[2], valid[3]);
-  for (const Config& c : nearest) EXPECT_NE(c, valid[2]) << "the exact shape's own row is resumed, not a start";
+  const std::vector<Config> nearest = hood.nearest(problem, 4);
+  ASSERT_EQ(nearest.size(), 4u);
+  // The system database's (shipped) row of the exact shape first, then by log2 distance from 300^3:
+  // 256^3 0.40, 1024^3 3.07, 64^3 3.86 (the system database's row).
+  EXPECT_EQ(nearest[0], valid[4]);
+  EXPECT_EQ(nearest[1], valid[1]);
+  EXPECT_EQ(nearest[2], valid[0]);
+  EXPECT_EQ(nearest[3], valid[3]);
+  for (const Config& c : nearest) EXPECT_NE(c, valid[2]) << "the run's own row of the shape is resumed, not a start";
 
   ProblemList problems;
   problems.push_back(std::make_unique<GemmProblem>(served));
   problems.push_back(std::make_unique<GemmProblem>(target));
   problems.push_back(std::make_unique<GemmProblem>(near));
-  EXPECT_EQ(hood.tune_served_last(problems), 1u);
+  // served and target have system rows (of unknown depth): both go last, in their order.
+  EXPECT_EQ(hood.tune_served_last(problems), 2u);
   ASSERT_EQ(problems.size(), 3u);
-  EXPECT_EQ(problems[0]->shape_key(), GemmProblem(target).shape_key());
-  EXPECT_EQ(problems[1]->shape_key(), GemmProblem(near).shape_key());
-  EXPECT_EQ(problems[2]->shape_key(), GemmProblem(served).shape_key());
+  EXPECT_EQ(problems[0]->shape_key(), GemmProblem(near).shape_key());
+  EXPECT_EQ(problems[1]->shape_key(), GemmProblem(served).shape_key());
+  EXPECT_EQ(problems[2]->shape_key(), GemmProblem(target).shape_key());
 
   // A problem tuned in this run becomes the nearest start of a later one.
   const GemmShape later{.m = 290, .n = 290, .k = 290};

@@ -33,11 +33,12 @@ class GemmProblem : public Problem {
   SearchSpace space(const DeviceInfo& device) const override { return gemm_space(shape_, device); }
   // The built-in configuration: the first of the CPU variant's, the packed wgmma variant's and the
   // packed mma.sync variant's defaults that is a point of this shape's space (the device offers
-  // the variant and the tile fits the shape; then the same two with 64 x 64 tiles), else gemm.cl's
-  // (gemm_default_config(shape)).
+  // the variant and the tile fits the shape; then the same two with 64 x 64 tiles), else gemm.cl's:
+  // on a GPU its largest tile that fills the device (gemm_gpu_tile), else gemm_default_config(shape).
   Config default_config(const DeviceInfo& device) const override;
   // default_config(device) first (the baseline the tuner reports against), then every other
-  // variant's default that is a point of the space: gemm.cl's, the tensor-core and the CPU one.
+  // variant's default that is a point of the space: gemm.cl's small tile (unless the first is a GPU
+  // tile), the tensor-core and the CPU one.
   std::vector<Config> default_configs(const DeviceInfo& device) const override;
   std::vector<Config> seed_configs(const DeviceInfo& device) const override;  // ops/gemm/gemm_seeds.cpp
   double flops() const override { return shape_.flops(); }
