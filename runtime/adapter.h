@@ -127,7 +127,9 @@ class DispatchAdapter {
   // The kernels of `config` on the call's own buffers: the family's <op>_plan.
   virtual LaunchPlan plan(const void* call, const Config& config, Workspace& workspace) const = 0;
   // Hot path: each step's arguments for `call`, exactly as plan() would set them, without
-  // allocating. Families that cannot do this return false and plan() runs on every call.
+  // allocating. `steps` arrives holding the arguments of the plan of the call that resolved this
+  // shape code, so a binder may overwrite only what varies between calls of one code (buffers,
+  // offsets, scalars). Families that cannot do this return false and plan() runs on every call.
   virtual bool fast_args(const void* /*call*/, std::span<RawArgs> /*steps*/) const { return false; }
   // A vendor library that can serve the call instead of the built-in configuration ("" if none).
   virtual std::string library() const { return ""; }

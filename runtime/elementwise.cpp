@@ -115,6 +115,41 @@ LaunchPlan ElementwiseAdapter::plan_of(const ElementwiseCall& c, const Config& c
   return elementwise_plan(c.shape, o, config);
 }
 
+bool ElementwiseAdapter::fast_args_of(const ElementwiseCall& c, std::span<RawArgs> steps) const {
+  // elementwise_plan's arguments: n, the 3 inner dims and their 3 division magics (7), the output and
+  // its offset, then each tensor operand (buffer, offset, 4 strides) in the chain's order, with a
+  // binary step's scalar where it has no tensor.
+  if (steps.size() != 1 || c.shape.elements() == 0) return false;
+  RawArgs& a = steps[0];
+  std::uint32_t at = 7;
+  const auto set = [&](const RawArg& v) {
+    if (at >= a.count) return false;
+    a.args[at++] = v;
+    return true;
+  };
+  if (!set(RawArg::mem(c.output)) || !set(RawArg::value(static_cast<cl_int>(c.output_offset)))) return false;
+  // The kernel indexes in 32 bits: a call whose offsets reach past that takes the plan, which refuses it.
+  constexpr std::int64_t kIndexLimit = (std::int64_t{1} << 31) - 1;
+  if (c.output_offset + c.shape.elements() > kIndexLimit) return false;
+  std::size_t t = 0;
+  const auto tensor = [&](const TensorOperand& operand) {
+    if (c.input_offsets[t] + operand.extent() > kIndexLimit) return false;
+    const bool ok = set(RawArg::mem(c.inputs[t])) && set(RawArg::value(static_cast<cl_int>(c.input_offsets[t])));
+    ++t;
+    at += 4;  // strides: part of the shape code
+    return ok;
+  };
+  if (!tensor(c.shape.input)) return false;
+  for (const ElementwiseStep& step : c.shape.steps) {
+    if (step.tensor) {
+      if (!tensor(*step.tensor)) return false;
+    } else if (is_binary(step.op)) {
+      if (!set(RawArg::value(static_cast<cl_float>(step.scalar)))) return false;
+    }
+  }
+  return at == a.count;
+}
+
 const ElementwiseAdapter& elementwise_adapter() {
   static const ElementwiseAdapter adapter;
   return adapter;

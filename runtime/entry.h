@@ -39,6 +39,8 @@ struct Runtime::Entry {
   bool library = false;  // served by the adapter's library (CLBlast)
   bool fast = false;     // the adapter's fast_args reproduce its plan's arguments
   std::vector<Step> steps;
+  // With `fast`: the arguments of the plan at resolution, which fast_args receives to patch.
+  std::vector<RawArgs> plan_args;
   // The problem's database key and canonical shape, set with the decision (before `ready`): what
   // dispatched_problems() reports. The hot path's only bookkeeping is `calls`.
   std::string op, dtype, math, shape_key;

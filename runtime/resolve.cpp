@@ -137,17 +137,24 @@ void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call
       // Plans longer than kMaxSteps (a conv2d weight gradient in chunks of images) always re-plan.
       RawArgs fast[kMaxSteps];
       const bool short_plan = plan.kernels.size() <= kMaxSteps;
+      std::vector<RawArgs> expected;
+      if (short_plan) {
+        for (const KernelLaunch& launch : plan.kernels) expected.push_back(raw_args(launch));
+        // As dispatch() hands them over: prefilled with the plan's, for binders that patch.
+        std::copy(expected.begin(), expected.end(), fast);
+      }
       bool fast_ok = short_plan && adapter.fast_args(call, std::span<RawArgs>(fast, plan.kernels.size()));
       for (std::size_t i = 0; fast_ok && i < plan.kernels.size(); ++i) {
-        const RawArgs expected = raw_args(plan.kernels[i]);
-        fast_ok = expected.count == fast[i].count &&
-                  std::equal(expected.args.begin(), expected.args.begin() + expected.count, fast[i].args.begin());
+        fast_ok =
+            expected[i].count == fast[i].count &&
+            std::equal(expected[i].args.begin(), expected[i].args.begin() + expected[i].count, fast[i].args.begin());
       }
       if (!fast_ok && short_plan && adapter.fast_args(call, std::span<RawArgs>(fast, plan.kernels.size()))) {
         log(fmt::format("internal: op {}: fast arguments differ from the plan's; using the plan on every call", op));
       }
       e.steps = std::move(steps);
       e.fast = fast_ok;
+      if (fast_ok) e.plan_args = std::move(expected);
       e.decision = {c.level, c.config, c.source, c.distance, verified};
       e.ready.store(true, std::memory_order_release);
       return;

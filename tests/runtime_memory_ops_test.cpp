@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "core/stored_tensor.h"
+#include "harness/workspace.h"
 #include "ops/elementwise/elementwise_problem.h"
 #include "ops/elementwise/elementwise_reference.h"
 #include "ops/norm/norm_problem.h"
@@ -486,6 +487,53 @@ TEST(RuntimeElementwise, ChainsTooLongToPackGetExactInternedCodes) {
   EXPECT_EQ(run_elementwise(*rt, long_chain, 2, 3), Level::kBuiltin);
   EXPECT_EQ(run_elementwise(*rt, b.shape, 0, 0), Level::kBuiltin);
   EXPECT_EQ(rt->stats().resolutions, 2u);
+}
+
+// The fast binder: given the arguments of the plan of one call, it reproduces the plan's arguments
+// of any other call of the same shape code (other buffers, offsets and scalars), and a later call
+// through the runtime computes with its own operands.
+TEST(RuntimeElementwise, FastArgumentsFollowEachCallsBuffersOffsetsAndScalars) {
+  const ElementwiseShape chain{.input = {.dims = {13, 33}},
+                               .steps = {{.op = ElementwiseOp::kMul, .scalar = 3.0f},
+                                         {.op = ElementwiseOp::kAdd, .tensor = TensorOperand{.dims = {33}}},
+                                         {.op = ElementwiseOp::kSub, .scalar = 1.0f, .reversed = true}}};
+  const cl::Context& context = session().context();
+  std::vector<cl::Buffer> buffers;
+  for (int i = 0; i < 6; ++i) buffers.emplace_back(context, CL_MEM_READ_WRITE, 4096);
+  ElementwiseCall a{.shape = chain, .output = buffers[0](), .output_offset = 2};
+  a.inputs[0] = buffers[1]();
+  a.inputs[1] = buffers[2]();
+  a.input_offsets = {5, 0};
+  ElementwiseCall b{.shape = chain, .output = buffers[3](), .output_offset = 7};
+  b.shape.steps[0].scalar = -2.5f;
+  b.shape.steps[2].scalar = 0.5f;
+  b.inputs[0] = buffers[4]();
+  b.inputs[1] = buffers[5]();
+  b.input_offsets = {0, 11};
+  const ElementwiseAdapter& adapter = elementwise_adapter();
+  ASSERT_EQ(elementwise_shape_code(adapter, a), elementwise_shape_code(adapter, b));
+  Workspace workspace(context);
+  const Config config = ElementwiseProblem(chain).default_config(session().device());
+  const RawArgs from_a = raw_args(adapter.plan(&a, config, workspace).kernels.at(0));
+  const RawArgs want_b = raw_args(adapter.plan(&b, config, workspace).kernels.at(0));
+  RawArgs got_b = from_a;
+  ASSERT_TRUE(adapter.fast_args(&b, std::span<RawArgs>(&got_b, 1)));
+  ASSERT_EQ(got_b.count, want_b.count);
+  for (std::uint32_t i = 0; i < want_b.count; ++i) EXPECT_TRUE(got_b.args[i] == want_b.args[i]) << "argument " << i;
+  // Offsets past the kernel's 32-bit indexing: the binder declines (the plan refuses the call).
+  ElementwiseCall far = b;
+  far.output_offset = std::int64_t{1} << 31;
+  RawArgs unused = from_a;
+  EXPECT_FALSE(adapter.fast_args(&far, std::span<RawArgs>(&unused, 1)));
+
+  // Through the runtime: the second and third calls of the code take the fast path and are right.
+  auto rt = make_runtime();
+  EXPECT_EQ(run_elementwise(*rt, chain, 3, 1), Level::kBuiltin);
+  ElementwiseShape other = chain;
+  other.steps[0].scalar = 0.75f;
+  EXPECT_EQ(run_elementwise(*rt, other, 0, 4), Level::kBuiltin);
+  EXPECT_EQ(run_elementwise(*rt, other, 9, 0), Level::kBuiltin);
+  EXPECT_EQ(rt->stats().resolutions, 1u);
 }
 
 TEST(RuntimeElementwise, ExactRowIsUsed) {
