@@ -127,10 +127,13 @@ class DispatchAdapter {
   // The kernels of `config` on the call's own buffers: the family's <op>_plan.
   virtual LaunchPlan plan(const void* call, const Config& config, Workspace& workspace) const = 0;
   // Hot path: each step's arguments for `call`, exactly as plan() would set them, without
-  // allocating. `steps` arrives holding the arguments of the plan of the call that resolved this
-  // shape code, so a binder may overwrite only what varies between calls of one code (buffers,
+  // allocating. `resolved` holds the arguments of the plan of the call that resolved this shape
+  // code, so a binder may copy them and set only what varies between calls of one code (buffers,
   // offsets, scalars). Families that cannot do this return false and plan() runs on every call.
-  virtual bool fast_args(const void* /*call*/, std::span<RawArgs> /*steps*/) const { return false; }
+  virtual bool fast_args(const void* /*call*/, std::span<const RawArgs> /*resolved*/,
+                         std::span<RawArgs> /*steps*/) const {
+    return false;
+  }
   // A vendor library that can serve the call instead of the built-in configuration ("" if none).
   virtual std::string library() const { return ""; }
   // Whether that library can serve this call on `device` (a dtype it lacks, an extension the
@@ -149,7 +152,10 @@ class TypedAdapter : public DispatchAdapter {
  public:
   virtual std::unique_ptr<Problem> problem_of(const Call& call) const = 0;
   virtual LaunchPlan plan_of(const Call& call, const Config& config, Workspace& workspace) const = 0;
-  virtual bool fast_args_of(const Call& /*call*/, std::span<RawArgs> /*steps*/) const { return false; }
+  virtual bool fast_args_of(const Call& /*call*/, std::span<const RawArgs> /*resolved*/,
+                            std::span<RawArgs> /*steps*/) const {
+    return false;
+  }
   virtual Dispatch library_enqueue_of(const Call& /*call*/, cl_command_queue /*queue*/,
                                       const DispatchOptions& /*options*/) const {
     return {};
@@ -160,8 +166,8 @@ class TypedAdapter : public DispatchAdapter {
   LaunchPlan plan(const void* call, const Config& config, Workspace& workspace) const final {
     return plan_of(*static_cast<const Call*>(call), config, workspace);
   }
-  bool fast_args(const void* call, std::span<RawArgs> steps) const final {
-    return fast_args_of(*static_cast<const Call*>(call), steps);
+  bool fast_args(const void* call, std::span<const RawArgs> resolved, std::span<RawArgs> steps) const final {
+    return fast_args_of(*static_cast<const Call*>(call), resolved, steps);
   }
   Dispatch library_enqueue(const void* call, cl_command_queue queue, const DispatchOptions& options) const final {
     return library_enqueue_of(*static_cast<const Call*>(call), queue, options);

@@ -104,8 +104,7 @@ Dispatch Runtime::dispatch(const DispatchAdapter& adapter, const ShapeCode& code
   RawArgs stack_args[kMaxSteps];
   std::vector<RawArgs> heap_args(steps > kMaxSteps ? steps : 0);
   RawArgs* args = steps > kMaxSteps ? heap_args.data() : stack_args;
-  if (e.fast) std::copy(e.plan_args.begin(), e.plan_args.end(), args);
-  if (!e.fast || !adapter.fast_args(call, std::span<RawArgs>(args, steps))) {
+  if (!e.fast || !adapter.fast_args(call, e.plan_args, std::span<RawArgs>(args, steps))) {
     const LaunchPlan plan = adapter.plan(call, e.decision.config, workspace(queue));
     if (plan.kernels.size() != steps)
       throw Error(fmt::format("op {}: the plan changed its number of kernels", adapter.op()));

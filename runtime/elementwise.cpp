@@ -115,12 +115,14 @@ LaunchPlan ElementwiseAdapter::plan_of(const ElementwiseCall& c, const Config& c
   return elementwise_plan(c.shape, o, config);
 }
 
-bool ElementwiseAdapter::fast_args_of(const ElementwiseCall& c, std::span<RawArgs> steps) const {
+bool ElementwiseAdapter::fast_args_of(const ElementwiseCall& c, std::span<const RawArgs> resolved,
+                                      std::span<RawArgs> steps) const {
   // elementwise_plan's arguments: n, the 3 inner dims and their 3 division magics (7), the output and
   // its offset, then each tensor operand (buffer, offset, 4 strides) in the chain's order, with a
   // binary step's scalar where it has no tensor.
-  if (steps.size() != 1 || c.shape.elements() == 0) return false;
+  if (steps.size() != 1 || resolved.size() != 1 || c.shape.elements() == 0) return false;
   RawArgs& a = steps[0];
+  a = resolved[0];
   std::uint32_t at = 7;
   const auto set = [&](const RawArg& v) {
     if (at >= a.count) return false;

@@ -31,7 +31,8 @@ class ElementwiseAdapter : public TypedAdapter<ElementwiseCall> {
   // The shape code holds every dim and stride of the chain, so the plan's sizes, division magics
   // and strides are those of the resolving call: only the buffers, offsets and scalars are set here
   // (elementwise_plan's layout merging and its program description cost several microseconds).
-  bool fast_args_of(const ElementwiseCall& call, std::span<RawArgs> steps) const override;
+  bool fast_args_of(const ElementwiseCall& call, std::span<const RawArgs> resolved,
+                    std::span<RawArgs> steps) const override;
 };
 const ElementwiseAdapter& elementwise_adapter();
 

@@ -39,7 +39,7 @@ struct Runtime::Entry {
   bool library = false;  // served by the adapter's library (CLBlast)
   bool fast = false;     // the adapter's fast_args reproduce its plan's arguments
   std::vector<Step> steps;
-  // With `fast`: the arguments of the plan at resolution, which fast_args receives to patch.
+  // With `fast`: the arguments of the plan at resolution, which fast_args may copy and patch.
   std::vector<RawArgs> plan_args;
   // The problem's database key and canonical shape, set with the decision (before `ready`): what
   // dispatched_problems() reports. The hot path's only bookkeeping is `calls`.

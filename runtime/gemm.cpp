@@ -102,7 +102,8 @@ LaunchPlan GemmAdapter::plan_of(const GemmCall& call, const Config& config, Work
   return gemm_plan(gemm_shape(call), operands_of(call, true), config, workspace);
 }
 
-bool GemmAdapter::fast_args_of(const GemmCall& c, std::span<RawArgs> steps) const {
+bool GemmAdapter::fast_args_of(const GemmCall& c, std::span<const RawArgs> /*resolved*/,
+                               std::span<RawArgs> steps) const {
   // The argument list of kernels/gemm.cl as gemm_plan sets it; the runtime compares the two on the
   // first call of every shape and falls back to gemm_plan if they ever differ. Plans of more than
   // one kernel (the packed wgmma variant's, 16-bit storage through fp32 copies) run gemm_plan on

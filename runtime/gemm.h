@@ -36,7 +36,7 @@ class GemmAdapter : public TypedAdapter<GemmCall> {
   std::string op() const override { return "gemm"; }
   std::unique_ptr<Problem> problem_of(const GemmCall& call) const override;
   LaunchPlan plan_of(const GemmCall& call, const Config& config, Workspace& workspace) const override;
-  bool fast_args_of(const GemmCall& call, std::span<RawArgs> steps) const override;
+  bool fast_args_of(const GemmCall& call, std::span<const RawArgs> resolved, std::span<RawArgs> steps) const override;
   std::string library() const override { return "clblast"; }
   Dispatch library_enqueue_of(const GemmCall& call, cl_command_queue queue,
                               const DispatchOptions& options) const override;

@@ -140,16 +140,14 @@ void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call
       std::vector<RawArgs> expected;
       if (short_plan) {
         for (const KernelLaunch& launch : plan.kernels) expected.push_back(raw_args(launch));
-        // As dispatch() hands them over: prefilled with the plan's, for binders that patch.
-        std::copy(expected.begin(), expected.end(), fast);
       }
-      bool fast_ok = short_plan && adapter.fast_args(call, std::span<RawArgs>(fast, plan.kernels.size()));
+      bool fast_ok = short_plan && adapter.fast_args(call, expected, std::span<RawArgs>(fast, plan.kernels.size()));
       for (std::size_t i = 0; fast_ok && i < plan.kernels.size(); ++i) {
         fast_ok =
             expected[i].count == fast[i].count &&
             std::equal(expected[i].args.begin(), expected[i].args.begin() + expected[i].count, fast[i].args.begin());
       }
-      if (!fast_ok && short_plan && adapter.fast_args(call, std::span<RawArgs>(fast, plan.kernels.size()))) {
+      if (!fast_ok && short_plan && adapter.fast_args(call, expected, std::span<RawArgs>(fast, plan.kernels.size()))) {
         log(fmt::format("internal: op {}: fast arguments differ from the plan's; using the plan on every call", op));
       }
       e.steps = std::move(steps);

@@ -112,14 +112,14 @@ TEST(FirstDispatchCheck, FallsBackToTheBuiltinWhenNothingElseIsLeft) {
 // A family without a fast binder: the plan runs on every call.
 class PlanEveryCallAdapter : public GemmAdapter {
  public:
-  bool fast_args_of(const GemmCall&, std::span<RawArgs>) const override { return false; }
+  bool fast_args_of(const GemmCall&, std::span<const RawArgs>, std::span<RawArgs>) const override { return false; }
 };
 
 // A fast binder that disagrees with the plan (alpha and beta swapped): caught on the first call.
 class WrongFastArgsAdapter : public GemmAdapter {
  public:
-  bool fast_args_of(const GemmCall& call, std::span<RawArgs> steps) const override {
-    GemmAdapter::fast_args_of(call, steps);
+  bool fast_args_of(const GemmCall& call, std::span<const RawArgs> resolved, std::span<RawArgs> steps) const override {
+    GemmAdapter::fast_args_of(call, resolved, steps);
     std::swap(steps[0].args[3], steps[0].args[4]);
     return true;
   }

@@ -516,15 +516,15 @@ TEST(RuntimeElementwise, FastArgumentsFollowEachCallsBuffersOffsetsAndScalars) {
   const Config config = ElementwiseProblem(chain).default_config(session().device());
   const RawArgs from_a = raw_args(adapter.plan(&a, config, workspace).kernels.at(0));
   const RawArgs want_b = raw_args(adapter.plan(&b, config, workspace).kernels.at(0));
-  RawArgs got_b = from_a;
-  ASSERT_TRUE(adapter.fast_args(&b, std::span<RawArgs>(&got_b, 1)));
+  RawArgs got_b;
+  ASSERT_TRUE(adapter.fast_args(&b, std::span<const RawArgs>(&from_a, 1), std::span<RawArgs>(&got_b, 1)));
   ASSERT_EQ(got_b.count, want_b.count);
   for (std::uint32_t i = 0; i < want_b.count; ++i) EXPECT_TRUE(got_b.args[i] == want_b.args[i]) << "argument " << i;
   // Offsets past the kernel's 32-bit indexing: the binder declines (the plan refuses the call).
   ElementwiseCall far = b;
   far.output_offset = std::int64_t{1} << 31;
-  RawArgs unused = from_a;
-  EXPECT_FALSE(adapter.fast_args(&far, std::span<RawArgs>(&unused, 1)));
+  RawArgs unused;
+  EXPECT_FALSE(adapter.fast_args(&far, std::span<const RawArgs>(&from_a, 1), std::span<RawArgs>(&unused, 1)));
 
   // Through the runtime: the second and third calls of the code take the fast path and are right.
   auto rt = make_runtime();
