@@ -258,9 +258,9 @@ Config gemm_default_config(const GemmShape& shape) {
 }
 
 const std::vector<Config>& gemm_gpu_tiles() {
-  // MWG, NWG, KWG, WPTM, WPTN, VWM, VWN, DB: the GPU seeds of gemm_seeds.cpp that won tuned H200
-  // rows (256x128 at 4096^3, 128x128 at 4096x2304x768, 64x64 at 3072x768x4096 TN); all stage both
-  // operands with loads of 4 floats and unroll the inner loop 8 times.
+  // MWG, NWG, KWG, WPTM, WPTN, VWM, VWN, DB: tiles that won tuned H200 rows (256x128 at 4096^3,
+  // 128x128 at 4096x2304x768, 64x64 at 3072x768x4096 TN), the first GPU seeds (gemm_seeds.cpp); all
+  // stage both operands with loads of 4 floats and unroll the inner loop 8 times.
   static const std::vector<Config> tiles = [] {
     std::vector<Config> out;
     for (const auto& [mwg, nwg, kwg, wptm, wptn, vwm, vwn, db] :
