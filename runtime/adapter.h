@@ -110,7 +110,8 @@ struct Dispatch {
   // kMaxSteps kernels keeps its last kernel's event in events[kMaxSteps - 1].
   std::uint32_t count = 0;
   std::array<cl::Event, kMaxSteps> events;
-  // The event whose completion means the op is done (kernels are chained); null when events were
+  // The event whose completion means the op is done (kernels are chained by events on an
+  // out-of-order queue, in order on an in-order one); null when events were
   // not asked for.
   const cl::Event* last() const { return count && events[count - 1]() ? &events[count - 1] : nullptr; }
 };

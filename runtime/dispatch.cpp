@@ -70,6 +70,17 @@ Runtime::Entry::Slot& Runtime::Entry::acquire() {
   }
 }
 
+namespace {
+
+bool out_of_order(cl_command_queue queue) {
+  cl_command_queue_properties properties = 0;
+  const cl_int err = clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof properties, &properties, nullptr);
+  if (err != CL_SUCCESS) throw ClError("clGetCommandQueueInfo(CL_QUEUE_PROPERTIES)", err);
+  return (properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) != 0;
+}
+
+}  // namespace
+
 Runtime::Entry& Runtime::entry(const ShapeCode& code) {
   {
     std::shared_lock lock(entries_mutex_);
@@ -118,6 +129,9 @@ Dispatch Runtime::dispatch(const DispatchAdapter& adapter, const ShapeCode& code
     Entry::Slot& slot;
     ~Release() { Entry::release(slot); }
   } release{slot};
+  // Kernels of one op are chained by events only on an out-of-order queue: an in-order queue runs
+  // each after the one before already, and every event and wait costs the driver work per kernel.
+  const bool chain = steps > 1 && out_of_order(queue);
   cl_event previous = nullptr;
   for (std::size_t i = 0; i < steps; ++i) {
     const Entry::Step& step = e.steps[i];
@@ -136,11 +150,11 @@ Dispatch Runtime::dispatch(const DispatchAdapter& adapter, const ShapeCode& code
     last.count = now.count;
     std::copy_n(now.args.begin(), now.count, last.args.begin());
 
-    // Kernels of one op are chained by events, so the op is also ordered on an out-of-order queue.
     const bool first = i == 0;
-    const cl_uint waits = first ? static_cast<cl_uint>(options.wait.size()) : (previous ? 1u : 0u);
-    const cl_event* wait_list = first ? (options.wait.empty() ? nullptr : options.wait.data()) : &previous;
-    const bool want_event = options.events || i + 1 < steps;
+    const cl_uint waits = first ? static_cast<cl_uint>(options.wait.size()) : (chain && previous ? 1u : 0u);
+    const cl_event* wait_list = first ? (options.wait.empty() ? nullptr : options.wait.data())
+                                      : (waits > 0 ? &previous : nullptr);  // a list of none must be null
+    const bool want_event = options.events || (chain && i + 1 < steps);
     cl_event event = nullptr;
     const cl_int err = clEnqueueNDRangeKernel(queue, kernel, step.dims, nullptr, step.global.data(),
                                               step.driver_local ? nullptr : step.local.data(), waits, wait_list,
@@ -148,7 +162,7 @@ Dispatch Runtime::dispatch(const DispatchAdapter& adapter, const ShapeCode& code
     if (!first && previous && !options.events) clReleaseEvent(previous);
     if (err != CL_SUCCESS) throw ClError(fmt::format("clEnqueueNDRangeKernel({})", step.kernel), err);
     // A plan longer than kMaxSteps keeps its last kernel's event in the last slot: the kernels are
-    // chained, so that event completes after all of them.
+    // chained (or in order on their queue), so that event completes after all of them.
     const std::size_t at = std::min(i, kMaxSteps - 1);
     if (options.events) out.events[at] = cl::Event(event, false);
     previous = event;

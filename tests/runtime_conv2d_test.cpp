@@ -242,6 +242,35 @@ TEST(RuntimeConv2d, ExactRowsChooseTheirAlgorithm) {
   EXPECT_EQ(rt->stats().resolutions, cases.size());
 }
 
+// The kernels of a multi-kernel plan (Winograd: transforms around a batched GEMM) are chained by
+// events on an out-of-order queue, where nothing else orders them, and the caller's wait list holds
+// the first back; on an in-order queue they go without events (the queue orders them).
+TEST(RuntimeConv2d, MultiKernelPlansStayInOrderOnEitherKindOfQueue) {
+  Conv2dShape wino{.n = 2, .c = 3, .h = 11, .w = 13, .k = 5, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1, .bias = true};
+  const Config config = conv2d_default_config(wino, kAlgoWinograd);
+  auto rt = make_runtime(testing::write_database(testing::temp_path("conv2d_queues.db"), {session().device()},
+                                                 {conv2d_row(wino, config)}));
+  cl::CommandQueue out_of_order(session().context(), session().device().device, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+  for (int round = 0; round < 3; ++round) {  // decisions resolved, then cached
+    HostConv conv(wino);
+    cl::UserEvent gate(session().context());
+    const cl_event wait[] = {gate()};
+    const Dispatch d = ops::conv2d(*rt, out_of_order(), conv.call(), {.wait = wait, .events = true});
+    ASSERT_GT(d.count, 1u);
+    ASSERT_NE(d.last(), nullptr);
+    EXPECT_NE(d.last()->getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>(), CL_COMPLETE) << "ran before its wait list";
+    gate.setStatus(CL_COMPLETE);
+    d.last()->wait();
+    EXPECT_EQ(conv.check(config), "") << "out-of-order queue, round " << round;
+
+    HostConv in_order(wino);
+    const Dispatch e = ops::conv2d(*rt, session().queue()(), in_order.call(), {.wait = {}, .events = false});
+    EXPECT_EQ(e.last(), nullptr);
+    session().queue().finish();
+    EXPECT_EQ(in_order.check(config), "") << "in-order queue without events, round " << round;
+  }
+}
+
 // allow_tf32 calls: tuned rows are kept apart from exact mode's; without tensor cores the exact
 // kernels serve them, with them a row holding the tensor-core algorithm runs it.
 TEST(RuntimeConv2d, Tf32CallsUseTheirOwnRows) {
