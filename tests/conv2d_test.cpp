@@ -333,6 +333,11 @@ TEST(Conv2dDefaults, GpuDefaultFollowsTheShape) {
       s.dir = dir;
       const Config d = Conv2dProblem(s).default_config(h200);
       EXPECT_TRUE(Conv2dProblem(s).space(h200).contains(d)) << s.key();
+      // A weight gradient on im2col takes its whole batch in one chunk (one partial per block: the
+      // blocks are its work-groups); the other directions chunks of up to 64 MiB of columns.
+      if (d.at("ALGO") == kAlgoIm2col && dir == ConvDirection::kBackwardWeight) {
+        EXPECT_EQ(d.at("CHUNK"), 32) << s.key();
+      }
       if (d.at("ALGO") == kAlgoWinograd) continue;  // its GEMM space has none of the tiles' vectors
       EXPECT_EQ(d.at("KWI"), 8) << s.key() << ": " << to_string(d);
     }
