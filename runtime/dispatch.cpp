@@ -130,7 +130,8 @@ Dispatch Runtime::dispatch(const DispatchAdapter& adapter, const ShapeCode& code
     ~Release() { Entry::release(slot); }
   } release{slot};
   // Kernels of one op are chained by events only on an out-of-order queue: an in-order queue runs
-  // each after the one before already, and every event and wait costs the driver work per kernel.
+  // each after the one before already, and every event and wait costs the driver work per kernel
+  // (decision 0047).
   const bool chain = steps > 1 && out_of_order(queue);
   cl_event previous = nullptr;
   for (std::size_t i = 0; i < steps; ++i) {
