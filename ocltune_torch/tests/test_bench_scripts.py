@@ -1,0 +1,80 @@
+"""The benchmark scripts of ocltune_torch/bench run end to end on the test device at their smallest
+sizes: a script that breaks is found here, not in a device session whose minutes are counted. The
+figures are not checked (speed is measured on the GPU host, docs/PERFORMANCE.md), their shape is."""
+
+import json
+import math
+import pathlib
+import subprocess
+import sys
+
+from conftest import DEVICE
+
+BENCH = pathlib.Path(__file__).resolve().parents[1] / "bench"
+OCL = f"ocl:{DEVICE.index}"
+
+
+def run_script(name, *arguments, timeout=600):
+    """Runs bench/<name> with the suite's environment; returns its stdout, failing on a non-zero exit."""
+    done = subprocess.run([sys.executable, str(BENCH / name), *arguments], capture_output=True, text=True,
+                          timeout=timeout)
+    assert done.returncode == 0, f"{name} exited {done.returncode}:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
+    return done.stdout
+
+
+def positive(value):
+    return isinstance(value, float) and math.isfinite(value) and value > 0
+
+
+def test_conv_bench_times_every_direction_of_every_shape(tmp_path):
+    out = tmp_path / "conv.json"
+    text = run_script("conv_bench.py", "--shapes", "small", "--baseline", "cpu", "--ocl", OCL, "--reps", "1",
+                      "--chain", "1", "--json", str(out))
+    figures = json.loads(out.read_text())
+    assert len(figures["ocl_ms"]) == 9 and figures["ocl_ms"].keys() == figures["baseline_ms"].keys()
+    for key, (synced, chained) in figures["ocl_ms"].items():
+        assert positive(synced) and positive(chained), key
+    assert {key.split(" / ")[1] for key in figures["ocl_ms"]} == {"forward", "input grad", "weight grad"}
+    # Every case's problem went through the runtime (forward, backward-data and backward-weight keys).
+    directions = {key.split(",")[0] for key in figures["ocl_levels"]}
+    assert directions == {"dir=fwd", "dir=bwd_data", "dir=bwd_weight"}, figures["ocl_levels"]
+    assert "3x3 16@14 / weight grad" in text
+
+
+def test_op_overhead_times_every_case(tmp_path):
+    out = tmp_path / "overhead.json"
+    run_script("op_overhead.py", "--baseline", "cpu", "--ocl", OCL, "--chain", "2", "--reps", "1", "--json", str(out))
+    figures = json.loads(out.read_text())
+    assert figures["ocl_us"].keys() == figures["baseline_us"].keys() and len(figures["ocl_us"]) >= 9
+    for case, (total, host) in figures["ocl_us"].items():
+        assert positive(total) and positive(host), case
+
+
+def test_models_bench_runs_a_training_step_without_fallbacks(tmp_path):
+    out = tmp_path / "models.json"
+    run_script("models.py", "--baseline", "cpu", "--ocl", OCL, "--models", "resnet18", "--modes", "training",
+               "--batch", "2", "--size", "32", "--reps", "1", "--warmup", "0", "--breakdown", "3", "--json", str(out))
+    (row,) = json.loads(out.read_text())["results"]
+    assert (row["model"], row["mode"], row["batch"]) == ("resnet18", "training", 2)
+    assert positive(row["ocl_ms"]) and positive(row["baseline_ms"]) and row["fallbacks"] == {}
+    assert "convolution_backward" in row["ocl_breakdown"]["op"]
+
+
+def test_select_shapes_keeps_the_costliest_problems(tmp_path):
+    out = tmp_path / "costly.json"
+    recorded = BENCH / "results" / "h200-model-shapes.json"
+    run_script("select_shapes.py", str(recorded), "--op", "conv2d", "--dirs", "fwd", "--batch", "32", "--top", "3",
+               "-o", str(out))
+    chosen = json.loads(out.read_text())
+    assert len(chosen) == 3
+    assert all(p["op"] == "conv2d" and p["dir"] == "fwd" and p["n"] == 32 for p in chosen)
+
+    def cost(p):
+        out_h = (p["h"] + 2 * p["pad_h"] - p["dil_h"] * (p["r"] - 1) - 1) // p["stride_h"] + 1
+        out_w = (p["w"] + 2 * p["pad_w"] - p["dil_w"] * (p["s"] - 1) - 1) // p["stride_w"] + 1
+        macs = p["n"] * p["k"] * out_h * out_w * p["c"] // p["groups"] * p["r"] * p["s"]
+        return macs * p["recorded"]["calls"]
+
+    everything = [p for p in json.loads(recorded.read_text())
+                  if p["op"] == "conv2d" and p["dir"] == "fwd" and p["n"] == 32 and p["groups"] != p["c"]]
+    assert [cost(p) for p in chosen] == sorted((cost(p) for p in everything), reverse=True)[:3]
