@@ -3,6 +3,8 @@
 
     python ocltune_torch/bench/select_shapes.py SHAPES.json --op conv2d --dirs bwd_data,bwd_weight \
         --batch 32 --top 40 -o costly.json
+    python ocltune_torch/bench/select_shapes.py SHAPES.json --dirs bwd_weight --where r=3 --where groups=1 \
+        --where c!=3 --batch 32 --top 100 --add -o costly.json
 
 Cost is the problem's arithmetic (2 x multiply-adds) times the calls recorded for it, so a layer a
 model runs three times counts three times. Depthwise convolutions (groups == channels) are left out
@@ -43,9 +45,20 @@ def main(argv=None):
     parser.add_argument("--dirs", default="", help="conv2d directions to keep, comma-separated (default: all)")
     parser.add_argument("--batch", type=int, default=0, help="keep convolutions of this batch only (0: any)")
     parser.add_argument("--depthwise", action="store_true", help="keep depthwise convolutions too")
+    parser.add_argument("--where", action="append", default=[], metavar="FIELD=VALUE",
+                        help="keep problems whose FIELD is VALUE (FIELD!=VALUE: is not); repeatable, all must hold")
     parser.add_argument("--top", type=int, default=40, help="how many problems to keep, costliest first")
     parser.add_argument("-o", "--output", required=True, help="file to write (JSON list, `ocltune --shapes`)")
+    parser.add_argument("--add", action="store_true",
+                        help="add the chosen problems to the output file's (a problem already there stays once)")
     args = parser.parse_args(argv)
+    where = []  # (field, value, equal)
+    for condition in args.where:
+        equal = "!=" not in condition
+        field, sep, value = condition.partition("=" if equal else "!=")
+        if not sep or not field:
+            sys.exit(f"select_shapes: --where {condition!r} is not FIELD=VALUE or FIELD!=VALUE")
+        where.append((field, value.lower(), equal))
 
     try:
         with open(args.shapes) as f:
@@ -66,13 +79,27 @@ def main(argv=None):
                 continue
             if not args.depthwise and p.get("groups", 1) > 1 and p.get("groups") == p.get("c"):
                 continue
+        if any((json.dumps(p.get(field)).strip('"').lower() == value) != equal for field, value, equal in where):
+            continue
         chosen.append(p)
     chosen.sort(key=lambda p: flops(p) * calls(p), reverse=True)
     chosen = chosen[: args.top]
+    written = chosen
+    if args.add:
+        try:
+            with open(args.output) as f:
+                before = json.load(f)
+        except FileNotFoundError:
+            before = []
+        except (OSError, ValueError) as e:
+            sys.exit(f"select_shapes: cannot add to {args.output}: {e}")
+        key = lambda p: json.dumps({k: v for k, v in p.items() if k != "recorded"}, sort_keys=True)  # noqa: E731
+        seen = {key(p) for p in before}
+        written = before + [p for p in chosen if key(p) not in seen]
     with open(args.output, "w") as f:
-        json.dump(chosen, f, indent=1)
+        json.dump(written, f, indent=1)
     total = sum(flops(p) * calls(p) for p in chosen)
-    print(f"{args.output}: {len(chosen)} problems, {total / 1e9:.1f} GFLOP per step")
+    print(f"{args.output}: {len(chosen)} problems chosen, {total / 1e9:.1f} GFLOP per step; {len(written)} in the file")
     for p in chosen:
         shape = ",".join(f"{k}={v}" for k, v in p.items() if k not in ("op", "recorded"))
         print(f"  {flops(p) * calls(p) / 1e9:8.2f} GFLOP  {shape}")

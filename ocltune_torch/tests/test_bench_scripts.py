@@ -78,3 +78,13 @@ def test_select_shapes_keeps_the_costliest_problems(tmp_path):
     everything = [p for p in json.loads(recorded.read_text())
                   if p["op"] == "conv2d" and p["dir"] == "fwd" and p["n"] == 32 and p["groups"] != p["c"]]
     assert [cost(p) for p in chosen] == sorted((cost(p) for p in everything), reverse=True)[:3]
+
+    # --where and --add: the 3x3 weight gradients of groups 1 but the 3-channel first layer, added to
+    # the file once (the second --add of the same choice adds nothing).
+    for _ in range(2):
+        run_script("select_shapes.py", str(recorded), "--dirs", "bwd_weight", "--where", "r=3", "--where", "groups=1",
+                   "--where", "c!=3", "--batch", "32", "--top", "100", "--add", "-o", str(out))
+    added = json.loads(out.read_text())[3:]
+    wanted = [p for p in json.loads(recorded.read_text()) if p["op"] == "conv2d" and p["dir"] == "bwd_weight"
+              and p["n"] == 32 and p["r"] == 3 and p["groups"] == 1 and p["c"] != 3]
+    assert len(added) == len(wanted) > 0 and sorted(map(cost, added)) == sorted(map(cost, wanted))
