@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Every row of issue 21's table (models on the H200 through ocl against cuda, same command), one part
+# per device call (a part fits the 10-minute limit of one call), each model run's JSON in $OUT and a
+# table of the part at the end (ocltune_torch/bench/table21.py).
+#
+#   scripts/gpu/issue21-table.sh fp32|defaults|fp16|bf16       (after `scripts/gpu/torch-backend.sh build`)
+#
+# fp32: TF32 off on both sides. defaults: PyTorch's defaults: cuDNN's TF32 on; ocl follows the
+# float32 matmul precision ("highest" by default: exact fp32, see ocltune_torch/csrc/conv_ops.cpp).
+# fp16 / bf16: the training steps under torch.autocast in that dtype. The batches are the issue's:
+# resnet50 32 (and 64 for inference), resnet18 64, mobilenet_v2 32, the encoder 8 x 512 (fused AdamW).
+# On PoCL: BASELINE=cpu OCL=ocl:0 EXTRA="--size 32 --seq 16 --layers 2 --reps 1 --warmup 0" runs
+# models.py directly against the CPU at toy sizes (the batches stay the issue's).
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+part=${1:?usage: $0 fp32|defaults|fp16|bf16}
+out=${OUT:-/tmp/issue21}
+mkdir -p "$out"
+extra=${EXTRA:-}
+if [ -n "${BASELINE:-}" ]; then
+  bench() { python3 ocltune_torch/bench/models.py --baseline "$BASELINE" --ocl "${OCL:-ocl:0}" "$@"; }
+else
+  bench() { scripts/gpu/torch-backend.sh bench -- "$@"; }
+fi
+
+case $part in
+  fp32 | defaults)
+    precision=fp32
+    [ "$part" = defaults ] && precision=default
+    common=(--precision "$precision" --reps 5 --warmup 2)
+    runs=("resnet50 training,inference 32" "resnet50 inference 64" "resnet18 training,inference 64"
+          "mobilenet_v2 training,inference 32" "encoder training 8")
+    ;;
+  fp16 | bf16)
+    common=(--precision default --autocast "$part" --reps 5 --warmup 2)
+    runs=("resnet50 training 32" "resnet18 training 64" "mobilenet_v2 training 32" "encoder training 8")
+    ;;
+  *) echo "usage: $0 fp32|defaults|fp16|bf16" >&2; exit 2 ;;
+esac
+
+files=()
+for run in "${runs[@]}"; do
+  read -r model modes batch <<< "$run"
+  json="$out/$part-$model-b$batch.json"
+  optimiser=()
+  [ "$model" = encoder ] && optimiser=(--fused-optimizer)
+  # shellcheck disable=SC2086
+  bench --models "$model" --modes "$modes" --batch "$batch" "${common[@]}" "${optimiser[@]}" --json "$json" $extra \
+    | tail -n +3
+  [ -f "$json" ] && files+=("$json")
+done
+python3 ocltune_torch/bench/table21.py --part "$part" "${files[@]}"
