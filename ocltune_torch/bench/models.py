@@ -15,7 +15,9 @@ CPU unseen. `--autocast fp16|bf16` runs forward and loss under torch.autocast on
 GradScaler). `--fused-optimizer` passes fused=True to AdamW and SGD on both devices (default: their
 foreach step). `--json FILE` writes every figure with the command line and versions. `--breakdown N`
 then runs one more step per device with every aten op synchronised and timed (op_breakdown.py) and
-prints the N ops and (op, shapes) problems ocl spends most time in, beside the baseline's time.
+prints the N ops and (op, shapes) problems ocl spends most time in, beside the baseline's time;
+with `--breakdown-only OPS` only those ops are synchronised and timed, the rest of the step runs at
+its own pace: a check of what the every-op synchronisation itself does to an op's time.
 
 A CUDA baseline runs in a child process that never imports ocltune_torch: once a PrivateUse1 backend
 is registered, torch's accelerator is that backend and CUDA's own backward trips an internal assert
@@ -127,7 +129,8 @@ def run(name, mode, device, model, x, target):
             opt.step()
 
     ms, times, memory = time_steps(step, device, args.warmup, args.reps)
-    return ms, times, (op_breakdown.breakdown(step, device) if args.breakdown else None), memory
+    ops = op_breakdown.breakdown(step, device, args.breakdown_only) if args.breakdown else None
+    return ms, times, ops, memory
 
 
 AUTOCAST = {"none": None, "fp16": torch.float16, "bf16": torch.bfloat16}
@@ -167,6 +170,9 @@ parser.add_argument("--gbench-context", metavar="BENCH_JSON",
                     "the same device, so the report files the steps under that device")
 parser.add_argument("--breakdown", type=int, default=0, metavar="N",
                     help="after timing, list the N ops ocl spends most time in, beside the baseline's")
+parser.add_argument("--breakdown-only", type=lambda v: [op for op in v.split(",") if op], default=None,
+                    metavar="OPS", help="synchronise and time only these aten ops (comma-separated, e.g.\n"
+                    "convolution_backward); the rest of the step runs at its own pace")
 parser.add_argument("--measure-only", help=argparse.SUPPRESS)  # the child process of a CUDA baseline
 args = parser.parse_args()
 

@@ -32,35 +32,43 @@ def _shape_key(args):
     return ",".join(shapes)
 
 
-class OpTimer(TorchDispatchMode):
-    """Times every aten op dispatched inside `with OpTimer(device) as t:`; t.by_op and t.by_problem
-    map an op name (and its argument shapes) to [calls, seconds]."""
+def _name(func):
+    return str(func.overloadpacket.__name__) if hasattr(func, "overloadpacket") else str(func)
 
-    def __init__(self, device):
+
+class OpTimer(TorchDispatchMode):
+    """Times every aten op dispatched inside `with OpTimer(device) as t:`, or only the ops named in
+    `only` (the others run unsynchronised, so the device keeps its pace between the timed ones);
+    t.by_op and t.by_problem map an op name (and its argument shapes) to [calls, seconds]."""
+
+    def __init__(self, device, only=None):
         super().__init__()
         self.device = device
+        self.only = set(only) if only else None
         self.by_op = collections.defaultdict(lambda: [0, 0.0])
         self.by_problem = collections.defaultdict(lambda: [0, 0.0])
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if self.only is not None and _name(func) not in self.only:
+            return func(*args, **(kwargs or {}))
         synchronize(self.device)
         start = time.perf_counter()
         out = func(*args, **(kwargs or {}))
         synchronize(self.device)
         seconds = time.perf_counter() - start
-        name = str(func.overloadpacket.__name__) if hasattr(func, "overloadpacket") else str(func)
+        name = _name(func)
         for table, key in ((self.by_op, name), (self.by_problem, (name, _shape_key(args)))):
             table[key][0] += 1
             table[key][1] += seconds
         return out
 
 
-def breakdown(step, device):
-    """Runs step() once under an OpTimer; returns {"op": {name: [calls, ms]}, "problem": [[name,
-    shapes, calls, ms], ...], "step_ms": the synchronised step's wall time}."""
+def breakdown(step, device, only=None):
+    """Runs step() once under an OpTimer (timing the ops named in `only`, or all); returns {"op":
+    {name: [calls, ms]}, "problem": [[name, shapes, calls, ms], ...], "step_ms": the step's wall time}."""
     synchronize(device)
     start = time.perf_counter()
-    with OpTimer(device) as timer:
+    with OpTimer(device, only) as timer:
         step()
     synchronize(device)
     step_ms = (time.perf_counter() - start) * 1e3

@@ -58,6 +58,14 @@ def test_models_bench_runs_a_training_step_without_fallbacks(tmp_path):
     assert (row["model"], row["mode"], row["batch"]) == ("resnet18", "training", 2)
     assert positive(row["ocl_ms"]) and positive(row["baseline_ms"]) and row["fallbacks"] == {}
     assert "convolution_backward" in row["ocl_breakdown"]["op"]
+    # --breakdown-only: the same step with only the convolutions synchronised and timed.
+    run_script("models.py", "--baseline", "cpu", "--ocl", OCL, "--models", "resnet18", "--modes", "training",
+               "--batch", "2", "--size", "32", "--reps", "1", "--warmup", "0", "--breakdown", "3",
+               "--breakdown-only", "convolution,convolution_backward", "--json", str(out))
+    (row,) = json.loads(out.read_text())["results"]
+    for side in ("ocl_breakdown", "baseline_breakdown"):
+        assert set(row[side]["op"]) == {"convolution", "convolution_backward"}, row[side]["op"]
+    assert row["ocl_breakdown"]["op"]["convolution_backward"][0] == 20  # resnet18's 20 convolutions
 
 
 def test_select_shapes_keeps_the_costliest_problems(tmp_path):
