@@ -38,6 +38,32 @@ def calls(problem):
     return max(1, int(problem.get("recorded", {}).get("calls", 1)))
 
 
+def shape_key(problem):
+    """A problem's shape, dtype and math as one string: the identity of a tuned row's shape."""
+    shape = {k: v for k, v in problem.items() if k not in ("recorded", "dtype", "math")}
+    return json.dumps([shape, problem.get("dtype", "fp32"), problem.get("math", "exact")], sort_keys=True)
+
+
+def tuned_shapes(path):
+    """The shape keys of the best rows of an exported or shipped rows file (JSON lines)."""
+    keys = set()
+    try:
+        with open(path) as f:
+            for number, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except ValueError as e:
+                    sys.exit(f"select_shapes: {path}:{number}: not JSON: {e}")
+                if isinstance(row, dict) and row.get("table") == "best" and isinstance(row.get("shape"), dict):
+                    keys.add(shape_key(dict(row["shape"], dtype=row.get("dtype", "fp32"),
+                                            math=row.get("math", "exact"))))
+    except OSError as e:
+        sys.exit(f"select_shapes: cannot read {path}: {e}")
+    return keys
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("shapes", help="recorded shapes file (a JSON list of problems)")
@@ -47,6 +73,9 @@ def main(argv=None):
     parser.add_argument("--depthwise", action="store_true", help="keep depthwise convolutions too")
     parser.add_argument("--where", action="append", default=[], metavar="FIELD=VALUE",
                         help="keep problems whose FIELD is VALUE (FIELD!=VALUE: is not); repeatable, all must hold")
+    parser.add_argument("--untuned-in", metavar="ROWS.jsonl", default="",
+                        help="leave out problems that have a row of their exact shape in this exported or shipped "
+                             "file (`ocltune db export`, db/shipped/*.jsonl): keep the untuned ones")
     parser.add_argument("--top", type=int, default=40, help="how many problems to keep, costliest first")
     parser.add_argument("-o", "--output", required=True, help="file to write (JSON list, `ocltune --shapes`)")
     parser.add_argument("--add", action="store_true",
@@ -68,6 +97,7 @@ def main(argv=None):
     if not isinstance(problems, list):
         sys.exit(f"select_shapes: {args.shapes} is not a JSON list of problems")
     dirs = {d for d in args.dirs.split(",") if d}
+    tuned = tuned_shapes(args.untuned_in) if args.untuned_in else set()
     chosen = []
     for p in problems:
         if not isinstance(p, dict) or p.get("op") != args.op:
@@ -80,6 +110,8 @@ def main(argv=None):
             if not args.depthwise and p.get("groups", 1) > 1 and p.get("groups") == p.get("c"):
                 continue
         if any((json.dumps(p.get(field)).strip('"').lower() == value) != equal for field, value, equal in where):
+            continue
+        if shape_key(p) in tuned:
             continue
         chosen.append(p)
     chosen.sort(key=lambda p: flops(p) * calls(p), reverse=True)

@@ -98,6 +98,41 @@ def test_select_shapes_keeps_the_costliest_problems(tmp_path):
     assert len(added) == len(wanted) > 0 and sorted(map(cost, added)) == sorted(map(cost, wanted))
 
 
+def test_model_shapes_lists_what_the_device_recorded(tmp_path):
+    # The convolutions of resnet18's training step at batch 32, listed without a device, are the ones
+    # the H200 run recorded (every direction; no input gradient for the first layer), with their calls.
+    out = tmp_path / "resnet18.json"
+    run_script("model_shapes.py", "--models", "resnet18", "--modes", "training", "--batch", "32", "-o", str(out))
+    listed = json.loads(out.read_text())
+    recorded = json.loads((BENCH / "results" / "h200-model-shapes.json").read_text())
+
+    def key(p):
+        return json.dumps({k: v for k, v in p.items() if k != "recorded"}, sort_keys=True)
+
+    recorded_keys = {key(p) for p in recorded}
+    assert len(listed) == 32 and all(key(p) in recorded_keys for p in listed)
+    by_dir = {d: [p for p in listed if p["dir"] == d] for d in ("fwd", "bwd_weight", "bwd_data")}
+    assert len(by_dir["fwd"]) == len(by_dir["bwd_weight"]) == len(by_dir["bwd_data"]) + 1
+    assert not [p for p in by_dir["bwd_data"] if p["c"] == 3]
+    assert sum(p["recorded"]["calls"] for p in by_dir["fwd"]) == 20  # resnet18's 20 convolutions
+
+
+def test_select_shapes_keeps_the_untuned_problems(tmp_path):
+    # Two problems of a recorded file, one with a row of its shape in a rows file: --untuned-in keeps
+    # the other; a row of the same shape in another math mode does not count as tuning it.
+    recorded = [p for p in json.loads((BENCH / "results" / "h200-model-shapes.json").read_text())
+                if p["op"] == "conv2d" and p["dir"] == "fwd"][:2]
+    shapes, rows, out = tmp_path / "shapes.json", tmp_path / "rows.jsonl", tmp_path / "untuned.json"
+    shapes.write_text(json.dumps(recorded))
+    tuned, other = ({k: v for k, v in p.items() if k != "recorded"} for p in recorded)
+    lines = [{"format": "ocltune-tuned-rows", "schema_version": 2},
+             {"table": "best", "op": "conv2d", "dtype": "fp32", "math": "exact", "shape": tuned},
+             {"table": "best", "op": "conv2d", "dtype": "fp32", "math": "tf32", "shape": other}]
+    rows.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    run_script("select_shapes.py", str(shapes), "--untuned-in", str(rows), "-o", str(out))
+    assert json.loads(out.read_text()) == [recorded[1]]
+
+
 def test_table21_judges_each_row_by_its_target():
     results = BENCH / "results"
     text = run_script("table21.py", "--part", "fp32", str(results / "h200-cnn-fp32-inorder-tuned.json"),
