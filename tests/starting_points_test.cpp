@@ -77,6 +77,41 @@ TEST(StartingPoints, TheTunerEvaluatesThemFirst) {
   }
 }
 
+// A run whose time is spent still evaluates a problem's first starting point after its defaults
+// (what the runtime served the shape before the run), and nothing more: its exact row is then never
+// slower than that row was.
+TEST(StartingPoints, TheFirstIsEvaluatedWhenTheTimeIsSpent) {
+  Session& session = testing::test_session();
+  const auto problem = selftest(700);
+  std::vector<Config> space = problem->space(session.device()).enumerate();
+  std::erase_if(space, [](const Config& c) { return c.at("MODE") != 0; });  // MODE 1 hangs, 2 crashes
+  std::erase(space, problem->default_config(session.device()));
+  ASSERT_GE(space.size(), 3u);
+  const Config first = space[space.size() / 2], second = space[space.size() / 3];
+  for (const bool with_start : {false, true}) {
+    Database db = Database::open(testing::temp_path("starts-no-time.db"));
+    TuneOptions o;
+    o.time_budget_s = 1e-6;  // spent before the search starts
+    o.final_candidates = 0;
+    o.timing = {.warmup = 1, .min_runs = 2, .max_runs = 3};
+    o.restriction = parse_restriction("MODE=0");
+    if (with_start) o.starting_points = [&](const Problem&) { return std::vector<Config>{first, second}; };
+    Tuner tuner(session, db, start_run(db, session), o, nullptr);
+    tuner.tune(*problem);
+    std::vector<std::string> search;
+    for (const MeasurementRow& m :
+         db.measurements(session.device().key(), "selftest", "fp32", "exact", problem->shape_key())) {
+      if (m.role == "search") search.push_back(m.params);
+    }
+    if (with_start) {
+      ASSERT_EQ(search.size(), 1u);
+      EXPECT_EQ(search[0], to_string(first));
+    } else {
+      EXPECT_TRUE(search.empty()) << "without starting points the spent budget stops the search at the defaults";
+    }
+  }
+}
+
 // Starting points go before the family's seeds: with one search evaluation (a short --ops all gives
 // a problem about three), a GEMM problem measures its start, not its first seed.
 TEST(StartingPoints, GoBeforeTheSeeds) {
