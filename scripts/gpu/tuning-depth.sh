@@ -78,4 +78,6 @@ for r in rows:
         print(f"  {r['op']:10} {r['shape_key'][:70]:70} {r['verdict']:8} {r.get('ratio') or 0:.2f}x {r['detail'][:80]}")
 PY
 fi
-echo "tuning-depth: done after $(($(date +%s) - start)) s"
+# The device tool brings back 8 files of $OUT: the logs and check results go in one archive.
+(cd "$OUT" && tar -czf tuning-depth.tar.gz ops-all.txt check-*.json check-*.err && rm -f ops-all.txt check-*.json check-*.err)
+echo "tuning-depth: done after $(($(date +%s) - start)) s; logs and db check results in \$OUT/tuning-depth.tar.gz"
