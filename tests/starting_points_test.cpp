@@ -25,6 +25,23 @@ std::int64_t start_run(Database& db, Session& session) {
   return db.begin_run(run);
 }
 
+// The configurations of selftest(700) a search may evaluate: MODE 0 (1 hangs, 2 crashes), the default left out.
+std::vector<Config> mode0_space(const Problem& problem, const DeviceInfo& device) {
+  std::vector<Config> space = problem.space(device).enumerate();
+  std::erase_if(space, [](const Config& c) { return c.at("MODE") != 0; });
+  std::erase(space, problem.default_config(device));
+  return space;
+}
+
+// The parameters of the search evaluations (not the defaults) of a problem in `db`, in order.
+std::vector<std::string> searched(Database& db, const DeviceInfo& device, const Problem& problem) {
+  std::vector<std::string> out;
+  for (const MeasurementRow& m : db.measurements(device.key(), problem.op(), "fp32", "exact", problem.shape_key())) {
+    if (m.role == "search") out.push_back(m.params);
+  }
+  return out;
+}
+
 TEST(StartingPoints, NearestConfigurationsInTheSpaceThenNeighboursOfTheFirst) {
   const DeviceInfo& device = testing::test_session().device();
   const std::vector<Config> space = selftest(100)->space(device).enumerate();
@@ -49,9 +66,7 @@ TEST(StartingPoints, NearestConfigurationsInTheSpaceThenNeighboursOfTheFirst) {
 TEST(StartingPoints, TheTunerEvaluatesThemFirst) {
   Session& session = testing::test_session();
   const auto problem = selftest(700);
-  std::vector<Config> space = problem->space(session.device()).enumerate();
-  std::erase_if(space, [](const Config& c) { return c.at("MODE") != 0; });  // MODE 1 hangs, 2 crashes
-  std::erase(space, problem->default_config(session.device()));
+  const std::vector<Config> space = mode0_space(*problem, session.device());
   const Config start = space[space.size() / 2];
   for (const bool with_start : {false, true}) {
     Database db = Database::open(testing::temp_path("starts.db"));
@@ -65,11 +80,7 @@ TEST(StartingPoints, TheTunerEvaluatesThemFirst) {
     if (with_start) o.starting_points = [&](const Problem&) { return std::vector<Config>{start}; };
     Tuner tuner(session, db, start_run(db, session), o, nullptr);
     tuner.tune(*problem);
-    std::vector<std::string> search;
-    for (const MeasurementRow& m :
-         db.measurements(session.device().key(), "selftest", "fp32", "exact", problem->shape_key())) {
-      if (m.role == "search") search.push_back(m.params);
-    }
+    const std::vector<std::string> search = searched(db, session.device(), *problem);
     ASSERT_EQ(search.size(), 1u);
     // Without the starting point, the random strategy of this seed picks another configuration
     // (so the check below can fail).
@@ -83,9 +94,7 @@ TEST(StartingPoints, TheTunerEvaluatesThemFirst) {
 TEST(StartingPoints, TheFirstIsEvaluatedWhenTheTimeIsSpent) {
   Session& session = testing::test_session();
   const auto problem = selftest(700);
-  std::vector<Config> space = problem->space(session.device()).enumerate();
-  std::erase_if(space, [](const Config& c) { return c.at("MODE") != 0; });  // MODE 1 hangs, 2 crashes
-  std::erase(space, problem->default_config(session.device()));
+  const std::vector<Config> space = mode0_space(*problem, session.device());
   ASSERT_GE(space.size(), 3u);
   const Config first = space[space.size() / 2], second = space[space.size() / 3];
   for (const bool with_start : {false, true}) {
@@ -98,11 +107,7 @@ TEST(StartingPoints, TheFirstIsEvaluatedWhenTheTimeIsSpent) {
     if (with_start) o.starting_points = [&](const Problem&) { return std::vector<Config>{first, second}; };
     Tuner tuner(session, db, start_run(db, session), o, nullptr);
     tuner.tune(*problem);
-    std::vector<std::string> search;
-    for (const MeasurementRow& m :
-         db.measurements(session.device().key(), "selftest", "fp32", "exact", problem->shape_key())) {
-      if (m.role == "search") search.push_back(m.params);
-    }
+    const std::vector<std::string> search = searched(db, session.device(), *problem);
     if (with_start) {
       ASSERT_EQ(search.size(), 1u);
       EXPECT_EQ(search[0], to_string(first));
@@ -140,11 +145,7 @@ TEST(StartingPoints, GoBeforeTheSeeds) {
   o.starting_points = [&](const Problem&) { return std::vector<Config>{*start}; };
   Tuner tuner(session, db, start_run(db, session), o, nullptr);
   tuner.tune(problem);
-  std::vector<std::string> search;
-  for (const MeasurementRow& m :
-       db.measurements(session.device().key(), "gemm", "fp32", "exact", problem.shape_key())) {
-    if (m.role == "search") search.push_back(m.params);
-  }
+  const std::vector<std::string> search = searched(db, session.device(), problem);
   ASSERT_EQ(search.size(), 1u);
   EXPECT_EQ(search[0], to_string(*start));
 }
