@@ -8,7 +8,7 @@
 
 Cost is the problem's arithmetic (2 x multiply-adds) times the calls recorded for it, so a layer a
 model runs three times counts three times. Depthwise convolutions (groups == channels) are left out
-unless --depthwise: their kernel has no GEMM tiles to tune. Writes the chosen problems in the same
+unless --depthwise: cheap (a few % of a step's arithmetic), their own kernel with a small space. Writes the chosen problems in the same
 form (`ocltune --shapes` reads it) and prints them with their GFLOP per step."""
 
 import argparse
