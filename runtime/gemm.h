@@ -20,7 +20,8 @@ struct GemmCall {
   std::int64_t lda = 0, ldb = 0, ldc = 0;
   std::int64_t stride_a = 0, stride_b = 0, stride_c = 0;  // elements between batch entries
   // Matrix units with TF32 inputs may be used where the device has them (PyTorch's allow_tf32):
-  // the "tf32" math mode, tuned and looked up separately from "exact".
+  // the "tf32" math mode, tuned separately from "exact"; its calls may take exact rows too
+  // (docs/decisions/0048).
   bool tf32 = false;
   // Storage type of A, B and C (alpha, beta and the accumulation stay fp32).
   DType dtype = DType::kFp32;

@@ -23,7 +23,8 @@ std::string blocked_key(const Problem& p, const Config& config) {
 }
 
 std::string describe(const TunedEntry& e) {
-  return fmt::format("{} database {}: device {}, shape {}", e.layer, e.path, e.device_key, e.shape_key);
+  return fmt::format("{} database {}: device {}, shape {}, math {}", e.layer, e.path, e.device_key, e.shape_key,
+                     e.math);
 }
 
 Runtime::Entry::Step make_step(const KernelLaunch& launch, cl::Program program) {
@@ -76,17 +77,38 @@ void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call
   e.shape_key = key;
   e.shape = shape_json;
 
-  // One candidate per level: the first usable configuration that level has.
-  std::vector<Candidate> candidates;
-  if (const TunedEntry* exact = table->exact(op, dtype, math, key); exact && space.contains(exact->config)) {
-    candidates.push_back({Level::kExact, exact->config, describe(*exact)});
+  // One candidate per level: the first usable configuration that level has. A tf32 call may run
+  // what an exact call runs (exact arithmetic is within TF32's permission), so the rows of both math
+  // modes compete at each level: of two rows of this very shape the one recorded faster, of the
+  // nearest ones the nearer (tf32 on a tie). Without that, a tf32 call of a shape tuned only in exact
+  // mode ran a built-in configuration where the exact call ran its tuned row (docs/decisions/0048).
+  // Each math mode with the shape as its rows describe it (an exact row's shape names no math).
+  std::vector<std::pair<std::string, ShapeInfo>> maths = {{math, shape}};
+  if (problem->math() == MathMode::kTf32) {
+    nlohmann::json exact_shape = shape_json;
+    exact_shape.erase("math");
+    maths.emplace_back(math_name(MathMode::kExact), shape_info(exact_shape));
   }
+  std::vector<Candidate> candidates;
+  const TunedEntry* exact = nullptr;
+  for (const auto& [m, m_shape] : maths) {
+    const TunedEntry* row = table->exact(op, dtype, m, key);
+    if (row && space.contains(row->config) && (!exact || row->median_ns < exact->median_ns)) exact = row;
+  }
+  if (exact) candidates.push_back({Level::kExact, exact->config, describe(*exact)});
   for (const bool same_device : {true, false}) {
-    for (const auto& [distance, tuned] :
-         table->nearest(op, dtype, math, key, shape, same_device, options_.max_nearest_distance)) {
-      if (!space.contains(tuned->config) || is_blocked(blocked_key(*problem, tuned->config))) continue;
-      candidates.push_back({same_device ? Level::kNearest : Level::kClass, tuned->config, describe(*tuned), distance});
-      break;
+    std::optional<std::pair<double, const TunedEntry*>> nearest;
+    for (const auto& [m, m_shape] : maths) {
+      for (const auto& [distance, tuned] :
+           table->nearest(op, dtype, m, key, m_shape, same_device, options_.max_nearest_distance)) {
+        if (!space.contains(tuned->config) || is_blocked(blocked_key(*problem, tuned->config))) continue;
+        if (!nearest || distance < nearest->first) nearest = {distance, tuned};
+        break;
+      }
+    }
+    if (nearest) {
+      candidates.push_back({same_device ? Level::kNearest : Level::kClass, nearest->second->config,
+                            describe(*nearest->second), nearest->first});
     }
   }
   const bool use_library = !adapter.library().empty() && op == "gemm" && gemm_fallback_ == adapter.library() &&

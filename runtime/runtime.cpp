@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "db/database.h"
+#include "harness/capability.h"
 #include "runtime/entry.h"
 
 namespace ocltune {
@@ -54,6 +55,7 @@ Runtime::Runtime(cl::Context context, cl::Device device, RuntimeOptions options)
   if (gemm_fallback_ != "builtin" && gemm_fallback_ != "clblast") {
     throw Error(fmt::format("GEMM fallback '{}' is neither builtin nor clblast", gemm_fallback_.substr(0, 40)));
   }
+  tf32_units_ = satisfies(session_.device(), nvidia_mma_tf32());
   load_layers();
 }
 

@@ -75,6 +75,9 @@ class Runtime {
   Runtime& operator=(const Runtime&) = delete;
 
   const DeviceInfo& device() const { return session_.device(); }
+  // Whether the device has matrix units that take TF32 inputs: where it has none, a call that
+  // allows TF32 is an exact call (the C API's allow_tf32: "where the device has them").
+  bool has_tf32_units() const { return tf32_units_; }
   const cl::Context& context() const { return session_.context(); }
   // An in-order queue of the runtime's own (for callers that have none).
   cl::CommandQueue& queue() { return session_.queue(); }
@@ -124,6 +127,7 @@ class Runtime {
   RuntimeOptions options_;
   mutable Session session_;  // mutable for stats(): its program cache synchronises itself
   std::string gemm_fallback_;
+  bool tf32_units_ = false;
 
   mutable std::mutex tables_mutex_;  // guards table_, messages_, layer_paths_, blocked_*, workspaces_
   std::shared_ptr<const TunedTable> table_;

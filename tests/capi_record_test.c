@@ -33,8 +33,9 @@ static cl_mem upload(ocltune_runtime rt, const float* values, size_t count) {
   return m;
 }
 
-/* C = A B of packed fp32 m x k and k x n matrices, `times` times, each result checked. */
-static void gemm_case(ocltune_runtime rt, int64_t m, int64_t n, int64_t k, int times) {
+/* C = A B of packed fp32 m x k and k x n matrices, `times` times, each result checked; allow_tf32 as
+ * given (the check stays exact's: only a device without TF32 units is given allow_tf32 here). */
+static void gemm_case(ocltune_runtime rt, int64_t m, int64_t n, int64_t k, int times, int allow_tf32) {
   float* a = malloc((size_t)(m * k) * sizeof(float));
   float* b = malloc((size_t)(k * n) * sizeof(float));
   float* c = malloc((size_t)(m * n) * sizeof(float));
@@ -45,6 +46,7 @@ static void gemm_case(ocltune_runtime rt, int64_t m, int64_t n, int64_t k, int t
   cl_mem ma = upload(rt, a, (size_t)(m * k)), mb = upload(rt, b, (size_t)(k * n)), mc = upload(rt, c, (size_t)(m * n));
   ocltune_gemm_args args;
   ocltune_gemm_args_init(&args, 0, 0, m, n, k, 1, ma, mb, mc);
+  args.allow_tf32 = allow_tf32;
   for (int t = 0; t < times; ++t) {
     ocltune_level level = OCLTUNE_LEVEL_EXACT;
     const ocltune_status s = ocltune_gemm(rt, ocltune_runtime_queue(rt), &args, 0, NULL, NULL, &level);
@@ -138,10 +140,10 @@ int main(void) {
   CHECK(ocltune_runtime_dispatch_counts(rt, NULL, calls) == OCLTUNE_SUCCESS, "%s", ocltune_last_error());
   CHECK(calls[OCLTUNE_LEVEL_BUILTIN] == 0, "a new runtime has dispatched nothing");
 
-  gemm_case(rt, 37, 29, 19, 3);
-  gemm_case(rt, 5, 7, 3, 1);
+  gemm_case(rt, 37, 29, 19, 3, 0);
+  gemm_case(rt, 5, 7, 3, 1, 0);
   reduce_case(rt, 13, 101);
-  gemm_case(other, 37, 29, 19, 2);
+  gemm_case(other, 37, 29, 19, 2, 0);
 
   CHECK(ocltune_runtime_dispatch_counts(rt, NULL, calls) == OCLTUNE_SUCCESS, "%s", ocltune_last_error());
   CHECK(calls[OCLTUNE_LEVEL_BUILTIN] == 5 && calls[OCLTUNE_LEVEL_EXACT] == 0, "all: %llu builtin",
@@ -207,10 +209,28 @@ int main(void) {
         "reset");
   CHECK(ocltune_runtime_dispatch_counts(other, "gemm", calls) == OCLTUNE_SUCCESS && calls[OCLTUNE_LEVEL_BUILTIN] == 2,
         "the other runtime keeps its counts");
-  gemm_case(rt, 5, 7, 3, 1);
+  gemm_case(rt, 5, 7, 3, 1, 0);
   CHECK(ocltune_write_shapes_file(&rt, 1, path, &problems) == OCLTUNE_SUCCESS && problems == 1, "%s",
         ocltune_last_error());
   CHECK(ocltune_runtime_reset_dispatch_stats(NULL) == OCLTUNE_INVALID_ARGUMENT, "null runtime");
+
+  /* On a device without matrix units for TF32 (a CPU) a call that allows TF32 is the exact call: one
+   * problem of exact math with both calls, so it takes the exact rows. */
+  cl_device_type type = 0;
+  clGetDeviceInfo(ocltune_runtime_device(rt), CL_DEVICE_TYPE, sizeof type, &type, NULL);
+  if (type & CL_DEVICE_TYPE_CPU) {
+    CHECK(ocltune_runtime_reset_dispatch_stats(rt) == OCLTUNE_SUCCESS, "%s", ocltune_last_error());
+    gemm_case(rt, 5, 7, 3, 1, 0);
+    gemm_case(rt, 5, 7, 3, 1, 1);
+    CHECK(ocltune_write_shapes_file(&rt, 1, path, &problems) == OCLTUNE_SUCCESS && problems == 1, "%zu problems: %s",
+          problems, ocltune_last_error());
+    text = read_file(path);
+    CHECK(text != NULL, "no %s", path);
+    if (text) {
+      CHECK(strstr(text, "\"calls\":2") != NULL && strstr(text, "tf32") == NULL, "%s", text);
+      free(text);
+    }
+  }
   remove(path);
 
   ocltune_runtime_destroy(other);

@@ -297,6 +297,45 @@ TEST(RuntimeConv2d, Tf32CallsUseTheirOwnRows) {
   EXPECT_EQ(without.check(ops::conv2d_decision(*rt, without.call()).config), "");
 }
 
+// A tf32 call may run exact configurations: rows of both math modes compete. Of two rows of its
+// shape it takes the one recorded faster, whichever its math; with rows of nearby shapes only, the
+// nearer, an exact-math one included (a tf32 call of a shape tuned in exact mode alone ran the
+// built-in configuration before).
+TEST(RuntimeConv2d, Tf32CallsTakeTheFasterRowOfEitherMath) {
+  Conv2dShape exact = odd_shapes(ConvDirection::kForward)[0];
+  Conv2dShape tf32 = exact;
+  tf32.math = MathMode::kTf32;
+  const Config direct = conv2d_default_config(exact, kAlgoDirect),
+               igemm = conv2d_default_config(exact, kAlgoImplicitGemm);
+  ASSERT_NE(direct, igemm);
+  for (const bool exact_faster : {true, false}) {
+    BestRow exact_row = conv2d_row(exact, direct), tf32_row = conv2d_row(tf32, igemm);
+    (exact_faster ? tf32_row : exact_row).median_ns = 2000;  // the other stays at 1000
+    auto rt = make_runtime(testing::write_database(testing::temp_path("conv2d_either_math.db"), {session().device()},
+                                                   {exact_row, tf32_row}));
+    HostConv conv(tf32);
+    const Dispatch d = ops::conv2d(*rt, session().queue()(), conv.call());
+    EXPECT_EQ(d.level, Level::kExact);
+    d.last()->wait();
+    const Config taken = ops::conv2d_decision(*rt, conv.call()).config;
+    EXPECT_EQ(taken, exact_faster ? direct : igemm);
+    EXPECT_EQ(conv.check(taken), "");
+  }
+  // Only an exact-math row of a nearby shape: the tf32 call takes it at the nearest level.
+  Conv2dShape near = exact;
+  near.h = 12;
+  near.w = 12;
+  const Config near_config = conv2d_default_config(near, kAlgoImplicitGemm);
+  auto rt = make_runtime(testing::write_database(testing::temp_path("conv2d_either_math_near.db"), {session().device()},
+                                                 {conv2d_row(near, near_config)}));
+  HostConv conv(tf32);
+  const Dispatch d = ops::conv2d(*rt, session().queue()(), conv.call());
+  EXPECT_EQ(d.level, Level::kNearest);
+  d.last()->wait();
+  EXPECT_EQ(ops::conv2d_decision(*rt, conv.call()).config, near_config);
+  EXPECT_EQ(conv.check(near_config), "");
+}
+
 TEST(RuntimeConv2d, NearestRowIsVerifiedOnFirstUse) {
   const Conv2dShape call_shape = odd_shapes(ConvDirection::kForward)[0];
   Conv2dShape tuned = call_shape;

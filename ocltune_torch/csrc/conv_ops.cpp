@@ -10,12 +10,16 @@
 // its stride) runs at::convolution on CPU copies, counted as a fallback: these two ops have no boxed
 // fallback to reach (their default kernel raises).
 //
-// TF32: PyTorch has no allow_tf32 switch for a PrivateUse1 device, so the family's tensor-core
-// algorithms are allowed exactly when torch.set_float32_matmul_precision is "high" or "medium" (the
-// switch of the GEMMs' TF32); the default "highest" keeps convolutions exact fp32.
+// TF32: ocl's convolutions take PyTorch's permission for TF32 convolutions, cuDNN's switch
+// (torch.backends.cudnn.allow_tf32, or torch.backends.cudnn.conv.fp32_precision; on by default), as
+// cuda's do (docs/decisions/0048). The runtime then runs a tensor-core configuration where the device
+// has TF32 units and its row is the faster one, an exact one elsewhere; torch.set_float32_matmul_precision
+// governs the GEMMs only, as on cuda.
 #include <array>
 #include <optional>
+#include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -75,7 +79,34 @@ bool family_takes(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w
   return n * c * h * w <= kMaxIndex && k * (c / g.groups) * r * s <= kMaxIndex && n * k * p * q <= kMaxIndex;
 }
 
-bool allow_tf32() { return at::globalContext().float32MatmulPrecision() != at::Float32MatmulPrecision::HIGHEST; }
+// cuDNN's TF32 switch for convolutions, read as PyTorch's cuDNN convolutions read it in each torch
+// version's API: allowTF32CuDNN() (before the fp32_precision settings), allowTF32CuDNN("conv") (their
+// first, string form) or allowTF32CuDNN(Float32Op::CONV). Without naming the op, a torch with those
+// settings warns that the call is deprecated and raises where conv and rnn were set apart.
+template <typename Arg>
+struct FirstArg {
+  using type = Arg;
+};
+template <typename R, typename C, typename Arg>
+FirstArg<std::decay_t<Arg>> first_arg_of(R (C::*)(Arg) const);
+template <typename R, typename C>
+FirstArg<void> first_arg_of(R (C::*)() const);
+
+template <typename Arg, typename Context>
+bool cudnn_conv_tf32(const Context& context) {
+  if constexpr (std::is_void_v<Arg>) {
+    return context.allowTF32CuDNN();
+  } else if constexpr (std::is_same_v<Arg, std::string>) {
+    return context.allowTF32CuDNN("conv");
+  } else {
+    return context.allowTF32CuDNN(Arg::value_type::CONV);
+  }
+}
+
+bool allow_tf32() {
+  using Arg = typename decltype(first_arg_of(&at::Context::allowTF32CuDNN))::type;
+  return cudnn_conv_tf32<Arg>(at::globalContext());
+}
 
 // One call of the family on packed fp32 4-D tensors: x [n, c, h, w], weight [k, c / groups, r, s],
 // y [n, k, p, q], bias [k] (undefined: none). Which are read and which written is the direction's.
@@ -305,5 +336,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("convolution_overrideable", conv_forward);
   m.impl("convolution_backward_overrideable", conv_backward);
 }
+
+// Whether ocl's convolutions may use TF32 now (cuDNN's switch, as PyTorch reads it for cuda's).
+TORCH_LIBRARY_FRAGMENT(ocltune, m) { m.def("conv_tf32_allowed() -> bool", &allow_tf32); }
 
 }  // namespace ocltune_torch

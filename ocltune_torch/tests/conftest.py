@@ -13,6 +13,13 @@ import ocltune_torch  # noqa: E402,F401  (registers the backend)
 
 DEVICE = torch.device("ocl", int(os.environ.get("OCLTUNE_TEST_DEVICE", "0")))
 
+# The suites compare with CPU results at fp32 tolerances: TF32 convolutions, which ocl's follow
+# cuDNN's switch for (on by default, docs/decisions/0048), are off unless a test turns them on.
+if hasattr(torch.backends.cudnn, "conv"):
+    torch.backends.cudnn.conv.fp32_precision = "ieee"
+else:
+    torch.backends.cudnn.allow_tf32 = False
+
 # Tolerances against PyTorch's CPU result on the same inputs: fp32 accumulation everywhere, 16-bit
 # storage rounding the results.
 TOLERANCES = {

@@ -173,16 +173,41 @@ def test_conv_16bit(dtype, strict):
           rand(6, 3, 3, dtype=dtype, seed=1), rand(3, dtype=dtype, seed=2), scale=4, fp32_reference=True)
 
 
-def test_conv2d_tf32_setting(strict):
-    # "high" allows the family's TF32 algorithms where the device has them; elsewhere it is exact.
+def test_conv2d_follows_cudnns_tf32_switch(strict):
+    # ocl's convolutions take TF32 permission from cuDNN's switch, as cuda's do, in both of its APIs
+    # (set apart for conv and rnn too, where reading it without the op name raises); the float32
+    # matmul precision governs the GEMMs only. With TF32 allowed the family's TF32 algorithms may run
+    # where the device has them; elsewhere the result is exact.
+    allowed = torch.ops.ocltune.conv_tf32_allowed
+    cudnn = torch.backends.cudnn
     x, wt = rand(2, 8, 9, 9), rand(8, 8, 3, 3, seed=1)
-    previous = torch.get_float32_matmul_precision()
+    new_api = hasattr(cudnn, "conv")
+    # What the conftest set (the legacy getter raises once conv and rnn differ, so new API first).
+    saved = cudnn.conv.fp32_precision if new_api else cudnn.allow_tf32
+    saved_matmul = torch.get_float32_matmul_precision()
     try:
-        torch.set_float32_matmul_precision("high")
+        cudnn.allow_tf32 = True
+        assert allowed()
         y = F.conv2d(x.to(DEVICE), wt.to(DEVICE), padding=1)
+        assert_close(y, F.conv2d(x, wt, padding=1), rtol=1e-2, atol=1e-2)
+        cudnn.allow_tf32 = False
+        assert not allowed()
+        torch.set_float32_matmul_precision("high")
+        assert not allowed(), "the matmul precision does not govern convolutions"
+        if new_api:
+            cudnn.conv.fp32_precision = "tf32"  # the rnn switch stays off
+            assert allowed()
+            cudnn.conv.fp32_precision = "ieee"
+            assert not allowed()
+        y = F.conv2d(x.to(DEVICE), wt.to(DEVICE), padding=1)
+        assert_close(y, F.conv2d(x, wt, padding=1))
     finally:
-        torch.set_float32_matmul_precision(previous)
-    assert_close(y, F.conv2d(x, wt, padding=1), rtol=1e-2, atol=1e-2)
+        torch.set_float32_matmul_precision(saved_matmul)
+        if new_api:
+            cudnn.allow_tf32 = True  # rnn back to its default
+            cudnn.conv.fp32_precision = saved
+        else:
+            cudnn.allow_tf32 = saved
 
 
 # ---- pooling ----

@@ -70,6 +70,11 @@ ocltune_status ocltune_conv2d(ocltune_runtime runtime, cl_command_queue queue, c
   return dispatch_call(
       "ocltune_conv2d", runtime, queue, args, num_wait, wait, event, level, [&] { return to_call(*args); },
       [](ocltune::Runtime& rt, cl_command_queue q, const ocltune::Conv2dCall& c, const ocltune::DispatchOptions& o) {
+        if (c.shape.math == ocltune::MathMode::kTf32 && !rt.has_tf32_units()) {
+          ocltune::Conv2dCall exact = c;  // TF32 allowed where the device has no such units: exact
+          exact.shape.math = ocltune::MathMode::kExact;
+          return ocltune::ops::conv2d(rt, q, exact, o);
+        }
         return ocltune::ops::conv2d(rt, q, c, o);
       });
 }

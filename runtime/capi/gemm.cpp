@@ -76,6 +76,11 @@ ocltune_status ocltune_gemm(ocltune_runtime runtime, cl_command_queue queue, con
   return dispatch_call(
       "ocltune_gemm", runtime, queue, args, num_wait, wait, event, level, [&] { return to_call(*args); },
       [](ocltune::Runtime& rt, cl_command_queue q, const ocltune::GemmCall& c, const ocltune::DispatchOptions& o) {
+        if (c.tf32 && !rt.has_tf32_units()) {
+          ocltune::GemmCall exact = c;  // TF32 allowed where the device has no such units: exact
+          exact.tf32 = false;
+          return ocltune::ops::gemm(rt, q, exact, o);
+        }
         return ocltune::ops::gemm(rt, q, c, o);
       });
 }
