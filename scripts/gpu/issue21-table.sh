@@ -5,8 +5,8 @@
 #
 #   scripts/gpu/issue21-table.sh fp32|defaults|fp16|bf16       (after `scripts/gpu/torch-backend.sh build`)
 #
-# fp32: TF32 off on both sides. defaults: PyTorch's defaults: cuDNN's TF32 on; ocl follows the
-# float32 matmul precision ("highest" by default: exact fp32, see ocltune_torch/csrc/conv_ops.cpp).
+# fp32: TF32 off on both sides. defaults: PyTorch's defaults: cuDNN's TF32 on, which ocl's
+# convolutions follow too (docs/decisions/0048: a tf32 configuration where its row is the faster).
 # fp16 / bf16: the training steps under torch.autocast in that dtype. The batches are the issue's:
 # resnet50 32 (and 64 for inference), resnet18 64, mobilenet_v2 32, the encoder 8 x 512 (fused AdamW).
 # On PoCL: BASELINE=cpu OCL=ocl:0 EXTRA="--size 32 --seq 16 --layers 2 --reps 1 --warmup 0" runs
