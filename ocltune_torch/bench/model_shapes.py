@@ -5,6 +5,7 @@ weight gradient, and the input gradient where the input needs one: not the first
 
     python ocltune_torch/bench/model_shapes.py --models resnet18 --modes training,inference \
         --batch 64 -o shapes.json
+    python ocltune_torch/bench/model_shapes.py --models resnet50 --math tf32 -o tf32.json
 
 Writes the form `torch-backend.sh record` writes (a JSON list of problems with their calls per step),
 which select_shapes.py and `ocltune --shapes` read; the recorded file of a device run has the GEMMs
@@ -18,7 +19,7 @@ import sys
 import torch
 
 
-def conv_problems(model, batch, size, training):
+def conv_problems(model, batch, size, training, math="exact"):
     """The conv2d problems of one step, each with its calls per step, in first-call order."""
     counts = {}
 
@@ -35,6 +36,8 @@ def conv_problems(model, batch, size, training):
             dirs.append("bwd_weight")
             if x.requires_grad:
                 dirs.append("bwd_data")
+        if math != "exact":
+            problem["math"] = math  # the key of a tf32 row (docs/decisions/0048)
         for d in dirs:
             key = json.dumps(dict(problem, dir=d), sort_keys=True)
             counts[key] = counts.get(key, 0) + 1
@@ -57,6 +60,8 @@ def main(argv=None):
     parser.add_argument("--modes", default="training,inference", help="training, inference or both")
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--size", type=int, default=224, help="image height and width")
+    parser.add_argument("--math", choices=["exact", "tf32"], default="exact",
+                        help="the problems' math mode: tf32 for the rows PyTorch's default TF32 convolutions take")
     parser.add_argument("-o", "--output", required=True, help="file to write (JSON list, `ocltune --shapes`)")
     args = parser.parse_args(argv)
     import torchvision
@@ -70,7 +75,7 @@ def main(argv=None):
         for mode in filter(None, args.modes.split(",")):
             if mode not in ("training", "inference"):
                 sys.exit(f"model_shapes: mode {mode!r} is not training or inference")
-            for p in conv_problems(model, args.batch, args.size, mode == "training"):
+            for p in conv_problems(model, args.batch, args.size, mode == "training", args.math):
                 key = json.dumps({k: v for k, v in p.items() if k != "recorded"}, sort_keys=True)
                 merged[key] = merged.get(key, 0) + p["recorded"]["calls"]
     problems = [dict(json.loads(key), recorded={"calls": calls}) for key, calls in merged.items()]

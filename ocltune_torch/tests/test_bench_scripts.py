@@ -116,6 +116,12 @@ def test_model_shapes_lists_what_the_device_recorded(tmp_path):
     assert not [p for p in by_dir["bwd_data"] if p["c"] == 3]
     assert sum(p["recorded"]["calls"] for p in by_dir["fwd"]) == 20  # resnet18's 20 convolutions
 
+    # --math tf32: the same problems with the math of PyTorch's default TF32 convolutions.
+    run_script("model_shapes.py", "--models", "resnet18", "--modes", "training", "--batch", "32", "--math", "tf32",
+               "-o", str(out))
+    tf32 = json.loads(out.read_text())
+    assert [dict(p, math="tf32") for p in listed] == tf32
+
 
 def test_select_shapes_keeps_the_untuned_problems(tmp_path):
     # Two problems of a recorded file, one with a row of its shape in a rows file: --untuned-in keeps
