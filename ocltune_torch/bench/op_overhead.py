@@ -46,6 +46,13 @@ def cases(device):
         ("view + contiguous copy", matrix, lambda x: x.t().contiguous()),
         ("_foreach_add_ (4 tensors)", lambda: [torch.randn(8, device=device) for _ in range(4)],
          lambda xs: torch._foreach_add_(xs, 1.0)),
+        # A small CNN's per-layer ops (mobilenet_v2's inference is a chain of 52 of each).
+        ("conv2d 3x3 (1x8x8x8)", lambda: (torch.randn(1, 8, 8, 8, device=device),
+                                         torch.randn(8, 8, 3, 3, device=device)),
+         lambda s: torch.nn.functional.conv2d(s[0], s[1], padding=1)),
+        ("batch_norm eval (1x8x8x8)", lambda: (torch.randn(1, 8, 8, 8, device=device),
+                                              *(torch.rand(8, device=device) + 0.5 for _ in range(4))),
+         lambda s: torch.nn.functional.batch_norm(s[0], s[1], s[2], s[3], s[4], training=False)),
     ]
 
 
