@@ -91,8 +91,8 @@ void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call
   }
   std::vector<Candidate> candidates;
   const TunedEntry* exact = nullptr;
-  for (const auto& [m, m_shape] : maths) {
-    const TunedEntry* row = table->exact(op, dtype, m, key);
+  for (const auto& m : maths) {
+    const TunedEntry* row = table->exact(op, dtype, m.first, key);
     if (row && space.contains(row->config) && (!exact || row->median_ns < exact->median_ns)) exact = row;
   }
   if (exact) candidates.push_back({Level::kExact, exact->config, describe(*exact)});

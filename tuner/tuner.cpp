@@ -442,14 +442,15 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
       break;
     }
     const Config config = *next;
-    if (must_evaluate == to_string(config)) must_evaluate.reset();
-    if (!search.measured.insert(to_string(config)).second) continue;
+    const std::string params = to_string(config);
+    if (must_evaluate == params) must_evaluate.reset();
+    if (!search.measured.insert(params).second) continue;
     Claim claim;
     std::optional<EvalOutcome> o = run_one(config, Role::kSearch, &claim);
     if (!o) {
       if (claim.result == ClaimResult::kFull) {
         // Claims of the group this run has not seen yet: wait for them (or their release).
-        search.measured.erase(to_string(config));
+        search.measured.erase(params);
         ahead.push_front(config);
         full = true;
       }
