@@ -1,6 +1,6 @@
 // Tiled, register-blocked SGEMM: C = alpha * op(A) * op(B) + beta * C, row-major, strided batches.
 // Any M, N, K >= 1: rows and columns past the edge are clamped on load and never stored; the last
-// K tile is zero-filled. Launch: global (ceil(N/NWG)*NDIMC, ceil(M/MWG)*MDIMC, batch),
+// K tile is zero-filled. Launch: global (ceil(N/NWG)*NDIMC, ceil(M/MWG)*MDIMC, batch * KSPLIT),
 // local (NDIMC, MDIMC, 1).
 
 // Problem layout (TRANS_A, TRANS_B) and operand indexing (A_INDEX, B_INDEX): gemm_layout.cl, prepended.
@@ -45,6 +45,12 @@
 #ifndef WTN
 #define WTN 0  // work-items along N inside each warp of 32 (0: plain order of local ids); 2-D warp
                // blocks make more of a warp's local-memory reads coincide
+#endif
+#ifndef KSPLIT
+#define KSPLIT 1  // parts of K multiplied by separate work-groups (split K): each part writes its own
+                  // partial product (alpha * op(A) * op(B) over its K range) to entry
+                  // batch * KSPLIT + part of C, and kernels/gemm_ksplit_sum.cl adds them up with
+                  // beta * C. For problems whose tiles do not fill the device: few, long dot products
 #endif
 
 // ---- Derived ----
@@ -253,7 +259,7 @@ static inline void store_b(local float* Bs, const float* rb, const int tid) {
   for (int kk = 0; kk < (kcount); ++kk) K_STEP(kk)
 
 __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
-kernel void gemm(const int M, const int N, const int K, const float alpha, const float beta,
+kernel void gemm(const int M, const int N, const int K_all, const float alpha, const float beta,
                  const global float* restrict A, const long a_offset, const int lda, const long stride_a,
                  const global float* restrict B, const long b_offset, const int ldb, const long stride_b,
                  global float* C, const long c_offset, const int ldc, const long stride_c) {
@@ -269,10 +275,24 @@ kernel void gemm(const int M, const int N, const int K, const float alpha, const
 #endif
   const int n0 = get_group_id(0) * NWG;
   const int m0 = get_group_id(1) * MWG;
+#if KSPLIT > 1
+  // This work-group's part of K: parts of whole KWG tiles (so vector loads stay aligned), the last
+  // one shorter or empty (an empty part writes zeros, which the sum needs).
+  const long batch = get_group_id(2) / KSPLIT;
+  const int part = get_group_id(2) % KSPLIT;
+  const int part_k = (K_all + KSPLIT * KWG - 1) / (KSPLIT * KWG) * KWG;
+  const int k_begin = min(part * part_k, K_all);
+  const int K = min(part_k, K_all - k_begin);
+  const global float* Ab = A + a_offset + batch * stride_a + A_INDEX(0, k_begin, lda);
+  const global float* Bb = B + b_offset + batch * stride_b + B_INDEX(k_begin, 0, ldb);
+  global float* Cb = C + c_offset + (batch * KSPLIT + part) * stride_c;
+#else
+  const int K = K_all;
   const long batch = get_group_id(2);
   const global float* Ab = A + a_offset + batch * stride_a;
   const global float* Bb = B + b_offset + batch * stride_b;
   global float* Cb = C + c_offset + batch * stride_c;
+#endif
 
   float acc[WPTM * WPTN];
 #pragma unroll

@@ -26,6 +26,14 @@ const std::vector<Config>& sample_configs() {
     }
     // The GPU defaults (gemm_gpu_tiles) too: the runtime launches them untuned on every GPU.
     fma.insert(fma.end(), gemm_gpu_tiles().begin(), gemm_gpu_tiles().end());
+    // Split K (the fma_ksplit variant, a GPU's, run here too): the small tile and a GPU tile in 2 and
+    // 16 parts. The table's short Ks leave most of 16 parts empty, which must write zeros.
+    for (const std::int64_t parts : {2, 16}) {
+      for (Config split : {gemm_default_config(), gemm_gpu_tiles()[3]}) {
+        split["KSPLIT"] = parts;
+        fma.push_back(split);
+      }
+    }
     return fma;
   }();
   return configs;
@@ -117,6 +125,65 @@ TEST(GemmVerification, DetectsWritesOutsideTheOutput) {
 namespace ocltune {
 namespace {
 
+// Split K on a described H200 (132 compute units): offered and chosen by default where the tiles
+// leave the device short of work-items (the encoder's 768 x 768 weight gradient over 4096 tokens,
+// ResNet's first-layer weight gradient per image), neither offered nor chosen where they fill it.
+TEST(GemmSplitK, OfferedAndChosenWhereTheTilesLeaveTheDeviceShortOfWork) {
+  const DeviceInfo h200 = testing::described_h200();
+  const GemmShape wgrad{.m = 768, .n = 768, .k = 4096, .trans_a = true};
+  const Config chosen = GemmProblem(wgrad).default_config(h200);
+  ASSERT_TRUE(is_ksplit_config(chosen)) << to_string(chosen);
+  EXPECT_TRUE(gemm_space(wgrad, h200).contains(chosen)) << gemm_space(wgrad, h200).check(chosen);
+  // 64x64 tiles: 144 work-groups, 4 resident per SM (256 work-items of 56 registers): a wave is 528,
+  // half a wave 264, so 2 parts.
+  EXPECT_EQ(chosen.at("MWG"), 64);
+  EXPECT_EQ(gemm_resident_groups(chosen), 4);
+  EXPECT_EQ(chosen.at("KSPLIT"), 2);
+  // 32x64 tiles of 64 work-items: 192 work-groups, 13 resident per SM: 8 parts.
+  const GemmShape first_layer{.m = 64, .n = 147, .k = 12544, .batch = 32, .trans_b = true};
+  EXPECT_EQ(GemmProblem(first_layer).default_config(h200).at("KSPLIT"), 8);
+
+  // Untuned, a short K is not split, though the space offers it (the partials would cost more).
+  const GemmShape short_k_wgrad{.m = 576, .n = 96, .k = 196, .batch = 32, .trans_b = true};
+  EXPECT_FALSE(is_ksplit_config(GemmProblem(short_k_wgrad).default_config(h200)));
+  const GemmShape square{.m = 4096, .n = 4096, .k = 4096};
+  EXPECT_FALSE(is_ksplit_config(GemmProblem(square).default_config(h200)));
+  Config big_split = gemm_gpu_tiles().front();
+  big_split["KSPLIT"] = 2;
+  EXPECT_FALSE(gemm_space(square, h200).contains(big_split)) << "a 256x128 tile fills the device unsplit";
+  // A K too short for two tiles per part, and CPUs: no split at all.
+  Config short_k = gemm_default_config();
+  short_k["KSPLIT"] = 2;
+  EXPECT_FALSE(gemm_space({.m = 64, .n = 64, .k = 48}, h200).contains(short_k));
+  EXPECT_TRUE(gemm_space({.m = 64, .n = 64, .k = 64}, h200).contains(short_k));
+  DeviceInfo cpu = h200;
+  cpu.type = DeviceType::kCpu;
+  cpu.vendor = "GenuineIntel";
+  EXPECT_FALSE(gemm_space({.m = 64, .n = 64, .k = 4096}, cpu).contains(short_k));
+}
+
+// The split plan: two kernels (the parts, then their sum with beta * C), and its result is the
+// unsplit one's on a problem with a non-zero beta, strided batches and offsets.
+TEST(GemmSplitK, PlanSumsThePartsWithBeta) {
+  Session& session = testing::test_session();
+  const GemmShape shape{.m = 37, .n = 45, .k = 1000, .batch = 3, .trans_b = true, .alpha = 0.5f, .beta = -2.0f};
+  const GemmProblem problem(shape, {.ldc_pad = 3, .c_offset = 5, .stride_pad = 7});
+  auto evaluation = problem.instantiate(session);
+  Config split = gemm_default_config();
+  split["KSPLIT"] = 8;
+  EXPECT_EQ(evaluation->plan(split).kernels.size(), 2u);
+  Evaluator evaluator(session, *evaluation);
+  const EvalOutcome outcome = evaluator.evaluate(split, {.warmup = 0, .min_runs = 1, .max_runs = 1});
+  EXPECT_EQ(outcome.status, Status::kOk) << outcome.error;
+  // The sum leaving out the last part must fail verification.
+  LaunchPlan plan = evaluation->plan(split);
+  std::get<cl_int>(plan.kernels[1].args[2]) = 7;
+  evaluation->reset();
+  enqueue(session.queue(), prepare(session, plan));
+  session.queue().finish();
+  EXPECT_FALSE(evaluation->verify().ok);
+}
+
 // TF32 mode: the tensor-core variant exists only on NVIDIA devices of compute capability >= 8.0;
 // elsewhere (PoCL in CI) the space is exactly the exact-mode space and results stay exact.
 TEST(GemmTf32, TensorCoreVariantIsAbsentWithoutTheCapability) {
@@ -126,7 +193,8 @@ TEST(GemmTf32, TensorCoreVariantIsAbsentWithoutTheCapability) {
   shape.math = MathMode::kTf32;
   const SearchSpace tf32 = gemm_space(shape, device);
   if (satisfies(device, nvidia_mma_tf32())) {
-    EXPECT_EQ(tf32.variants().size(), satisfies(device, nvidia_wgmma_tf32()) ? 5u : 3u);
+    // gemm.cl split over K (fma_ksplit) is a GPU variant too.
+    EXPECT_EQ(tf32.variants().size(), (satisfies(device, nvidia_wgmma_tf32()) ? 5u : 3u) + 1u);
     EXPECT_TRUE(tf32.contains(gemm_mma_packed_default_config())) << tf32.check(gemm_mma_packed_default_config());
     EXPECT_TRUE(tf32.contains(gemm_mma_default_config())) << tf32.check(gemm_mma_default_config());
   } else {

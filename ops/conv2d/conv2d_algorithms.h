@@ -76,8 +76,8 @@ void depthwise_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Con
 
 // ---- Shared by the plans ----
 
-// Workspace slots of conv2d's own buffers; the GEMM plans use 0-7 (Winograd's transformed tiles
-// 0-2, the packed GEMMs 3-4, the 16-bit GEMM's widened operands 5-7).
+// Workspace slots of conv2d's own buffers; the GEMM plans use 0-7 and 12 (Winograd's transformed
+// tiles 0-2, the packed GEMMs 3-4, the 16-bit GEMM's widened operands 5-7, split-K partials 12).
 inline constexpr int kPartialSlot = 8;   // per-image weight-gradient partials of the GEMM-based algorithms
 inline constexpr int kSplitSlot = 9;     // the direct weight gradient's per-chunk partials (direct_split)
 inline constexpr int kColumnsSlot = 10;  // im2col matrices
@@ -96,7 +96,8 @@ SearchSpace gemm_based_space(const std::string& name, std::int64_t algo, const G
 Config gemm_part(const Config& config, std::initializer_list<const char*> own = {});
 // `base` (a GEMM-based algorithm's default) on the first of gemm_gpu_tiles() that gives `gemm`, the
 // algorithm's GEMM as launched, a work-group per compute unit of `device` and that `space` holds: the
-// tile's parameters replace those `base` has. `base` where no tile does.
+// tile's parameters replace those `base` has. `base` where no tile does. Then K split where the
+// launch is still short of work-items and `space` has the split (gemm_gpu_split).
 Config on_gpu_tile(const Config& base, const GemmShape& gemm, const DeviceInfo& device, const SearchSpace& space);
 // dw = (or += with `accumulate`) the sum of `images` partial planes of `plane` weights, in order
 // (kernels/conv2d_sum_images.cl).

@@ -134,6 +134,8 @@ SearchSpace gemm_based_space(const std::string& name, std::int64_t algo, const G
                                  {"WN", {1, 2, 4}}});
   SearchSpace space;
   for (const SearchSpace::Variant& v : restricted.variants()) {
+    // The fewer tile values can leave the split-K variant without a point: then it is left out.
+    if (v.name == "fma_ksplit" && algorithm_variant(name, algo, v).enumerate(1).empty()) continue;
     space = SearchSpace::unite(
         {std::move(space), algorithm_variant(v.name == "fma" ? name : name + "_" + v.name, algo, v)});
   }
@@ -162,7 +164,10 @@ Config on_gpu_tile(const Config& base, const GemmShape& gemm, const DeviceInfo& 
   };
   const std::optional<Config> tile =
       gemm_gpu_tile(gemm, device.compute_units, [&](const Config& t) { return space.contains(on_tile(t)); });
-  return tile ? on_tile(*tile) : base;
+  // The split of K where the space has one (the GEMM-based algorithms): a weight gradient's few
+  // filters x taps over a long K.
+  const Config chosen = tile ? on_tile(*tile) : base;
+  return gemm_gpu_split(chosen, gemm, device, [&](const Config& c) { return space.contains(c); });
 }
 
 KernelLaunch sum_images_launch(std::int64_t images, std::int64_t plane, const cl::Buffer& partial,

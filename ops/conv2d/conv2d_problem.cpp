@@ -215,19 +215,11 @@ std::vector<Config> Conv2dProblem::seed_configs(const DeviceInfo& device) const 
 }
 
 std::vector<std::string> Conv2dProblem::kernel_files() const {
-  std::vector<std::string> files = {"conv2d_common.cl",
-                                    "conv2d_direct.cl",
-                                    "conv2d_direct_bwd_data.cl",
-                                    "conv2d_direct_bwd_weight.cl",
-                                    "conv2d_igemm_gather.cl",
-                                    "conv2d_igemm.cl",
-                                    "conv2d_winograd.cl",
-                                    "conv2d_depthwise.cl",
-                                    "gemm_layout.cl",
-                                    "gemm.cl",
-                                    "conv2d_sum_images.cl",
-                                    "conv2d_im2col.cl",
-                                    "gemm_cpu.cl"};
+  std::vector<std::string> files = {
+      "conv2d_common.cl",       "conv2d_direct.cl", "conv2d_direct_bwd_data.cl", "conv2d_direct_bwd_weight.cl",
+      "conv2d_igemm_gather.cl", "conv2d_igemm.cl",  "conv2d_winograd.cl",        "conv2d_depthwise.cl",
+      "gemm_layout.cl",         "gemm.cl",          "gemm_ksplit_sum.cl",        "conv2d_sum_images.cl",
+      "conv2d_im2col.cl",       "gemm_cpu.cl"};
   if (shape_.math == MathMode::kTf32)
     files.insert(files.end(), {"tile_order.cl", "mma_tf32.cl", "conv2d_igemm_mma.cl", "gemm_mma.cl", "storage.cl",
                                "wgmma.cl", "gemm_wgmma.cl", "gemm_pack_tf32.cl", "packed_pipeline.cl",

@@ -227,11 +227,43 @@ SearchSpace fma_space(const GemmShape& shape, const DeviceInfo& device) {
   return space;
 }
 
+// gemm.cl with K split into KSPLIT parts (gemm.cl's KSPLIT, summed by kernels/gemm_ksplit_sum.cl):
+// a problem whose tiles leave the device short of work-items (a weight gradient's few filters x
+// taps over thousands of pixels) gets KSPLIT times more work-groups, each with a K KSPLIT times
+// shorter. Offered where it can pay: on GPUs, each part at least two K tiles long, and only up to
+// the split that fills the device (a split whose half already does only adds partials to sum).
+SearchSpace ksplit_space(const GemmShape& shape, const DeviceInfo& device) {
+  const SearchSpace fma = fma_space(shape, device);
+  SearchSpace space("fma_ksplit");
+  // KSPLIT first: with the tile parameters after it, the wave constraint prunes the enumeration
+  // early (an empty variant is found out in a few thousand steps).
+  space.add("KSPLIT", {2, 4, 8, 16}, "parts of K multiplied by separate work-groups, then summed");
+  for (const Parameter& p : fma.parameters()) space.add(p.name, p.values, p.meaning);
+  for (const Constraint& c : fma.variants().front().constraints) space.constrain(c.description, c.params, c.holds);
+  const std::int64_t k = shape.k, batch = shape.batch, m = shape.m, n = shape.n;
+  space.constrain("each part of K has at least two K tiles", {"KSPLIT", "KWG"},
+                  [=](const Config& c) { return k >= 2 * at(c, "KSPLIT") * at(c, "KWG"); });
+  space.constrain("batch * KSPLIT <= 65535 (the launch's third dimension)", {"KSPLIT"},
+                  [=](const Config& c) { return batch * at(c, "KSPLIT") <= 65535; });
+  const std::int64_t units = static_cast<std::int64_t>(device.compute_units);
+  space.constrain("half the split gives less than one wave of work-groups", {"MWG", "NWG", "WPTM", "WPTN", "KSPLIT"},
+                  [=](const Config& c) {
+                    const std::int64_t groups =
+                        ((m + at(c, "MWG") - 1) / at(c, "MWG")) * ((n + at(c, "NWG") - 1) / at(c, "NWG")) * batch;
+                    return groups * (at(c, "KSPLIT") / 2) < units * gemm_resident_groups(c);
+                  });
+  return space;
+}
+
 }  // namespace
 
 SearchSpace gemm_space(const GemmShape& shape, const DeviceInfo& device) {
   std::vector<SearchSpace> parts;
   parts.push_back(fma_space(shape, device));
+  if (device.type == DeviceType::kGpu && shape.k >= 32) {
+    SearchSpace split = ksplit_space(shape, device);
+    if (!split.enumerate(1).empty()) parts.push_back(std::move(split));  // tiles that fill the device: none
+  }
   if (shape.tensor_cores_allowed() && satisfies(device, nvidia_mma_tf32())) {
     parts.push_back(gemm_detail::mma_space(shape, device));
     parts.push_back(gemm_detail::mma_packed_space(shape, device));
@@ -298,6 +330,95 @@ std::optional<Config> gemm_gpu_tile(const GemmShape& shape, std::int64_t compute
   return std::nullopt;
 }
 
+std::int64_t gemm_resident_groups(const Config& c) {
+  constexpr std::int64_t kWorkItems = 2048, kRegisters = 65536, kGroups = 32;
+  const std::int64_t threads = (at(c, "MWG") / at(c, "WPTM")) * (at(c, "NWG") / at(c, "WPTN"));
+  const std::int64_t registers = at(c, "WPTM") * at(c, "WPTN") + at(c, "WPTM") + at(c, "WPTN") + 32;
+  return std::max<std::int64_t>(1, std::min({kGroups, kWorkItems / threads, kRegisters / (threads * registers)}));
+}
+
+Config gemm_gpu_split(const Config& config, const GemmShape& shape, const DeviceInfo& device,
+                      const std::function<bool(const Config&)>& accepts) {
+  if (!config.count("MWG") || !config.count("WPTM") || is_ksplit_config(config)) return config;
+  const std::int64_t groups = ((shape.m + at(config, "MWG") - 1) / at(config, "MWG")) *
+                              ((shape.n + at(config, "NWG") - 1) / at(config, "NWG")) * shape.batch;
+  // Half a wave: each part more is partials to write and sum, and the estimate of a wave is rough.
+  // Untuned, only long dot products are split (parts of at least kMinPart): the partials cost
+  // M x N x parts writes and reads whatever K is, which a short K does not pay back (the 1x1 weight
+  // gradients of 14x14 images, K = 196).
+  constexpr std::int64_t kMinPart = 1024;
+  const std::int64_t wanted = static_cast<std::int64_t>(device.compute_units) * gemm_resident_groups(config) / 2;
+  Config best = config;
+  for (std::int64_t parts = 2; parts <= 16 && groups * (parts / 2) < wanted && shape.k >= parts * kMinPart;
+       parts *= 2) {
+    Config split = config;
+    split["KSPLIT"] = parts;
+    if (!accepts(split)) break;
+    best = split;
+  }
+  return best;
+}
+
+bool is_ksplit_config(const Config& config) {
+  const auto split = config.find("KSPLIT");
+  return split != config.end() && split->second > 1;
+}
+
+namespace {
+
+// gemm.cl on `o` (with KSPLIT > 1: entry batch * KSPLIT + part of o.c gets each part's product).
+KernelLaunch fma_launch(const GemmShape& s, const GemmOperands& o, const Config& config) {
+  KernelLaunch launch;
+  launch.program.files = {"gemm_layout.cl", "gemm.cl"};
+  launch.program.defines = {{"TRANS_A", s.trans_a ? "1" : "0"}, {"TRANS_B", s.trans_b ? "1" : "0"}};
+  for (const auto& [name, value] : config) launch.program.defines.emplace_back(name, std::to_string(value));
+  launch.kernel = "gemm";
+  const std::int64_t mwg = at(config, "MWG"), nwg = at(config, "NWG");
+  const std::int64_t mdimc = mwg / at(config, "WPTM"), ndimc = nwg / at(config, "WPTN");
+  const std::int64_t groups_m = (s.m + mwg - 1) / mwg, groups_n = (s.n + nwg - 1) / nwg;
+  const std::int64_t parts = is_ksplit_config(config) ? at(config, "KSPLIT") : 1;
+  launch.global = cl::NDRange(static_cast<std::size_t>(groups_n * ndimc), static_cast<std::size_t>(groups_m * mdimc),
+                              static_cast<std::size_t>(s.batch * parts));
+  launch.local = cl::NDRange(static_cast<std::size_t>(ndimc), static_cast<std::size_t>(mdimc), 1);
+  launch.args = gemm_detail::gemm_args(s, o);
+  return launch;
+}
+
+// Split K: gemm.cl writes each part's alpha * op(A) * op(B) into packed partials in the workspace,
+// then gemm_ksplit_sum.cl adds them (in order) and beta * C into C.
+LaunchPlan ksplit_plan(const GemmShape& s, const GemmOperands& o, const Config& config, Workspace& workspace) {
+  const std::int64_t parts = at(config, "KSPLIT");
+  if (s.batch * parts > 65535) {
+    throw Error(fmt::format("gemm: a split of K into {} parts of {} batch entries is more than 65535 launches' worth",
+                            parts, s.batch));
+  }
+  GemmShape partial_shape = s;
+  partial_shape.beta = 0.0f;  // each partial is written whole, C is read once, by the sum
+  GemmOperands partial = o;
+  partial.c = workspace.get(static_cast<std::size_t>(s.batch * parts * s.m * s.n) * sizeof(float), kGemmSplitSlot);
+  partial.c_offset = 0;
+  partial.ldc = s.n;
+  partial.stride_c = s.m * s.n;
+
+  KernelLaunch sum;
+  sum.program.files = {"gemm_ksplit_sum.cl"};
+  sum.kernel = "gemm_ksplit_sum";
+  sum.global = cl::NDRange(static_cast<std::size_t>((s.m * s.n + 255) / 256 * 256), static_cast<std::size_t>(s.batch));
+  sum.local = cl::NDRange(256, 1);
+  sum.args = {static_cast<cl_int>(s.m),
+              static_cast<cl_int>(s.n),
+              static_cast<cl_int>(parts),
+              static_cast<cl_float>(s.beta),
+              partial.c,
+              o.c,
+              static_cast<cl_long>(o.c_offset),
+              static_cast<cl_int>(o.ldc),
+              static_cast<cl_long>(o.stride_c)};
+  return {{fma_launch(partial_shape, partial, config), std::move(sum)}};
+}
+
+}  // namespace
+
 LaunchPlan gemm_plan(const GemmShape& s, const GemmOperands& o, const Config& config, Workspace& workspace) {
   check_operands(s, o);
   // 16-bit storage: the variants on packed operands read it themselves, every other one through
@@ -310,19 +431,8 @@ LaunchPlan gemm_plan(const GemmShape& s, const GemmOperands& o, const Config& co
   if (is_wgmma_config(config)) return gemm_detail::wgmma_plan(s, o, config);
   if (is_wgmma_packed_config(config)) return gemm_detail::wgmma_packed_plan(s, o, config, workspace);
   if (is_cpu_config(config)) return gemm_detail::cpu_plan(s, o, config);
-  KernelLaunch launch;
-  launch.program.files = {"gemm_layout.cl", "gemm.cl"};
-  launch.program.defines = {{"TRANS_A", s.trans_a ? "1" : "0"}, {"TRANS_B", s.trans_b ? "1" : "0"}};
-  for (const auto& [name, value] : config) launch.program.defines.emplace_back(name, std::to_string(value));
-  launch.kernel = "gemm";
-  const std::int64_t mwg = at(config, "MWG"), nwg = at(config, "NWG");
-  const std::int64_t mdimc = mwg / at(config, "WPTM"), ndimc = nwg / at(config, "WPTN");
-  const std::int64_t groups_m = (s.m + mwg - 1) / mwg, groups_n = (s.n + nwg - 1) / nwg;
-  launch.global = cl::NDRange(static_cast<std::size_t>(groups_n * ndimc), static_cast<std::size_t>(groups_m * mdimc),
-                              static_cast<std::size_t>(s.batch));
-  launch.local = cl::NDRange(static_cast<std::size_t>(ndimc), static_cast<std::size_t>(mdimc), 1);
-  launch.args = gemm_detail::gemm_args(s, o);
-  return {{std::move(launch)}};
+  if (is_ksplit_config(config)) return ksplit_plan(s, o, config, workspace);
+  return {{fma_launch(s, o, config)}};
 }
 
 }  // namespace ocltune

@@ -75,8 +75,10 @@ void check_operands(const GemmShape& shape, const GemmOperands& operands);
 void check_buffer_extents(const GemmShape& shape, const GemmOperands& operands, cl_mem a, cl_mem b, cl_mem c);
 
 // Tunables of kernels/gemm.cl (variant "fma"), with constraints from divisibility and from the
-// device; in tf32 mode on NVIDIA GPUs of compute capability >= 8.0 also those of
-// kernels/gemm_mma.cl (variant "mma_tf32", parameter MMA=1), and on 9.x those of gemm_wgmma.cl
+// device; on GPUs, for a K of 32 or more, also gemm.cl with K split into KSPLIT parts summed by a
+// second kernel (variant "fma_ksplit"), where the unsplit launch has fewer work-items than the
+// device keeps resident (small M x N, long K: weight gradients); in tf32 mode on NVIDIA GPUs of compute capability
+// >= 8.0 also those of kernels/gemm_mma.cl (variant "mma_tf32", parameter MMA=1), and on 9.x those of gemm_wgmma.cl
 // ("wgmma_tf32", WGMMA=1) and gemm_wgmma_packed.cl ("wgmma_packed_tf32", WGMMA_PACKED=1).
 // On CPU devices also those of kernels/gemm_cpu.cl (variant "cpu", parameter CPU=1).
 SearchSpace gemm_space(const GemmShape& shape, const DeviceInfo& device);
@@ -94,6 +96,17 @@ const std::vector<Config>& gemm_gpu_tiles();
 // where no tile does (small problems keep gemm_default_config(shape)).
 std::optional<Config> gemm_gpu_tile(const GemmShape& shape, std::int64_t compute_units,
                                     const std::function<bool(const Config&)>& accepts);
+// Work-groups of gemm.cl's `config` that one compute unit holds at once, estimated from NVIDIA's
+// per-SM limits (2048 work-items, 65536 registers, 32 work-groups) and a register count of
+// accumulators + fragments + 32: a launch of fewer work-groups than compute units times this (one
+// wave) leaves the device short of work. Local memory is left out: OpenCL reports a work-group's
+// limit, not a compute unit's (the H200: 48 KiB against 228 KiB per SM).
+std::int64_t gemm_resident_groups(const Config& config);
+// `config` (one of gemm.cl's) with K split into the fewest parts (2-16) that give `shape` half a
+// wave of work-groups (gemm_resident_groups), each part at least 1024 long, as far as `accepts` (a
+// space's contains) allows; `config` itself where the unsplit launch has them or no split is accepted.
+Config gemm_gpu_split(const Config& config, const GemmShape& shape, const DeviceInfo& device,
+                      const std::function<bool(const Config&)>& accepts);
 // The untuned tensor-core configuration (only meaningful where the mma_tf32 variant exists).
 Config gemm_mma_default_config();
 bool is_mma_config(const Config& config);
@@ -115,6 +128,9 @@ bool is_cpu_config(const Config& config);
 // other ops' plans use around a GEMM, such as conv2d's 0-2).
 inline constexpr int kGemmPackSlotA = 3;
 inline constexpr int kGemmPackSlotB = 4;
+// Workspace slot of the partial products of a split-K plan (gemm.cl with KSPLIT > 1), apart from
+// conv2d's 8-11, which live around a GEMM plan.
+inline constexpr int kGemmSplitSlot = 12;
 
 // The pieces of the wgmma_packed variants, for ops that pack an operand of their own (conv2d's
 // im2col matrix). Packed operands are stored K-major in wgmma's core matrices, fp32 rounded to
@@ -143,8 +159,11 @@ KernelLaunch packed_gemm_launch(const GemmShape& shape, const Config& config, co
                                 std::int64_t stride_a, const cl::Buffer& b, std::int64_t stride_b,
                                 const GemmOperands& c);
 
-// The launches of `config`'s variant (one kernel; three for wgmma_packed_tf32, whose packed
-// operands live in `workspace`).
+// Whether `config` splits K (variant fma_ksplit: KSPLIT > 1).
+bool is_ksplit_config(const Config& config);
+
+// The launches of `config`'s variant (one kernel; two for a split K, whose partial products live
+// in `workspace`; three for wgmma_packed_tf32, whose packed operands do).
 LaunchPlan gemm_plan(const GemmShape& shape, const GemmOperands& operands, const Config& config, Workspace& workspace);
 
 }  // namespace ocltune

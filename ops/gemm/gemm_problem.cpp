@@ -200,11 +200,11 @@ Config GemmProblem::default_config(const DeviceInfo& device) const {
   }
   // fp32 on a GPU: the largest of gemm.cl's GPU tiles that fills the device (a 4096^3 product:
   // 256x128 tiles on the H200; 1024^3: 64x64), else the small tile every device runs.
+  // A problem that no tile fills (small M x N, long K) splits K as well.
   if (device.type == DeviceType::kGpu) {
-    if (const std::optional<Config> tile =
-            gemm_gpu_tile(shape_, device.compute_units, [&](const Config& c) { return space.contains(c); })) {
-      return *tile;
-    }
+    const auto accepts = [&](const Config& c) { return space.contains(c); };
+    const Config tile = gemm_gpu_tile(shape_, device.compute_units, accepts).value_or(gemm_default_config(shape_));
+    return gemm_gpu_split(tile, shape_, device, accepts);
   }
   return gemm_default_config(shape_);
 }
@@ -233,7 +233,7 @@ std::vector<Config> GemmProblem::default_configs(const DeviceInfo& device) const
 }
 
 std::vector<std::string> GemmProblem::kernel_files() const {
-  std::vector<std::string> files = {"gemm_layout.cl", "gemm.cl", "gemm_cpu.cl"};
+  std::vector<std::string> files = {"gemm_layout.cl", "gemm.cl", "gemm_cpu.cl", "gemm_ksplit_sum.cl"};
   if (shape_.dtype != DType::kFp32) files.insert(files.end(), {"storage.cl", "gemm_convert.cl", "gemm_pack_16bit.cl"});
   if (shape_.tensor_cores_allowed()) {
     files.insert(files.end(), {"tile_order.cl", "mma_tf32.cl", "gemm_mma.cl", "storage.cl", "wgmma.cl", "gemm_wgmma.cl",
