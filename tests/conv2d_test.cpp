@@ -274,6 +274,46 @@ TEST(Conv2dIm2col, CpuDefaultFollowsTheShape) {
   }
 }
 
+// Split K (the GEMM's fma_ksplit variant, a GPU's) inside conv2d's GEMM-based weight gradients: the
+// im2col GEMMs over a chunk's blocks (4 parts) and the 1x1 GEMMs over each image's pixels (2 parts)
+// (conv2d's own partials in slots 8-11 and the split's in 12 must not meet), run here on the test
+// device; and the H200's untuned default splits resnet's first-layer weight gradient, a GEMM of 64 x
+// 147 over 12544 pixels per image (32x64 tiles: 192 work-groups for 132 SMs).
+TEST(Conv2dSplitK, WeightGradientsSplitOverPixelsMatchTheReference) {
+  const DeviceInfo h200 = testing::described_h200();
+  const Conv2dShape first_layer{.dir = ConvDirection::kBackwardWeight,
+                                .n = 32,
+                                .c = 3,
+                                .h = 224,
+                                .w = 224,
+                                .k = 64,
+                                .r = 7,
+                                .s = 7,
+                                .stride_h = 2,
+                                .stride_w = 2,
+                                .pad_h = 3,
+                                .pad_w = 3};
+  const Config on_h200 = Conv2dProblem(first_layer).default_config(h200);
+  EXPECT_EQ(on_h200.at("ALGO"), kAlgoIm2col);
+  EXPECT_EQ(on_h200.at("KSPLIT"), 8) << to_string(on_h200);
+
+  Conv2dShape im2col = grouped_shape(ConvDirection::kBackwardWeight, Activation::kNone);
+  im2col.n = 4;
+  im2col.bias = true;
+  const Conv2dShape pointwise{.dir = ConvDirection::kBackwardWeight, .n = 3, .c = 5, .h = 12, .w = 11, .k = 7};
+  for (const Conv2dShape& s : {im2col, pointwise}) {
+    const std::int64_t algo = s.r == 1 ? kAlgoGemm1x1 : kAlgoIm2col;
+    Config base = gemm_default_config();
+    base["ALGO"] = algo;
+    if (algo == kAlgoIm2col) {
+      base["CHUNK"] = 2;
+      base["WIDE"] = 2;
+    }
+    base["KSPLIT"] = algo == kAlgoIm2col ? 4 : 2;
+    expect_all_ok(Conv2dProblem(s), {base});
+  }
+}
+
 // On a GPU the first default (the runtime's built-in level) is the GEMM-based algorithm that fits
 // the shape, each inside the device's space, and the other algorithms' defaults follow once each.
 TEST(Conv2dDefaults, GpuDefaultFollowsTheShape) {

@@ -26,13 +26,11 @@ const std::vector<Config>& sample_configs() {
     }
     // The GPU defaults (gemm_gpu_tiles) too: the runtime launches them untuned on every GPU.
     fma.insert(fma.end(), gemm_gpu_tiles().begin(), gemm_gpu_tiles().end());
-    // Split K (the fma_ksplit variant, a GPU's, run here too): the small tile and a GPU tile in 2 and
-    // 16 parts. The table's short Ks leave most of 16 parts empty, which must write zeros.
-    for (const std::int64_t parts : {2, 16}) {
-      for (Config split : {gemm_default_config(), gemm_gpu_tiles()[3]}) {
-        split["KSPLIT"] = parts;
-        fma.push_back(split);
-      }
+    // Split K (the fma_ksplit variant, a GPU's, run here too): the small tile in 16 parts (the
+    // table's short Ks leave most of them empty, which must write zeros) and a GPU tile in 2.
+    for (auto [split, parts] : {std::pair{gemm_default_config(), 16}, std::pair{gemm_gpu_tiles()[3], 2}}) {
+      split["KSPLIT"] = parts;
+      fma.push_back(split);
     }
     return fma;
   }();
