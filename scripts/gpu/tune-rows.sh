@@ -8,10 +8,11 @@
 # SHAPES: `ocltune --shapes` form, e.g. from ocltune_torch/bench/model_shapes.py and select_shapes.py
 # --untuned-in db/shipped/nvidia-h200.jsonl. BUDGET: --time-budget (default 400s). In $OUT: tune.db,
 # tune.log, rows.jsonl, merged.jsonl (copy it over db/shipped/nvidia-h200.jsonl and commit it) and
-# keep/libocltune_torch.so with keep/torch-stamp (copy both into .gpu/keep/: the next call's
-# `torch-backend.sh build` reuses them). LOCAL=1 runs the same steps here on device ${OCLTUNE_GPU:-0}
-# (PoCL) with the .gpu of scripts/gpu/prepare.sh, without the GPU host's setup and the build, merging
-# into $SHIPPED (default db/shipped/pocl-x86_64.jsonl there).
+# keep.tar.gz with libocltune_torch.so and torch-stamp (unpack it into .gpu/keep/: the next call's
+# `torch-backend.sh build` reuses them; one archive, since the device tool returns 8 files). LOCAL=1
+# runs the same steps here on device ${OCLTUNE_GPU:-0} (PoCL) with the .gpu of scripts/gpu/prepare.sh,
+# without the GPU host's setup and the build, merging into $SHIPPED (default
+# db/shipped/pocl-x86_64.jsonl there).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 shapes=${1:?usage: $0 SHAPES.json [BUDGET] [ocltune arguments...]}
@@ -43,7 +44,10 @@ fi
 echo "tune: rc=$? after $(($(date +%s) - start)) s"
 tail -n 40 "$OUT/tune.log"
 wait
-[ -z "${LOCAL:-}" ] && tail -n 1 "$OUT/build.log"
+if [ -z "${LOCAL:-}" ]; then
+  tail -n 1 "$OUT/build.log"
+  [ -d "$OUT/keep" ] && tar -czf "$OUT/keep.tar.gz" -C "$OUT/keep" . && rm -rf "$OUT/keep"
+fi
 "$bin" db export --db "$OUT/tune.db" --best-only --min-evaluations 0 -o "$OUT/rows.jsonl" || exit 1
 "$bin" db merge "$shipped" "$OUT/rows.jsonl" -o "$OUT/merged.jsonl" --force || exit 1
 echo "tune-rows: done after $(($(date +%s) - start)) s; \$OUT/merged.jsonl replaces $shipped"
