@@ -39,6 +39,23 @@ SearchSpace variant(const SearchSpace& space, const std::string& name) {
   return {};
 }
 
+// The weight gradient of an ImageNet model's first layer at batch 32: 3 channels of 224x224, k filters
+// of r x r at stride 2 (resnet: 64, 7, 3; mobilenet_v2: 32, 3, 1).
+Conv2dShape first_layer_weight_gradient(std::int64_t k, std::int64_t r, std::int64_t pad) {
+  return {.dir = ConvDirection::kBackwardWeight,
+          .n = 32,
+          .c = 3,
+          .h = 224,
+          .w = 224,
+          .k = k,
+          .r = r,
+          .s = r,
+          .stride_h = 2,
+          .stride_w = 2,
+          .pad_h = pad,
+          .pad_w = pad};
+}
+
 void expect_all_ok(const Conv2dProblem& problem, const std::vector<Config>& configs) {
   Session& session = testing::test_session();
   auto evaluation = problem.instantiate(session);
@@ -281,19 +298,7 @@ TEST(Conv2dIm2col, CpuDefaultFollowsTheShape) {
 // 147 over 12544 pixels per image (32x64 tiles: 192 work-groups for 132 SMs).
 TEST(Conv2dSplitK, WeightGradientsSplitOverPixelsMatchTheReference) {
   const DeviceInfo h200 = testing::described_h200();
-  const Conv2dShape first_layer{.dir = ConvDirection::kBackwardWeight,
-                                .n = 32,
-                                .c = 3,
-                                .h = 224,
-                                .w = 224,
-                                .k = 64,
-                                .r = 7,
-                                .s = 7,
-                                .stride_h = 2,
-                                .stride_w = 2,
-                                .pad_h = 3,
-                                .pad_w = 3};
-  const Config on_h200 = Conv2dProblem(first_layer).default_config(h200);
+  const Config on_h200 = Conv2dProblem(first_layer_weight_gradient(64, 7, 3)).default_config(h200);
   EXPECT_EQ(on_h200.at("ALGO"), kAlgoIm2col);
   EXPECT_EQ(on_h200.at("KSPLIT"), 8) << to_string(on_h200);
 
@@ -443,18 +448,7 @@ TEST(Conv2dDirectSplit, EverySplitOfTheImagesMatchesTheReference) {
 TEST(Conv2dDirectSplit, TheDefaultSplitsAFirstLayerOnly) {
   // The first layers of mobilenet_v2 and resnet at batch 32: 864 and 9408 weights, 401408 positions each.
   for (const auto& [k, r, pad] : {std::tuple{32, 3, 1}, std::tuple{64, 7, 3}}) {
-    const Conv2dShape first{.dir = ConvDirection::kBackwardWeight,
-                            .n = 32,
-                            .c = 3,
-                            .h = 224,
-                            .w = 224,
-                            .k = k,
-                            .r = r,
-                            .s = r,
-                            .stride_h = 2,
-                            .stride_w = 2,
-                            .pad_h = pad,
-                            .pad_w = pad};
+    const Conv2dShape first = first_layer_weight_gradient(k, r, pad);
     const Config split = conv2d_default_config(first, kAlgoDirect);
     ASSERT_TRUE(split.count("SPLIT")) << first.key() << ": " << to_string(split);
     EXPECT_GE(split.at("SPLIT"), 4) << first.key();
