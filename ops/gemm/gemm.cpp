@@ -23,6 +23,11 @@ std::int64_t next_pow2(std::int64_t x) {
 
 std::int64_t at(const Config& c, const char* name) { return c.at(name); }
 
+// Work-groups of gemm.cl's tiles of `c` over `shape` (every batch entry).
+std::int64_t tile_groups(const GemmShape& shape, const Config& c) {
+  return ((shape.m + at(c, "MWG") - 1) / at(c, "MWG")) * ((shape.n + at(c, "NWG") - 1) / at(c, "NWG")) * shape.batch;
+}
+
 std::vector<KernelArg> gemm_args(const GemmShape& s, const GemmOperands& o) {
   return {static_cast<cl_int>(s.m),         static_cast<cl_int>(s.n),
           static_cast<cl_int>(s.k),         static_cast<cl_float>(s.alpha),
@@ -39,6 +44,7 @@ std::vector<KernelArg> gemm_args(const GemmShape& s, const GemmOperands& o) {
 
 using gemm_detail::at;
 using gemm_detail::next_pow2;
+using gemm_detail::tile_groups;
 
 std::string GemmShape::key() const {
   return fmt::format("batch={},k={},layout={}{},m={},n={}", batch, k, trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n);
@@ -228,7 +234,7 @@ SearchSpace fma_space(const GemmShape& shape, const DeviceInfo& device) {
 }
 
 // gemm.cl with K split into KSPLIT parts (gemm.cl's KSPLIT, summed by kernels/gemm_ksplit_sum.cl):
-// a problem whose tiles leave the device short of work-items (a weight gradient's few filters x
+// a problem whose tiles leave the device short of work-groups (a weight gradient's few filters x
 // taps over thousands of pixels) gets KSPLIT times more work-groups, each with a K KSPLIT times
 // shorter. Offered where it can pay: on GPUs, each part at least two K tiles long, and only up to
 // the split that fills the device (a split whose half already does only adds partials to sum).
@@ -240,18 +246,15 @@ SearchSpace ksplit_space(const GemmShape& shape, const DeviceInfo& device) {
   space.add("KSPLIT", {2, 4, 8, 16}, "parts of K multiplied by separate work-groups, then summed");
   for (const Parameter& p : fma.parameters()) space.add(p.name, p.values, p.meaning);
   for (const Constraint& c : fma.variants().front().constraints) space.constrain(c.description, c.params, c.holds);
-  const std::int64_t k = shape.k, batch = shape.batch, m = shape.m, n = shape.n;
+  const std::int64_t k = shape.k, batch = shape.batch;
   space.constrain("each part of K has at least two K tiles", {"KSPLIT", "KWG"},
                   [=](const Config& c) { return k >= 2 * at(c, "KSPLIT") * at(c, "KWG"); });
   space.constrain("batch * KSPLIT <= 65535 (the launch's third dimension)", {"KSPLIT"},
                   [=](const Config& c) { return batch * at(c, "KSPLIT") <= 65535; });
   const std::int64_t units = static_cast<std::int64_t>(device.compute_units);
-  space.constrain("half the split gives less than one wave of work-groups", {"MWG", "NWG", "WPTM", "WPTN", "KSPLIT"},
-                  [=](const Config& c) {
-                    const std::int64_t groups =
-                        ((m + at(c, "MWG") - 1) / at(c, "MWG")) * ((n + at(c, "NWG") - 1) / at(c, "NWG")) * batch;
-                    return groups * (at(c, "KSPLIT") / 2) < units * gemm_resident_groups(c);
-                  });
+  space.constrain(
+      "half the split gives less than one wave of work-groups", {"MWG", "NWG", "WPTM", "WPTN", "KSPLIT"},
+      [=](const Config& c) { return tile_groups(shape, c) * (at(c, "KSPLIT") / 2) < units * gemm_resident_groups(c); });
   return space;
 }
 
@@ -323,9 +326,7 @@ const std::vector<Config>& gemm_gpu_tiles() {
 std::optional<Config> gemm_gpu_tile(const GemmShape& shape, std::int64_t compute_units,
                                     const std::function<bool(const Config&)>& accepts) {
   for (const Config& tile : gemm_gpu_tiles()) {
-    const std::int64_t groups =
-        ((shape.m + at(tile, "MWG") - 1) / at(tile, "MWG")) * ((shape.n + at(tile, "NWG") - 1) / at(tile, "NWG"));
-    if (groups * shape.batch >= compute_units && accepts(tile)) return tile;
+    if (tile_groups(shape, tile) >= compute_units && accepts(tile)) return tile;
   }
   return std::nullopt;
 }
@@ -340,8 +341,7 @@ std::int64_t gemm_resident_groups(const Config& c) {
 Config gemm_gpu_split(const Config& config, const GemmShape& shape, const DeviceInfo& device,
                       const std::function<bool(const Config&)>& accepts) {
   if (!config.count("MWG") || !config.count("WPTM") || is_ksplit_config(config)) return config;
-  const std::int64_t groups = ((shape.m + at(config, "MWG") - 1) / at(config, "MWG")) *
-                              ((shape.n + at(config, "NWG") - 1) / at(config, "NWG")) * shape.batch;
+  const std::int64_t groups = tile_groups(shape, config);
   // Half a wave: each part more is partials to write and sum, and the estimate of a wave is rough.
   // Untuned, only long dot products are split (parts of at least kMinPart): the partials cost
   // M x N x parts writes and reads whatever K is, which a short K does not pay back (the 1x1 weight
