@@ -61,6 +61,24 @@ TEST(StartingPoints, NearestConfigurationsInTheSpaceThenNeighboursOfTheFirst) {
   EXPECT_TRUE(starting_points({}, space, 3).empty());
 }
 
+// After the nearest configurations, the first one's counterpart in each variant that extends its
+// own (a split or row-first twin of a gemm.cl row), one per variant, before the neighbours.
+TEST(StartingPoints, TheFirstOnesCounterpartInEachVariantThatExtendsItsOwn) {
+  const std::vector<Config> space = {{{"A", 1}, {"B", 1}},
+                                     {{"A", 1}, {"B", 2}},
+                                     {{"A", 2}, {"B", 1}, {"X", 2}},  // another tile: no counterpart
+                                     {{"A", 1}, {"B", 1}, {"X", 2}},
+                                     {{"A", 1}, {"B", 1}, {"X", 4}},  // the same variant again
+                                     {{"A", 1}, {"C", 1}},            // another variant, not an extension
+                                     {{"A", 1}, {"B", 1}, {"X", 2}, {"Y", 1}}};
+  const std::vector<Config> starts = starting_points({space[0]}, space, 1);
+  ASSERT_EQ(starts.size(), 4u);
+  EXPECT_EQ(starts[0], space[0]);
+  EXPECT_EQ(starts[1], space[3]);
+  EXPECT_EQ(starts[2], space[6]);
+  EXPECT_EQ(starts[3], space[1]) << "the neighbour comes after the counterparts";
+}
+
 // A search with starting points evaluates them right after the default, before the strategy's own
 // proposals: with one evaluation allowed, that one is the nearest row's configuration.
 TEST(StartingPoints, TheTunerEvaluatesThemFirst) {
