@@ -46,12 +46,6 @@
 #define WTN 0  // work-items along N inside each warp of 32 (0: plain order of local ids); 2-D warp
                // blocks make more of a warp's local-memory reads coincide
 #endif
-#ifndef LWALK
-#define LWALK 0  // 1: the work-items loading a tile that is stored transposed into local memory (A
-                 // without TRANS_A, B with TRANS_B) take consecutive rows of it, so their local
-                 // stores hit 32 banks; 0: they walk along its contiguous direction (fewer global
-                 // sectors per load, but 4-way or worse bank conflicts in that store)
-#endif
 #ifndef KSPLIT
 #define KSPLIT 1  // parts of K multiplied by separate work-groups (split K): each part writes its own
                   // partial product (alpha * op(A) * op(B) over its K range) to entry
@@ -110,20 +104,12 @@ static inline void load_a(float* ra, const global float* A, const int lda, const
 #else
 #define A_CONTIG KWG
 #endif
-// Offsets of load vector v in the tile: c along the contiguous direction, s along the strided one.
-#if LWALK && !TRANS_A
-#define A_C(v) (((v) / MWG) * VWL)
-#define A_S(v) ((v) % MWG)
-#else
-#define A_C(v) (((v) % (A_CONTIG / VWL)) * VWL)
-#define A_S(v) ((v) / (A_CONTIG / VWL))
-#endif
   const bool full = vector_ok && (k0 + KWG <= K) && (TRANS_A == 0 || m0 + MWG <= M);
 #pragma unroll
   for (int r = 0; r < LA / VWL; ++r) {
     const int v = tid + r * NTHREADS;
-    const int c = A_C(v);  // offset along the contiguous direction
-    const int s = A_S(v);  // offset along the strided direction
+    const int c = (v % (A_CONTIG / VWL)) * VWL;  // offset along the contiguous direction
+    const int s = v / (A_CONTIG / VWL);          // offset along the strided direction
 #if TRANS_A
     const int k = k0 + s, m = m0 + c;
 #else
@@ -149,8 +135,8 @@ static inline void store_a(local float* As, const float* ra, const int tid) {
 #pragma unroll
   for (int r = 0; r < LA / VWL; ++r) {
     const int v = tid + r * NTHREADS;
-    const int c = A_C(v);
-    const int s = A_S(v);
+    const int c = (v % (A_CONTIG / VWL)) * VWL;
+    const int s = v / (A_CONTIG / VWL);
 #if TRANS_A
     // Contiguous in m on both sides: one aligned vector store (c and MWG are multiples of VWL).
     *(local floatL*)(As + s * MWG + c) = LOAD_PRIV_L(ra + r * VWL);
@@ -171,19 +157,12 @@ static inline void load_b(float* rb, const global float* B, const int ldb, const
 #else
 #define B_CONTIG NWG
 #endif
-#if LWALK && TRANS_B
-#define B_C(v) (((v) / NWG) * VWL)
-#define B_S(v) ((v) % NWG)
-#else
-#define B_C(v) (((v) % (B_CONTIG / VWL)) * VWL)
-#define B_S(v) ((v) / (B_CONTIG / VWL))
-#endif
   const bool full = vector_ok && (k0 + KWG <= K) && (TRANS_B == 1 || n0 + NWG <= N);
 #pragma unroll
   for (int r = 0; r < LB / VWL; ++r) {
     const int v = tid + r * NTHREADS;
-    const int c = B_C(v);
-    const int s = B_S(v);
+    const int c = (v % (B_CONTIG / VWL)) * VWL;
+    const int s = v / (B_CONTIG / VWL);
 #if TRANS_B
     const int n = min(n0 + s, N - 1), k = k0 + c;
 #else
@@ -209,8 +188,8 @@ static inline void store_b(local float* Bs, const float* rb, const int tid) {
 #pragma unroll
   for (int r = 0; r < LB / VWL; ++r) {
     const int v = tid + r * NTHREADS;
-    const int c = B_C(v);
-    const int s = B_S(v);
+    const int c = (v % (B_CONTIG / VWL)) * VWL;
+    const int s = v / (B_CONTIG / VWL);
 #if TRANS_B
 #pragma unroll
     for (int e = 0; e < VWL; ++e) Bs[(c + e) * NWG + s] = rb[r * VWL + e];

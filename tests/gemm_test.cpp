@@ -32,15 +32,6 @@ const std::vector<Config>& sample_configs() {
       split["KSPLIT"] = parts;
       fma.push_back(split);
     }
-    // Row-first staging loads (LWALK, the _lwalk variants, a GPU's, run here too): scalar loads of a
-    // tile of fewer rows than work-items, vector loads of one vector each, several vectors each with
-    // a double buffer, and split K.
-    Config walked_split = gemm_gpu_tiles()[4];
-    walked_split["KSPLIT"] = 4;
-    for (Config walked : {gemm_default_config(), gemm_gpu_tiles()[3], gemm_gpu_tiles()[1], walked_split}) {
-      walked["LWALK"] = 1;
-      fma.push_back(walked);
-    }
     return fma;
   }();
   return configs;
@@ -169,36 +160,6 @@ TEST(GemmSplitK, OfferedAndChosenWhereTheTilesLeaveTheDeviceShortOfWork) {
   EXPECT_FALSE(gemm_space({.m = 64, .n = 64, .k = 4096}, cpu).contains(short_k));
 }
 
-// Row-first staging loads on a described H200: an LWALK variant beside each gemm.cl variant for every
-// layout that stores a tile transposed (NN: A, NT: both, TT: B), none for TN; rows without LWALK stay
-// valid, and CPUs get no LWALK variant.
-TEST(GemmLocalWalk, OfferedBesideEachVariantWhereATileIsStoredTransposed) {
-  const DeviceInfo h200 = testing::described_h200();
-  Config walked = gemm_gpu_tiles()[3];
-  walked["LWALK"] = 1;
-  Config walked_split = walked;
-  walked_split["KSPLIT"] = 2;
-  for (const auto& [trans_a, trans_b] : {std::pair{false, false}, std::pair{false, true}, std::pair{true, true}}) {
-    const GemmShape wgrad{.m = 64, .n = 576, .k = 3136, .trans_a = trans_a, .trans_b = trans_b};
-    const SearchSpace space = gemm_space(wgrad, h200);
-    EXPECT_TRUE(space.contains(walked)) << space.check(walked);
-    EXPECT_TRUE(space.contains(walked_split)) << space.check(walked_split);
-    EXPECT_TRUE(space.contains(gemm_gpu_tiles()[3])) << space.check(gemm_gpu_tiles()[3]);
-    // A tile stored transposed must be staged: B alone staged in NN stores nothing transposed.
-    if (!trans_b) {
-      Config b_only = walked;
-      b_only["SA"] = 0;
-      EXPECT_FALSE(space.contains(b_only));
-    }
-  }
-  const GemmShape tn{.m = 64, .n = 576, .k = 3136, .batch = 64, .trans_a = true};
-  EXPECT_FALSE(gemm_space(tn, h200).contains(walked));
-  DeviceInfo cpu = h200;
-  cpu.type = DeviceType::kCpu;
-  cpu.vendor = "GenuineIntel";
-  EXPECT_FALSE(gemm_space({.m = 64, .n = 576, .k = 3136, .trans_b = true}, cpu).contains(walked));
-}
-
 // The split plan: two kernels (the parts, then their sum with beta * C), and its result is the
 // unsplit one's on a problem with a non-zero beta, strided batches and offsets.
 TEST(GemmSplitK, PlanSumsThePartsWithBeta) {
@@ -230,8 +191,8 @@ TEST(GemmTf32, TensorCoreVariantIsAbsentWithoutTheCapability) {
   shape.math = MathMode::kTf32;
   const SearchSpace tf32 = gemm_space(shape, device);
   if (satisfies(device, nvidia_mma_tf32())) {
-    // gemm.cl split over K (fma_ksplit) is a GPU variant too, and gemm.cl's two with LWALK (an NN problem stores A transposed) too.
-    EXPECT_EQ(tf32.variants().size(), (satisfies(device, nvidia_wgmma_tf32()) ? 5u : 3u) + 1u + 2u);
+    // gemm.cl split over K (fma_ksplit) is a GPU variant too.
+    EXPECT_EQ(tf32.variants().size(), (satisfies(device, nvidia_wgmma_tf32()) ? 5u : 3u) + 1u);
     EXPECT_TRUE(tf32.contains(gemm_mma_packed_default_config())) << tf32.check(gemm_mma_packed_default_config());
     EXPECT_TRUE(tf32.contains(gemm_mma_default_config())) << tf32.check(gemm_mma_default_config());
   } else {

@@ -134,9 +134,8 @@ SearchSpace gemm_based_space(const std::string& name, std::int64_t algo, const G
                                  {"WN", {1, 2, 4}}});
   SearchSpace space;
   for (const SearchSpace::Variant& v : restricted.variants()) {
-    // The fewer tile values can leave a split-K variant (fma_ksplit, fma_ksplit_lwalk) without a point:
-    // then it is left out.
-    if (v.name.rfind("fma_ksplit", 0) == 0 && algorithm_variant(name, algo, v).enumerate(1).empty()) continue;
+    // The fewer tile values can leave the split-K variant without a point: then it is left out.
+    if (v.name == "fma_ksplit" && algorithm_variant(name, algo, v).enumerate(1).empty()) continue;
     space = SearchSpace::unite(
         {std::move(space), algorithm_variant(v.name == "fma" ? name : name + "_" + v.name, algo, v)});
   }

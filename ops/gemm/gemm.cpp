@@ -258,22 +258,6 @@ SearchSpace ksplit_space(const GemmShape& shape, const DeviceInfo& device) {
   return space;
 }
 
-// `space` (gemm.cl's fma or fma_ksplit) with LWALK = 1 in front, named NAME_lwalk: the staging loads
-// of a tile stored transposed into local memory walk its rows first (conflict-free local stores;
-// decision 0050). A variant of its own, so that rows of the variants without LWALK stay valid.
-SearchSpace lwalk_space(const SearchSpace& space, const GemmShape& shape) {
-  const SearchSpace::Variant& from = space.variants().front();
-  SearchSpace walked(from.name + "_lwalk");
-  walked.add("LWALK", {1}, "staging loads of transposed tiles walk rows first (conflict-free local stores)");
-  for (const Parameter& p : from.parameters) walked.add(p.name, p.values, p.meaning);
-  for (const Constraint& c : from.constraints) walked.constrain(c.description, c.params, c.holds);
-  walked.constrain("a staged tile is stored transposed (A without TRANS_A, B with TRANS_B)", {"SA", "SB"},
-                   [trans_a = shape.trans_a, trans_b = shape.trans_b](const Config& c) {
-                     return (at(c, "SA") && !trans_a) || (at(c, "SB") && trans_b);
-                   });
-  return walked;
-}
-
 }  // namespace
 
 SearchSpace gemm_space(const GemmShape& shape, const DeviceInfo& device) {
@@ -282,11 +266,6 @@ SearchSpace gemm_space(const GemmShape& shape, const DeviceInfo& device) {
   if (device.type == DeviceType::kGpu && shape.k >= 32) {
     SearchSpace split = ksplit_space(shape, device);
     if (!split.enumerate(1).empty()) parts.push_back(std::move(split));  // tiles that fill the device: none
-  }
-  // Bank conflicts are a GPU's; a TN problem stores no tile transposed.
-  if (device.type == DeviceType::kGpu && (!shape.trans_a || shape.trans_b)) {
-    const std::size_t plain = parts.size();
-    for (std::size_t i = 0; i < plain; ++i) parts.push_back(lwalk_space(parts[i], shape));
   }
   if (shape.tensor_cores_allowed() && satisfies(device, nvidia_mma_tf32())) {
     parts.push_back(gemm_detail::mma_space(shape, device));

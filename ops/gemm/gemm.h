@@ -77,9 +77,7 @@ void check_buffer_extents(const GemmShape& shape, const GemmOperands& operands, 
 // Tunables of kernels/gemm.cl (variant "fma"), with constraints from divisibility and from the
 // device; on GPUs, for a K of 32 or more, also gemm.cl with K split into KSPLIT parts summed by a
 // second kernel (variant "fma_ksplit"), up to the split that gives one wave of work-groups
-// (gemm_resident_groups; small M x N, long K: weight gradients); on GPUs, for every layout but TN,
-// each of those two again with LWALK=1 ("fma_lwalk", "fma_ksplit_lwalk": transposed local stores
-// without bank conflicts); in tf32 mode on NVIDIA GPUs of
+// (gemm_resident_groups; small M x N, long K: weight gradients); in tf32 mode on NVIDIA GPUs of
 // compute capability >= 8.0 also those of kernels/gemm_mma.cl (variant "mma_tf32", parameter
 // MMA=1), and on 9.x those of gemm_wgmma.cl
 // ("wgmma_tf32", WGMMA=1) and gemm_wgmma_packed.cl ("wgmma_packed_tf32", WGMMA_PACKED=1).

@@ -7,7 +7,7 @@ in the same process, and prints both medians and the speed-up. A configuration o
 (LWALK on a TN GEMM, a direct convolution's row) is reported as skipped by ocltune.
 
     python3 scripts/gpu/row_ab.py --bin .gpu/bin/ocltune --device $OCLTUNE_GPU \\
-        --rows db/shipped/nvidia-h200.jsonl --shapes bench/gpu/targets-lwalk.json --set LWALK=1
+        --rows db/shipped/nvidia-h200.jsonl --shapes bench/gpu/targets-wgrad-encoder.json --set LWALK=1
 """
 import argparse
 import json
