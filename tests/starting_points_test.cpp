@@ -62,7 +62,7 @@ TEST(StartingPoints, NearestConfigurationsInTheSpaceThenNeighboursOfTheFirst) {
 }
 
 // After the nearest configurations, the first one's counterpart in each variant that extends its
-// own (a split or row-first twin of a gemm.cl row), one per variant, before the neighbours.
+// own (the split-K twin of a gemm.cl row), one per variant, before the neighbours.
 TEST(StartingPoints, TheFirstOnesCounterpartInEachVariantThatExtendsItsOwn) {
   const std::vector<Config> space = {{{"A", 1}, {"B", 1}},
                                      {{"A", 1}, {"B", 2}},

@@ -24,7 +24,7 @@ std::vector<Config> starting_points(const std::vector<Config>& nearest, const st
   }
   if (!first) return out;
   // The first one's counterpart in each variant that extends its own by parameters of their own
-  // (gemm.cl's tile with K split in two, or with row-first staging loads): the space's first
+  // (gemm.cl's tile with K split in two, conv2d's im2col row likewise): the space's first
   // configuration of that variant that agrees with it on every parameter it has.
   const Config& base = index.config(*first);
   std::set<std::vector<std::string>> variants_seen;
