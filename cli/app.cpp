@@ -170,6 +170,8 @@ int cli_main(int argc, char** argv) {
   eval->add_option("--config", options.configs, "a configuration (NAME=V,...) or 'default'; repeatable");
   eval->add_option("--configs-file", options.configs_file, "a file with one configuration per line");
   eval->add_flag("--baseline", options.baseline, "also time the same-process baseline (CLBlast for GEMM)");
+  eval->add_flag("--kernels", options.kernels,
+                 "also time each kernel of a configuration's plan (median duration, and the gap before it)");
   eval->add_option("--sample", options.sample,
                    "also evaluate N random configurations of the space (see --seed, "
                    "--restrict)")

@@ -56,6 +56,7 @@ struct CliOptions {
   std::vector<std::string> configs;  // canonical texts, or "default"
   std::string configs_file;          // one canonical configuration per line
   bool baseline = false;             // also time the same-process baseline (CLBlast for GEMM)
+  bool kernels = false;              // also time each kernel of every configuration's plan
   std::int64_t sample = 0;           // also evaluate this many random configurations (of --restrict)
 };
 

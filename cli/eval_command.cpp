@@ -100,6 +100,23 @@ std::optional<double> clblast_median_ns(Session& session, const Problem& problem
   return summarize(samples).median_ns;
 }
 
+// The plan's kernels, each with its median duration and the gap before it (on some drivers, e.g.
+// PoCL's, the gaps between a plan's kernels cost more than the kernels).
+nlohmann::json print_kernel_times(Session& session, Evaluation& evaluation, const Config& config) {
+  nlohmann::json out = nlohmann::json::array();
+  const PreparedPlan plan = prepare(session, evaluation.plan(config));
+  double kernels_ns = 0, gaps_ns = 0;
+  for (const KernelTiming& k : time_kernels(session.queue(), plan, 21)) {
+    fmt::print("    {:>10.1f} us  (gap before {:>7.1f} us)  {}\n", k.median_ns * 1e-3, k.gap_ns * 1e-3, k.name);
+    out.push_back({{"kernel", k.name}, {"median_ns", k.median_ns}, {"gap_ns", k.gap_ns}});
+    kernels_ns += k.median_ns;
+    gaps_ns += k.gap_ns;
+  }
+  fmt::print("    {:>10.1f} us  in {} kernel(s), {:.1f} us in the gaps between them\n", kernels_ns * 1e-3, out.size(),
+             gaps_ns * 1e-3);
+  return out;
+}
+
 }  // namespace
 
 int run_eval(const CliOptions& options) {
@@ -143,6 +160,7 @@ int run_eval(const CliOptions& options) {
       r["error"] = o.error;
       fmt::print("{:<13} {}\n    {}\n", status_name(o.status), to_string(config), o.error.substr(0, 600));
     }
+    if (options.kernels && o.status == Status::kOk) r["kernels"] = print_kernel_times(session, *evaluation, config);
     results.push_back(std::move(r));
   }
   nlohmann::json out = {{"device", to_json(device)},

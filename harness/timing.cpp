@@ -82,4 +82,34 @@ TimingStats time_plan(cl::CommandQueue& queue, const PreparedPlan& plan, const T
   }
 }
 
+std::vector<KernelTiming> time_kernels(cl::CommandQueue& queue, const PreparedPlan& plan, int runs) {
+  try {
+    for (int i = 0; i < 2; ++i) enqueue(queue, plan);
+    queue.finish();
+    const std::size_t n = plan.steps.size();
+    std::vector<std::vector<double>> durations(n), gaps(n);
+    for (int run = 0; run < runs; ++run) {
+      const std::vector<cl::Event> events = enqueue(queue, plan);
+      queue.finish();
+      cl_ulong previous_end = 0;
+      for (std::size_t k = 0; k < n && k < events.size(); ++k) {
+        const cl_ulong start = events[k].getProfilingInfo<CL_PROFILING_COMMAND_START>();
+        const cl_ulong end = events[k].getProfilingInfo<CL_PROFILING_COMMAND_END>();
+        durations[k].push_back(end > start ? static_cast<double>(end - start) : 0.0);
+        gaps[k].push_back(k > 0 && start > previous_end ? static_cast<double>(start - previous_end) : 0.0);
+        previous_end = end;
+      }
+    }
+    std::vector<KernelTiming> out;
+    for (std::size_t k = 0; k < n; ++k) {
+      out.push_back({.name = plan.steps[k].kernel.getInfo<CL_KERNEL_FUNCTION_NAME>(),
+                     .median_ns = median_of(durations[k]),
+                     .gap_ns = median_of(gaps[k])});
+    }
+    return out;
+  } catch (const cl::Error& e) {
+    throw ClError(e);
+  }
+}
+
 }  // namespace ocltune

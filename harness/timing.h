@@ -2,6 +2,7 @@
 #pragma once
 
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "harness/cl.h"
@@ -36,6 +37,18 @@ TimingStats summarize(std::vector<double> samples_ns);
 
 // Time from the earliest start to the latest end over the events of one execution of an op.
 double event_span_ns(const std::vector<cl::Event>& events);
+
+// One kernel of a plan, over repeated runs of the whole plan: medians of its own duration and of
+// the gap between the previous kernel's end (or, for the first, nothing) and its start.
+struct KernelTiming {
+  std::string name;
+  double median_ns = 0;
+  double gap_ns = 0;
+};
+
+// Runs `plan` `runs` times after a warm-up and times each of its kernels (the queue must have
+// profiling enabled). Where a plan's span exceeds the sum of its kernels, the gaps say why.
+std::vector<KernelTiming> time_kernels(cl::CommandQueue& queue, const PreparedPlan& plan, int runs);
 
 // Times `plan` on `queue` (which must have profiling enabled) following `policy`.
 TimingStats time_plan(cl::CommandQueue& queue, const PreparedPlan& plan, const TimingPolicy& policy);

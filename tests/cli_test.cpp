@@ -42,6 +42,30 @@ TEST(Cli, DeviceIndexOutOfRangeExits2AndListsDevices) {
   EXPECT_NE(r.output.find("[0]"), std::string::npos) << r.output;
 }
 
+// `eval --kernels`: each kernel of the plan with its median time, in the printout and the JSON; a
+// shape that is not JSON, or not the op's, exits 2 with the reason.
+TEST(Cli, EvalTimesEachKernelOfAPlan) {
+  const std::string out = testing::temp_path("cli_eval_kernels.json");
+  const std::string shape = R"('{"dir":"fwd","n":2,"c":3,"h":9,"w":9,"k":4,"r":3,"s":3,"pad_h":1,"pad_w":1}')";
+  const Result r = run("--device 0 eval --op conv2d --shape " + shape + " --config default --kernels --out " + out);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("in the gaps between them"), std::string::npos) << r.output;
+  std::ifstream in(out);
+  const nlohmann::json json = nlohmann::json::parse(in);
+  ASSERT_EQ(json["results"].size(), 1u);
+  const nlohmann::json& kernels = json["results"][0]["kernels"];
+  ASSERT_GE(kernels.size(), 1u) << json.dump();
+  for (const nlohmann::json& k : kernels) {
+    EXPECT_FALSE(k["kernel"].get<std::string>().empty());
+    EXPECT_GT(k["median_ns"].get<double>(), 0) << k.dump();
+    EXPECT_GE(k["gap_ns"].get<double>(), 0) << k.dump();
+  }
+  EXPECT_EQ(run("--device 0 eval --op conv2d --shape '{\"n\":' --config default").code, 2);
+  const Result wrong = run(R"(--device 0 eval --op conv2d --shape '{"m":4}' --config default)");
+  EXPECT_EQ(wrong.code, 2) << wrong.output;
+  EXPECT_NE(wrong.output.find("--shape"), std::string::npos) << wrong.output;
+}
+
 TEST(Cli, UnknownOpExits2AndNamesTheKnownOnes) {
   const Result r = run("--ops gemm,convolution3d");
   EXPECT_EQ(r.code, 2) << r.output;

@@ -269,6 +269,39 @@ TEST(Conv2dIm2col, CpuGemmVariantMatchesTheReferenceInEveryDirection) {
   }
 }
 
+// The CPU variant's row-wise gather and scatter (conv2d_im2col_cpu, conv2d_col2im_cpu) compute each
+// row's padded columns from stride, padding and dilation: column strides of 1, 2 and 3, padding
+// wider than a tap's reach (taps with no input column at all), dilation, a 1-pixel-wide image, and
+// the 3-channel 5x5 shape of the defaults test; every direction, one and two images per block.
+TEST(Conv2dIm2col, CpuGathersMatchTheReferenceAtOddStridesAndPadding) {
+  const DeviceInfo& device = testing::test_session().device();
+  if (!satisfies(device, cpu_device())) GTEST_SKIP() << "the CPU GEMM variant exists on CPU devices only";
+  const std::vector<Conv2dShape> shapes = {
+      {.n = 2, .c = 3, .h = 19, .w = 19, .k = 5, .r = 5, .s = 5, .pad_h = 2, .pad_w = 2},
+      {.n = 2, .c = 2, .h = 7, .w = 13, .k = 3, .r = 3, .s = 5, .stride_h = 1, .stride_w = 2, .pad_h = 1, .pad_w = 3},
+      {.n = 2, .c = 3, .h = 9, .w = 4, .k = 2, .r = 2, .s = 5, .stride_h = 2, .stride_w = 3, .pad_h = 1, .pad_w = 4,
+       .dil_w = 2},
+      {.n = 2, .c = 2, .h = 6, .w = 1, .k = 3, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1, .dil_h = 2},
+  };
+  for (const ConvDirection dir :
+       {ConvDirection::kForward, ConvDirection::kBackwardData, ConvDirection::kBackwardWeight}) {
+    for (Conv2dShape s : shapes) {
+      s.dir = dir;
+      const Conv2dProblem problem(s);
+      const SearchSpace space = variant(problem.space(device), "im2col_gemm_cpu");
+      const std::optional<Config> first = conv2d_cpu_default_config(s);
+      ASSERT_TRUE(first.has_value()) << s.key();
+      ASSERT_TRUE(space.contains(*first)) << s.key() << ": " << space.check(*first);
+      Config pairs = *first;
+      pairs["CHUNK"] = 2;
+      pairs["WIDE"] = 2;
+      std::vector<Config> configs = {*first};
+      if (space.contains(pairs)) configs.push_back(pairs);
+      expect_all_ok(problem, configs);
+    }
+  }
+}
+
 // A 1x1 shape takes the 1x1 GEMM on a CPU, a depthwise one the direct or depthwise kernel.
 TEST(Conv2dIm2col, CpuDefaultFollowsTheShape) {
   const Conv2dShape s3{.n = 2, .c = 16, .h = 9, .w = 9, .k = 8, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1};

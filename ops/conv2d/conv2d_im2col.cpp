@@ -30,6 +30,12 @@ constexpr std::int64_t kIm2colWg = 64;  // IM2COL_WG of kernels/conv2d_im2col.cl
 std::int64_t taps(const Conv2dShape& s) { return s.c_per_group() * s.r * s.s; }  // CgRS
 std::int64_t pixels(const Conv2dShape& s) { return s.p() * s.q(); }              // PQ
 
+// A launch whose work-group size the driver chooses (the CPU kernels have no local memory).
+KernelLaunch driver_local(KernelLaunch launch) {
+  launch.local = cl::NullRange;
+  return launch;
+}
+
 // One group's GEMM over `blocks` blocks of `wide` images.
 GemmShape group_gemm(const Conv2dShape& s, std::int64_t blocks, std::int64_t wide) {
   const std::int64_t kg = s.k_per_group(), columns = wide * pixels(s);
@@ -94,22 +100,30 @@ SearchSpace with_chunk(const SearchSpace& gemm_based, const Conv2dShape& s) {
   return out;
 }
 
+// The gather into the im2col matrices: per element on GPUs, per tap row on CPUs (`cpu`, the plans
+// of the CPU GEMM variant; see kernels/conv2d_im2col.cl).
 KernelLaunch im2col_launch(const Conv2dShape& s, const Conv2dOperands& o, std::int64_t first, std::int64_t images,
-                           std::int64_t wide, const cl::Buffer& cols) {
+                           std::int64_t wide, const cl::Buffer& cols, bool cpu) {
   std::vector<KernelArg> args = shape_args(s);
   args.insert(args.end(), {o.input, static_cast<cl_long>(o.input_offset), static_cast<cl_int>(first),
                            static_cast<cl_int>(wide), cols});
-  return make_launch(conv_program("conv2d_im2col.cl", s, {}, {}), "conv2d_im2col", std::move(args),
-                     ceil_div(pixels(s), kIm2colWg) * kIm2colWg, s.c * s.r * s.s, images, kIm2colWg, 1, 1);
+  ProgramSource program = conv_program("conv2d_im2col.cl", s, {}, {});
+  if (cpu) return driver_local(make_launch(std::move(program), "conv2d_im2col_cpu", std::move(args), s.c * s.r * s.s,
+                                    images, 1, 1, 1, 1));
+  return make_launch(std::move(program), "conv2d_im2col", std::move(args), ceil_div(pixels(s), kIm2colWg) * kIm2colWg,
+                     s.c * s.r * s.s, images, kIm2colWg, 1, 1);
 }
 
+// The scatter back from the im2col shape into dx: per element on GPUs, per input row on CPUs.
 KernelLaunch col2im_launch(const Conv2dShape& s, const Conv2dOperands& o, std::int64_t first, std::int64_t images,
-                           std::int64_t wide, const cl::Buffer& cols) {
+                           std::int64_t wide, const cl::Buffer& cols, bool cpu) {
   std::vector<KernelArg> args = shape_args(s);
   args.insert(args.end(), {cols, static_cast<cl_int>(wide), o.input, static_cast<cl_long>(o.input_offset),
                            static_cast<cl_int>(first)});
-  return make_launch(conv_program("conv2d_im2col.cl", s, {}, {}), "conv2d_col2im", std::move(args),
-                     ceil_div(s.h * s.w, kIm2colWg) * kIm2colWg, s.c, images, kIm2colWg, 1, 1);
+  ProgramSource program = conv_program("conv2d_im2col.cl", s, {}, {});
+  if (cpu) return driver_local(make_launch(std::move(program), "conv2d_col2im_cpu", std::move(args), s.h, s.c, images, 1, 1, 1));
+  return make_launch(std::move(program), "conv2d_col2im", std::move(args), ceil_div(s.h * s.w, kIm2colWg) * kIm2colWg,
+                     s.c, images, kIm2colWg, 1, 1);
 }
 
 // dy (or y) of the chunk's images to their blocks (to_blocks), or back.
@@ -173,6 +187,7 @@ Config im2col_cpu_default(const Conv2dShape& s) {
 void im2col_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, Workspace& workspace,
                  LaunchPlan& plan) {
   const Config gemm_config = gemm_part(c, {"CHUNK", "WIDE"});
+  const bool cpu = is_cpu_config(gemm_config);  // the CPU GEMM kernel: CPU-shaped gathers too
   const std::int64_t kg = s.k_per_group(), cgrs = taps(s), pq = pixels(s);
   const std::int64_t image_columns = s.c * s.r * s.s * pq;  // one image's im2col matrix, all groups
   const std::int64_t image_outputs = s.k * pq;              // one image's y or dy
@@ -196,7 +211,7 @@ void im2col_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c,
     const bool in_blocks = wide > 1;
     const cl::Buffer& outputs = in_blocks ? blocks : o.output;
     const std::int64_t outputs_at = in_blocks ? 0 : o.output_offset + first * image_outputs;
-    if (s.dir != ConvDirection::kBackwardData) plan.kernels.push_back(im2col_launch(s, o, first, images, wide, cols));
+    if (s.dir != ConvDirection::kBackwardData) plan.kernels.push_back(im2col_launch(s, o, first, images, wide, cols, cpu));
     if (s.dir != ConvDirection::kForward && in_blocks) {
       plan.kernels.push_back(blocks_launch(s, o, first, images, wide, blocks, true));
     }
@@ -239,7 +254,7 @@ void im2col_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c,
     if (s.dir == ConvDirection::kForward && in_blocks) {
       plan.kernels.push_back(blocks_launch(s, o, first, images, wide, blocks, false));
     }
-    if (s.dir == ConvDirection::kBackwardData) plan.kernels.push_back(col2im_launch(s, o, first, images, wide, cols));
+    if (s.dir == ConvDirection::kBackwardData) plan.kernels.push_back(col2im_launch(s, o, first, images, wide, cols, cpu));
     if (partials) plan.kernels.push_back(sum_images_launch(block_count, plane, partial, o, first > 0));
   }
   if (s.dir == ConvDirection::kForward) add_bias_act(s, o, plan);
