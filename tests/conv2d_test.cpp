@@ -269,13 +269,15 @@ TEST(Conv2dIm2col, CpuGemmVariantMatchesTheReferenceInEveryDirection) {
   }
 }
 
-// The CPU variant's row-wise gather and scatter (conv2d_im2col_cpu, conv2d_col2im_cpu) compute each
-// row's padded columns from stride, padding and dilation: column strides of 1, 2 and 3, padding
-// wider than a tap's reach (taps with no input column at all), dilation, a 1-pixel-wide image, and
-// the 3-channel 5x5 shape of the defaults test; every direction, one and two images per block.
-TEST(Conv2dIm2col, CpuGathersMatchTheReferenceAtOddStridesAndPadding) {
+// The gathers and scatters at odd strides and padding: the CPU variant's row-wise kernels
+// (conv2d_im2col_cpu, conv2d_col2im_cpu), which compute each row's padded columns from stride,
+// padding and dilation, and the GPU variants' per-pixel gather (conv2d_im2col, a channel's taps
+// per work-item): column strides of 1, 2 and 3, padding wider than a tap's reach (taps with no input
+// column at all), dilation, a 1-pixel-wide image, and the 3-channel 5x5 shape of the defaults
+// test; every direction, one and two images per block.
+TEST(Conv2dIm2col, GathersMatchTheReferenceAtOddStridesAndPadding) {
   const DeviceInfo& device = testing::test_session().device();
-  if (!satisfies(device, cpu_device())) GTEST_SKIP() << "the CPU GEMM variant exists on CPU devices only";
+  const bool cpu = satisfies(device, cpu_device());
   const std::vector<Conv2dShape> shapes = {
       {.n = 2, .c = 3, .h = 19, .w = 19, .k = 5, .r = 5, .s = 5, .pad_h = 2, .pad_w = 2},
       {.n = 2, .c = 2, .h = 7, .w = 13, .k = 3, .r = 3, .s = 5, .stride_h = 1, .stride_w = 2, .pad_h = 1, .pad_w = 3},
@@ -288,15 +290,16 @@ TEST(Conv2dIm2col, CpuGathersMatchTheReferenceAtOddStridesAndPadding) {
     for (Conv2dShape s : shapes) {
       s.dir = dir;
       const Conv2dProblem problem(s);
-      const SearchSpace space = variant(problem.space(device), "im2col_gemm_cpu");
-      const std::optional<Config> first = conv2d_cpu_default_config(s);
-      ASSERT_TRUE(first.has_value()) << s.key();
-      ASSERT_TRUE(space.contains(*first)) << s.key() << ": " << space.check(*first);
-      Config pairs = *first;
-      pairs["CHUNK"] = 2;
-      pairs["WIDE"] = 2;
-      std::vector<Config> configs = {*first};
-      if (space.contains(pairs)) configs.push_back(pairs);
+      const SearchSpace space = problem.space(device);
+      std::vector<Config> configs = {conv2d_default_config(s, kAlgoIm2col)};  // gemm.cl: the GPU gather
+      if (cpu) configs.push_back(*conv2d_cpu_default_config(s));
+      for (std::size_t j = 0, n = configs.size(); j < n; ++j) {
+        ASSERT_TRUE(space.contains(configs[j])) << s.key() << ": " << space.check(configs[j]);
+        Config pairs = configs[j];
+        pairs["CHUNK"] = 2;
+        pairs["WIDE"] = 2;
+        if (space.contains(pairs)) configs.push_back(pairs);
+      }
       expect_all_ok(problem, configs);
     }
   }

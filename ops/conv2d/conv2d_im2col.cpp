@@ -111,7 +111,7 @@ KernelLaunch im2col_launch(const Conv2dShape& s, const Conv2dOperands& o, std::i
   if (cpu) return driver_local(make_launch(std::move(program), "conv2d_im2col_cpu", std::move(args), s.c * s.r * s.s,
                                     images, 1, 1, 1, 1));
   return make_launch(std::move(program), "conv2d_im2col", std::move(args), ceil_div(pixels(s), kIm2colWg) * kIm2colWg,
-                     s.c * s.r * s.s, images, kIm2colWg, 1, 1);
+                     s.c, images, kIm2colWg, 1, 1);
 }
 
 // The scatter back from the im2col shape into dx: per element on GPUs, per input row on CPUs.
