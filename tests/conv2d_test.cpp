@@ -281,7 +281,17 @@ TEST(Conv2dIm2col, GathersMatchTheReferenceAtOddStridesAndPadding) {
   const std::vector<Conv2dShape> shapes = {
       {.n = 2, .c = 3, .h = 19, .w = 19, .k = 5, .r = 5, .s = 5, .pad_h = 2, .pad_w = 2},
       {.n = 2, .c = 2, .h = 7, .w = 13, .k = 3, .r = 3, .s = 5, .stride_h = 1, .stride_w = 2, .pad_h = 1, .pad_w = 3},
-      {.n = 2, .c = 3, .h = 9, .w = 4, .k = 2, .r = 2, .s = 5, .stride_h = 2, .stride_w = 3, .pad_h = 1, .pad_w = 4,
+      {.n = 2,
+       .c = 3,
+       .h = 9,
+       .w = 4,
+       .k = 2,
+       .r = 2,
+       .s = 5,
+       .stride_h = 2,
+       .stride_w = 3,
+       .pad_h = 1,
+       .pad_w = 4,
        .dil_w = 2},
       {.n = 2, .c = 2, .h = 6, .w = 1, .k = 3, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1, .dil_h = 2},
   };

@@ -108,8 +108,9 @@ KernelLaunch im2col_launch(const Conv2dShape& s, const Conv2dOperands& o, std::i
   args.insert(args.end(), {o.input, static_cast<cl_long>(o.input_offset), static_cast<cl_int>(first),
                            static_cast<cl_int>(wide), cols});
   ProgramSource program = conv_program("conv2d_im2col.cl", s, {}, {});
-  if (cpu) return driver_local(make_launch(std::move(program), "conv2d_im2col_cpu", std::move(args), s.c * s.r * s.s,
-                                    images, 1, 1, 1, 1));
+  if (cpu)
+    return driver_local(
+        make_launch(std::move(program), "conv2d_im2col_cpu", std::move(args), s.c * s.r * s.s, images, 1, 1, 1, 1));
   return make_launch(std::move(program), "conv2d_im2col", std::move(args), ceil_div(pixels(s), kIm2colWg) * kIm2colWg,
                      s.c, images, kIm2colWg, 1, 1);
 }
@@ -121,7 +122,9 @@ KernelLaunch col2im_launch(const Conv2dShape& s, const Conv2dOperands& o, std::i
   args.insert(args.end(), {cols, static_cast<cl_int>(wide), o.input, static_cast<cl_long>(o.input_offset),
                            static_cast<cl_int>(first)});
   ProgramSource program = conv_program("conv2d_im2col.cl", s, {}, {});
-  if (cpu) return driver_local(make_launch(std::move(program), "conv2d_col2im_cpu", std::move(args), s.h, s.c, images, 1, 1, 1));
+  if (cpu)
+    return driver_local(
+        make_launch(std::move(program), "conv2d_col2im_cpu", std::move(args), s.h, s.c, images, 1, 1, 1));
   return make_launch(std::move(program), "conv2d_col2im", std::move(args), ceil_div(s.h * s.w, kIm2colWg) * kIm2colWg,
                      s.c, images, kIm2colWg, 1, 1);
 }
@@ -211,7 +214,8 @@ void im2col_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c,
     const bool in_blocks = wide > 1;
     const cl::Buffer& outputs = in_blocks ? blocks : o.output;
     const std::int64_t outputs_at = in_blocks ? 0 : o.output_offset + first * image_outputs;
-    if (s.dir != ConvDirection::kBackwardData) plan.kernels.push_back(im2col_launch(s, o, first, images, wide, cols, cpu));
+    if (s.dir != ConvDirection::kBackwardData)
+      plan.kernels.push_back(im2col_launch(s, o, first, images, wide, cols, cpu));
     if (s.dir != ConvDirection::kForward && in_blocks) {
       plan.kernels.push_back(blocks_launch(s, o, first, images, wide, blocks, true));
     }
@@ -254,7 +258,8 @@ void im2col_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c,
     if (s.dir == ConvDirection::kForward && in_blocks) {
       plan.kernels.push_back(blocks_launch(s, o, first, images, wide, blocks, false));
     }
-    if (s.dir == ConvDirection::kBackwardData) plan.kernels.push_back(col2im_launch(s, o, first, images, wide, cols, cpu));
+    if (s.dir == ConvDirection::kBackwardData)
+      plan.kernels.push_back(col2im_launch(s, o, first, images, wide, cols, cpu));
     if (partials) plan.kernels.push_back(sum_images_launch(block_count, plane, partial, o, first > 0));
   }
   if (s.dir == ConvDirection::kForward) add_bias_act(s, o, plan);
