@@ -44,15 +44,19 @@ class OpNames(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
+def synchronize(device):
+    (torch.cuda if device.type == "cuda" else torch.ocl).synchronize(device)
+
+
 def median_ms(step, device, warmup, reps):
     for _ in range(warmup):
         step()
-    torch.ocl.synchronize(device)
+    synchronize(device)
     times = []
     for _ in range(reps):
         start = time.perf_counter()
         step()
-        torch.ocl.synchronize(device)
+        synchronize(device)
         times.append(time.perf_counter() - start)
     return statistics.median(times) * 1e3, times
 
@@ -66,6 +70,10 @@ parser.add_argument("--dropout", type=float, default=0.0)
 parser.add_argument("--warmup", type=int, default=3)
 parser.add_argument("--reps", type=int, default=20)
 parser.add_argument("--no-strict", dest="strict", action="store_false")
+parser.add_argument("--cuda", help="also time F.scaled_dot_product_attention on this CUDA device (e.g. cuda:0), "
+                    "same inputs, TF32 off: the baseline of `ocl / cuda`")
+parser.add_argument("--parts", action="store_true",
+                    help="also time each op of the fused entry's decomposition alone (baddbmm, softmax, dropout, ...)")
 parser.add_argument("--json", help="write the figures here")
 args = parser.parse_args()
 if args.strict:
@@ -113,6 +121,51 @@ for name, forward in paths.items():
           (f"  fallbacks: {fallbacks}" if fallbacks else ""))
 ratio = figures["math"]["ms"] / figures["fused"]["ms"]
 print(f"math / fused {ratio:.3f}")
+if args.cuda:
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    cuda_leaves = [x.detach().to(args.cuda).requires_grad_() for x in leaves]
+    cuda_grad = grad.to(args.cuda)
+
+    def cuda_step():
+        for x in cuda_leaves:
+            x.grad = None
+        F.scaled_dot_product_attention(*cuda_leaves, dropout_p=args.dropout, is_causal=args.causal).backward(cuda_grad)
+
+    ms, times = median_ms(cuda_step, torch.device(args.cuda), args.warmup, args.reps)
+    figures["cuda"] = dict(ms=ms, times_ms=[t * 1e3 for t in times])
+    print(f"cuda   forward+backward {ms:10.3f} ms (median of {args.reps}); cuda / fused {ms / figures['fused']['ms']:.3f}")
+if args.parts:
+    # The ops the fused entry runs (attention_ops.cpp), each alone on tensors of the problem's shape,
+    # so their sum can be held against the fused step's time: where its milliseconds go.
+    with torch.no_grad():
+        q3, k3, v3, g3 = (x.detach().reshape(b * h, x.shape[2], x.shape[3]) for x in (q, k, v, grad))
+        scale = e ** -0.5
+        sc = torch.baddbmm(torch.empty((), device=device, dtype=dtype), q3, k3.transpose(1, 2), beta=0, alpha=scale)
+        w = torch._softmax(sc, -1, False)
+        dropped, keep = torch.native_dropout(w, max(args.dropout, 0.1), True)
+        dw = torch.bmm(g3, v3.transpose(1, 2))
+        parts = {
+            "scores baddbmm (QK^T, NT)": lambda: torch.baddbmm(
+                torch.empty((), device=device, dtype=dtype), q3, k3.transpose(1, 2), beta=0, alpha=scale),
+            "amax of a row": lambda: sc.amax(2, keepdim=True),
+            "softmax": lambda: torch._softmax(sc, -1, False),
+            "dropout (native_dropout)": lambda: torch.ops.aten.native_dropout(w, max(args.dropout, 0.1), True),
+            "out bmm (PV, NN)": lambda: torch.bmm(dropped, v3),
+            "grad_v bmm (P^T dO, TN)": lambda: torch.bmm(dropped.transpose(1, 2), g3),
+            "dP bmm (dO V^T, NT)": lambda: torch.bmm(g3, v3.transpose(1, 2)),
+            "dropout backward": lambda: torch.ops.aten.native_dropout_backward(dw, keep, 1 / 0.9),
+            "softmax backward": lambda: torch._softmax_backward_data(dw, w, -1, dtype),
+            "grad_q baddbmm (dS K, NN)": lambda: torch.baddbmm(
+                torch.empty((), device=device, dtype=dtype), dw, k3, beta=0, alpha=scale),
+            "grad_k baddbmm (dS^T Q, TN)": lambda: torch.baddbmm(
+                torch.empty((), device=device, dtype=dtype), dw.transpose(1, 2), q3, beta=0, alpha=scale),
+        }
+        figures["parts"] = {}
+        for name, op in parts.items():
+            ms, _ = median_ms(op, device, args.warmup, args.reps)
+            figures["parts"][name] = ms
+            print(f"  part {name:30} {ms:8.3f} ms")
 if args.json:
     with open(args.json, "w") as f:
         json.dump(dict(command=" ".join(sys.argv), torch=torch.__version__,
