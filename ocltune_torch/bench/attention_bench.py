@@ -10,7 +10,8 @@ dispatched); `math` calls torch.ops.aten._scaled_dot_product_attention_math dire
 SDPA runs for inputs the entry does not take (torch.backends.cuda's backend switches do not apply to
 ocl). A step is one forward and one backward with the same upstream gradient, the device
 synchronised after it; medians of `--reps` steps after `--warmup`, in ms, and math / fused (above 1:
-the fused entry is faster). `--strict` (default on) runs with OCLTUNE_TORCH_STRICT=1; the math
+the fused entry is faster). `--cuda cuda:0` times the same step on CUDA (`cuda / fused`: above 1, ocl is faster); `--parts` times
+each GEMM of the fused entry alone. `--strict` (default on) runs with OCLTUNE_TORCH_STRICT=1; the math
 path's causal mask (tril) has no ocl kernel, so `--causal` needs `--no-strict` (its fallbacks are
 printed beside its time).
 """
@@ -124,8 +125,8 @@ print(f"math / fused {ratio:.3f}")
 if args.cuda:
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    cuda_leaves = [x.detach().to(args.cuda).requires_grad_() for x in leaves]
-    cuda_grad = grad.to(args.cuda)
+    cuda_leaves = [x.detach().cpu().to(args.cuda).requires_grad_() for x in leaves]  # ocl -> cuda through the host
+    cuda_grad = grad.cpu().to(args.cuda)
 
     def cuda_step():
         for x in cuda_leaves:
@@ -136,36 +137,32 @@ if args.cuda:
     figures["cuda"] = dict(ms=ms, times_ms=[t * 1e3 for t in times])
     print(f"cuda   forward+backward {ms:10.3f} ms (median of {args.reps}); cuda / fused {ms / figures['fused']['ms']:.3f}")
 if args.parts:
-    # The ops the fused entry runs (attention_ops.cpp), each alone on tensors of the problem's shape,
-    # so their sum can be held against the fused step's time: where its milliseconds go.
+    # The GEMMs the fused entry runs (attention_ops.cpp: the scores twice, once in forward and once
+    # in backward), each alone on tensors of the problem's shape; what the step takes beyond their
+    # sum is its two row passes (softmax + dropout, and their backward) and the host.
     with torch.no_grad():
         q3, k3, v3, g3 = (x.detach().reshape(b * h, x.shape[2], x.shape[3]) for x in (q, k, v, grad))
         scale = e ** -0.5
-        sc = torch.baddbmm(torch.empty((), device=device, dtype=dtype), q3, k3.transpose(1, 2), beta=0, alpha=scale)
-        w = torch._softmax(sc, -1, False)
-        dropped, keep = torch.native_dropout(w, max(args.dropout, 0.1), True)
-        dw = torch.bmm(g3, v3.transpose(1, 2))
+        unused = torch.empty((), device=device, dtype=dtype)
+        w = torch.softmax(torch.bmm(q3, k3.transpose(1, 2)), -1)
         parts = {
-            "scores baddbmm (QK^T, NT)": lambda: torch.baddbmm(
-                torch.empty((), device=device, dtype=dtype), q3, k3.transpose(1, 2), beta=0, alpha=scale),
-            "amax of a row": lambda: sc.amax(2, keepdim=True),
-            "softmax": lambda: torch._softmax(sc, -1, False),
-            "dropout (native_dropout)": lambda: torch.ops.aten.native_dropout(w, max(args.dropout, 0.1), True),
-            "out bmm (PV, NN)": lambda: torch.bmm(dropped, v3),
-            "grad_v bmm (P^T dO, TN)": lambda: torch.bmm(dropped.transpose(1, 2), g3),
-            "dP bmm (dO V^T, NT)": lambda: torch.bmm(g3, v3.transpose(1, 2)),
-            "dropout backward": lambda: torch.ops.aten.native_dropout_backward(dw, keep, 1 / 0.9),
-            "softmax backward": lambda: torch._softmax_backward_data(dw, w, -1, dtype),
-            "grad_q baddbmm (dS K, NN)": lambda: torch.baddbmm(
-                torch.empty((), device=device, dtype=dtype), dw, k3, beta=0, alpha=scale),
-            "grad_k baddbmm (dS^T Q, TN)": lambda: torch.baddbmm(
-                torch.empty((), device=device, dtype=dtype), dw.transpose(1, 2), q3, beta=0, alpha=scale),
+            "scores baddbmm (QK^T, NT), x2": (2, lambda: torch.baddbmm(unused, q3, k3.transpose(1, 2), beta=0,
+                                                                        alpha=scale)),
+            "out bmm (P~V, NN)": (1, lambda: torch.bmm(w, v3)),
+            "grad_v bmm (P~^T dO, TN)": (1, lambda: torch.bmm(w.transpose(1, 2), g3)),
+            "dP~ bmm (dO V^T, NT)": (1, lambda: torch.bmm(g3, v3.transpose(1, 2))),
+            "grad_q baddbmm (dS K, NN)": (1, lambda: torch.baddbmm(unused, w, k3, beta=0, alpha=scale)),
+            "grad_k baddbmm (dS^T Q, TN)": (1, lambda: torch.baddbmm(unused, w.transpose(1, 2), q3, beta=0,
+                                                                      alpha=scale)),
         }
         figures["parts"] = {}
-        for name, op in parts.items():
+        for name, (times, op) in parts.items():
             ms, _ = median_ms(op, device, args.warmup, args.reps)
-            figures["parts"][name] = ms
-            print(f"  part {name:30} {ms:8.3f} ms")
+            figures["parts"][name] = times * ms
+            print(f"  part {name:32} {times * ms:8.3f} ms")
+        rest = figures["fused"]["ms"] - sum(figures["parts"].values())
+        figures["parts"]["row passes, host (fused - GEMMs)"] = rest
+        print(f"  part {'row passes, host (fused - GEMMs)':32} {rest:8.3f} ms")
 if args.json:
     with open(args.json, "w") as f:
         json.dump(dict(command=" ".join(sys.argv), torch=torch.__version__,

@@ -193,16 +193,23 @@ bool plain_cpu_device(int device) {
 }
 
 cl_program plain_program(int device, const std::string& file, const TypeSlots& types, const std::string& defines) {
+  return plain_program(device, PlainFiles{file}, types, defines);
+}
+
+cl_program plain_program(int device, const PlainFiles& files, const TypeSlots& types, const std::string& defines) {
+  TORCH_CHECK(!files.empty(), "ocltune_torch: plain_program without a file");
   const std::string header = type_defines(types) + (plain_cpu_device(device) ? "#define PLAIN_CPU 1\n" : "") + defines;
+  std::string name = files.front();  // the files' names, joined: the cache key and what a build error names
+  for (std::size_t i = 1; i < files.size(); ++i) name += " + " + files[i];
   ProgramCache& cache = program_cache();
   std::lock_guard<std::mutex> lock(cache.mutex);
-  auto key = std::make_tuple(device, file, header);
+  auto key = std::make_tuple(device, name, header);
   auto it = cache.programs.find(key);
   if (it != cache.programs.end()) return it->second;
-  const std::string source = header + "#line 1\n" + std::string(kernel_file("plain_common.cl")) + "\n#line 1\n" +
-                             std::string(kernel_file(file));
-  cl_program program = plain_cpu_device(device) ? build_from_source(device, file, header, source)
-                                                : build_through_runtime(device, file, header, source);
+  std::string source = header + "#line 1\n" + std::string(kernel_file("plain_common.cl"));
+  for (const std::string& file : files) source += "\n#line 1\n" + std::string(kernel_file(file));
+  cl_program program = plain_cpu_device(device) ? build_from_source(device, name, header, source)
+                                                : build_through_runtime(device, name, header, source);
   cache.programs.emplace(std::move(key), program);
   return program;
 }

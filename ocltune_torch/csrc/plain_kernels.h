@@ -30,6 +30,10 @@ using TypeSlots = std::vector<std::pair<std::string, at::ScalarType>>;
 // built on first use, then cached for the process (thread-safe). A build failure raises with the
 // build log.
 cl_program plain_program(int device, const std::string& file, const TypeSlots& types, const std::string& defines = "");
+// The same for several files, concatenated in order after plain_common.cl: the helpers a file
+// needs before it (plain_philox.cl for the kernels that draw random numbers), then the file.
+using PlainFiles = std::vector<std::string>;
+cl_program plain_program(int device, const PlainFiles& files, const TypeSlots& types, const std::string& defines = "");
 
 // True for a CPU device: its plain kernels walk one contiguous block of elements per work item
 // (PLAIN_CPU in kernels/plain_common.cl; plain_program defines it).

@@ -214,6 +214,19 @@ def test_dropout_matches_the_math_path_on_the_same_seed(strict):
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
 
 
+def test_rows_longer_than_a_work_group_covers(strict):
+    # The row passes give each of a work-group's 64 items several columns (and quads of Philox
+    # numbers): 301 keys, an odd count, so that rows start at every alignment to a quad.
+    q, k, v = qkv(1, 2, 6, 301, 8, 4)
+    check(q, k, v)
+    check(q, k, v, mask=rand(6, 301, seed=6), mask_grad=True)
+    out_f, grads_f = dropout_run(q, k, v, 0.2, seed=4, path="fused")
+    out_m, grads_m = dropout_run(q, k, v, 0.2, seed=4, path="math")
+    torch.testing.assert_close(out_f, out_m, rtol=1e-4, atol=1e-5)
+    for a, b in zip(grads_f, grads_m):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
+
+
 def test_dropout_against_the_cpu_with_the_mask_read_back(strict):
     # With V = I the output is the dropped weights themselves: their zeros are the mask, and the CPU
     # computes the output and every gradient from q, k and that mask.
