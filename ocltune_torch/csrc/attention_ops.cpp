@@ -139,10 +139,9 @@ std::int64_t row_items(const at::Tensor& s, std::int64_t rows) {
 
 PlainLaunch attention_launch(const at::Tensor& scores, const char* kernel) {
   const int device = scores.device().index();
-  return PlainLaunch(device,
-                     plain_program(device, PlainFiles{"plain_philox.cl", "plain_attention.cl"},
-                                   {{"A", scores.scalar_type()}}),
-                     kernel);
+  return PlainLaunch(
+      device, plain_program(device, PlainFiles{"plain_philox.cl", "plain_attention.cl"}, {{"A", scores.scalar_type()}}),
+      kernel);
 }
 
 void dropout_args(PlainLaunch& launch, const Dropout& dropout) {

@@ -62,7 +62,8 @@ void start_at(RandomLaunch& r, const char* kernel, const at::Tensor& self, const
   tensors.insert(tensors.end(), inputs.begin(), inputs.end());
   r.layout = plain_layout(self.sizes(), tensors);
   const int device = self.device().index();
-  cl_program program = plain_program(device, PlainFiles{"plain_philox.cl", "plain_random.cl"}, {{"O", self.scalar_type()}, {"A", input_type}});
+  cl_program program = plain_program(device, PlainFiles{"plain_philox.cl", "plain_random.cl"},
+                                     {{"O", self.scalar_type()}, {"A", input_type}});
   r.launch.emplace(device, program, kernel);
   r.launch->arg(r.layout.shape).tensor(self).arg(r.layout.operands[0]).arg<cl_ulong>(s.seed).arg<cl_ulong>(s.base);
 }
