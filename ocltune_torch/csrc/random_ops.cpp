@@ -7,6 +7,7 @@
 // seeded by the ocl generator's (seed, offset) and copied to the device (it is rare and sequential).
 #include "ocltune_torch/csrc/random_ops.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -264,7 +265,26 @@ std::tuple<at::Tensor, at::Tensor> dropout_at(const at::Tensor& input, double p,
   at::Tensor out = at::empty_like(input);
   at::Tensor mask = at::empty_like(input, input.options().dtype(at::kBool));
   if (input.numel() == 0) return {out, mask};
+  const std::int64_t n = input.numel();
   // Mask and out share out's layout (both are empty_like input); input may be strided anyway.
+  const PlainLayout layout = plain_layout(out.sizes(), {&out, &input, &mask});
+  const bool dense = layout.shape.ndim <= 1 && std::all_of(layout.operands.begin(), layout.operands.end(),
+                                                           [](const KernelStrides& s) { return s.strides[0] == 1; });
+  if (dense) {
+    const int device = out.device().index();
+    const bool float4 = out.scalar_type() == at::kFloat && input.scalar_type() == at::kFloat;
+    PlainLaunch launch(device,
+                       plain_program(device, PlainFiles{"plain_philox.cl", "plain_random.cl"},
+                                     {{"O", out.scalar_type()}, {"A", input.scalar_type()}},
+                                     float4 ? "#define DROPOUT_FLOAT4 1\n" : ""),
+                       "dropout_dense");
+    // Element offsets from the merged layout: with a dim of size 1 dropped, the tensor's own may differ.
+    launch.arg<cl_long>(n).tensor(out).arg<cl_long>(layout.operands[0].offset);
+    launch.tensor(input).arg<cl_long>(layout.operands[1].offset).tensor(mask).arg<cl_long>(layout.operands[2].offset);
+    launch.arg<cl_ulong>(state.seed).arg<cl_ulong>(state.base);
+    launch.arg(static_cast<float>(keep)).arg(static_cast<float>(scale)).run((n + 3) / 4);
+    return {out, mask};
+  }
   RandomLaunch r;
   start_at(r, "dropout", out, {&input, &mask}, input.scalar_type(), state);
   r.launch->tensor(input).arg(r.layout.operands[1]).tensor(mask).arg(r.layout.operands[2]);

@@ -169,6 +169,22 @@ def test_dropout_on_strided_input():
     assert abs(m.double().mean() - 0.5) < 0.01
 
 
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_dropout_draws_the_same_mask_dense_or_strided(dtype):
+    # Dense operands take the vectorised kernel (dropout_dense), others the strided one: for the same
+    # seed both give element e (in row-major order) the same draw, an odd count exercising the last quad.
+    x = (rand(37, 2 * 53) + 5).to(dtype).to(DEVICE)[:, ::2]  # not dense: the strided kernel
+    torch.manual_seed(4)
+    y_strided, m_strided = torch.native_dropout(x, 0.3, True)
+    torch.manual_seed(4)
+    y_dense, m_dense = torch.native_dropout(x.contiguous(), 0.3, True)
+    assert torch.equal(m_strided.cpu(), m_dense.cpu())
+    assert torch.equal(y_strided.cpu(), y_dense.cpu())
+    kept = m_dense.cpu()
+    assert 0.6 < kept.double().mean() < 0.8
+    assert_close(y_dense[m_dense], (x.cpu().float() / 0.7).to(dtype)[kept])
+
+
 STRICT_SCRIPT = """
 import torch, ocltune_torch
 d = "{device}"
