@@ -229,6 +229,24 @@ at::Tensor& randperm_out(std::int64_t n, std::optional<at::Generator> generator,
   return out;
 }
 
+// True where every operand of the layout is dense in one order (merged to one dim of stride 1): the
+// dropout kernels then take four elements per work item with vector loads (dropout_dense).
+bool dense_layout(const PlainLayout& layout) {
+  return layout.shape.ndim == 1 && std::all_of(layout.operands.begin(), layout.operands.end(),
+                                               [](const KernelStrides& s) { return s.strides[0] == 1; });
+}
+
+// A dense dropout kernel of plain_random.cl for out's and in's dtypes (fp32 both: float4 loads).
+PlainLaunch dense_launch(const at::Tensor& out, const at::Tensor& in, const char* kernel) {
+  const int device = out.device().index();
+  const bool float4 = out.scalar_type() == at::kFloat && in.scalar_type() == at::kFloat;
+  return PlainLaunch(
+      device,
+      plain_program(device, PlainFiles{"plain_philox.cl", "plain_random.cl"},
+                    {{"O", out.scalar_type()}, {"A", in.scalar_type()}}, float4 ? "#define DROPOUT_FLOAT4 1\n" : ""),
+      kernel);
+}
+
 std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, double p, std::optional<bool> train) {
   check_ocl(input, "native_dropout", "input");
   if (!kernel_dtype(input.scalar_type())) return fallback<ATEN_OP(native_dropout)>::call(input, p, train);
@@ -248,6 +266,18 @@ at::Tensor native_dropout_backward(const at::Tensor& grad_output, const at::Tens
   TORCH_CHECK(mask.scalar_type() == at::kBool, "Mask should be Bool Scalar Type", mask.scalar_type());
   check_same_device(grad_output, mask, "native_dropout_backward", "mask");
   at::Tensor out = at::empty_like(grad_output);
+  if (out.numel() == 0) return out;
+  if (mask.sizes() == grad_output.sizes()) {
+    const PlainLayout layout = plain_layout(out.sizes(), {&out, &grad_output, &mask});
+    if (dense_layout(layout)) {
+      PlainLaunch launch = dense_launch(out, grad_output, "dropout_backward_dense");
+      launch.arg<cl_long>(out.numel()).tensor(out).arg<cl_long>(layout.operands[0].offset);
+      launch.tensor(grad_output).arg<cl_long>(layout.operands[1].offset);
+      launch.tensor(mask).arg<cl_long>(layout.operands[2].offset).arg(static_cast<float>(scale));
+      launch.run((out.numel() + 3) / 4);
+      return out;
+    }
+  }
   run_plain_elementwise("masked_scale", out, {grad_output, mask.expand(grad_output.sizes())}, {"A", "B"},
                         grad_output.scalar_type(), {scale});
   return out;
@@ -268,16 +298,8 @@ std::tuple<at::Tensor, at::Tensor> dropout_at(const at::Tensor& input, double p,
   const std::int64_t n = input.numel();
   // Mask and out share out's layout (both are empty_like input); input may be strided anyway.
   const PlainLayout layout = plain_layout(out.sizes(), {&out, &input, &mask});
-  const bool dense = layout.shape.ndim <= 1 && std::all_of(layout.operands.begin(), layout.operands.end(),
-                                                           [](const KernelStrides& s) { return s.strides[0] == 1; });
-  if (dense) {
-    const int device = out.device().index();
-    const bool float4 = out.scalar_type() == at::kFloat && input.scalar_type() == at::kFloat;
-    PlainLaunch launch(device,
-                       plain_program(device, PlainFiles{"plain_philox.cl", "plain_random.cl"},
-                                     {{"O", out.scalar_type()}, {"A", input.scalar_type()}},
-                                     float4 ? "#define DROPOUT_FLOAT4 1\n" : ""),
-                       "dropout_dense");
+  if (dense_layout(layout)) {
+    PlainLaunch launch = dense_launch(out, input, "dropout_dense");
     // Element offsets from the merged layout: with a dim of size 1 dropped, the tensor's own may differ.
     launch.arg<cl_long>(n).tensor(out).arg<cl_long>(layout.operands[0].offset);
     launch.tensor(input).arg<cl_long>(layout.operands[1].offset).tensor(mask).arg<cl_long>(layout.operands[2].offset);

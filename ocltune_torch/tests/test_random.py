@@ -183,6 +183,11 @@ def test_dropout_draws_the_same_mask_dense_or_strided(dtype):
     kept = m_dense.cpu()
     assert 0.6 < kept.double().mean() < 0.8
     assert_close(y_dense[m_dense], (x.cpu().float() / 0.7).to(dtype)[kept])
+    # The backward likewise: dense operands (dropout_backward_dense) and a strided gradient.
+    grad = (rand(37, 2 * 53, seed=3)).to(dtype).to(DEVICE)[:, ::2]
+    expected = torch.where(kept, grad.cpu().float() / 0.7, 0.0).to(dtype)
+    for g in (grad, grad.contiguous()):
+        assert_close(torch.ops.aten.native_dropout_backward(g, m_dense, 1 / 0.7), expected)
 
 
 STRICT_SCRIPT = """
