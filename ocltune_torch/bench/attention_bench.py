@@ -20,15 +20,13 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 
 import torch
 import torch.nn.functional as F
 from torch.utils._python_dispatch import TorchDispatchMode
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-import ocltune_torch  # noqa: E402
 
 DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 
@@ -46,7 +44,8 @@ class OpNames(TorchDispatchMode):
 
 
 def synchronize(device):
-    (torch.cuda if device.type == "cuda" else torch.ocl).synchronize(device)
+    if device.type != "cpu":
+        (torch.cuda if device.type == "cuda" else torch.ocl).synchronize(device)
 
 
 def median_ms(step, device, warmup, reps):
@@ -72,21 +71,50 @@ parser.add_argument("--warmup", type=int, default=3)
 parser.add_argument("--reps", type=int, default=20)
 parser.add_argument("--no-strict", dest="strict", action="store_false")
 parser.add_argument("--cuda", help="also time F.scaled_dot_product_attention on this CUDA device (e.g. cuda:0), "
-                    "same inputs, TF32 off: the baseline of `ocl / cuda`")
+                    "same inputs, TF32 off, in a process of its own: the baseline of `cuda / fused` (cpu: a check of the script)")
 parser.add_argument("--parts", action="store_true",
-                    help="also time each op of the fused entry's decomposition alone (baddbmm, softmax, dropout, ...)")
+                    help="also time each GEMM of the fused entry alone (the rest of its step: the row passes and the host)")
 parser.add_argument("--json", help="write the figures here")
+parser.add_argument("--measure-only", help=argparse.SUPPRESS)  # the child that times --cuda
 args = parser.parse_args()
 if args.strict:
     os.environ["OCLTUNE_TORCH_STRICT"] = "1"
 
-device = torch.device(args.ocl)
 b, h, l, s, e = (int(x) for x in args.shape.split(","))
 dtype = DTYPES[args.dtype]
-g = torch.Generator().manual_seed(0)
-q, k, v, grad = (torch.randn(shape, generator=g).to(dtype).to(device)
-                 for shape in [(b, h, l, e), (b, h, s, e), (b, h, s, e), (b, h, l, e)])
-leaves = [x.requires_grad_() for x in (q, k, v)]
+
+
+def inputs(device):
+    """q, k, v (leaves) and the upstream gradient, the same values on every device."""
+    g = torch.Generator().manual_seed(0)
+    q, k, v, grad = (torch.randn(shape, generator=g).to(dtype).to(device)
+                     for shape in [(b, h, l, e), (b, h, s, e), (b, h, s, e), (b, h, l, e)])
+    return [x.requires_grad_() for x in (q, k, v)], grad
+
+
+if args.measure_only:
+    # CUDA in a process of its own without ocltune_torch, as models.py runs it (with both backends in
+    # one process, CUDA's backward hit an autograd stream assertion on the GPU host's torch 2.11).
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    cuda = torch.device(args.measure_only)
+    cuda_leaves, cuda_grad = inputs(cuda)
+
+    def cuda_step():
+        for x in cuda_leaves:
+            x.grad = None
+        F.scaled_dot_product_attention(*cuda_leaves, dropout_p=args.dropout, is_causal=args.causal).backward(cuda_grad)
+
+    ms, times = median_ms(cuda_step, cuda, args.warmup, args.reps)
+    print(json.dumps(dict(ms=ms, times_ms=[t * 1e3 for t in times])))
+    sys.exit(0)
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+import ocltune_torch  # noqa: E402
+
+device = torch.device(args.ocl)
+leaves, grad = inputs(device)
+q, k, v = leaves
 
 paths = {
     "fused": lambda: F.scaled_dot_product_attention(*leaves, dropout_p=args.dropout, is_causal=args.causal),
@@ -123,18 +151,10 @@ for name, forward in paths.items():
 ratio = figures["math"]["ms"] / figures["fused"]["ms"]
 print(f"math / fused {ratio:.3f}")
 if args.cuda:
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    cuda_leaves = [x.detach().cpu().to(args.cuda).requires_grad_() for x in leaves]  # ocl -> cuda through the host
-    cuda_grad = grad.cpu().to(args.cuda)
-
-    def cuda_step():
-        for x in cuda_leaves:
-            x.grad = None
-        F.scaled_dot_product_attention(*cuda_leaves, dropout_p=args.dropout, is_causal=args.causal).backward(cuda_grad)
-
-    ms, times = median_ms(cuda_step, torch.device(args.cuda), args.warmup, args.reps)
-    figures["cuda"] = dict(ms=ms, times_ms=[t * 1e3 for t in times])
+    child = subprocess.run([sys.executable, os.path.abspath(__file__), "--measure-only", args.cuda] + sys.argv[1:],
+                           capture_output=True, text=True, check=True)
+    figures["cuda"] = json.loads(child.stdout.strip().splitlines()[-1])
+    ms = figures["cuda"]["ms"]
     print(f"cuda   forward+backward {ms:10.3f} ms (median of {args.reps}); cuda / fused {ms / figures['fused']['ms']:.3f}")
 if args.parts:
     # The GEMMs the fused entry runs (attention_ops.cpp: the scores twice, once in forward and once

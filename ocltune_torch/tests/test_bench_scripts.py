@@ -149,3 +149,14 @@ def test_table21_judges_each_row_by_its_target():
     assert lines[("mobilenet_v2", "inference", "32")][-2:] == ["0.8", "no"]  # 0.776
     assert len(lines[("resnet18", "training", "32")]) == 6  # batch 32 is not the resnet18 row
     assert "3 rows met, 2 missed" in text
+
+
+def test_attention_bench_times_the_fused_entry_its_gemms_and_a_baseline_process(tmp_path):
+    # --cuda names the baseline's device; the CPU stands in for CUDA here (a process of its own).
+    out = tmp_path / "attention.json"
+    run_script("attention_bench.py", "--ocl", OCL, "--shape", "2,2,16,16,8", "--dropout", "0.1", "--reps", "1",
+               "--warmup", "0", "--parts", "--cuda", "cpu", "--json", str(out))
+    figures = json.loads(out.read_text())
+    assert positive(figures["fused"]["ms"]) and positive(figures["math"]["ms"]) and positive(figures["cuda"]["ms"])
+    assert figures["fused"]["fallbacks"] == {}
+    assert len(figures["parts"]) == 7 and all(positive(v) for k, v in figures["parts"].items() if "GEMMs" not in k)
