@@ -93,8 +93,9 @@ def inputs(device):
 
 
 if args.measure_only:
-    # CUDA in a process of its own without ocltune_torch, as models.py runs it (with both backends in
-    # one process, CUDA's backward hit an autograd stream assertion on the GPU host's torch 2.11).
+    # CUDA in a process of its own without ocltune_torch, as models.py runs it: once a PrivateUse1
+    # backend is registered, torch's accelerator is that backend and CUDA's own backward trips an
+    # internal assert of the autograd engine (pytorch/pytorch#161129).
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     cuda = torch.device(args.measure_only)
