@@ -278,6 +278,12 @@ TEST(Defaults, LongReductionFillsTheDevice) {
       // A GPU hides DRAM latency with resident work-items: at least half an SM's 2048 (the old
       // default's 1024 groups of 64 held 496 per SM of the H200). Not for columns: their splits
       // stop at sqrt(length), since the combine pass walks SPLIT partials per work item.
+      // Columns: the combine pass walks SPLIT partials per work item, the first pass length / SPLIT
+      // rows; neither longer than sqrt(length).
+      if (p.inner > 1) {
+        EXPECT_LE(c.at("SPLIT") * c.at("SPLIT"), std::max<std::int64_t>(1, p.length))
+            << s.key() << ": " << to_string(c);
+      }
       if (d.type == DeviceType::kGpu && p.inner == 1) {
         EXPECT_GE(groups * wgs, 1024 * static_cast<std::int64_t>(d.compute_units)) << s.key() << ": " << to_string(c);
       }
