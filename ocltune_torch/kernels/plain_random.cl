@@ -86,6 +86,17 @@ kernel void dropout(const Shape sh, global O_S* out, const Strides os, const ulo
   FOR_EACH_4_END
 }
 
+// Quad g of dense operands: out = kept ? x * scale : 0 for elements 4g .. 4g + 3 (kept: non-zero
+// lanes), as one vector load and store where DROPOUT_FLOAT4 (fp32 in and out).
+inline void scale_kept_quad(global O_S* out, global const A_S* x, const long g, const int4 kept, const float scale) {
+#ifdef DROPOUT_FLOAT4
+  vstore4(select((float4)(0.0f), vload4(g, x) * scale, kept != 0), g, out);
+#else
+  const int k[4] = {kept.x, kept.y, kept.z, kept.w};
+  for (int j = 0; j < 4; ++j) O_STORE(out, 4 * g + j, TO_O(k[j] ? (float)A_LOAD(x, 4 * g + j) * scale : 0.0f));
+#endif
+}
+
 // The same where out, x and mask are dense in one order (the host merged them to one dim of stride
 // 1): quad g is elements 4g .. 4g + 3 of each, loaded and stored as vectors where DROPOUT_FLOAT4
 // (fp32 in and out), with no index arithmetic; the general kernel's strided offsets and byte-wise
@@ -102,14 +113,7 @@ kernel void dropout_dense(const long numel, global O_S* out_base, const long out
                              uniform01(r4.w) < keep);
     if (4 * g + 3 < numel) {
       vstore4(convert_uchar4(kept), g, mask);
-#ifdef DROPOUT_FLOAT4
-      vstore4(select((float4)(0.0f), vload4(g, x) * scale, kept != 0), g, out);
-#else
-      const int k[4] = {kept.x, kept.y, kept.z, kept.w};
-      for (int j = 0; j < 4; ++j) {
-        O_STORE(out, 4 * g + j, TO_O(k[j] ? (float)A_LOAD(x, 4 * g + j) * scale : 0.0f));
-      }
-#endif
+      scale_kept_quad(out, x, g, kept, scale);
     } else {
       const int k[4] = {kept.x, kept.y, kept.z, kept.w};
       for (long e = 4 * g; e < numel; ++e) {
@@ -131,15 +135,7 @@ kernel void dropout_backward_dense(const long numel, global O_S* out_base, const
   global const uchar* mask = mask_base + mask_at;
   FOR_EACH_INDEX(g, (numel + 3) / 4) {
     if (4 * g + 3 < numel) {
-      const int4 kept = convert_int4(vload4(g, mask)) != 0;
-#ifdef DROPOUT_FLOAT4
-      vstore4(select((float4)(0.0f), vload4(g, grad) * scale, kept), g, out);
-#else
-      const int k[4] = {kept.x, kept.y, kept.z, kept.w};
-      for (int j = 0; j < 4; ++j) {
-        O_STORE(out, 4 * g + j, TO_O(k[j] ? (float)A_LOAD(grad, 4 * g + j) * scale : 0.0f));
-      }
-#endif
+      scale_kept_quad(out, grad, g, convert_int4(vload4(g, mask)), scale);
     } else {
       for (long e = 4 * g; e < numel; ++e) O_STORE(out, e, TO_O(mask[e] ? (float)A_LOAD(grad, e) * scale : 0.0f));
     }
