@@ -168,7 +168,9 @@ at::Tensor softmax_dropout_(at::Tensor& s, const Dropout& dropout) {
 void softmax_dropout_backward_(at::Tensor& s, at::Tensor& dp, const at::Tensor& lse, const Dropout& dropout) {
   if (!s.is_contiguous()) s = s.contiguous();
   if (!dp.is_contiguous()) dp = dp.contiguous();
-  TORCH_INTERNAL_ASSERT(lse.is_contiguous() && lse.numel() == s.numel() / s.size(-1));
+  TORCH_CHECK(lse.numel() == s.numel() / s.size(-1),
+              "_scaled_dot_product_fused_attention_overrideable_backward: logsumexp has ", lse.numel(),
+              " elements, one per query row ([B, H, L]) wanted: ", s.numel() / s.size(-1));
   const std::int64_t n = s.size(-1), rows = s.numel() / n;
   PlainLaunch launch = attention_launch(s, "attention_softmax_dropout_backward");
   launch.arg<cl_long>(rows).arg<cl_long>(n).tensor_at(s).tensor_at(dp).tensor_at(lse);

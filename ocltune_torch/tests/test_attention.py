@@ -303,3 +303,11 @@ def test_no_grad_runs_the_forward_only(strict):
         out = F.scaled_dot_product_attention(q.to(DEVICE), k.to(DEVICE), v.to(DEVICE))
     assert FUSED in log.ops and FUSED_BACKWARD not in log.ops
     assert_close(out, F.scaled_dot_product_attention(q, k, v))
+
+
+def test_backward_with_a_logsumexp_of_the_wrong_size_raises(strict):
+    q, k, v = (x.to(DEVICE) for x in qkv(1, 2, 3, 4, 5, 5))
+    with pytest.raises(RuntimeError, match="logsumexp has 5 elements, one per query row"):
+        torch.ops.aten._scaled_dot_product_fused_attention_overrideable_backward(
+            q, q, k, v, None, [True, True, True, False], q, torch.zeros(5, device=DEVICE), None, None, 3, 4, 0.0,
+            False, torch.tensor(0), torch.tensor(0))
