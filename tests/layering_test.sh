@@ -34,6 +34,38 @@ for entry in "${allowed[@]}"; do
     fi
   done < <(grep -rnE '^#include "[a-z_]+/' "$folder" --include='*.h' --include='*.hpp' --include='*.cpp' --include='*.c')
 done
+# Inside the PyTorch backend: the device glue and the plain kernels never include the op lowering,
+# and no two of its modules (a .h with its .cpp) include each other, directly or through others.
+if grep -rnE '^#include "ocltune_torch/csrc/ops/' ocltune_torch/csrc/device ocltune_torch/csrc/plain; then
+  echo "layering: ocltune_torch/csrc/device/ or plain/ includes the op lowering (csrc/ops/)"
+  failures=$((failures + 1))
+fi
+if ! python3 - ocltune_torch/csrc <<'PY'
+import pathlib, re, sys
+root = pathlib.Path(sys.argv[1])
+edges = {}
+for f in root.rglob("*.[ch]*"):
+    module = str(f.relative_to(root).with_suffix(""))
+    for target in re.findall(r'^#include "ocltune_torch/csrc/([a-z_/]+)\.h"', f.read_text(), re.M):
+        if target != module:
+            edges.setdefault(module, set()).add(target)
+state = {}
+def visit(m, path):
+    state[m] = "open"
+    for t in sorted(edges.get(m, ())):
+        if state.get(t) == "open":
+            print("layering: include cycle in ocltune_torch/csrc: " + " -> ".join(path + [t]))
+            sys.exit(1)
+        if t not in state:
+            visit(t, path + [t])
+    state[m] = "done"
+for m in sorted(edges):
+    if m not in state:
+        visit(m, [m])
+PY
+then
+  failures=$((failures + 1))
+fi
 if grep -rln "selftest" harness core ops db tuner runtime cli bench include kernels; then
   echo "layering: production sources above name the test-only selftest family"
   failures=$((failures + 1))

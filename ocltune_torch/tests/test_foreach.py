@@ -1,4 +1,4 @@
-"""The `_foreach_*` ops that run kernels/plain_foreach.cl on many dense tensors a launch (_foreach_add_.List,
+"""The `_foreach_*` ops that run plain/kernels/plain_foreach.cl on many dense tensors a launch (_foreach_add_.List,
 _foreach_add_.Scalar, _foreach_mul_.Scalar: torch.optim's default SGD; _foreach_lerp_, _foreach_addcmul_,
 _foreach_addcdiv_, _foreach_div_, _foreach_sqrt: its Adam and AdamW), in strict mode, against the same
 op on CPU copies: every dtype the kernels take, odd sizes, a 0-dim and an empty tensor, and lists that

@@ -1,5 +1,5 @@
 """Adam, AdamW and SGD with fused=True on ocl (torch._fused_adam_, _fused_adamw_, _fused_sgd_ on
-kernels/plain_optim.cl), in strict mode: several steps against the same optimiser with fused=True on the
+plain/kernels/plain_optim.cl), in strict mode: several steps against the same optimiser with fused=True on the
 CPU, the parameters, gradients and every state tensor compared after each step, and against ocl's own
 foreach step. The kernels repeat the CPU kernels' arithmetic, so the comparison with CPU allows a few
 units in the last place (the CPU's scalar tail loop rounds differently from its vector loop), tight

@@ -57,6 +57,49 @@ def test_in_place(name):
     assert_close(x, expected.t())
 
 
+# The unary ops whose functional, in-place and out= forms come from one kernel (ops/op_forms.h).
+ONE_KERNEL_FORMS = ["exp", "log", "sqrt", "rsqrt", "neg", "abs", "sign"]
+ONE_KERNEL_FORMS += ["relu", "sigmoid", "tanh", "silu", "hardswish", "hardsigmoid"]
+
+
+@pytest.mark.parametrize("name", ONE_KERNEL_FORMS)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_out_forms(name, dtype, strict):
+    """Each form on the device against the CPU: out= into a packed tensor, an empty one (resized), a view
+    with gaps, a transposed view and self itself; in place on a view with gaps; the functional form keeps a
+    transposed input's layout."""
+    functional, in_place, out_form = (getattr(torch.ops.aten, n) for n in (name, name + "_", name))
+    a = positive(5, 7, dtype=dtype) if name in ("log", "sqrt", "rsqrt") else (rand(5, 7) * 4).to(dtype)
+    expected = functional(a)
+    x = a.to(DEVICE)
+    out = torch.empty(5, 7, device=DEVICE, dtype=dtype)
+    assert out_form.out(x, out=out) is out
+    assert_close(out, expected, scale=4)
+    resized = torch.empty(0, device=DEVICE, dtype=dtype)
+    out_form.out(x, out=resized)
+    assert resized.shape == (5, 7)
+    assert_close(resized, expected, scale=4)
+    base = torch.zeros(5, 14, device=DEVICE, dtype=dtype)
+    out_form.out(x, out=base[:, ::2])  # gaps: the result packed, then copied in; the other columns untouched
+    assert_close(base[:, ::2], expected, scale=4)
+    assert (base[:, 1::2].cpu() == 0).all()
+    transposed = torch.empty(7, 5, device=DEVICE, dtype=dtype).t()
+    out_form.out(x, out=transposed)
+    assert_close(transposed, expected, scale=4)
+    y = x.clone()
+    out_form.out(y, out=y)  # out is self: in place
+    assert_close(y, expected, scale=4)
+    gaps = torch.zeros(5, 14, device=DEVICE, dtype=dtype)
+    gaps[:, ::2] = x
+    in_place(gaps[:, ::2])  # a view with gaps, in place
+    assert_close(gaps[:, ::2], expected, scale=4)
+    assert (gaps[:, 1::2].cpu() == 0).all()
+    z = x.t().contiguous().t()  # a transposed input: the functional result keeps its layout
+    r = functional(z)
+    assert r.stride() == z.stride()
+    assert_close(r, expected, scale=4)
+
+
 def test_binary_math_broadcasts():
     ocltune_torch.reset_fallback_stats()
     a, b = positive(4, 1, 7), positive(5, 1, seed=1)

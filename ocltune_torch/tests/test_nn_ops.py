@@ -254,7 +254,7 @@ def test_adaptive_avg_pool2d(shape, out, dtype, strict):
     check(lambda x: F.adaptive_avg_pool2d(x, out), rand(*shape, dtype=dtype))
 
 
-# The windows the pool family has no kind for run on plain kernels (kernels/plain_pool.cl): dilation,
+# The windows the pool family has no kind for run on plain kernels (plain/kernels/plain_pool.cl): dilation,
 # divisor_override, adaptive windows of different sizes, adaptive max. (h, w, kernel, stride, padding,
 # dilation, ceil_mode): odd planes, dilated windows overlapping, padding reaching past the first rows,
 # ceil mode's last window hanging over the edge.

@@ -39,10 +39,10 @@ fi
 build() {
   mkdir -p /tmp/ocltune_torch_build
   local sources stamp
-  sources="$(grep -o 'csrc/[a-z_]*\.cpp' ocltune_torch/CMakeLists.txt | sort -u | sed 's|^|ocltune_torch/|') .gpu/src/plain_kernel_files.cpp"
+  sources="$(grep -o 'csrc/[a-z_/]*\.cpp' ocltune_torch/CMakeLists.txt | sort -u | sed 's|^|ocltune_torch/|') .gpu/src/plain_kernel_files.cpp"
   # The extension depends on its sources, the headers of this tree and the torch it is built for.
   # shellcheck disable=SC2086
-  stamp=$( (cat $sources ocltune_torch/csrc/*.h include/ocltune/*; $py -c 'import torch; print(torch.__version__)') | sha256sum | cut -c1-16)
+  stamp=$( (cat $sources ocltune_torch/csrc/*/*.h include/ocltune/*; $py -c 'import torch; print(torch.__version__)') | sha256sum | cut -c1-16)
   if [ -f .gpu/keep/libocltune_torch.so ] && [ "$(cat .gpu/keep/torch-stamp 2>/dev/null)" = "$stamp" ]; then
     cp .gpu/keep/libocltune_torch.so "$lib"
     echo "reused the carried $lib (stamp $stamp)"
