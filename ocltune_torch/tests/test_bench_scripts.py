@@ -139,15 +139,15 @@ def test_select_shapes_keeps_the_untuned_problems(tmp_path):
     assert json.loads(out.read_text()) == [recorded[1]]
 
 
-def test_table21_judges_each_row_by_its_target():
+def test_model_targets_judges_each_row_by_its_target():
     results = BENCH / "results"
-    text = run_script("table21.py", "--part", "fp32", str(results / "h200-cnn-fp32-inorder-tuned.json"),
+    text = run_script("model_targets.py", "--part", "fp32", str(results / "h200-cnn-fp32-inorder-tuned.json"),
                       str(results / "h200-resnet50-inference-b64-fp32.json"))
     lines = {tuple(line.split()[:3]): line.split() for line in text.splitlines() if line.split()[:1] != ["model"]}
     assert lines[("resnet50", "inference", "32")][-2:] == ["1.0", "yes"]  # 1.008 against 1.0
     assert lines[("resnet50", "inference", "64")][-2:] == ["1.0", "no"]  # 0.909
     assert lines[("mobilenet_v2", "inference", "32")][-2:] == ["0.8", "no"]  # 0.776
-    assert len(lines[("resnet18", "training", "32")]) == 6  # batch 32 is not the resnet18 row
+    assert len(lines[("resnet18", "training", "32")]) == 6  # batch 32 is not a resnet18 target row
     assert "3 rows met, 2 missed" in text
 
 

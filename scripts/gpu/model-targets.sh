@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
-# Every row of issue 21's table (models on the H200 through ocl against cuda, same command), one part
-# per device call (a part fits the 10-minute limit of one call), each model run's JSON in $OUT and a
-# table of the part at the end (ocltune_torch/bench/table21.py).
+# The model step-time targets: each target model's training and inference steps on the H200 through
+# ocl against cuda in the same command, one precision part per device call (a part fits the 10-minute
+# limit of one call), each model run's JSON in $OUT and a table of the part at the end, each row
+# judged against its target ratio (ocltune_torch/bench/model_targets.py).
 #
-#   scripts/gpu/issue21-table.sh fp32|defaults|fp16|bf16[,PART...]   (after `scripts/gpu/torch-backend.sh build`)
+#   scripts/gpu/model-targets.sh fp32|defaults|fp16|bf16[,PART...]   (after `scripts/gpu/torch-backend.sh build`)
 #
 # fp32: TF32 off on both sides. defaults: PyTorch's defaults: cuDNN's TF32 on, which ocl's
 # convolutions follow too (docs/decisions/0048: a tf32 configuration where its row is the faster).
-# fp16 / bf16: the training steps under torch.autocast in that dtype. The batches are the issue's:
+# fp16 / bf16: the training steps under torch.autocast in that dtype. The batches are the targets':
 # resnet50 32 (and 64 for inference), resnet18 64, mobilenet_v2 32, the encoder 8 x 512 (fused AdamW).
 # On PoCL: BASELINE=cpu OCL=ocl:0 EXTRA="--size 32 --seq 16 --layers 2 --reps 1 --warmup 0" runs
-# models.py directly against the CPU at toy sizes (the batches stay the issue's).
+# models.py directly against the CPU at toy sizes (the batches stay the targets').
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 parts=${1:?usage: $0 fp32|defaults|fp16|bf16[,PART...]}
-out=${OUT:-/tmp/issue21}
+out=${OUT:-/tmp/model-targets}
 mkdir -p "$out"
 extra=${EXTRA:-}
 if [ -n "${BASELINE:-}" ]; then
@@ -52,7 +53,7 @@ run_part() {
       | tail -n +3
     [ -f "$json" ] && files+=("$json")
   done
-  python3 ocltune_torch/bench/table21.py --part "$part" "${files[@]}"
+  python3 ocltune_torch/bench/model_targets.py --part "$part" "${files[@]}"
 }
 
 # Several parts in one call (each took 200-250 s on the H200, so two fit the 10-minute limit).

@@ -1,11 +1,12 @@
-"""Issue 21's table from models.py JSON files: each row with its target and whether it is met.
+"""The model step-time targets table from models.py JSON files: each row with its target ratio and
+whether it is met.
 
-    python ocltune_torch/bench/table21.py --part fp32 RESULTS.json...
+    python ocltune_torch/bench/model_targets.py --part fp32 RESULTS.json...
 
-Targets (ocl / cuda step time as cuda_ms / ocl_ms, issue 21): fp32 (TF32 off on both sides):
+Targets (the baseline's step time over ocl's, cuda_ms / ocl_ms): fp32 (TF32 off on both sides):
 resnet50 inference 1.0 (batch 32 and 64), every other row 0.8; PyTorch's defaults: resnet50 inference
 0.8, every other row 0.7; autocast fp16 and bf16: training 0.6. A row of a model, mode or batch the
-issue does not list is printed without a target.
+targets do not list is printed without a target.
 """
 
 import argparse
@@ -33,7 +34,7 @@ def rows(paths):
             with open(path) as f:
                 data = json.load(f)
         except (OSError, ValueError) as e:
-            print(f"table21: {path}: {e}", file=sys.stderr)
+            print(f"model_targets: {path}: {e}", file=sys.stderr)
             continue
         for r in data.get("results", []):
             yield path, r
@@ -44,7 +45,7 @@ def main(argv=None):
     parser.add_argument("--part", required=True, choices=["fp32", "defaults", "fp16", "bf16"])
     parser.add_argument("results", nargs="*", help="models.py --json files")
     args = parser.parse_args(argv)
-    print(f"issue 21, {args.part}: baseline ms / ocl ms, ratio = baseline / ocl (above 1: ocl faster)")
+    print(f"model step targets, {args.part}: baseline ms / ocl ms, ratio = baseline / ocl (above 1: ocl faster)")
     print(f"{'model':14} {'mode':10} {'batch':>5} {'baseline ms':>12} {'ocl ms':>10} {'ratio':>7} {'target':>7}  met")
     met = missed = 0
     for _, r in rows(args.results):
