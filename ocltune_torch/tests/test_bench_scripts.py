@@ -11,6 +11,10 @@ import sys
 from conftest import DEVICE
 
 BENCH = pathlib.Path(__file__).resolve().parents[1] / "bench"
+# Small excerpts of H200 results (docs/results/models/): resnet18's batch-32 convolutions as that run
+# recorded them, and model step times.
+DATA = pathlib.Path(__file__).resolve().parent / "data"
+RECORDED_SHAPES = DATA / "h200-model-shapes-resnet18-b32.json"
 OCL = f"ocl:{DEVICE.index}"
 
 
@@ -70,7 +74,7 @@ def test_models_bench_runs_a_training_step_without_fallbacks(tmp_path):
 
 def test_select_shapes_keeps_the_costliest_problems(tmp_path):
     out = tmp_path / "costly.json"
-    recorded = BENCH / "results" / "h200-model-shapes.json"
+    recorded = RECORDED_SHAPES
     run_script("select_shapes.py", str(recorded), "--op", "conv2d", "--dirs", "fwd", "--batch", "32", "--top", "3",
                "-o", str(out))
     chosen = json.loads(out.read_text())
@@ -104,7 +108,7 @@ def test_model_shapes_lists_what_the_device_recorded(tmp_path):
     out = tmp_path / "resnet18.json"
     run_script("model_shapes.py", "--models", "resnet18", "--modes", "training", "--batch", "32", "-o", str(out))
     listed = json.loads(out.read_text())
-    recorded = json.loads((BENCH / "results" / "h200-model-shapes.json").read_text())
+    recorded = json.loads(RECORDED_SHAPES.read_text())
 
     def key(p):
         return json.dumps({k: v for k, v in p.items() if k != "recorded"}, sort_keys=True)
@@ -126,7 +130,7 @@ def test_model_shapes_lists_what_the_device_recorded(tmp_path):
 def test_select_shapes_keeps_the_untuned_problems(tmp_path):
     # Two problems of a recorded file, one with a row of its shape in a rows file: --untuned-in keeps
     # the other; a row of the same shape in another math mode does not count as tuning it.
-    recorded = [p for p in json.loads((BENCH / "results" / "h200-model-shapes.json").read_text())
+    recorded = [p for p in json.loads(RECORDED_SHAPES.read_text())
                 if p["op"] == "conv2d" and p["dir"] == "fwd"][:2]
     shapes, rows, out = tmp_path / "shapes.json", tmp_path / "rows.jsonl", tmp_path / "untuned.json"
     shapes.write_text(json.dumps(recorded))
@@ -140,9 +144,8 @@ def test_select_shapes_keeps_the_untuned_problems(tmp_path):
 
 
 def test_model_targets_judges_each_row_by_its_target():
-    results = BENCH / "results"
-    text = run_script("model_targets.py", "--part", "fp32", str(results / "h200-cnn-fp32-inorder-tuned.json"),
-                      str(results / "h200-resnet50-inference-b64-fp32.json"))
+    text = run_script("model_targets.py", "--part", "fp32", str(DATA / "h200-models-fp32-b32.json"),
+                      str(DATA / "h200-resnet50-inference-b64-fp32.json"))
     lines = {tuple(line.split()[:3]): line.split() for line in text.splitlines() if line.split()[:1] != ["model"]}
     assert lines[("resnet50", "inference", "32")][-2:] == ["1.0", "yes"]  # 1.008 against 1.0
     assert lines[("resnet50", "inference", "64")][-2:] == ["1.0", "no"]  # 0.909
