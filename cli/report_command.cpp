@@ -55,8 +55,12 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& options) {
                                         "their history (exit 3: regression with --fail-on-regression)");
   report->fallthrough();
   report->add_option("--bench", options.bench, "ocltune_bench JSON output file(s) (--benchmark_out=FILE)")
-      ->required()
       ->expected(1, -1)
+      ->check(CLI::ExistingFile);
+  report
+      ->add_option("--history-file", options.history_files,
+                   "a performance history file (docs/performance_history.jsonl): its latest figures and their "
+                   "history join the report; repeatable")
       ->check(CLI::ExistingFile);
   report->add_option("--out", options.out, "output directory; the report is DIR/index.html")->required();
   report->add_option("--history", options.history,
@@ -74,6 +78,9 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& options) {
 }
 
 int run_report(const CliOptions& cli, const ReportOptions& options) {
+  if (options.bench.empty() && options.history_files.empty()) {
+    throw UsageError("report: give --bench, --history-file or both");
+  }
   const fs::path dir = reports_dir();
   std::vector<std::string> args = {python(),
                                    "-m",
@@ -85,9 +92,12 @@ int run_report(const CliOptions& cli, const ReportOptions& options) {
                                    "--threshold",
                                    fmt::format("{}", options.threshold),
                                    "--noise-k",
-                                   fmt::format("{}", options.noise_k),
-                                   "--bench"};
-  args.insert(args.end(), options.bench.begin(), options.bench.end());
+                                   fmt::format("{}", options.noise_k)};
+  if (!options.bench.empty()) {
+    args.push_back("--bench");
+    args.insert(args.end(), options.bench.begin(), options.bench.end());
+  }
+  for (const std::string& file : options.history_files) args.insert(args.end(), {"--history-file", file});
   if (!options.history.empty()) args.insert(args.end(), {"--history", options.history});
   if (!options.title.empty()) args.insert(args.end(), {"--title", options.title});
   if (options.fail_on_regression) args.push_back("--fail-on-regression");

@@ -13,9 +13,10 @@ namespace ocltune {
 struct CliOptions;
 
 struct ReportOptions {
-  std::vector<std::string> bench;  // Google Benchmark JSON files of ocltune_bench
-  std::string out;                 // directory for index.html
-  std::string history;             // directory of past runs' key figures; this run is appended
+  std::vector<std::string> bench;          // Google Benchmark JSON files of ocltune_bench
+  std::vector<std::string> history_files;  // performance history files (docs/performance_history.jsonl)
+  std::string out;                         // directory for index.html
+  std::string history;                     // directory of past runs' key figures; this run is appended
   bool fail_on_regression = false;
   double threshold = 0.10;  // smallest relative drop flagged
   double noise_k = 3.0;     // ... and more than this many run-to-run noise estimates

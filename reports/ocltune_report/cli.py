@@ -4,8 +4,8 @@ import os
 import sys
 from datetime import datetime, timezone
 
-from ocltune_report import database, history, plots, render
-from ocltune_report.regression import describe, series_flags
+from ocltune_report import database, history, plots, recorded, render
+from ocltune_report.regression import Point, describe, series_flags
 from ocltune_report.results import load_bench
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_REGRESSION = 0, 1, 2, 3
@@ -14,7 +14,10 @@ EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_REGRESSION = 0, 1, 2, 3
 def parse_args(argv):
     """Flags as `ocltune report` passes them (argparse exits 2 on a usage error)."""
     p = argparse.ArgumentParser(prog="ocltune report", description=__doc__)
-    p.add_argument("--bench", nargs="+", required=True, help="ocltune_bench JSON output file(s)")
+    p.add_argument("--bench", nargs="+", default=[], help="ocltune_bench JSON output file(s)")
+    p.add_argument("--history-file", action="append", default=[], metavar="FILE",
+                   help="a performance history file (docs/performance_history.jsonl): its latest figures and "
+                        "their history join the report; repeatable")
     p.add_argument("--db", default="", help="tuning database (best configurations, convergence)")
     p.add_argument("--out", required=True, help="output directory; the report is OUT/index.html")
     p.add_argument("--history", default="", help="history directory: this run is appended, then compared")
@@ -22,7 +25,10 @@ def parse_args(argv):
     p.add_argument("--threshold", type=float, default=0.10, help="smallest relative drop flagged")
     p.add_argument("--noise-k", type=float, default=3.0, help="a drop must exceed k x run-to-run noise")
     p.add_argument("--title", default="ocltune benchmark report")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if not args.bench and not args.history_file:
+        p.error("give --bench, --history-file or both")
+    return args
 
 
 def merge_records(runs):
@@ -80,11 +86,33 @@ def build_section(identity, runs, con, args):
     return section
 
 
+def recorded_part(path, max_panels=16):
+    """A history file's section: the latest measurement of each figure and, per device, the figures
+    measured most often over time (a ratio to their baseline where each measurement has one)."""
+    _, ms = recorded.load(path)
+    groups = recorded.by_figure(ms)
+    section = render.RecordedSection(path, ms, recorded.latest(ms), {k: len(v) for k, v in groups.items()})
+    for device in sorted({m.device for m in ms}):
+        figures, labels = [], {}
+        for (d, figure), series in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0][1])):
+            plotted = recorded.chart_series(series) if d == device else None
+            if plotted:
+                unit, points = plotted
+                figures.append((figure, unit, [Point(date, value, 0.0, {"commit": commit}) for date, value, commit in points]))
+                parts = figure.split("/")
+                labels[figure] = f"{parts[0]} {'/'.join(parts[2:-1])} ({parts[1]}; {parts[-1]})"
+        section.charts[device] = plots.history_chart(figures, [], max_panels, labels,
+                                                     title=f"{device}: recorded figures", order="the most measured",
+                                                     legend="", by_order=True)
+    return section
+
+
 def main(argv):
     """Writes OUT/index.html; returns the process exit status."""
     args = parse_args(argv)
     try:
         runs = [load_bench(p) for p in args.bench]
+        recorded_sections = [recorded_part(p) for p in args.history_file]
     except (OSError, ValueError) as e:
         print(f"ocltune report: error: {e}", file=sys.stderr)
         return EXIT_FAILURE
@@ -94,13 +122,16 @@ def main(argv):
     con = database.connect(args.db)
     sections = [build_section(identity, rs, con, args) for identity, rs in by_device.items()]
     generated = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    text = render.page(args.title, sections, generated, args.history, args.threshold, args.noise_k)
+    text = render.page(args.title, sections, generated, args.history, args.threshold, args.noise_k,
+                       recorded_sections)
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, "index.html")
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
     flags = [(s, f) for s in sections for f in s.flags]
-    print(f"ocltune report: {path} ({len(text) // 1024} KiB, {sum(len(s.records) for s in sections)} benchmarks)")
+    recorded_text = "".join(f", {len(r.measurements)} recorded measurements from {r.path}" for r in recorded_sections)
+    print(f"ocltune report: {path} ({len(text) // 1024} KiB, {sum(len(s.records) for s in sections)} benchmarks"
+          f"{recorded_text})")
     for s, f in flags:
         print(f"ocltune report: REGRESSION {describe(f, s.units.get(f.figure, ''))}")
     return EXIT_REGRESSION if flags and args.fail_on_regression else EXIT_OK

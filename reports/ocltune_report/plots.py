@@ -184,10 +184,15 @@ def parse_date(text):
         return None
 
 
-def history_chart(figures, flags, max_panels=16):
+def history_chart(figures, flags, max_panels=16, labels=None,
+                  title="history of key figures", order="regressions first, then tuned kernels and ceilings",
+                  legend=" (red x: regression)", by_order=False):
     """Each key figure over time, one panel per figure; regressions marked with a red cross.
 
-    `figures` is a list of (name, unit, [Point]); `flags` a list of regression Flags.
+    `figures` is a list of (name, unit, [Point]); `flags` a list of regression Flags; `labels` an
+    optional {name: panel title}; `order` says which figures come first when not all are shown.
+    `by_order` puts the points side by side in their order, the day under its first point (several
+    measurements of one day stay apart), instead of on a time axis.
     """
     figures = [f for f in figures if f[2]]
     total = len(figures)
@@ -202,7 +207,7 @@ def history_chart(figures, flags, max_panels=16):
     for i, (name, unit, points) in enumerate(figures):
         ax = axes[i // cols][i % cols]
         dates = [parse_date(p.date) for p in points]
-        use_dates = all(dates) and len(set(dates)) > 1  # a date axis needs a range
+        use_dates = not by_order and all(dates) and len(set(dates)) > 1  # a date axis needs a range
         xs = dates if use_dates else list(range(len(points)))
         ax.plot(xs, [p.value for p in points], marker="o", ms=3, lw=1, color="#1f77b4")
         bad = [(x, p.value) for x, p in zip(xs, points) if (name, p.date) in flagged]
@@ -211,22 +216,26 @@ def history_chart(figures, flags, max_panels=16):
                        linewidths=2)
         parts = name.split("/")
         label = f"{parts[0]} {'/'.join(parts[2:-1])} ({parts[-1]})" if len(parts) >= 4 else name
+        label = (labels or {}).get(name, label)
         ax.set_title(short_shape(label, 44), fontsize=7, color="#d62728" if bad else "black")
         ax.set_ylabel(unit, fontsize=7)
         ax.set_ylim(bottom=0)
         ax.tick_params(labelsize=6)
         if use_dates:
-            locator = AutoDateLocator(maxticks=5)
+            locator = AutoDateLocator(minticks=2, maxticks=5)  # a few days of history: daily ticks
             ax.xaxis.set_major_locator(locator)
             ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
+        elif by_order:
+            firsts = [i for i, p in enumerate(points) if i == 0 or p.date[:10] != points[i - 1].date[:10]]
+            ax.set_xticks(firsts)
+            ax.set_xticklabels([points[i].date[5:10] for i in firsts])
         else:
             ax.set_xticks(xs)
             ax.set_xticklabels([p.date[:10] for p in points])
         ax.grid(True, alpha=0.3)
     for j in range(len(figures), rows * cols):
         axes[j // cols][j % cols].set_visible(False)
-    shown = f"{len(figures)} of {total} figures: regressions first, then tuned kernels and ceilings" \
-        if total > len(figures) else f"{total} figures"
-    fig.suptitle(f"history of key figures, {shown} (red x: regression)", fontsize=10)
+    shown = f"{len(figures)} of {total} figures: {order}" if total > len(figures) else f"{total} figures"
+    fig.suptitle(f"{title}, {shown}{legend}", fontsize=10)
     fig.tight_layout()
     return to_data_uri(fig)

@@ -42,6 +42,17 @@ class DeviceSection:
     notes: list = field(default_factory=list)
 
 
+@dataclass
+class RecordedSection:
+    """A performance history file (--history-file): its latest figures and their history charts."""
+
+    path: str
+    measurements: list             # recorded.Measurement objects, oldest first
+    latest: dict                   # (device, figure) -> its latest Measurement
+    counts: dict                   # (device, figure) -> number of measurements
+    charts: dict = field(default_factory=dict)  # device -> data URI (or None)
+
+
 def esc(value):
     """HTML-escaped text of any value."""
     return html.escape(str(value), quote=True)
@@ -192,12 +203,41 @@ def device_html(section, history_dir, threshold, noise_k):
     return "\n".join(parts)
 
 
-def page(title, sections, generated, history_dir, threshold, noise_k):
+def recorded_html(section):
+    """A history file's part of the report: per device, the latest measurement of every figure."""
+    ms = section.measurements
+    devices = sorted({m.device for m in ms})
+    first, last = (ms[0].date, ms[-1].date) if ms else ("-", "-")
+    parts = [f"<h2>Recorded figures: {esc(section.path)}</h2>",
+             f'<p class="note">{len(ms)} measurements of {len(section.latest)} figures on {esc(", ".join(devices))}, '
+             f"{esc(first)} to {esc(last)}. The latest measurement of each figure, with its same-run baselines "
+             f"(a ratio above 1: ocltune, or the newer code, is faster), the command that measured it and how "
+             f"many measurements the file holds.</p>"]
+    for device in devices:
+        rows = []
+        for (d, figure), m in sorted(section.latest.items()):
+            if d != device:
+                continue
+            detail = (f'<br><span class="note">{esc(m.note)}</span>' if m.note else "")
+            where = " ".join(x for x in (f"commit {m.commit}" if m.commit else "", m.source) if x)
+            rows.append([f"<td><code>{esc(figure)}</code></td>", f'<td class="num">{esc(m.text())}</td>',
+                         f"<td>{esc(m.against())}{detail}</td>", f"<td>{esc(m.date)}</td>",
+                         f"<td><code>{esc(m.command)}</code>" +
+                         (f'<br><span class="note">{esc(where)}</span>' if where else "") + "</td>",
+                         f'<td class="num">{section.counts[(d, figure)]}</td>'])
+        parts += [f"<h3>{esc(device)}</h3>",
+                  table(["figure", "latest", "against", "date", "command (source)", "measurements"], rows),
+                  image(section.charts.get(device), f"history of the recorded figures on {device}")]
+    return "\n".join(parts)
+
+
+def page(title, sections, generated, history_dir, threshold, noise_k, recorded=()):
     """The whole HTML document."""
-    body = "\n".join(device_html(s, history_dir, threshold, noise_k) for s in sections)
+    body = "\n".join([device_html(s, history_dir, threshold, noise_k) for s in sections] +
+                     [recorded_html(r) for r in recorded])
     total = sum(len(s.flags) for s in sections)
     summary = (f'<p class="{"bad" if total else "good"}">{total} regression(s) in this run.</p>'
-               if history_dir else "")
+               if history_dir and sections else "")
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
