@@ -1,9 +1,12 @@
 // layer_norm over the last n elements of each of `rows` rows, forward and backward, with affine
 // gamma/beta. Forward: y = (x - mean) * rstd * gamma + beta, mean and rstd = 1/sqrt(var + eps)
-// saved in fp32. Backward: dx per row, and dgamma/dbeta as per-work-group partial sums (fp32,
-// [2][groups][n]) that layer_norm_param_grads adds up. Files: storage.cl, reduce_vec.cl,
-// norm_layer.cl. Launch: global (ceil(rows/ROWS)*WGS), local (WGS); param grads: global
-// (ceil(n/WGS)*WGS). Every sweep over a row is one loop whose ragged last vector goes element-wise.
+// saved in fp32; the statistics are of x - x0, x0 the row's first element, so a row whose mean is
+// far from 0 next to its spread (near 1000 with unit noise) loses no digits of y to the mean, which
+// y takes from the same shifted values (x0 + mean is only saved). Backward: dx per row, and
+// dgamma/dbeta as per-work-group partial sums (fp32, [2][groups][n]) that layer_norm_param_grads
+// adds up. Files: storage.cl, reduce_vec.cl, norm_layer.cl. Launch: global (ceil(rows/ROWS)*WGS),
+// local (WGS); param grads: global (ceil(n/WGS)*WGS). Every sweep over a row is one loop whose
+// ragged last vector goes element-wise.
 // WPR > 0 (forward) instead holds each row in registers, WGS / WPR rows per work-group at a time:
 // global (ceil(rows / (ROWS * WGS / WPR)) * WGS).
 
@@ -87,17 +90,18 @@ kernel void layer_norm(const int rows, const int n, const float eps, const globa
     const int row = (get_group_id(0) * ROWS + r) * (WGS / WPR) + lid / WPR;
     const bool live = row < rows;
     const global STORAGE* src = x + x_off + (long)row * n;
+    const float x0 = live ? LOAD(src, 0) : 0.0f;  // xv holds x - x0
     floatV xv[NV];
     floatV sv = (floatV)(0.0f);
 #pragma unroll
     for (int j = 0; j < NV; ++j) {
       const int k = (lane + j * WPR) * VW;
       if (live && k + VW <= n) {
-        xv[j] = LOADA(src, k);
+        xv[j] = LOADA(src, k) - x0;
       } else {  // the ragged last vector, or past the row: zeros
         float t[VW];
 #pragma unroll
-        for (int l = 0; l < VW; ++l) t[l] = live && k + l < n ? LOAD(src, k + l) : 0.0f;
+        for (int l = 0; l < VW; ++l) t[l] = live && k + l < n ? LOAD(src, k + l) - x0 : 0.0f;
         xv[j] = LOADV_F32(t, 0);
       }
       sv += xv[j];
@@ -131,7 +135,7 @@ kernel void layer_norm(const int rows, const int n, const float eps, const globa
         }
       }
       if (lane == 0) {
-        mean_out[m_off + row] = mean;
+        mean_out[m_off + row] = x0 + mean;
         rstd_out[r_off + row] = rstd;
       }
     }
@@ -155,19 +159,20 @@ kernel void layer_norm(const int rows, const int n, const float eps, const globa
     const int row = row0 + r;
     const global STORAGE* src = x + x_off + (long)row * n;
     global STORAGE* dst = y + y_off + (long)row * n;
+    const float x0 = LOAD(src, 0);  // mean is of x - x0
 #if WELFORD
     float cnt = 0.0f;
     floatV mv = (floatV)(0.0f), m2v = (floatV)(0.0f);
     float tn = 0.0f, tm = 0.0f, tm2 = 0.0f;  // the ragged tail, then everything
     for (int v = lid; v * VW < n; v += WGS) {
       if (v < nvec) {
-        const floatV xv = LOADV(src, v * VW);
+        const floatV xv = LOADV(src, v * VW) - x0;
         cnt += 1.0f;
         const floatV delta = xv - mv;
         mv += delta * (1.0f / cnt);
         m2v += delta * (xv - mv);
       } else {
-        for (int k = v * VW; k < n; ++k) welford_merge(&tn, &tm, &tm2, 1.0f, LOAD(src, k), 0.0f);
+        for (int k = v * VW; k < n; ++k) welford_merge(&tn, &tm, &tm2, 1.0f, LOAD(src, k) - x0, 0.0f);
       }
     }
     {
@@ -185,9 +190,9 @@ kernel void layer_norm(const int rows, const int n, const float eps, const globa
     float sum = 0.0f;
     for (int v = lid; v * VW < n; v += WGS) {
       if (v < nvec) {
-        sv += LOADV(src, v * VW);
+        sv += LOADV(src, v * VW) - x0;
       } else {
-        for (int k = v * VW; k < n; ++k) sum += LOAD(src, k);
+        for (int k = v * VW; k < n; ++k) sum += LOAD(src, k) - x0;
       }
     }
     const float mean = group_sum(sum + sum_lanes(sv), s1, lid) / n;
@@ -195,11 +200,11 @@ kernel void layer_norm(const int rows, const int n, const float eps, const globa
     float sq = 0.0f;
     for (int v = lid; v * VW < n; v += WGS) {
       if (v < nvec) {
-        const floatV d = LOADV(src, v * VW) - mean;
+        const floatV d = (LOADV(src, v * VW) - x0) - mean;
         qv += d * d;
       } else {
         for (int k = v * VW; k < n; ++k) {
-          const float d = LOAD(src, k) - mean;
+          const float d = (LOAD(src, k) - x0) - mean;
           sq += d * d;
         }
       }
@@ -210,13 +215,14 @@ kernel void layer_norm(const int rows, const int n, const float eps, const globa
     for (int v = lid; v * VW < n; v += WGS) {
       if (v < nvec) {
         const int k = v * VW;
-        STOREV((LOADV(src, k) - mean) * rstd * LOADV(g, k) + LOADV(b, k), dst, k);
+        STOREV(((LOADV(src, k) - x0) - mean) * rstd * LOADV(g, k) + LOADV(b, k), dst, k);
       } else {
-        for (int k = v * VW; k < n; ++k) STORE((LOAD(src, k) - mean) * rstd * LOAD(g, k) + LOAD(b, k), dst, k);
+        for (int k = v * VW; k < n; ++k)
+          STORE(((LOAD(src, k) - x0) - mean) * rstd * LOAD(g, k) + LOAD(b, k), dst, k);
       }
     }
     if (lid == 0) {
-      mean_out[m_off + row] = mean;
+      mean_out[m_off + row] = x0 + mean;
       rstd_out[r_off + row] = rstd;
     }
   }

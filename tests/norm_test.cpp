@@ -60,8 +60,9 @@ TEST_P(NormCorrectness, SampledConfigurationsMatchTheReference) {
 
 std::string case_name(const ::testing::TestParamInfo<std::size_t>& info) {
   const NormTestCase& c = cases()[info.param];
-  return fmt::format("{}_{}_{}_d{}_a{}{}", info.index, norm_kind_name(c.shape.kind), dtype_name(c.shape.dtype),
-                     dims_text(c.shape.dims), c.shape.axis, c.instance.specials ? "_nan" : "");
+  return fmt::format("{}_{}_{}_d{}_a{}{}{}", info.index, norm_kind_name(c.shape.kind), dtype_name(c.shape.dtype),
+                     dims_text(c.shape.dims), c.shape.axis, c.instance.specials ? "_nan" : "",
+                     c.instance.shift != 0 ? fmt::format("_shift{:g}", c.instance.shift) : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, NormCorrectness, ::testing::Range<std::size_t>(0, cases().size()), case_name);
@@ -105,7 +106,7 @@ TEST(NormSpace, CoveringSamplesUseEveryReachableValueAndHoldTheDefault) {
 // which the big covering shape could not reach anyway (a 2^16 row is no register row). Its
 // configurations, valid in a described H200's space, run here on PoCL: odd rows (a ragged last
 // vector, rows that leave part of the last work-group idle), aligned rows (whole-vector
-// accesses), every storage type, offsets, NaN/Inf.
+// accesses), every storage type, offsets, NaN/Inf, rows far from 0.
 TEST(LayerNormRegisters, OddAndAlignedRowsMatchTheReference) {
   Session& session = testing::test_session();
   const TimingPolicy no_timing{.warmup = 0, .min_runs = 1, .max_runs = 1};
@@ -129,6 +130,9 @@ TEST(LayerNormRegisters, OddAndAlignedRowsMatchTheReference) {
       {layer({16, 768}, DType::kFp16), {}, cfg(64, 64, 4, 1)},
       {layer({12, 256}, DType::kBf16), {.specials = true}, cfg(32, 4, 8, 2)},
       {{.kind = NormKind::kLayer, .dims = {2, 3, 5, 7}, .axis = 2}, {}, cfg(32, 8, 1, 1)},
+      // Rows near 1000 with unit noise (issue 42).
+      {layer({37, 769}, DType::kFp32), {.offset = 1, .shift = 1000}, cfg(64, 32, 4, 1)},
+      {layer({9, 257}, DType::kFp32), {.shift = 1000}, cfg(64, 16, 4, 1)},
   };
   for (const Case& c : table) {
     const NormProblem problem(c.shape, c.instance);

@@ -66,6 +66,11 @@ std::vector<NormTestCase> norm_test_cases() {
   add(batch({3, 5, 7, 11}, DType::kFp32, true), {.offset = 1}, true);
   add(batch({5, 3, 29}, DType::kBf16, true), {}, true);
   add(batch({2, 7, 13, 13}, DType::kFp16, true), {}, true);
+  // Rows whose mean is far from 0 next to their spread (issue 42): y must keep its digits.
+  add(layer({9, 257}), {.shift = 1000}, true);
+  add(layer({4, 3001}), {.offset = 2, .shift = 1000});
+  add(layer({6, 129}, DType::kFp16), {.shift = 100});
+  add(layer({5, 257}, DType::kFp32, true), {.shift = 1000});
   // NaN and Inf propagate as in PyTorch: through the statistics to the whole row or channel.
   add(layer({11, 61}), {.specials = true});
   add(layer({9, 41}, DType::kBf16, true), {.specials = true});

@@ -55,7 +55,11 @@ NormEvaluation::NormEvaluation(Session& session, const NormShape& shape, const N
   const DType dt = shape.dtype;
   // Inputs: x off-centre (mean about 1), so that subtracting the mean matters.
   t_.x = StoredTensor(dt, e, off);
-  t_.x.fill_uniform(31, -1.0f, 3.0f);
+  if (instance.shift != 0) {
+    t_.x.fill_uniform(31, instance.shift - 1.0f, instance.shift + 1.0f);
+  } else {
+    t_.x.fill_uniform(31, -1.0f, 3.0f);
+  }
   t_.gamma = StoredTensor(dt, params, off);
   t_.gamma.fill_uniform(33, 0.5f, 1.5f);
   t_.mean = StoredTensor(DType::kFp32, stats, off);

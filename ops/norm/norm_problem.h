@@ -12,6 +12,9 @@ namespace ocltune {
 struct NormInstance {
   std::int64_t offset = 0;  // elements before every tensor in its buffer
   bool specials = false;    // NaN, +Inf, -Inf among x (forward) or dy (backward)
+  // layer_norm: x is shift + uniform noise in [-1, 1], a mean far from 0 next to its spread (a
+  // mean summed in fp32 then loses digits that y needs). 0: x off-centre in [-1, 3].
+  float shift = 0;
 };
 
 class NormProblem : public Problem {
