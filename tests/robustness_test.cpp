@@ -46,6 +46,8 @@ pid_t start(const std::vector<std::string>& args, const std::string& log) {
   return pid;
 }
 
+std::optional<int> wait_exit_within(pid_t pid, double seconds);
+
 int wait_exit(pid_t pid) {
   int status = 0;
   waitpid(pid, &status, 0);
@@ -189,6 +191,73 @@ TEST(Robustness, IsolateRecordsAHangingKernelAsTimeoutAndACrashAsCrash) {
   EXPECT_EQ(status["MODE=2,REPEAT=1,WG=64"], "crash");
   EXPECT_LT(seconds, 120) << "the hanging kernel was not cut off";
   EXPECT_NE(slurp(log).find("1 timeout"), std::string::npos) << slurp(log);
+}
+
+// Issue 42: the worker crashes (MODE=2), and the fresh worker started to retry the evaluation is
+// killed while it sets up (SIGKILL, the selftest set-up hook). That is one more failed evaluation,
+// recorded as a crash, never the end of the run. With every later worker dying in its set-up, each
+// evaluation still ends after a bounded number of workers, and so does the run.
+struct SetupDeaths {
+  int code = 0;
+  std::string log;
+  std::map<std::string, std::string> status, error;  // search and default rows by configuration
+  std::vector<RunRow> runs;
+  long setups = 0;
+};
+
+SetupDeaths tune_with_setup_deaths(const std::string& name, const std::string& restrict, const std::string& deaths) {
+  const std::string shapes = shapes_file(name + ".json", R"([{"op": "selftest", "n": 1000}])");
+  const std::string db = testing::temp_path(name + ".db");
+  const std::string log = testing::temp_path(name + ".log");
+  const std::string counter = testing::temp_path(name + ".setups");
+  setenv("OCLTUNE_SELFTEST_SETUP_DEATHS", (counter + ":" + deaths).c_str(), 1);
+  const pid_t pid =
+      start({"--ops", "selftest", "--restrict", restrict, "--strategy", "exhaustive", "--max-evals", "0", "--cut", "0",
+             "--isolate", "--eval-timeout", "20s", "--binary-cache", "off", "--shapes", shapes, "--db", db},
+            log);
+  unsetenv("OCLTUNE_SELFTEST_SETUP_DEATHS");
+  SetupDeaths r;
+  const std::optional<int> code = wait_exit_within(pid, 300);
+  r.code = code ? *code : -1000;
+  r.log = slurp(log);
+  r.setups = static_cast<long>(slurp(counter).size());
+  Database d = Database::open_read_only(db);
+  for (const MeasuredPoint& m : shape_measurements(d, "selftest", "n=1000")) {
+    r.status[m.params] = m.status;
+    for (const MeasurementRow& row : d.measurements(m.device_key, "selftest", "fp32", "exact", "n=1000")) {
+      if (row.measurement_id == m.measurement_id) r.error[m.params] = row.error;
+    }
+  }
+  r.runs = d.runs();
+  return r;
+}
+
+TEST(Robustness, IsolateRecordsAReplacementWorkerKilledInItsSetUpAsACrashAndGoesOn) {
+  // Set-up 1: the first worker (the default, then MODE=2, which crashes it); set-up 2: the
+  // replacement for MODE=2's retry, killed.
+  SetupDeaths r = tune_with_setup_deaths("setup-death", "MODE=2,WG=64,REPEAT=1", "2:2");
+  ASSERT_EQ(r.code, 0) << r.log;
+  EXPECT_EQ(r.setups, 2) << r.log;
+  EXPECT_EQ(r.status["MODE=0,REPEAT=1,WG=32"], "ok") << r.log;
+  EXPECT_EQ(r.status["MODE=2,REPEAT=1,WG=64"], "crash") << r.log;
+  EXPECT_NE(r.error["MODE=2,REPEAT=1,WG=64"].find("the worker died while setting up"), std::string::npos)
+      << r.error["MODE=2,REPEAT=1,WG=64"];
+  EXPECT_NE(r.error["MODE=2,REPEAT=1,WG=64"].find("signal 9"), std::string::npos) << r.error["MODE=2,REPEAT=1,WG=64"];
+  ASSERT_EQ(r.runs.size(), 1u);
+  EXPECT_EQ(r.runs[0].status, "finished") << r.log;
+}
+
+TEST(Robustness, IsolateEndsCleanlyWhenEveryReplacementWorkerDiesInItsSetUp) {
+  // Four configurations that crash; every worker after the first dies in its set-up.
+  SetupDeaths r = tune_with_setup_deaths("setup-deaths", "MODE=2,WG=64", "2:1000000");
+  ASSERT_EQ(r.code, 0) << r.log;
+  EXPECT_EQ(r.status["MODE=0,REPEAT=1,WG=32"], "ok") << r.log;
+  for (const std::string repeat : {"1", "2", "4", "8"})
+    EXPECT_EQ(r.status["MODE=2,REPEAT=" + repeat + ",WG=64"], "crash") << r.log;
+  // A bounded number of workers per evaluation: at most 2 for each of the 4 configurations.
+  EXPECT_LE(r.setups, 1 + 4 * 2) << r.log;
+  ASSERT_EQ(r.runs.size(), 1u);
+  EXPECT_EQ(r.runs[0].status, "finished") << r.log;
 }
 
 // A kernel that kills the tuner's process without --isolate (issue 19, defect 6): the pending row

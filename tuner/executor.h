@@ -36,7 +36,8 @@ struct IsolationOptions {
 
 // In a worker process, started on first use and again after a crash or a timeout: an evaluation
 // that does not answer within the timeout is recorded as `timeout` (the worker is killed), one
-// whose worker dies as `crash`.
+// whose worker dies as `crash` (after one retry on a fresh worker), also when the fresh worker
+// dies while it sets up.
 std::unique_ptr<Executor> make_isolated_executor(const IsolationOptions& options, const Problem& problem);
 
 }  // namespace ocltune

@@ -1,5 +1,6 @@
 // Evaluations in a worker process (--isolate): a kernel that hangs is killed after the timeout and
-// recorded as `timeout`; one that takes its process down is recorded as `crash`.
+// recorded as `timeout`; one that takes its process down is recorded as `crash`, and so is a worker
+// that dies while it sets up.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -49,7 +50,9 @@ class IsolatedExecutor : public Executor {
   EvalOutcome evaluate(const Config& config, const TimingPolicy& timing) override {
     const nlohmann::json request = {{"evaluate", to_string(config)}, {"timing", to_json(timing)}};
     // A crash may come from a program built ahead for another configuration: retry once on a
-    // fresh worker, which builds nothing else, before blaming this one.
+    // fresh worker, which builds nothing else, before blaming this one. A fresh worker that dies
+    // while it sets up is such a failed attempt too: at most two workers per evaluation, so a
+    // worker that always dies in its set-up still ends every evaluation (as `crash`), and the run.
     for (int attempt = 0;; ++attempt) {
       NoAnswer failure;
       std::optional<nlohmann::json> reply = ask(request, options_.timeout_s, failure);
@@ -79,7 +82,10 @@ class IsolatedExecutor : public Executor {
   }
 
  private:
-  void start() {
+  // Starts a worker and sets up the problem in it. A worker that dies (or does not answer) before it
+  // is ready is reaped and described in `failure` (false); one that cannot be spawned, or answers
+  // its set-up with an error (every worker would), throws.
+  bool start(NoAnswer& failure) {
     int to_child[2], from_child[2];
     if (pipe2(to_child, O_CLOEXEC) != 0 || pipe2(from_child, O_CLOEXEC) != 0) {
       throw Error(fmt::format("pipe: {}", std::strerror(errno)));
@@ -104,13 +110,18 @@ class IsolatedExecutor : public Executor {
     to_ = to_child[1];
     from_ = from_child[0];
     buffer_.clear();
-    NoAnswer failure;
     std::optional<nlohmann::json> ready = exchange({{"problem", problem_}}, options_.timeout_s, failure);
-    if (!ready || !ready->value("ready", false)) {
-      stop();
-      throw Error(fmt::format("the worker could not set up {}: {}", problem_.dump(),
-                              ready ? ready->value("worker_error", "?") : failure.error));
+    if (!ready) {
+      failure.error = fmt::format("the worker {} while setting up {}: {}",
+                                  failure.status == Status::kTimeout ? "hung" : "died", problem_.dump(), failure.error);
+      return false;
     }
+    if (!ready->value("ready", false)) {
+      stop();
+      throw Error(
+          fmt::format("the worker could not set up {}: {}", problem_.dump(), ready->value("worker_error", "?")));
+    }
+    return true;
   }
 
   void stop() {
@@ -152,7 +163,7 @@ class IsolatedExecutor : public Executor {
   }
 
   std::optional<nlohmann::json> ask(const nlohmann::json& request, double timeout_s, NoAnswer& failure) {
-    if (pid_ < 0) start();
+    if (pid_ < 0 && !start(failure)) return std::nullopt;
     return exchange(request, timeout_s, failure);
   }
 

@@ -1,6 +1,14 @@
 // The test-only `selftest` op family (tests/support/selftest.h).
 #include "tests/support/selftest.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <string>
+
 #include <fmt/format.h>
 
 #include "core/shape_fields.h"
@@ -11,6 +19,28 @@
 
 namespace ocltune {
 namespace {
+
+// Test hook of worker isolation (issue 42): "FILE:FIRST:LAST" in $OCLTUNE_SELFTEST_SETUP_DEATHS
+// numbers each set-up of a selftest evaluation in any process (one byte appended to FILE each), and
+// set-ups FIRST..LAST SIGKILL their own process, as a worker killed while it sets up would be.
+void die_if_told_to_in_setup() {
+  const char* spec = std::getenv("OCLTUNE_SELFTEST_SETUP_DEATHS");
+  if (!spec || !*spec) return;
+  const std::string text(spec);
+  const std::size_t second = text.rfind(':');
+  const std::size_t first =
+      second == std::string::npos || second == 0 ? std::string::npos : text.rfind(':', second - 1);
+  if (first == std::string::npos) return;
+  const std::string path = text.substr(0, first);
+  const long from = std::strtol(text.c_str() + first + 1, nullptr, 10);
+  const long to = std::strtol(text.c_str() + second + 1, nullptr, 10);
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  struct stat st {};
+  const bool counted = write(fd, "x", 1) == 1 && fstat(fd, &st) == 0;
+  close(fd);
+  if (counted && st.st_size >= from && st.st_size <= to) raise(SIGKILL);
+}
 
 class SelftestEvaluation : public Evaluation {
  public:
@@ -90,6 +120,7 @@ class SelftestProblem : public Problem {
   bool memory_bound() const override { return true; }
   std::vector<std::string> kernel_files() const override { return {"selftest.cl"}; }
   std::unique_ptr<Evaluation> instantiate(Session& session) const override {
+    die_if_told_to_in_setup();
     return std::make_unique<SelftestEvaluation>(session, n_);
   }
 
