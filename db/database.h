@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -134,10 +135,11 @@ class Database {
                                            const std::string& shape_key, const std::string& source_hash = "") const;
   std::int64_t count_measurements() const;
 
-  // Replaces the best row of the same key only when `row` is faster (or there is none).
-  // Returns whether it was written. Provenance fields the row lacks (host, date, tool_version,
-  // driver, device) are filled in from its run and device rows.
-  bool update_best_if_faster(BestRow row);
+  // Replaces the best row of the same key only when `row` is faster, there is none, or the stored
+  // row is not one to keep: basic_problem (db/transfer.h) or `refuse_stored` gives a reason (a time
+  // no device could reach, docs/decisions/0009). Returns whether it was written. Provenance fields
+  // the row lacks (host, date, tool_version, driver, device) are filled in from its run and device rows.
+  bool update_best_if_faster(BestRow row, const std::function<std::string(const BestRow&)>& refuse_stored = {});
   std::optional<BestRow> best(const std::string& device_key, const std::string& op, const std::string& dtype,
                               const std::string& math, const std::string& shape_key) const;
   // All best rows, optionally of one device, ordered by device, op, shape.

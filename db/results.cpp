@@ -4,6 +4,7 @@
 #include "db/database.h"
 #include "db/provenance.h"
 #include "db/sqlite.h"
+#include "db/transfer.h"
 
 namespace ocltune {
 namespace {
@@ -116,9 +117,13 @@ std::int64_t Database::count_measurements() const {
   return s.step() ? s.int64(0) : 0;
 }
 
-bool Database::update_best_if_faster(BestRow r) {
+bool Database::update_best_if_faster(BestRow r, const std::function<std::string(const BestRow&)>& refuse_stored) {
   if (r.updated_at.empty()) r.updated_at = utc_now();
   sql::Transaction tx(*db_);
+  bool replace_stored = false;
+  if (const std::optional<BestRow> stored = best(r.device_key, r.op, r.dtype, r.math, r.shape_key)) {
+    replace_stored = !basic_problem(*stored).empty() || (refuse_stored && !refuse_stored(*stored).empty());
+  }
   sql::Statement s(*db_, fmt::format(R"(
     INSERT INTO best({}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)
     ON CONFLICT(device_key, op, dtype, math, shape_key) DO UPDATE SET
@@ -127,12 +132,13 @@ bool Database::update_best_if_faster(BestRow r) {
       gbs = excluded.gbs, default_median_ns = excluded.default_median_ns, confidence = excluded.confidence,
       source_hash = excluded.source_hash, run_id = excluded.run_id, measurement_id = excluded.measurement_id,
       provenance = excluded.provenance, updated_at = excluded.updated_at
-    WHERE excluded.median_ns < best.median_ns)",
+    WHERE excluded.median_ns < best.median_ns OR ?21)",
                                      kBestColumns));
   s.bind(1, r.device_key).bind(2, r.op).bind(3, r.dtype).bind(4, r.math).bind(5, r.shape_key).bind(6, r.shape_json);
   s.bind(7, r.params_json).bind(8, r.median_ns).bind(9, r.min_ns).bind(10, r.max_ns).bind(11, r.spread);
   s.bind(12, r.gflops).bind(13, r.gbs).bind(14, r.default_median_ns).bind(15, r.confidence).bind(16, r.source_hash);
-  s.bind(17, r.run_id).bind(18, r.measurement_id).bind(19, r.provenance).bind(20, r.updated_at).run();
+  s.bind(17, r.run_id).bind(18, r.measurement_id).bind(19, r.provenance).bind(20, r.updated_at);
+  s.bind(21, replace_stored ? 1 : 0).run();
   const bool written = db_->changes() > 0;
   if (written) {
     sql::Statement p(*db_, fmt::format("UPDATE best SET provenance = {} WHERE device_key = ? AND op = ? AND dtype = ? "

@@ -66,12 +66,29 @@ std::string basic_problem(const BestRow& r) {
   if (r.device_key.empty() || r.op.empty() || r.dtype.empty() || r.math.empty() || r.shape_key.empty()) {
     return "a key field is empty";
   }
-  if (!std::isfinite(r.median_ns) || r.median_ns <= 0)
-    return fmt::format("median_ns {} is not a positive time", r.median_ns);
+  if (const std::string why = time_problem(r.median_ns); !why.empty()) return why;
   for (double v : {r.min_ns, r.max_ns, r.spread}) {
     if (!std::isfinite(v) || v < 0) return "a time statistic is negative or not finite";
   }
   return evaluations_problem(r.provenance);
+}
+
+std::string time_problem(double median_ns, double bytes, std::optional<double> copy_bandwidth_gbs) {
+  if (!std::isfinite(median_ns) || median_ns <= 0) return fmt::format("median_ns {} is not a positive time", median_ns);
+  if (median_ns < kMinRowTimeNs)
+    return fmt::format("median_ns {} is below 1 ns, faster than any device times a kernel", median_ns);
+  const bool known = copy_bandwidth_gbs && std::isfinite(*copy_bandwidth_gbs) && *copy_bandwidth_gbs > 0;
+  const double device_gbs = known ? kCacheSpeedup * *copy_bandwidth_gbs : kMaxRowGbs;
+  const double rate_gbs = bytes / median_ns;  // bytes per ns = GB/s
+  if (!(bytes > 0) || rate_gbs <= std::min(device_gbs, kMaxRowGbs)) return "";
+  if (device_gbs < kMaxRowGbs) {
+    return fmt::format(
+        "median_ns {} moves the problem's {:.0f} bytes at {:.0f} GB/s, faster than the device's copy bandwidth "
+        "allows ({:.1f} GB/s measured, at most {:g}x that from caches)",
+        median_ns, bytes, rate_gbs, *copy_bandwidth_gbs, kCacheSpeedup);
+  }
+  return fmt::format("median_ns {} moves the problem's {:.0f} bytes at {:.0f} GB/s, faster than any device ({:g} GB/s)",
+                     median_ns, bytes, rate_gbs, kMaxRowGbs);
 }
 
 std::string printable(std::string_view text, std::size_t max) {
@@ -137,8 +154,9 @@ MergeStats merge_rows(Database& into, const TunedRows& rows, const RowCheck& che
   for (const DeviceRow& d : rows.devices) into.merge_device(d);
   for (BestRow row : rows.best) {
     auto device = devices.find(row.device_key);
+    const DeviceRow* device_row = device == devices.end() ? nullptr : device->second;
     std::string problem = basic_problem(row);
-    if (problem.empty() && check) problem = check(row, device == devices.end() ? nullptr : device->second);
+    if (problem.empty() && check) problem = check(row, device_row);
     if (!problem.empty()) {
       stats.rejected.push_back(fmt::format("best row {}: {}", describe_row(row), problem));
       continue;
@@ -148,7 +166,9 @@ MergeStats merge_rows(Database& into, const TunedRows& rows, const RowCheck& che
     row.run_id.reset();
     row.measurement_id.reset();
     row.provenance = with_source(row.provenance, source);
-    if (into.update_best_if_faster(row)) {
+    // A stored row that fails the same checks is replaced, whatever time it claims.
+    const auto refuse_stored = [&](const BestRow& stored) { return check ? check(stored, device_row) : ""; };
+    if (into.update_best_if_faster(row, refuse_stored)) {
       ++(existed ? stats.replaced : stats.added);
     } else {
       ++stats.kept;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,9 +41,23 @@ void write_tuned_rows(const std::string& path, const TunedRows& rows, bool overw
 // "(device_key=..., op=..., dtype=..., shape_key=...)" with hostile bytes escaped and lengths capped,
 // for messages about a row.
 std::string describe_row(const BestRow& row);
-// The checks of a best row that need no op: key fields present, a positive finite median and
-// non-negative time statistics. Empty when the row passes; db import and db verify both apply it.
+// The checks of a best row that need no op: key fields present, a median time_problem accepts
+// (bytes unknown: the 1 ns floor) and non-negative time statistics. Empty when the row passes; db
+// import and db verify both apply it, and Database::update_best_if_faster never keeps a stored row
+// that fails it.
 std::string basic_problem(const BestRow& row);
+
+// Whether a row's time is one a device could have measured (issue 42): a positive number of at
+// least kMinRowTimeNs, at which the problem's `bytes` (0: unknown) move no faster than kCacheSpeedup
+// times the device's measured copy bandwidth (a problem that fits in a cache beats a copy of a large
+// buffer, never by that much) and never faster than kMaxRowGbs. Empty when it is; else why not.
+// The one rule of every reader of rows: basic_problem, runtime/tuned_rows.h's check_row (the
+// problem's bytes, the recorded device's bandwidth), and the tuner's reuse of earlier rows and its
+// comparison with the stored best.
+inline constexpr double kMinRowTimeNs = 1;
+inline constexpr double kCacheSpeedup = 64;
+inline constexpr double kMaxRowGbs = 1e5;  // 100 TB/s
+std::string time_problem(double median_ns, double bytes = 0, std::optional<double> copy_bandwidth_gbs = std::nullopt);
 // Printable, length-capped form of untrusted text for messages.
 std::string printable(std::string_view text, std::size_t max = 96);
 

@@ -78,7 +78,7 @@ void check_best_measurement_ids(sql::Connection& c, DatabaseReport& report) {
 RowCheck row_check_by_device() {
   return [](const BestRow& row, const DeviceRow* device) -> std::string {
     if (!device) return "no devices row describes its device key";
-    return row_problem(row, device_from_row(*device));
+    return row_problem(row, device_from_row(*device), device->copy_bandwidth_gbs);
   };
 }
 
@@ -116,8 +116,9 @@ DatabaseReport verify_database(const std::string& path) {
   report.measurements = count("measurements");
   // Measurements are untrusted like best rows: a tuner reuses the timed ones (ok, cut) as earlier
   // results, so each must parse and lie in its op's space on its device, with a positive time.
-  std::map<std::string, DeviceInfo> devices;
-  for (const DeviceRow& d : db.devices()) devices.emplace(d.device_key, device_from_row(d));
+  std::map<std::string, std::pair<DeviceInfo, std::optional<double>>> devices;  // and its copy bandwidth
+  for (const DeviceRow& d : db.devices())
+    devices.emplace(d.device_key, std::pair(device_from_row(d), d.copy_bandwidth_gbs));
   {
     sql::Statement s(c,
                      "SELECT measurement_id, device_key, op, dtype, math, shape_key, shape_json, params, status, "
@@ -146,7 +147,7 @@ DatabaseReport verify_database(const std::string& path) {
             row.shape_json = s.text(6);
             row.params_json = to_json(config).dump();
             row.median_ns = *median;
-            problem = row_problem(row, device->second);
+            problem = row_problem(row, device->second.first, device->second.second);
           }
         }
       } catch (const Error& e) {

@@ -2,6 +2,8 @@
 #include "runtime/table.h"
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -15,14 +17,17 @@ void TunedTable::add_layer(Database& db, const std::string& layer, const Log& lo
   const std::string my_key = device_.key();
   const std::string my_class = device_.device_class();
   std::set<std::string> usable = {my_key};
+  std::map<std::string, std::optional<double>> bandwidth;  // measured copy bandwidth per device key
   for (const DeviceRow& d : db.devices()) {
     if (device_from_row(d).device_class() == my_class) usable.insert(d.device_key);
+    bandwidth[d.device_key] = d.copy_bandwidth_gbs;
   }
   std::set<std::string> unknown_ops;
   for (const BestRow& row : db.all_best()) {
     if (!usable.count(row.device_key)) continue;
     try {
-      CheckedRow checked = check_row(row, device_);
+      // A row's time is checked against the bandwidth of the device it was measured on.
+      CheckedRow checked = check_row(row, device_, bandwidth[row.device_key]);
       TunedEntry e;
       e.layer = layer;
       e.path = db.path();

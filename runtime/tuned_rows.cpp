@@ -14,7 +14,7 @@
 
 namespace ocltune {
 
-CheckedRow check_row(const BestRow& row, const DeviceInfo& device) {
+CheckedRow check_row(const BestRow& row, const DeviceInfo& device, std::optional<double> copy_bandwidth_gbs) {
   const OpFamily* family = find_family(row.op);
   if (!family) throw Error(fmt::format("unknown op '{}'", printable(row.op, 40)));
   const nlohmann::json shape = nlohmann::json::parse(row.shape_json, nullptr, false);
@@ -47,12 +47,14 @@ CheckedRow check_row(const BestRow& row, const DeviceInfo& device) {
     throw Error(fmt::format("configuration {} is outside the {} space: {}", printable(to_string(checked.config), 200),
                             printable(row.op, 40), printable(reason, 300)));
   }
+  if (const std::string why = time_problem(row.median_ns, p.bytes(), copy_bandwidth_gbs); !why.empty())
+    throw Error(why);
   return checked;
 }
 
-std::string row_problem(const BestRow& row, const DeviceInfo& device) {
+std::string row_problem(const BestRow& row, const DeviceInfo& device, std::optional<double> copy_bandwidth_gbs) {
   try {
-    check_row(row, device);
+    check_row(row, device, copy_bandwidth_gbs);
     return "";
   } catch (const std::exception& e) {
     return e.what();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,11 +25,15 @@ struct CheckedRow {
 // Validates `row` for use on `device`: the op is a known family; dtype and math are the problem's;
 // the shape JSON is one the family accepts and its key is the row's shape key; the parameters are a
 // JSON object of integers that lies in the op's search space for that shape on `device` (known
-// names only, declared values, every constraint). Returns the problem and configuration, or throws
+// names only, declared values, every constraint); its median is a time a device could reach for the
+// problem's bytes (db/transfer.h time_problem, with `copy_bandwidth_gbs`, the measured bandwidth of
+// the device the row was recorded on, where known). Returns the problem and configuration, or throws
 // ocltune::Error with the reason. Never compiles anything; never crashes on any input.
-CheckedRow check_row(const BestRow& row, const DeviceInfo& device);
+CheckedRow check_row(const BestRow& row, const DeviceInfo& device,
+                     std::optional<double> copy_bandwidth_gbs = std::nullopt);
 // The same as a message: empty when the row is valid.
-std::string row_problem(const BestRow& row, const DeviceInfo& device);
+std::string row_problem(const BestRow& row, const DeviceInfo& device,
+                        std::optional<double> copy_bandwidth_gbs = std::nullopt);
 
 // The limits of the device a devices row describes (no OpenCL handles): what the rows of another
 // device are validated against by `ocltune db verify`. Work-item sizes per dimension are taken as

@@ -222,6 +222,37 @@ TEST(DbCommand, VerifyNamesBadRowsAndRefusesBrokenFiles) {
   EXPECT_NE(r.output.find("not a usable SQLite database"), std::string::npos) << r.output;
 }
 
+// A time no device could reach is refused like any bad field (issue 42): below the 1 ns floor, or
+// faster than the device's recorded copy bandwidth allows for the problem's bytes; db verify names
+// the row and db merge refuses it.
+TEST(DbCommand, VerifyAndMergeRefuseImpossibleTimes) {
+  const std::string src = tuned_database("verify-time.db", 500, testing::staged_tile_config());
+  Database::open(src).connection().exec("UPDATE measurements SET median_ns = 500");
+  ASSERT_EQ(ocltune("db verify " + src).code, 0) << ocltune("db verify " + src).output;
+  const auto set_x = [&](const std::string& assignment) {
+    Database db = Database::open(src);
+    db.connection().exec("UPDATE best SET " + assignment + " WHERE shape_key LIKE '%m=40,%'");
+  };
+  set_x("median_ns = 1e-300");
+  Result r = ocltune("db verify " + src);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("shape_key=" + kX.key() + "): median_ns 1e-300 is below 1 ns"), std::string::npos)
+      << r.output;
+  const std::string merged = testing::temp_path("verify-time-merged.jsonl");
+  r = ocltune("db merge " + src + " -o " + merged);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("median_ns 1e-300 is below 1 ns"), std::string::npos) << r.output;
+  // X (40 x 24 x 31: 11.8 KB) at 100 ns on a device whose copy bandwidth is 1 GB/s.
+  set_x("median_ns = 100");
+  Database::open(src).connection().exec("UPDATE devices SET copy_bandwidth_gbs = 1");
+  r = ocltune("db verify " + src);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("faster than the device's copy bandwidth"), std::string::npos) << r.output;
+  set_x("median_ns = 500");  // 23.6 GB/s: within what caches give
+  r = ocltune("db verify " + src);
+  EXPECT_EQ(r.code, 0) << r.output;
+}
+
 // Hostile rows never break the output: `show --json` stays valid JSON (a params_json that is not
 // JSON, invalid UTF-8), and no raw control byte or terminal escape from a hostile parameter name
 // reaches the terminal through show or the reasons of db verify (issue 19, defect 7).

@@ -97,6 +97,15 @@ std::vector<Hostile> hostile_rows() {
   add(
       "huge key", [](BestRow& r, Config&) { r.shape_key = std::string(100000, 'A') + "\n\x1b[31m"; },
       "shape_key does not match");
+  // Times no device could reach (issue 42): negative, below the 1 ns floor, and faster than the
+  // copy bandwidth the test database records for the device (10 GB/s) allows for the bytes.
+  add(
+      "negative time", [](BestRow& r, Config&) { r.median_ns = -1; }, "median_ns -1 is not a positive time");
+  add(
+      "time below 1 ns", [](BestRow& r, Config&) { r.median_ns = 1e-300; }, "median_ns 1e-300 is below 1 ns");
+  add(
+      "faster than the copy bandwidth", [](BestRow& r, Config&) { r.median_ns = 5; },
+      "faster than the device's copy bandwidth");
   return rows;
 }
 
@@ -106,6 +115,7 @@ TEST(HostileDatabase, EveryBadRowIsRejectedByNameAndNeverCompiled) {
   {
     Database db = Database::open(path);
     db.upsert_device(session().device());
+    db.set_device_bandwidth(session().device().key(), 10.0);
     for (const Hostile& h : rows) ASSERT_TRUE(db.update_best_if_faster(h.row)) << h.why;
     // An op this build does not know, with control characters in its name.
     db.update_best_if_faster(testing::gemm_row(session().device().key(), {.m = 5}, {}));

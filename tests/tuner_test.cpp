@@ -273,6 +273,41 @@ TEST(Tuner, TheWarmStartScoresOtherShapesRelativeToTheirOwnMedian) {
 // The selftest op's kernels are tiny: these budget tests cost builds of milliseconds, not seconds.
 std::unique_ptr<Problem> selftest(int n) { return selftest_family().from_json({{"n", n}}); }
 
+// A stored best row with a time no device could reach (negative, below the 1 ns floor, faster
+// than the device's copy bandwidth allows) is no result to beat: the tuner writes its own measured
+// best over it (issue 42).
+TEST(Tuner, AStoredBestWithAnImpossibleTimeIsReplacedByTheMeasuredOne) {
+  Session& session = testing::test_session();
+  // selftest n=1000 moves 8 KB: at 1 ns and 1 GB/s of copy bandwidth, far above what the device allows.
+  int case_index = 0;
+  const std::vector<std::pair<double, double>> cases = {{-1.0, 0.0}, {1e-300, 0.0}, {1.0, 1.0}};  // ns, GB/s
+  for (const auto& [fake_ns, bandwidth] : cases) {
+    Database db = Database::open(testing::temp_path("impossible-best" + std::to_string(case_index++) + ".db"));
+    const auto problem = selftest(1000);
+    const std::int64_t run = start_run(db, session);
+    if (bandwidth > 0) db.set_device_bandwidth(session.device().key(), bandwidth);
+    BestRow fake;
+    fake.device_key = session.device().key();
+    fake.op = problem->op();
+    fake.dtype = dtype_name(problem->dtype());
+    fake.shape_key = problem->shape_key();
+    fake.shape_json = problem->shape_json().dump();
+    fake.params_json = to_json(problem->default_config(session.device())).dump();
+    fake.median_ns = fake.min_ns = fake.max_ns = fake_ns;
+    fake.provenance = "{}";
+    ASSERT_TRUE(db.update_best_if_faster(fake));
+    TuneOptions options = quick_options(2);
+    options.restriction = parse_restriction("MODE=0");
+    Tuner tuner(session, db, run, options, nullptr);
+    const ProblemReport report = tuner.tune(*problem);
+    ASSERT_TRUE(report.best.has_value());
+    EXPECT_TRUE(report.best_written) << fake_ns;
+    const auto best = db.best(session.device().key(), "selftest", "fp32", "exact", problem->shape_key());
+    ASSERT_TRUE(best.has_value());
+    EXPECT_DOUBLE_EQ(best->median_ns, report.best->stats->median_ns) << fake_ns;
+  }
+}
+
 TEST(Tuner, AFractionOfTheRestrictedSpaceStopsTheSearchAndSaysWhy) {
   Session& session = testing::test_session();
   Database db = Database::open(testing::temp_path("fraction.db"));

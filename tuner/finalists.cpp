@@ -9,6 +9,7 @@
 
 #include "db/claims.h"
 #include "db/database.h"
+#include "db/transfer.h"
 #include "harness/session.h"
 #include "tuner/search_state.h"
 #include "tuner/stop.h"
@@ -143,7 +144,11 @@ void Tuner::write_best(const Problem& problem, Search& search, ProblemReport& re
   row.provenance =
       nlohmann::json{{"device", device.name}, {"driver", device.driver_version}, {"final_candidates", search.finalists}}
           .dump();
-  report.best_written = db_.update_best_if_faster(std::move(row));
+  // A stored row whose time no device could reach is no result to beat: this one replaces it.
+  const std::optional<double> bandwidth = db_.device_bandwidth(device.key());
+  report.best_written = db_.update_best_if_faster(std::move(row), [&](const BestRow& stored) {
+    return time_problem(stored.median_ns, problem.bytes(), bandwidth);
+  });
 }
 
 }  // namespace ocltune

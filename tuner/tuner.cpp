@@ -166,6 +166,7 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
   // Configurations that crashed their process before (in any role but the interleaved final
   // re-timing, which names no single one): never evaluated again.
   std::set<std::string> crashed;
+  const std::optional<double> bandwidth = db_.device_bandwidth(device.key());
   // `claimed_earlier`: a row of the group seen pending before, now finished.
   auto take_row = [&](const MeasuredPoint& m, bool claimed_earlier = false) {
     search.last_seen_id = std::max(search.last_seen_id, m.measurement_id);
@@ -190,6 +191,15 @@ ProblemReport Tuner::tune(const Problem& problem, int index, int count) {
     if (const std::string why = space.check(o.config); !why.empty()) {
       reject(m, why);
       return false;
+    }
+    // Nor is a time no device could reach (issue 42), which would beat every honest one: the
+    // configuration is measured again instead.
+    if (o.stats) {
+      if (const std::string why = time_problem(o.stats->median_ns, problem.bytes(), bandwidth); !why.empty()) {
+        reject(m, why);
+        search.measured.erase(m.params);
+        return false;
+      }
     }
     ++report.reused;
     if (o.status == Status::kOk) search.ok_row[to_string(o.config)] = m.measurement_id;
