@@ -1,5 +1,6 @@
 // Dispatch overhead of the runtime on a decision-cache hit, against a bare clEnqueueNDRangeKernel of
 // the same kernel with the same arguments, both timed in this process; prints medians and ratios.
+// ocltune_gemm is the same call through the C ABI (libocltune.so), the path ocltune_torch takes.
 //   build/bench/dispatch_bench [--benchmark_repetitions=N]   (device: $OCLTUNE_BENCH_DEVICE, default 0)
 #include <chrono>
 #include <cstdlib>
@@ -8,7 +9,9 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include "harness/error.h"
 #include "harness/session.h"
+#include "ocltune/ocltune.h"
 #include "runtime/gemm.h"
 #include "runtime/runtime.h"
 
@@ -25,7 +28,9 @@ struct Setup {
   cl::CommandQueue queue;
   cl::Buffer a, b, c;
   GemmCall call;
-  PreparedPlan bare;  // the runtime's configuration, arguments already set
+  PreparedPlan bare;               // the runtime's configuration, arguments already set
+  ocltune_runtime capi = nullptr;  // a runtime of libocltune.so on the same context and device
+  ocltune_gemm_args capi_args{};
 };
 
 Setup& setup() {
@@ -51,6 +56,16 @@ Setup& setup() {
     Workspace workspace(context);
     x.bare = prepare(*x.session, gemm_plan(shape, packed_operands(shape, x.a, x.b, x.c), d.config, workspace));
     ops::gemm(*x.runtime, x.queue(), x.call);  // warm: the entry and one kernel set exist
+    ocltune_options capi_options;
+    ocltune_options_init(&capi_options);
+    capi_options.use_system_db = capi_options.use_user_db = 0;
+    if (ocltune_runtime_create(context(), x.runtime->device().device(), &capi_options, &x.capi) != OCLTUNE_SUCCESS) {
+      throw Error(std::string("ocltune_runtime_create: ") + ocltune_last_error());
+    }
+    ocltune_gemm_args_init(&x.capi_args, 0, 0, 16, 16, 16, 1, x.a(), x.b(), x.c());
+    if (ocltune_gemm(x.capi, x.queue(), &x.capi_args, 0, nullptr, nullptr, nullptr) != OCLTUNE_SUCCESS) {
+      throw Error(std::string("ocltune_gemm: ") + ocltune_last_error());
+    }
     x.queue.finish();
     return x;
   }();
@@ -116,47 +131,62 @@ void BM_RuntimeGemm(benchmark::State& state) {
   });
 }
 
-// Both calls in every iteration, in alternating order, each timed on its own: the difference is
-// paired, so the load of a shared machine (which moves both) cancels better than between runs.
+// The same call through the C ABI: conversion and checks of ocltune_gemm, then ops::gemm.
+void BM_CapiGemm(benchmark::State& state) {
+  Setup& s = setup();
+  run_gated(state, [&](cl_event* wait) {
+    benchmark::DoNotOptimize(ocltune_gemm(s.capi, s.queue(), &s.capi_args, 1, wait, nullptr, nullptr));
+  });
+}
+
+// The three calls in every iteration, in rotating order, each timed on its own: the differences are
+// paired, so the load of a shared machine (which moves all of them) cancels better than between runs.
 void BM_PairedDifference(benchmark::State& state) {
   Setup& s = setup();
   const auto& step = s.bare.steps[0];
-  double bare_ns = 0, runtime_ns = 0;
-  bool runtime_first = false;
+  double bare_ns = 0, runtime_ns = 0, capi_ns = 0;
+  int first = 0;
   run_gated(state, [&](cl_event* wait) {
-    const auto bare = [&] {
+    const auto timed = [](double& total, auto&& call) {
       const auto t0 = std::chrono::steady_clock::now();
-      cl_event event;
-      clEnqueueNDRangeKernel(s.queue(), step.kernel(), step.global.dimensions(), nullptr, step.global.get(),
-                             step.local.get(), 1, wait, &event);
-      clReleaseEvent(event);
-      bare_ns += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+      call();
+      total += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
     };
-    const auto runtime = [&] {
-      const auto t0 = std::chrono::steady_clock::now();
-      DispatchOptions options;
-      options.wait = std::span<const cl_event>(wait, 1);
-      benchmark::DoNotOptimize(ops::gemm(*s.runtime, s.queue(), s.call, options));
-      runtime_ns += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    const auto call = [&](int which) {
+      if (which == 0) {
+        timed(bare_ns, [&] {
+          cl_event event;
+          clEnqueueNDRangeKernel(s.queue(), step.kernel(), step.global.dimensions(), nullptr, step.global.get(),
+                                 step.local.get(), 1, wait, &event);
+          clReleaseEvent(event);
+        });
+      } else if (which == 1) {
+        timed(runtime_ns, [&] {
+          DispatchOptions options;
+          options.wait = std::span<const cl_event>(wait, 1);
+          benchmark::DoNotOptimize(ops::gemm(*s.runtime, s.queue(), s.call, options));
+        });
+      } else {
+        timed(capi_ns, [&] {
+          benchmark::DoNotOptimize(ocltune_gemm(s.capi, s.queue(), &s.capi_args, 1, wait, nullptr, nullptr));
+        });
+      }
     };
-    runtime_first = !runtime_first;
-    if (runtime_first) {
-      runtime();
-      bare();
-    } else {
-      bare();
-      runtime();
-    }
+    first = (first + 1) % 3;
+    for (int i = 0; i < 3; ++i) call((first + i) % 3);
   });
   const double n = static_cast<double>(state.iterations());
   state.counters["bare_ns"] = bare_ns / n;
   state.counters["gemm_ns"] = runtime_ns / n;
+  state.counters["capi_ns"] = capi_ns / n;
   state.counters["extra_ns"] = (runtime_ns - bare_ns) / n;
+  state.counters["capi_extra_ns"] = (capi_ns - bare_ns) / n;
 }
 
 BENCHMARK(BM_BareEnqueue)->Unit(benchmark::kNanosecond);
 BENCHMARK(BM_BareSetBuffersAndEnqueue)->Unit(benchmark::kNanosecond);
 BENCHMARK(BM_RuntimeGemm)->Unit(benchmark::kNanosecond);
+BENCHMARK(BM_CapiGemm)->Unit(benchmark::kNanosecond);
 BENCHMARK(BM_PairedDifference)->Unit(benchmark::kNanosecond);
 
 // Collects the median of each benchmark's repetitions for the summary.
@@ -195,11 +225,16 @@ int main(int argc, char** argv) {
     return it == m.end() ? 0.0 : it->second;
   };
   const double bare = get("BM_BareEnqueue"), bare_args = get("BM_BareSetBuffersAndEnqueue"), rt = get("BM_RuntimeGemm");
+  const double capi = get("BM_CapiGemm");
   if (bare > 0 && rt > 0) {
     fmt::print("\ndevice: {}\n", ocltune::setup().runtime->device().name);
     fmt::print("median ns per call: bare enqueue {:.0f}, set 3 buffers + enqueue {:.0f}, ops::gemm {:.0f}\n", bare,
                bare_args, rt);
     fmt::print("ops::gemm vs bare enqueue: {:+.2f} us extra per call ({:.2f}x)\n", (rt - bare) * 1e-3, rt / bare);
+    if (capi > 0) {
+      fmt::print("ocltune_gemm (C ABI) {:.0f} ns: {:+.2f} us over ops::gemm, {:+.2f} us over bare enqueue\n", capi,
+                 (capi - rt) * 1e-3, (capi - bare) * 1e-3);
+    }
     if (bare_args > 0) {
       fmt::print("ops::gemm vs set buffers + enqueue: {:+.2f} us extra per call ({:.2f}x)\n", (rt - bare_args) * 1e-3,
                  rt / bare_args);
@@ -208,6 +243,9 @@ int main(int argc, char** argv) {
     if (paired_bare > 0) {
       fmt::print("paired in one loop: bare {:.0f} ns, ops::gemm {:.0f} ns: {:+.2f} us extra per call ({:.2f}x)\n",
                  paired_bare, paired_rt, get("BM_PairedDifference.extra_ns") * 1e-3, paired_rt / paired_bare);
+      const double paired_capi = get("BM_PairedDifference.capi_ns");
+      fmt::print("paired in one loop: ocltune_gemm (C ABI) {:.0f} ns: {:+.2f} us extra per call ({:.2f}x)\n",
+                 paired_capi, get("BM_PairedDifference.capi_extra_ns") * 1e-3, paired_capi / paired_bare);
     }
   }
   benchmark::Shutdown();
