@@ -11,8 +11,9 @@
 #include "bench/roofline.h"
 #include "bench/suite.h"
 #include "db/database.h"
-#include "ops/families.h"
+#include "ops/family.h"
 #include "ops/gemm/gemm_problem.h"
+#include "ops/softmax/softmax_problem.h"
 #include "tests/support/test_session.h"
 
 namespace ocltune::bench {

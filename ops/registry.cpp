@@ -5,7 +5,14 @@
 #include <fmt/ranges.h>
 
 #include "harness/error.h"
-#include "ops/families.h"
+#include "ops/conv2d/conv2d_problem.h"
+#include "ops/elementwise/elementwise_problem.h"
+#include "ops/family.h"
+#include "ops/gemm/gemm_problem.h"
+#include "ops/norm/norm_problem.h"
+#include "ops/pool/pool_problem.h"
+#include "ops/reduce/reduce_problem.h"
+#include "ops/softmax/softmax_problem.h"
 
 namespace ocltune {
 

@@ -13,7 +13,7 @@
 #include "ops/conv2d/conv2d_algorithms.h"
 #include "ops/conv2d/conv2d_problem.h"
 #include "ops/conv2d/conv2d_reference.h"
-#include "ops/families.h"
+#include "ops/family.h"
 #include "tests/support/test_session.h"
 #include "tests/support/tf32_model.h"
 #include "tuner/evaluator.h"

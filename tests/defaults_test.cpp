@@ -12,10 +12,16 @@
 
 #include "harness/ceilings.h"
 #include "ops/conv2d/conv2d_problem.h"
-#include "ops/families.h"
+#include "ops/elementwise/elementwise_problem.h"
+#include "ops/family.h"
+#include "ops/gemm/gemm_problem.h"
 #include "ops/norm/norm.h"
+#include "ops/norm/norm_problem.h"
+#include "ops/pool/pool_problem.h"
 #include "ops/reduce/reduce.h"
+#include "ops/reduce/reduce_problem.h"
 #include "ops/softmax/softmax.h"
+#include "ops/softmax/softmax_problem.h"
 #include "tests/support/test_session.h"
 #include "tuner/evaluator.h"
 

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/capability.h"
-#include "ops/families.h"
+#include "ops/family.h"
 #include "ops/gemm/gemm_problem.h"
 #include "runtime/db_verify.h"
 #include "tests/support/runtime_support.h"

@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include "harness/capability.h"
-#include "ops/families.h"
 #include "ops/gemm/gemm_problem.h"
 #include "tests/support/test_session.h"
 #include "tuner/evaluator.h"

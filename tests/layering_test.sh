@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The floor plan as a test (docs/decisions/0033): each folder includes only the folders below it,
-# tuner/ and runtime/ never include each other, the public headers include nothing internal, and
-# no production source names the test-only selftest family.
+# The floor plan as a test (docs/decisions/0033, 0053): each folder includes only the folders below
+# it, each op family only itself and the families it declares, tuner/ and runtime/ never include each
+# other, the public headers include nothing internal, and no production source names the test-only
+# selftest family.
 set -uo pipefail
 root="$1"
 cd "$root" || exit 1
@@ -66,6 +67,25 @@ PY
 then
   failures=$((failures + 1))
 fi
+# Inside ops/: a family includes its own folder, the shared ops/family.h and ops/problem.h, and only
+# the families its CMakeLists.txt DEPENDS on (whose kernels it reuses: conv2d runs GEMM's); the shared
+# headers include no family (docs/decisions/0053).
+for dir in ops/*/; do
+  family=$(basename "$dir")
+  deps=$(grep -oE 'DEPENDS[^)]*' "$dir/CMakeLists.txt" | grep -oE 'ocltune_op_[a-z0-9_]+' | sed 's/^ocltune_op_//' | tr '\n' ' ')
+  ok=" $family family.h problem.h $deps "
+  while IFS= read -r line; do
+    target=$(sed -E 's/.*#include "ops\/([a-z0-9_.]+).*/\1/' <<< "$line")
+    if [[ "$ok" != *" $target "* ]]; then
+      echo "layering: ${line%%:*} includes ops/$target (a family may include:$ok)"
+      failures=$((failures + 1))
+    fi
+  done < <(grep -rnE '^#include "ops/' "$dir" --include='*.h' --include='*.cpp')
+done
+while IFS= read -r line; do
+  echo "layering: ${line%%:*}, a header every family may include, includes a family"
+  failures=$((failures + 1))
+done < <(grep -nE '^#include "ops/[a-z0-9_]+/' ops/family.h ops/problem.h)
 if grep -rln "selftest" harness core ops db tuner runtime cli bench include kernels; then
   echo "layering: production sources above name the test-only selftest family"
   failures=$((failures + 1))

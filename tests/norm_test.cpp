@@ -6,8 +6,9 @@
 #include <gtest/gtest.h>
 
 #include "harness/error.h"
-#include "ops/families.h"
+#include "ops/family.h"
 #include "ops/norm/norm_problem.h"
+#include "ops/reduce/reduce_layout.h"
 #include "tests/support/covering.h"
 #include "tests/support/test_session.h"
 #include "tuner/evaluator.h"

@@ -6,7 +6,7 @@
 #include "db/database.h"
 #include "harness/error.h"
 #include "harness/session.h"
-#include "ops/families.h"
+#include "ops/pool/pool_problem.h"
 #include "ops/pool/pool_reference.h"
 #include "tests/support/test_session.h"
 #include "tuner/evaluator.h"

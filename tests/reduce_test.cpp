@@ -7,7 +7,7 @@
 
 #include "db/database.h"
 #include "harness/error.h"
-#include "ops/families.h"
+#include "ops/family.h"
 #include "ops/reduce/reduce_problem.h"
 #include "tests/support/covering.h"
 #include "tests/support/test_session.h"

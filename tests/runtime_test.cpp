@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/capability.h"
-#include "ops/families.h"
+#include "ops/gemm/gemm_problem.h"
 #include "tests/support/runtime_support.h"
 #include "tests/support/test_session.h"
 

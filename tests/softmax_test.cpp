@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/error.h"
-#include "ops/families.h"
+#include "ops/family.h"
 #include "ops/softmax/softmax_problem.h"
 #include "tests/support/covering.h"
 #include "tests/support/test_session.h"

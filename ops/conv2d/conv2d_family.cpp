@@ -4,7 +4,7 @@
 
 #include "harness/error.h"
 #include "ops/conv2d/conv2d_problem.h"
-#include "ops/families.h"
+#include "ops/family.h"
 
 namespace ocltune {
 namespace {

@@ -1,4 +1,5 @@
 // conv2d as a tunable Problem: random tensors, float64 reference, verification with canaries.
+// Also the family itself (conv2d_family(), which the registry lists) and its correctness table.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +8,8 @@
 #include "ops/problem.h"
 
 namespace ocltune {
+
+class OpFamily;  // ops/family.h
 
 // Element offsets of the tensors inside their buffers for a test instance (the tuner uses zeros):
 // the data before an offset must stay untouched.
@@ -55,5 +58,8 @@ struct Conv2dTestCase {
   Conv2dLayout layout;
 };
 std::vector<Conv2dTestCase> conv2d_test_cases();
+
+// The conv2d family: what `--ops conv2d` tunes (ops/conv2d/conv2d_family.cpp).
+const OpFamily& conv2d_family();
 
 }  // namespace ocltune

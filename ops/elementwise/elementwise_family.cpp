@@ -3,7 +3,7 @@
 
 #include "harness/error.h"
 #include "ops/elementwise/elementwise_problem.h"
-#include "ops/families.h"
+#include "ops/family.h"
 
 namespace ocltune {
 namespace {

@@ -1,5 +1,6 @@
 // Elementwise ops as tunable Problems: random operands with special values, float64 reference with
 // a first-order error bound, verification with canaries.
+// Also the family itself (elementwise_family(), which the registry lists) and its correctness table.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,8 @@
 #include "ops/problem.h"
 
 namespace ocltune {
+
+class OpFamily;  // ops/family.h
 
 // Element offsets of the buffers beyond the packed default (tests exercise them; the tuner uses 0).
 struct ElementwiseLayout {
@@ -58,5 +61,15 @@ inline constexpr std::int64_t kElementwiseFullCheck = std::int64_t{1} << 22;
 // Kernel error allowed, in units of the bound elementwise_step derives: a margin for the
 // first-order analysis.
 inline constexpr double kElementwiseMargin = 2.0;
+
+// The elementwise family: what `--ops elementwise` tunes (ops/elementwise/elementwise_family.cpp).
+const OpFamily& elementwise_family();
+
+// The elementwise correctness table: every op, dtype and addressing mode at odd shapes.
+struct ElementwiseTestCase {
+  ElementwiseShape shape;
+  ElementwiseLayout layout;
+};
+std::vector<ElementwiseTestCase> elementwise_test_cases();
 
 }  // namespace ocltune

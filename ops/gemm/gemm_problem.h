@@ -1,12 +1,16 @@
 // GEMM as a tunable Problem: random operands, float64 reference, verification with canaries.
+// Also the family itself (gemm_family(), which the registry lists) and its correctness table.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "ops/gemm/gemm.h"
 #include "ops/problem.h"
 
 namespace ocltune {
+
+class OpFamily;  // ops/family.h
 
 // Memory layout of a test or tuning instance beyond the packed default: extra leading-dimension
 // padding, element offsets, extra batch-stride padding. The tuner uses the packed layout.
@@ -55,5 +59,15 @@ class GemmProblem : public Problem {
 // Problems with M*N*K*batch above this are verified on a sample of outputs that covers every row
 // and every column (the rest must be finite); below it every output is compared.
 inline constexpr double kGemmFullCheckMacs = 1 << 26;
+
+// The GEMM family: what `--ops gemm` tunes (ops/gemm/gemm_family.cpp).
+const OpFamily& gemm_family();
+
+// The GEMM correctness table (shared by tests, the "test" preset and benchmarks).
+struct GemmTestCase {
+  GemmShape shape;
+  GemmLayout layout;
+};
+std::vector<GemmTestCase> gemm_test_cases();
 
 }  // namespace ocltune

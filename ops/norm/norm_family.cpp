@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 
 #include "harness/error.h"
-#include "ops/families.h"
+#include "ops/family.h"
 #include "ops/norm/norm_problem.h"
 
 namespace ocltune {

@@ -1,12 +1,16 @@
 // Normalisation as tunable Problems: random inputs, float64 references, verification of every output.
+// Also the family itself (norm_family(), which the registry lists) and its correctness table.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "ops/norm/norm.h"
 #include "ops/problem.h"
 
 namespace ocltune {
+
+class OpFamily;  // ops/family.h
 
 // How a test or tuning instance lays out and fills its buffers beyond the packed default.
 struct NormInstance {
@@ -46,5 +50,16 @@ class NormProblem : public Problem {
   NormShape shape_;
   NormInstance instance_;
 };
+
+// The norm family: what `--ops norm` tunes (ops/norm/norm_family.cpp).
+const OpFamily& norm_family();
+
+// The normalisation correctness table (odd shapes, offsets, NaN/Inf inputs).
+struct NormTestCase {
+  NormShape shape;
+  NormInstance instance;
+  bool thorough = false;  // correctness tests run it under every sampled configuration
+};
+std::vector<NormTestCase> norm_test_cases();
 
 }  // namespace ocltune

@@ -1,13 +1,17 @@
 // Pooling as tunable Problems: random inputs with special values, float64 reference, verification
 // of outputs and indices with canaries.
+// Also the family itself (pool_family(), which the registry lists) and its correctness table.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "ops/pool/pool.h"
 #include "ops/problem.h"
 
 namespace ocltune {
+
+class OpFamily;  // ops/family.h
 
 // Element offsets of the buffers (tests exercise them; the tuner uses 0).
 struct PoolLayout {
@@ -53,5 +57,15 @@ class PoolProblem : public Problem {
 inline constexpr std::int64_t kPoolFullCheck = std::int64_t{1} << 22;
 // Kernel error allowed, in units of the reference's bound.
 inline constexpr double kPoolMargin = 2.0;
+
+// The pool family: what `--ops pool` tunes (ops/pool/pool_family.cpp).
+const OpFamily& pool_family();
+
+// The pooling correctness table: every kind and direction at odd shapes and windows.
+struct PoolTestCase {
+  PoolShape shape;
+  PoolLayout layout;
+};
+std::vector<PoolTestCase> pool_test_cases();
 
 }  // namespace ocltune

@@ -1,12 +1,16 @@
 // Reductions as tunable Problems: random inputs, a float64 reference, verification with canaries.
+// Also the family itself (reduce_family(), which the registry lists) and its correctness table.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "ops/problem.h"
 #include "ops/reduce/reduce.h"
 
 namespace ocltune {
+
+class OpFamily;  // ops/family.h
 
 // How a test or tuning instance lays out and fills its buffers beyond the packed default.
 struct ReduceInstance {
@@ -44,5 +48,16 @@ class ReduceProblem : public Problem {
 
 // Outputs beyond this many are verified on an evenly spaced sample (every other one must be finite).
 inline constexpr std::int64_t kReduceFullCheckOutputs = std::int64_t{1} << 22;
+
+// The reduce family: what `--ops reduce` tunes (ops/reduce/reduce_family.cpp).
+const OpFamily& reduce_family();
+
+// The reduction correctness table (odd shapes, offsets, NaN/Inf inputs).
+struct ReduceTestCase {
+  ReduceShape shape;
+  ReduceInstance instance;
+  bool thorough = false;  // correctness tests run it under every sampled configuration
+};
+std::vector<ReduceTestCase> reduce_test_cases();
 
 }  // namespace ocltune

@@ -1,12 +1,16 @@
 // softmax / log_softmax as tunable Problems: random inputs, a float64 reference, verification.
+// Also the family itself (softmax_family(), which the registry lists) and its correctness table.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "ops/problem.h"
 #include "ops/softmax/softmax.h"
 
 namespace ocltune {
+
+class OpFamily;  // ops/family.h
 
 // How a test or tuning instance lays out and fills its buffers beyond the packed default.
 struct SoftmaxInstance {
@@ -51,5 +55,16 @@ class SoftmaxProblem : public Problem {
 // Tensors beyond this many elements are verified on evenly spaced rows (every other output must
 // be finite); below it every output is compared.
 inline constexpr std::int64_t kSoftmaxFullCheckElements = std::int64_t{1} << 22;
+
+// The softmax family: what `--ops softmax` tunes (ops/softmax/softmax_family.cpp).
+const OpFamily& softmax_family();
+
+// The softmax correctness table (odd shapes, offsets, NaN/Inf inputs).
+struct SoftmaxTestCase {
+  SoftmaxShape shape;
+  SoftmaxInstance instance;
+  bool thorough = false;  // correctness tests run it under every sampled configuration
+};
+std::vector<SoftmaxTestCase> softmax_test_cases();
 
 }  // namespace ocltune
