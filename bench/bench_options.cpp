@@ -9,7 +9,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "cli/usage_error.h"
+#include "core/usage_error.h"
 #include "ops/family.h"
 
 namespace ocltune::bench {

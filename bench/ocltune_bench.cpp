@@ -9,7 +9,7 @@
 #include "bench/bench_options.h"
 #include "bench/run_context.h"
 #include "bench/suite.h"
-#include "cli/usage_error.h"
+#include "core/usage_error.h"
 #include "db/database.h"
 #include "harness/ceilings.h"
 #include "harness/device_errors.h"

@@ -8,7 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/report_command.h"
-#include "cli/usage_error.h"
+#include "core/usage_error.h"
 #include "db/transfer.h"
 #include "harness/device_errors.h"
 #include "ops/family.h"

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "cli/usage_error.h"
+#include "core/usage_error.h"
 #include "harness/ceilings.h"
 #include "harness/device.h"
 #include "harness/device_errors.h"

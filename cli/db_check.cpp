@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "cli/usage_error.h"
 #include "core/status.h"
+#include "core/usage_error.h"
 #include "db/provenance.h"
 #include "db/transfer.h"
 #include "harness/device_errors.h"

@@ -8,7 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/db_check.h"
-#include "cli/usage_error.h"
+#include "core/usage_error.h"
 #include "db/provenance.h"
 #include "db/sqlite.h"
 #include "db/transfer.h"

@@ -8,8 +8,8 @@
 
 #include "cli/commands.h"
 #include "cli/progress.h"
-#include "cli/usage_error.h"
 #include "core/storage.h"
+#include "core/usage_error.h"
 #include "harness/device_errors.h"
 #include "harness/error.h"
 #include "harness/session.h"

@@ -24,7 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "cli/usage_error.h"
+#include "core/usage_error.h"
 #include "db/claims.h"
 #include "db/database.h"
 #include "harness/ceilings.h"

@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
-#include "cli/usage_error.h"
+#include "core/usage_error.h"
 #include "db/database.h"
 
 namespace ocltune {

@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "cli/usage_error.h"
+#include "core/usage_error.h"
 #include "db/database.h"
 #include "tuner/recorded_space.h"
 #include "tuner/simulate.h"

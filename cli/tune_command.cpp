@@ -20,7 +20,7 @@
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "cli/tuned_neighbourhood.h"
-#include "cli/usage_error.h"
+#include "core/usage_error.h"
 #include "db/abandoned_runs.h"
 #include "db/database.h"
 #include "db/transfer.h"

@@ -15,7 +15,7 @@ allowed=(
   "tuner:ops core db harness"
   "runtime:ops core db harness ocltune"
   "cli:tuner runtime ops core db harness"
-  "bench:cli tuner runtime ops core db harness tests ocltune"
+  "bench:tuner runtime ops core db harness tests ocltune"
   "include/ocltune:ocltune"
   "ocltune_torch:ocltune"  # the PyTorch backend sees only the public C ABI
 )

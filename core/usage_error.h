@@ -1,4 +1,5 @@
-// A usage error (bad flag value, unknown op, bad device index): printed, exit status 2.
+// A usage error (bad flag value, unknown op, bad device index): printed, exit status 2; and the exit
+// statuses of the executables (DESIGN.md). Here, not in cli/, because ocltune_bench uses them too.
 #pragma once
 
 #include "harness/error.h"
