@@ -1,6 +1,8 @@
 // ops::conv2d: the conv2d dispatch adapter (problem, plan) and the checks of a call.
 #include "runtime/conv2d.h"
 
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "harness/buffer_extent.h"
@@ -104,11 +106,31 @@ const Conv2dAdapter& conv2d_adapter() {
   return adapter;
 }
 
+template <>
+Checked<Conv2dCall>::Checked(Conv2dCall call) : call_(std::move(call)) {
+  check_conv2d_call(call_);
+}
+
 namespace ops {
+
+namespace {
+
+// ops::conv2d of a call that has been checked.
+Dispatch dispatch_checked(Runtime& runtime, cl_command_queue queue, const Conv2dCall& call,
+                          const DispatchOptions& options) {
+  return runtime.dispatch(conv2d_adapter(), conv2d_shape_code(conv2d_adapter(), call), &call, queue, options);
+}
+
+}  // namespace
 
 Dispatch conv2d(Runtime& runtime, cl_command_queue queue, const Conv2dCall& call, const DispatchOptions& options) {
   check_conv2d_call(call);
-  return runtime.dispatch(conv2d_adapter(), conv2d_shape_code(conv2d_adapter(), call), &call, queue, options);
+  return dispatch_checked(runtime, queue, call, options);
+}
+
+Dispatch conv2d(Runtime& runtime, cl_command_queue queue, const Checked<Conv2dCall>& call,
+                const DispatchOptions& options) {
+  return dispatch_checked(runtime, queue, *call, options);
 }
 
 Decision conv2d_decision(Runtime& runtime, const Conv2dCall& call) {

@@ -6,6 +6,7 @@
 
 #include "harness/cl.h"
 #include "ops/conv2d/conv2d.h"
+#include "runtime/checked.h"
 #include "runtime/runtime.h"
 
 namespace ocltune {
@@ -34,6 +35,9 @@ const Conv2dAdapter& conv2d_adapter();
 // groups not dividing c and k, a filter larger than the padded input, an activation outside the
 // forward direction, a null buffer, a negative offset.
 void check_conv2d_call(const Conv2dCall& call);
+// Constructing the checked form of a call runs check_conv2d_call (runtime/checked.h).
+template <>
+Checked<Conv2dCall>::Checked(Conv2dCall call);
 // Direction, bias, activation, sizes; pairs of per-axis values packed two 32-bit halves per dimension.
 ShapeCode conv2d_shape_code(const DispatchAdapter& adapter, const Conv2dCall& call);
 
@@ -41,6 +45,9 @@ namespace ops {
 
 // Enqueues the convolution on `queue` (of the runtime's context).
 Dispatch conv2d(Runtime& runtime, cl_command_queue queue, const Conv2dCall& call, const DispatchOptions& options = {});
+// The same for a checked call (the C ABI checks while converting its arguments): no check again.
+Dispatch conv2d(Runtime& runtime, cl_command_queue queue, const Checked<Conv2dCall>& call,
+                const DispatchOptions& options = {});
 // Which configuration ops::conv2d uses for this call, and which lookup level gave it.
 Decision conv2d_decision(Runtime& runtime, const Conv2dCall& call);
 

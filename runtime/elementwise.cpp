@@ -4,6 +4,7 @@
 
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -157,14 +158,34 @@ const ElementwiseAdapter& elementwise_adapter() {
   return adapter;
 }
 
+template <>
+Checked<ElementwiseCall>::Checked(ElementwiseCall call) : call_(std::move(call)) {
+  check_elementwise_call(call_);
+}
+
 namespace ops {
+
+namespace {
+
+// ops::elementwise of a call that has been checked.
+Dispatch dispatch_checked(Runtime& runtime, cl_command_queue queue, const ElementwiseCall& call,
+                          const DispatchOptions& options) {
+  if (empty_call(call)) return enqueue_marker(queue, options);
+  return runtime.dispatch(elementwise_adapter(), elementwise_shape_code(elementwise_adapter(), call), &call, queue,
+                          options);
+}
+
+}  // namespace
 
 Dispatch elementwise(Runtime& runtime, cl_command_queue queue, const ElementwiseCall& call,
                      const DispatchOptions& options) {
   check_elementwise_call(call);
-  if (empty_call(call)) return enqueue_marker(queue, options);
-  return runtime.dispatch(elementwise_adapter(), elementwise_shape_code(elementwise_adapter(), call), &call, queue,
-                          options);
+  return dispatch_checked(runtime, queue, call, options);
+}
+
+Dispatch elementwise(Runtime& runtime, cl_command_queue queue, const Checked<ElementwiseCall>& call,
+                     const DispatchOptions& options) {
+  return dispatch_checked(runtime, queue, *call, options);
 }
 
 Decision elementwise_decision(Runtime& runtime, const ElementwiseCall& call) {

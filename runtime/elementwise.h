@@ -7,6 +7,7 @@
 
 #include "harness/cl.h"
 #include "ops/elementwise/elementwise.h"
+#include "runtime/checked.h"
 #include "runtime/runtime.h"
 
 namespace ocltune {
@@ -39,6 +40,9 @@ const ElementwiseAdapter& elementwise_adapter();
 // Throws ocltune::Error for a call no kernel can serve (invalid chain or broadcast, a null buffer,
 // a negative offset).
 void check_elementwise_call(const ElementwiseCall& call);
+// Constructing the checked form of a call runs check_elementwise_call (runtime/checked.h).
+template <>
+Checked<ElementwiseCall>::Checked(ElementwiseCall call);
 // The whole chain (dtype, steps, every tensor operand's dims and strides), packed two 31-bit values
 // per slot. A chain too long for that gets an id interned for its shape key and dtype for the life of
 // the process, so codes stay exact: equal codes always mean equal problems.
@@ -48,6 +52,9 @@ namespace ops {
 
 // Enqueues the chain on `queue` (of the runtime's context). An empty output enqueues only a marker.
 Dispatch elementwise(Runtime& runtime, cl_command_queue queue, const ElementwiseCall& call,
+                     const DispatchOptions& options = {});
+// The same for a checked call (the C ABI checks while converting its arguments): no check again.
+Dispatch elementwise(Runtime& runtime, cl_command_queue queue, const Checked<ElementwiseCall>& call,
                      const DispatchOptions& options = {});
 // Which configuration ops::elementwise uses for this call, and which lookup level gave it.
 Decision elementwise_decision(Runtime& runtime, const ElementwiseCall& call);

@@ -1,6 +1,8 @@
 // ops::gemm: the GEMM dispatch adapter (problem, plan, fast arguments) and its CLBlast fallback.
 #include "runtime/gemm.h"
 
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "core/shape_fields.h"
@@ -159,12 +161,31 @@ const GemmAdapter& gemm_adapter() {
   return adapter;
 }
 
+template <>
+Checked<GemmCall>::Checked(GemmCall call) : call_(std::move(call)) {
+  check_gemm_call(call_);
+}
+
 namespace ops {
+
+namespace {
+
+// ops::gemm of a call that has been checked.
+Dispatch dispatch_checked(Runtime& runtime, cl_command_queue queue, const GemmCall& call,
+                          const DispatchOptions& options) {
+  if (empty_call(call)) return enqueue_marker(queue, options);
+  return runtime.dispatch(gemm_adapter(), gemm_shape_code(gemm_adapter(), call), &call, queue, options);
+}
+
+}  // namespace
 
 Dispatch gemm(Runtime& runtime, cl_command_queue queue, const GemmCall& call, const DispatchOptions& options) {
   check_gemm_call(call);
-  if (empty_call(call)) return enqueue_marker(queue, options);
-  return runtime.dispatch(gemm_adapter(), gemm_shape_code(gemm_adapter(), call), &call, queue, options);
+  return dispatch_checked(runtime, queue, call, options);
+}
+
+Dispatch gemm(Runtime& runtime, cl_command_queue queue, const Checked<GemmCall>& call, const DispatchOptions& options) {
+  return dispatch_checked(runtime, queue, *call, options);
 }
 
 Decision gemm_decision(Runtime& runtime, const GemmCall& call) {

@@ -5,6 +5,7 @@
 
 #include "harness/cl.h"
 #include "ops/gemm/gemm.h"
+#include "runtime/checked.h"
 #include "runtime/runtime.h"
 
 namespace ocltune {
@@ -49,12 +50,18 @@ const GemmAdapter& gemm_adapter();
 // Throws ocltune::Error for a call no kernel can serve (null buffer, leading dimension too small,
 // overlapping output batches, sizes beyond 32-bit indexing).
 void check_gemm_call(const GemmCall& call);
+// Constructing the checked form of a call runs check_gemm_call (runtime/checked.h).
+template <>
+Checked<GemmCall>::Checked(GemmCall call);
 ShapeCode gemm_shape_code(const DispatchAdapter& adapter, const GemmCall& call);
 
 namespace ops {
 
 // Enqueues the GEMM on `queue` (of the runtime's context). M, N or batch of 0 enqueues only a marker.
 Dispatch gemm(Runtime& runtime, cl_command_queue queue, const GemmCall& call, const DispatchOptions& options = {});
+// The same for a checked call (the C ABI checks while converting its arguments): no check again.
+Dispatch gemm(Runtime& runtime, cl_command_queue queue, const Checked<GemmCall>& call,
+              const DispatchOptions& options = {});
 // Which configuration ops::gemm uses for this call, and which lookup level gave it.
 Decision gemm_decision(Runtime& runtime, const GemmCall& call);
 

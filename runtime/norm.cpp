@@ -98,12 +98,31 @@ const NormAdapter& norm_adapter() {
   return adapter;
 }
 
+template <>
+Checked<NormCall>::Checked(NormCall call) : call_(std::move(call)) {
+  check_norm_call(call_);
+}
+
 namespace ops {
+
+namespace {
+
+// ops::norm of a call that has been checked.
+Dispatch dispatch_checked(Runtime& runtime, cl_command_queue queue, const NormCall& call,
+                          const DispatchOptions& options) {
+  if (empty_call(call)) return enqueue_marker(queue, options);
+  return runtime.dispatch(norm_adapter(), norm_shape_code(norm_adapter(), call), &call, queue, options);
+}
+
+}  // namespace
 
 Dispatch norm(Runtime& runtime, cl_command_queue queue, const NormCall& call, const DispatchOptions& options) {
   check_norm_call(call);
-  if (empty_call(call)) return enqueue_marker(queue, options);
-  return runtime.dispatch(norm_adapter(), norm_shape_code(norm_adapter(), call), &call, queue, options);
+  return dispatch_checked(runtime, queue, call, options);
+}
+
+Dispatch norm(Runtime& runtime, cl_command_queue queue, const Checked<NormCall>& call, const DispatchOptions& options) {
+  return dispatch_checked(runtime, queue, *call, options);
 }
 
 Decision norm_decision(Runtime& runtime, const NormCall& call) {

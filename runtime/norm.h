@@ -6,6 +6,7 @@
 
 #include "harness/cl.h"
 #include "ops/norm/norm.h"
+#include "runtime/checked.h"
 #include "runtime/runtime.h"
 
 namespace ocltune {
@@ -42,6 +43,9 @@ const NormAdapter& norm_adapter();
 // Throws ocltune::Error for a call no kernel can serve (invalid shape, a buffer of its kind null,
 // negative offset).
 void check_norm_call(const NormCall& call);
+// Constructing the checked form of a call runs check_norm_call (runtime/checked.h).
+template <>
+Checked<NormCall>::Checked(NormCall call);
 // Kind, rank, dims, axis and dtype.
 ShapeCode norm_shape_code(const DispatchAdapter& adapter, const NormCall& call);
 
@@ -50,6 +54,9 @@ namespace ops {
 // Enqueues the normalisation on `queue` (of the runtime's context). layer_norm of no rows enqueues
 // only a marker.
 Dispatch norm(Runtime& runtime, cl_command_queue queue, const NormCall& call, const DispatchOptions& options = {});
+// The same for a checked call (the C ABI checks while converting its arguments): no check again.
+Dispatch norm(Runtime& runtime, cl_command_queue queue, const Checked<NormCall>& call,
+              const DispatchOptions& options = {});
 // Which configuration ops::norm uses for this call, and which lookup level gave it.
 Decision norm_decision(Runtime& runtime, const NormCall& call);
 

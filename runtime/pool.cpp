@@ -1,6 +1,8 @@
 // ops::pool: the pooling dispatch adapter (problem, plan) and the checks of a call.
 #include "runtime/pool.h"
 
+#include <utility>
+
 #include "harness/buffer_extent.h"
 #include "harness/error.h"
 #include "ops/pool/pool_problem.h"
@@ -81,12 +83,31 @@ const PoolAdapter& pool_adapter() {
   return adapter;
 }
 
+template <>
+Checked<PoolCall>::Checked(PoolCall call) : call_(std::move(call)) {
+  check_pool_call(call_);
+}
+
 namespace ops {
+
+namespace {
+
+// ops::pool of a call that has been checked.
+Dispatch dispatch_checked(Runtime& runtime, cl_command_queue queue, const PoolCall& call,
+                          const DispatchOptions& options) {
+  if (empty_call(call)) return enqueue_marker(queue, options);
+  return runtime.dispatch(pool_adapter(), pool_shape_code(pool_adapter(), call), &call, queue, options);
+}
+
+}  // namespace
 
 Dispatch pool(Runtime& runtime, cl_command_queue queue, const PoolCall& call, const DispatchOptions& options) {
   check_pool_call(call);
-  if (empty_call(call)) return enqueue_marker(queue, options);
-  return runtime.dispatch(pool_adapter(), pool_shape_code(pool_adapter(), call), &call, queue, options);
+  return dispatch_checked(runtime, queue, call, options);
+}
+
+Dispatch pool(Runtime& runtime, cl_command_queue queue, const Checked<PoolCall>& call, const DispatchOptions& options) {
+  return dispatch_checked(runtime, queue, *call, options);
 }
 
 Decision pool_decision(Runtime& runtime, const PoolCall& call) {

@@ -6,6 +6,7 @@
 
 #include "harness/cl.h"
 #include "ops/pool/pool.h"
+#include "runtime/checked.h"
 #include "runtime/runtime.h"
 
 namespace ocltune {
@@ -32,12 +33,18 @@ const PoolAdapter& pool_adapter();
 // an unknown kind or dtype, a null buffer the call needs, a negative offset. Buffer sizes are
 // checked when the call is planned.
 void check_pool_call(const PoolCall& call);
+// Constructing the checked form of a call runs check_pool_call (runtime/checked.h).
+template <>
+Checked<PoolCall>::Checked(PoolCall call);
 ShapeCode pool_shape_code(const DispatchAdapter& adapter, const PoolCall& call);
 
 namespace ops {
 
 // Enqueues the pooling on `queue` (of the runtime's context). N or C of 0 enqueues only a marker.
 Dispatch pool(Runtime& runtime, cl_command_queue queue, const PoolCall& call, const DispatchOptions& options = {});
+// The same for a checked call (the C ABI checks while converting its arguments): no check again.
+Dispatch pool(Runtime& runtime, cl_command_queue queue, const Checked<PoolCall>& call,
+              const DispatchOptions& options = {});
 // Which configuration ops::pool uses for this call, and which lookup level gave it.
 Decision pool_decision(Runtime& runtime, const PoolCall& call);
 

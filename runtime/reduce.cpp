@@ -1,6 +1,8 @@
 // ops::reduce: the reduction dispatch adapter (problem, plan on the caller's buffers, shape code).
 #include "runtime/reduce.h"
 
+#include <utility>
+
 #include "harness/buffer_extent.h"
 #include "harness/error.h"
 #include "ops/reduce/reduce_problem.h"
@@ -58,12 +60,32 @@ const ReduceAdapter& reduce_adapter() {
   return adapter;
 }
 
+template <>
+Checked<ReduceCall>::Checked(ReduceCall call) : call_(std::move(call)) {
+  check_reduce_call(call_);
+}
+
 namespace ops {
+
+namespace {
+
+// ops::reduce of a call that has been checked.
+Dispatch dispatch_checked(Runtime& runtime, cl_command_queue queue, const ReduceCall& call,
+                          const DispatchOptions& options) {
+  if (empty_call(call)) return enqueue_marker(queue, options);
+  return runtime.dispatch(reduce_adapter(), reduce_shape_code(reduce_adapter(), call), &call, queue, options);
+}
+
+}  // namespace
 
 Dispatch reduce(Runtime& runtime, cl_command_queue queue, const ReduceCall& call, const DispatchOptions& options) {
   check_reduce_call(call);
-  if (empty_call(call)) return enqueue_marker(queue, options);
-  return runtime.dispatch(reduce_adapter(), reduce_shape_code(reduce_adapter(), call), &call, queue, options);
+  return dispatch_checked(runtime, queue, call, options);
+}
+
+Dispatch reduce(Runtime& runtime, cl_command_queue queue, const Checked<ReduceCall>& call,
+                const DispatchOptions& options) {
+  return dispatch_checked(runtime, queue, *call, options);
 }
 
 Decision reduce_decision(Runtime& runtime, const ReduceCall& call) {

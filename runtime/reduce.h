@@ -6,6 +6,7 @@
 
 #include "harness/cl.h"
 #include "ops/reduce/reduce.h"
+#include "runtime/checked.h"
 #include "runtime/runtime.h"
 
 namespace ocltune {
@@ -31,6 +32,9 @@ const ReduceAdapter& reduce_adapter();
 
 // Throws ocltune::Error for a call no kernel can serve (invalid shape, null buffer, negative offset).
 void check_reduce_call(const ReduceCall& call);
+// Constructing the checked form of a call runs check_reduce_call (runtime/checked.h).
+template <>
+Checked<ReduceCall>::Checked(ReduceCall call);
 // Rank, dims, a bit mask of the axes, keepdim, kind and dtype.
 ShapeCode reduce_shape_code(const DispatchAdapter& adapter, const ReduceCall& call);
 
@@ -38,6 +42,9 @@ namespace ops {
 
 // Enqueues the reduction on `queue` (of the runtime's context). An empty output enqueues only a marker.
 Dispatch reduce(Runtime& runtime, cl_command_queue queue, const ReduceCall& call, const DispatchOptions& options = {});
+// The same for a checked call (the C ABI checks while converting its arguments): no check again.
+Dispatch reduce(Runtime& runtime, cl_command_queue queue, const Checked<ReduceCall>& call,
+                const DispatchOptions& options = {});
 // Which configuration ops::reduce uses for this call, and which lookup level gave it.
 Decision reduce_decision(Runtime& runtime, const ReduceCall& call);
 

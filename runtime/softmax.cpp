@@ -1,6 +1,8 @@
 // ops::softmax: the softmax dispatch adapter (problem, plan on the caller's buffers, shape code).
 #include "runtime/softmax.h"
 
+#include <utility>
+
 #include "harness/buffer_extent.h"
 #include "harness/error.h"
 #include "ops/softmax/softmax_problem.h"
@@ -58,12 +60,32 @@ const SoftmaxAdapter& softmax_adapter() {
   return adapter;
 }
 
+template <>
+Checked<SoftmaxCall>::Checked(SoftmaxCall call) : call_(std::move(call)) {
+  check_softmax_call(call_);
+}
+
 namespace ops {
+
+namespace {
+
+// ops::softmax of a call that has been checked.
+Dispatch dispatch_checked(Runtime& runtime, cl_command_queue queue, const SoftmaxCall& call,
+                          const DispatchOptions& options) {
+  if (empty_call(call)) return enqueue_marker(queue, options);
+  return runtime.dispatch(softmax_adapter(), softmax_shape_code(softmax_adapter(), call), &call, queue, options);
+}
+
+}  // namespace
 
 Dispatch softmax(Runtime& runtime, cl_command_queue queue, const SoftmaxCall& call, const DispatchOptions& options) {
   check_softmax_call(call);
-  if (empty_call(call)) return enqueue_marker(queue, options);
-  return runtime.dispatch(softmax_adapter(), softmax_shape_code(softmax_adapter(), call), &call, queue, options);
+  return dispatch_checked(runtime, queue, call, options);
+}
+
+Dispatch softmax(Runtime& runtime, cl_command_queue queue, const Checked<SoftmaxCall>& call,
+                 const DispatchOptions& options) {
+  return dispatch_checked(runtime, queue, *call, options);
 }
 
 Decision softmax_decision(Runtime& runtime, const SoftmaxCall& call) {

@@ -6,6 +6,7 @@
 
 #include "harness/cl.h"
 #include "ops/softmax/softmax.h"
+#include "runtime/checked.h"
 #include "runtime/runtime.h"
 
 namespace ocltune {
@@ -31,6 +32,9 @@ const SoftmaxAdapter& softmax_adapter();
 
 // Throws ocltune::Error for a call no kernel can serve (invalid shape, null buffer, negative offset).
 void check_softmax_call(const SoftmaxCall& call);
+// Constructing the checked form of a call runs check_softmax_call (runtime/checked.h).
+template <>
+Checked<SoftmaxCall>::Checked(SoftmaxCall call);
 // Rank, dims, axis, log and dtype.
 ShapeCode softmax_shape_code(const DispatchAdapter& adapter, const SoftmaxCall& call);
 
@@ -38,6 +42,9 @@ namespace ops {
 
 // Enqueues the softmax on `queue` (of the runtime's context). An empty tensor enqueues only a marker.
 Dispatch softmax(Runtime& runtime, cl_command_queue queue, const SoftmaxCall& call,
+                 const DispatchOptions& options = {});
+// The same for a checked call (the C ABI checks while converting its arguments): no check again.
+Dispatch softmax(Runtime& runtime, cl_command_queue queue, const Checked<SoftmaxCall>& call,
                  const DispatchOptions& options = {});
 // Which configuration ops::softmax uses for this call, and which lookup level gave it.
 Decision softmax_decision(Runtime& runtime, const SoftmaxCall& call);

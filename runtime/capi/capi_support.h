@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -48,8 +49,9 @@ std::vector<std::int64_t> dims_of(int ndims, const int64_t* dims, int min_rank);
 void copy_dims(int ndims, const int64_t* dims, int64_t* out);
 
 // The one body of every op entry point: NULL arguments, then `convert` (the C arguments to the
-// family's call, checked: what it throws is OCLTUNE_INVALID_ARGUMENT), then the dispatch under
-// guarded(), its last event retained for the caller.
+// family's Checked<Call>, which checks it: what it throws is OCLTUNE_INVALID_ARGUMENT), then the
+// dispatch of that checked call under guarded() (ops::<op>(..., const Checked<Call>&), which does not
+// check it again), its last event retained for the caller.
 template <typename Convert, typename Run>
 ocltune_status dispatch_call(const char* name, ocltune_runtime runtime, cl_command_queue queue, const void* args,
                              cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level,
@@ -59,9 +61,9 @@ ocltune_status dispatch_call(const char* name, ocltune_runtime runtime, cl_comma
     return fail(OCLTUNE_INVALID_ARGUMENT, std::string(name) + ": runtime, queue or args is NULL");
   if (num_wait > 0 && !wait)
     return fail(OCLTUNE_INVALID_ARGUMENT, std::string(name) + ": num_wait > 0 but wait is NULL");
-  decltype(convert()) call;
+  std::optional<decltype(convert())> call;  // a Checked<Call>: converting checks the call, once
   try {
-    call = convert();
+    call.emplace(convert());
   } catch (const std::bad_alloc&) {
     return fail(OCLTUNE_OUT_OF_MEMORY, "out of host memory");
   } catch (const std::exception& e) {
@@ -71,7 +73,7 @@ ocltune_status dispatch_call(const char* name, ocltune_runtime runtime, cl_comma
     DispatchOptions options;
     options.wait = std::span<const cl_event>(wait, num_wait);
     options.events = event != nullptr;
-    Dispatch d = run(*runtime->runtime, queue, call, options);
+    Dispatch d = run(*runtime->runtime, queue, *call, options);
     if (level) *level = static_cast<ocltune_level>(d.level);
     if (event && d.count > 0) {
       cl_event last = d.events[d.count - 1]();

@@ -1,13 +1,17 @@
 // The C ABI of conv2d (ocltune_conv2d_args, ocltune_conv2d).
 #include "runtime/conv2d.h"
 
+#include <utility>
+
 #include "runtime/capi/capi_support.h"
 
 using namespace ocltune::capi;
 
 namespace {
 
-ocltune::Conv2dCall to_call(const ocltune_conv2d_args& a) {
+// The call `a` describes on `runtime`'s device, checked. TF32 allowed where the device has no such
+// units is the exact call.
+ocltune::Checked<ocltune::Conv2dCall> to_call(const ocltune_conv2d_args& a, const ocltune::Runtime& runtime) {
   ocltune::Conv2dCall c;
   ocltune::Conv2dShape& s = c.shape;
   s.dir = static_cast<ocltune::ConvDirection>(a.direction);
@@ -27,7 +31,7 @@ ocltune::Conv2dCall to_call(const ocltune_conv2d_args& a) {
   s.groups = a.groups;
   s.bias = a.has_bias != 0;
   s.act = static_cast<ocltune::Activation>(a.activation);
-  s.math = a.allow_tf32 != 0 ? ocltune::MathMode::kTf32 : ocltune::MathMode::kExact;
+  s.math = a.allow_tf32 != 0 && runtime.has_tf32_units() ? ocltune::MathMode::kTf32 : ocltune::MathMode::kExact;
   c.input = a.input;
   c.weight = a.weight;
   c.output = a.output;
@@ -36,8 +40,7 @@ ocltune::Conv2dCall to_call(const ocltune_conv2d_args& a) {
   c.weight_offset = a.weight_offset;
   c.output_offset = a.output_offset;
   c.bias_offset = a.bias_offset;
-  ocltune::check_conv2d_call(c);
-  return c;
+  return ocltune::Checked<ocltune::Conv2dCall>(std::move(c));  // check_conv2d_call: the one check of the call
 }
 
 }  // namespace
@@ -68,14 +71,10 @@ void ocltune_conv2d_args_init(ocltune_conv2d_args* args, int direction, int64_t 
 ocltune_status ocltune_conv2d(ocltune_runtime runtime, cl_command_queue queue, const ocltune_conv2d_args* args,
                               cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level) {
   return dispatch_call(
-      "ocltune_conv2d", runtime, queue, args, num_wait, wait, event, level, [&] { return to_call(*args); },
-      [](ocltune::Runtime& rt, cl_command_queue q, const ocltune::Conv2dCall& c, const ocltune::DispatchOptions& o) {
-        if (c.shape.math == ocltune::MathMode::kTf32 && !rt.has_tf32_units()) {
-          ocltune::Conv2dCall exact = c;  // TF32 allowed where the device has no such units: exact
-          exact.shape.math = ocltune::MathMode::kExact;
-          return ocltune::ops::conv2d(rt, q, exact, o);
-        }
-        return ocltune::ops::conv2d(rt, q, c, o);
+      "ocltune_conv2d", runtime, queue, args, num_wait, wait, event, level,
+      [&] { return to_call(*args, *runtime->runtime); },
+      [](auto& rt, cl_command_queue q, const auto& call, const auto& options) {
+        return ocltune::ops::conv2d(rt, q, call, options);
       });
 }
 

@@ -1,6 +1,8 @@
 // The C ABI of elementwise ops (ocltune_operand, ocltune_elementwise_args, ocltune_elementwise).
 #include "runtime/elementwise.h"
 
+#include <utility>
+
 #include "runtime/capi/capi_support.h"
 
 using namespace ocltune::capi;
@@ -14,7 +16,7 @@ ocltune::TensorOperand operand_of(const ocltune_operand& o) {
   return t;
 }
 
-ocltune::ElementwiseCall to_call(const ocltune_elementwise_args& a) {
+ocltune::Checked<ocltune::ElementwiseCall> to_call(const ocltune_elementwise_args& a) {
   ocltune::ElementwiseCall c;
   c.shape.dtype = dtype_of(a.dtype, "elementwise");
   c.shape.input = operand_of(a.a);
@@ -38,8 +40,7 @@ ocltune::ElementwiseCall to_call(const ocltune_elementwise_args& a) {
   }
   c.output = a.out.buffer;
   c.output_offset = a.out.offset;
-  ocltune::check_elementwise_call(c);
-  return c;
+  return ocltune::Checked<ocltune::ElementwiseCall>(std::move(c));  // check_elementwise_call: the one check of the call
 }
 
 }  // namespace

@@ -1,13 +1,17 @@
 // The C ABI of GEMM (ocltune_gemm_args, ocltune_gemm).
 #include "runtime/gemm.h"
 
+#include <utility>
+
 #include "runtime/capi/capi_support.h"
 
 using namespace ocltune::capi;
 
 namespace {
 
-ocltune::GemmCall to_call(const ocltune_gemm_args& a) {
+// The call `a` describes on `runtime`'s device, checked. TF32 allowed where the device has no such
+// units is the exact call.
+ocltune::Checked<ocltune::GemmCall> to_call(const ocltune_gemm_args& a, const ocltune::Runtime& runtime) {
   ocltune::GemmCall c;
   c.trans_a = a.trans_a != 0;
   c.trans_b = a.trans_b != 0;
@@ -29,10 +33,9 @@ ocltune::GemmCall to_call(const ocltune_gemm_args& a) {
   c.stride_a = a.stride_a;
   c.stride_b = a.stride_b;
   c.stride_c = a.stride_c;
-  c.tf32 = a.allow_tf32 != 0;
+  c.tf32 = a.allow_tf32 != 0 && runtime.has_tf32_units();
   c.dtype = dtype_of(a.dtype, "gemm");
-  ocltune::check_gemm_call(c);
-  return c;
+  return ocltune::Checked<ocltune::GemmCall>(std::move(c));  // check_gemm_call: the one check of the call
 }
 
 }  // namespace
@@ -74,14 +77,10 @@ void ocltune_gemm_args_init(ocltune_gemm_args* args, int trans_a, int trans_b, i
 ocltune_status ocltune_gemm(ocltune_runtime runtime, cl_command_queue queue, const ocltune_gemm_args* args,
                             cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level) {
   return dispatch_call(
-      "ocltune_gemm", runtime, queue, args, num_wait, wait, event, level, [&] { return to_call(*args); },
-      [](ocltune::Runtime& rt, cl_command_queue q, const ocltune::GemmCall& c, const ocltune::DispatchOptions& o) {
-        if (c.tf32 && !rt.has_tf32_units()) {
-          ocltune::GemmCall exact = c;  // TF32 allowed where the device has no such units: exact
-          exact.tf32 = false;
-          return ocltune::ops::gemm(rt, q, exact, o);
-        }
-        return ocltune::ops::gemm(rt, q, c, o);
+      "ocltune_gemm", runtime, queue, args, num_wait, wait, event, level,
+      [&] { return to_call(*args, *runtime->runtime); },
+      [](auto& rt, cl_command_queue q, const auto& call, const auto& options) {
+        return ocltune::ops::gemm(rt, q, call, options);
       });
 }
 

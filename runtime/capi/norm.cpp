@@ -1,6 +1,8 @@
 // The C ABI of layer and batch normalisation (ocltune_norm_args, ocltune_norm).
 #include "runtime/norm.h"
 
+#include <utility>
+
 #include "runtime/capi/capi_support.h"
 
 using namespace ocltune::capi;
@@ -9,7 +11,7 @@ namespace {
 
 ocltune::NormBuffer norm_buffer(const ocltune_tensor& t) { return {t.buffer, t.offset}; }
 
-ocltune::NormCall to_call(const ocltune_norm_args& a) {
+ocltune::Checked<ocltune::NormCall> to_call(const ocltune_norm_args& a) {
   ocltune::NormCall c;
   if (!a.kind) throw ocltune::Error("norm: kind is NULL");
   c.shape.kind = ocltune::parse_norm_kind(a.kind);
@@ -30,8 +32,7 @@ ocltune::NormCall to_call(const ocltune_norm_args& a) {
   c.dx = norm_buffer(a.dx);
   c.dgamma = norm_buffer(a.dgamma);
   c.dbeta = norm_buffer(a.dbeta);
-  ocltune::check_norm_call(c);
-  return c;
+  return ocltune::Checked<ocltune::NormCall>(std::move(c));  // check_norm_call: the one check of the call
 }
 
 }  // namespace

@@ -1,13 +1,15 @@
 // The C ABI of pooling (ocltune_pool_args, ocltune_pool).
 #include "runtime/pool.h"
 
+#include <utility>
+
 #include "runtime/capi/capi_support.h"
 
 using namespace ocltune::capi;
 
 namespace {
 
-ocltune::PoolCall to_call(const ocltune_pool_args& a) {
+ocltune::Checked<ocltune::PoolCall> to_call(const ocltune_pool_args& a) {
   ocltune::PoolCall c;
   ocltune::PoolShape& s = c.shape;
   s.kind = static_cast<ocltune::PoolKind>(a.kind);
@@ -32,8 +34,7 @@ ocltune::PoolCall to_call(const ocltune_pool_args& a) {
   c.in_offset = a.in_offset;
   c.out_offset = a.out_offset;
   c.indices_offset = a.indices_offset;
-  ocltune::check_pool_call(c);
-  return c;
+  return ocltune::Checked<ocltune::PoolCall>(std::move(c));  // check_pool_call: the one check of the call
 }
 
 }  // namespace
@@ -63,8 +64,8 @@ ocltune_status ocltune_pool(ocltune_runtime runtime, cl_command_queue queue, con
                             cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level) {
   return dispatch_call(
       "ocltune_pool", runtime, queue, args, num_wait, wait, event, level, [&] { return to_call(*args); },
-      [](ocltune::Runtime& rt, cl_command_queue q, const ocltune::PoolCall& c, const ocltune::DispatchOptions& o) {
-        return ocltune::ops::pool(rt, q, c, o);
+      [](auto& rt, cl_command_queue q, const auto& call, const auto& options) {
+        return ocltune::ops::pool(rt, q, call, options);
       });
 }
 

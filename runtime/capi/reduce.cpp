@@ -1,13 +1,15 @@
 // The C ABI of reductions (ocltune_reduce_args, ocltune_reduce).
 #include "runtime/reduce.h"
 
+#include <utility>
+
 #include "runtime/capi/capi_support.h"
 
 using namespace ocltune::capi;
 
 namespace {
 
-ocltune::ReduceCall to_call(const ocltune_reduce_args& a) {
+ocltune::Checked<ocltune::ReduceCall> to_call(const ocltune_reduce_args& a) {
   ocltune::ReduceCall c;
   if (!a.kind) throw ocltune::Error("reduce: kind is NULL");
   c.shape.kind = ocltune::parse_reduce_kind(a.kind);
@@ -20,8 +22,7 @@ ocltune::ReduceCall to_call(const ocltune_reduce_args& a) {
   c.input_offset = a.input.offset;
   c.output = a.output.buffer;
   c.output_offset = a.output.offset;
-  ocltune::check_reduce_call(c);
-  return c;
+  return ocltune::Checked<ocltune::ReduceCall>(std::move(c));  // check_reduce_call: the one check of the call
 }
 
 }  // namespace

@@ -1,13 +1,15 @@
 // The C ABI of softmax and log_softmax (ocltune_softmax_args, ocltune_softmax).
 #include "runtime/softmax.h"
 
+#include <utility>
+
 #include "runtime/capi/capi_support.h"
 
 using namespace ocltune::capi;
 
 namespace {
 
-ocltune::SoftmaxCall to_call(const ocltune_softmax_args& a) {
+ocltune::Checked<ocltune::SoftmaxCall> to_call(const ocltune_softmax_args& a) {
   ocltune::SoftmaxCall c;
   c.shape.dtype = dtype_of(a.dtype, "softmax");
   c.shape.dims = dims_of(a.ndims, a.dims, 1);
@@ -17,8 +19,7 @@ ocltune::SoftmaxCall to_call(const ocltune_softmax_args& a) {
   c.input_offset = a.input.offset;
   c.output = a.output.buffer;
   c.output_offset = a.output.offset;
-  ocltune::check_softmax_call(c);
-  return c;
+  return ocltune::Checked<ocltune::SoftmaxCall>(std::move(c));  // check_softmax_call: the one check of the call
 }
 
 }  // namespace
