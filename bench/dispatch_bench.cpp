@@ -47,7 +47,7 @@ Setup& setup() {
     x.a = cl::Buffer(context, CL_MEM_READ_WRITE, 16 * 16 * 4);
     x.b = cl::Buffer(context, CL_MEM_READ_WRITE, 16 * 16 * 4);
     x.c = cl::Buffer(context, CL_MEM_READ_WRITE, 16 * 16 * 4);
-    x.call = {.m = 16, .n = 16, .k = 16};
+    x.call = {.shape = shape};
     x.call.packed();
     x.call.a = x.a();
     x.call.b = x.b();

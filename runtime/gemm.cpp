@@ -33,75 +33,62 @@ GemmOperands operands_of(const GemmCall& c, bool with_buffers) {
   return o;
 }
 
-bool empty_call(const GemmCall& c) { return c.m == 0 || c.n == 0 || c.batch == 0; }
+bool empty_call(const GemmCall& c) { return c.shape.m == 0 || c.shape.n == 0 || c.shape.batch == 0; }
 
 }  // namespace
 
 GemmCall& GemmCall::packed() {
-  const GemmShape s = gemm_shape(*this);
-  lda = s.packed_lda();
-  ldb = s.packed_ldb();
-  ldc = s.packed_ldc();
-  stride_a = s.rows_a() * lda;
-  stride_b = s.rows_b() * ldb;
-  stride_c = m * ldc;
+  lda = shape.packed_lda();
+  ldb = shape.packed_ldb();
+  ldc = shape.packed_ldc();
+  stride_a = shape.rows_a() * lda;
+  stride_b = shape.rows_b() * ldb;
+  stride_c = shape.m * ldc;
   return *this;
 }
 
-GemmShape gemm_shape(const GemmCall& c) {
-  return {.m = c.m,
-          .n = c.n,
-          .k = c.k,
-          .batch = c.batch,
-          .trans_a = c.trans_a,
-          .trans_b = c.trans_b,
-          .alpha = c.alpha,
-          .beta = c.beta,
-          .math = c.tf32 ? MathMode::kTf32 : MathMode::kExact,
-          .dtype = c.dtype};
-}
-
 void check_gemm_call(const GemmCall& c) {
-  if (c.m < 0 || c.n < 0 || c.batch < 0) throw Error("gemm: negative size");
-  if (c.dtype != DType::kFp32 && c.dtype != DType::kFp16 && c.dtype != DType::kBf16) {
-    throw Error(fmt::format("gemm: unknown dtype code {} (0 fp32, 1 fp16, 2 bf16)", static_cast<int>(c.dtype)));
+  const GemmShape& s = c.shape;
+  if (s.m < 0 || s.n < 0 || s.batch < 0) throw Error("gemm: negative size");
+  if (s.dtype != DType::kFp32 && s.dtype != DType::kFp16 && s.dtype != DType::kBf16) {
+    throw Error(fmt::format("gemm: unknown dtype code {} (0 fp32, 1 fp16, 2 bf16)", static_cast<int>(s.dtype)));
   }
-  if (c.m > kMaxDimension || c.n > kMaxDimension || c.k > kMaxDimension || c.batch > 65535) {
+  if (s.m > kMaxDimension || s.n > kMaxDimension || s.k > kMaxDimension || s.batch > 65535) {
     throw Error("gemm: a size is beyond what the kernels index (m, n, k < 2^31, batch <= 65535)");
   }
   if (empty_call(c)) return;
-  if (c.k < 1) throw Error("gemm: k must be at least 1");
+  if (s.k < 1) throw Error("gemm: k must be at least 1");
   if (!c.a || !c.b || !c.c) throw Error("gemm: a buffer is null");
-  const GemmShape s = gemm_shape(c);
   const GemmOperands o = operands_of(c, false);
   check_operands(s, o);
   check_buffer_extents(s, o, c.a, c.b, c.c);
-  if (c.batch > 1 && c.stride_c < c.m * c.ldc) throw Error("gemm: batch entries of C overlap (stride_c < m * ldc)");
+  if (s.batch > 1 && c.stride_c < s.m * c.ldc) throw Error("gemm: batch entries of C overlap (stride_c < m * ldc)");
 }
 
 ShapeCode gemm_shape_code(const DispatchAdapter& adapter, const GemmCall& c) {
   ShapeCode code;
   code.adapter = &adapter;
-  code.push(c.trans_a);
-  code.push(c.trans_b);
-  code.push(c.m);
-  code.push(c.n);
-  code.push(c.k);
-  code.push(c.batch);
-  code.push(c.tf32);
-  code.push(static_cast<std::int64_t>(c.dtype));
+  const GemmShape& s = c.shape;
+  code.push(s.trans_a);
+  code.push(s.trans_b);
+  code.push(s.m);
+  code.push(s.n);
+  code.push(s.k);
+  code.push(s.batch);
+  code.push(s.math == MathMode::kTf32);
+  code.push(static_cast<std::int64_t>(s.dtype));
   // A 16-bit plan widens C into its fp32 copy only when beta != 0, so a zero and a non-zero beta
   // are two plans of one shape (mm and addmm of a PyTorch model mix them).
-  code.push(c.dtype != DType::kFp32 && c.beta != 0.0f);
+  code.push(s.dtype != DType::kFp32 && s.beta != 0.0f);
   return code;
 }
 
 std::unique_ptr<Problem> GemmAdapter::problem_of(const GemmCall& call) const {
-  return std::make_unique<GemmProblem>(gemm_shape(call));
+  return std::make_unique<GemmProblem>(call.shape);
 }
 
 LaunchPlan GemmAdapter::plan_of(const GemmCall& call, const Config& config, Workspace& workspace) const {
-  return gemm_plan(gemm_shape(call), operands_of(call, true), config, workspace);
+  return gemm_plan(call.shape, operands_of(call, true), config, workspace);
 }
 
 bool GemmAdapter::fast_args_of(const GemmCall& c, std::span<const RawArgs> /*resolved*/,
@@ -113,11 +100,11 @@ bool GemmAdapter::fast_args_of(const GemmCall& c, std::span<const RawArgs> /*res
   if (steps.size() != 1) return false;
   RawArgs& a = steps[0];
   a.count = 0;
-  a.push(RawArg::value(static_cast<cl_int>(c.m)));
-  a.push(RawArg::value(static_cast<cl_int>(c.n)));
-  a.push(RawArg::value(static_cast<cl_int>(c.k)));
-  a.push(RawArg::value(static_cast<cl_float>(c.alpha)));
-  a.push(RawArg::value(static_cast<cl_float>(c.beta)));
+  a.push(RawArg::value(static_cast<cl_int>(c.shape.m)));
+  a.push(RawArg::value(static_cast<cl_int>(c.shape.n)));
+  a.push(RawArg::value(static_cast<cl_int>(c.shape.k)));
+  a.push(RawArg::value(static_cast<cl_float>(c.shape.alpha)));
+  a.push(RawArg::value(static_cast<cl_float>(c.shape.beta)));
   a.push(RawArg::mem(c.a));
   a.push(RawArg::value(static_cast<cl_long>(c.a_offset)));
   a.push(RawArg::value(static_cast<cl_int>(c.lda)));
@@ -134,7 +121,7 @@ bool GemmAdapter::fast_args_of(const GemmCall& c, std::span<const RawArgs> /*res
 }
 
 bool GemmAdapter::library_serves_of(const GemmCall& c, const DeviceInfo& device) const {
-  return clblast_supports(c.dtype, device);
+  return clblast_supports(c.shape.dtype, device);
 }
 
 Dispatch GemmAdapter::library_enqueue_of(const GemmCall& c, cl_command_queue queue,
@@ -147,7 +134,7 @@ Dispatch GemmAdapter::library_enqueue_of(const GemmCall& c, cl_command_queue que
   }
   cl::CommandQueue q(queue, true);
   cl::Event event;
-  clblast_gemm(q, gemm_shape(c), operands_of(c, true), options.events ? &event : nullptr);
+  clblast_gemm(q, c.shape, operands_of(c, true), options.events ? &event : nullptr);
   Dispatch d;
   if (options.events) {
     d.events[0] = std::move(event);

@@ -10,28 +10,21 @@
 
 namespace ocltune {
 
-// One GEMM call, as BLAS takes it: row-major, element offsets, leading dimensions, batch strides.
+// One GEMM call, as BLAS takes it: the family's shape (sizes, transposes, alpha and beta, the math
+// mode and the storage type: the struct the tuner and the database key by; `math` kTf32 allows
+// matrix units with TF32 inputs where the device has them, like PyTorch's allow_tf32, and such a
+// call may take exact rows too, docs/decisions/0048) plus where the row-major matrices are: buffers,
+// element offsets, leading dimensions and batch strides.
 struct GemmCall {
-  bool trans_a = false;  // A stored K x M
-  bool trans_b = false;  // B stored N x K
-  std::int64_t m = 1, n = 1, k = 1, batch = 1;
-  float alpha = 1.0f, beta = 0.0f;
+  GemmShape shape;
   cl_mem a = nullptr, b = nullptr, c = nullptr;
   std::int64_t a_offset = 0, b_offset = 0, c_offset = 0;
   std::int64_t lda = 0, ldb = 0, ldc = 0;
   std::int64_t stride_a = 0, stride_b = 0, stride_c = 0;  // elements between batch entries
-  // Matrix units with TF32 inputs may be used where the device has them (PyTorch's allow_tf32):
-  // the "tf32" math mode, tuned separately from "exact"; its calls may take exact rows too
-  // (docs/decisions/0048).
-  bool tf32 = false;
-  // Storage type of A, B and C (alpha, beta and the accumulation stay fp32).
-  DType dtype = DType::kFp32;
 
   // Leading dimensions and batch strides of tightly packed matrices.
   GemmCall& packed();
 };
-
-GemmShape gemm_shape(const GemmCall& call);
 
 class GemmAdapter : public TypedAdapter<GemmCall> {
  public:

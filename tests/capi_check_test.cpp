@@ -72,7 +72,7 @@ TEST(CApiCheck, AShortBufferIsRefusedAlikeThroughTheCAbiAndTheCppApi) {
     const std::string capi_message = ocltune_last_error();
     EXPECT_NE(capi_message.find("buffer holds"), std::string::npos) << capi_message;
 
-    GemmCall call{.m = 13, .n = 5, .k = 7, .batch = 2};
+    GemmCall call{.shape = {.m = 13, .n = 5, .k = 7, .batch = 2}};
     call.packed();
     call.a = a();
     call.b = b();
@@ -126,7 +126,7 @@ TEST(CApiCheck, ACheckedCallRunsLikeAPlainOne) {
   ocltune_gemm_args_init(&args, 0, 0, 3, 2, 2, 2, a(), b(), c_capi());
   ASSERT_EQ(ocltune_gemm(rt.capi, queue(), &args, 0, nullptr, nullptr, nullptr), OCLTUNE_SUCCESS)
       << ocltune_last_error();
-  GemmCall call{.m = 3, .n = 2, .k = 2, .batch = 2};
+  GemmCall call{.shape = {.m = 3, .n = 2, .k = 2, .batch = 2}};
   call.packed();
   call.a = a();
   call.b = b();

@@ -45,7 +45,7 @@ class SabotagedProblem : public GemmProblem {
 class SabotagedAdapter : public GemmAdapter {
  public:
   std::unique_ptr<Problem> problem_of(const GemmCall& call) const override {
-    return std::make_unique<SabotagedProblem>(gemm_shape(call));
+    return std::make_unique<SabotagedProblem>(call.shape);
   }
   LaunchPlan plan_of(const GemmCall& call, const Config& config, Workspace& workspace) const override {
     return sabotage(GemmAdapter::plan_of(call, config, workspace), config);
@@ -72,7 +72,7 @@ TEST(FirstDispatchCheck, BlocksAWrongNearestConfigurationAndTheNextLevelAnswers)
   const std::vector<BlockedConfig> blocked = rt.blocked();
   ASSERT_EQ(blocked.size(), 1u);
   EXPECT_EQ(blocked[0].config, to_string(testing::small_tile_config()));
-  EXPECT_EQ(blocked[0].shape_key, gemm_shape(g.call()).key());
+  EXPECT_EQ(blocked[0].shape_key, g.call().shape.key());
   EXPECT_NE(blocked[0].reason.find("first-dispatch check failed"), std::string::npos) << blocked[0].reason;
   EXPECT_NE(blocked[0].reason.find("nearest"), std::string::npos) << blocked[0].reason;
   EXPECT_TRUE(sink->contains("blocked for this shape")) << sink->all();

@@ -76,7 +76,7 @@ TEST(RuntimeRecord, CountsEachDispatchByLevelFamilyAndProblem) {
   HostGemm g(session().context(), kOdd);
   ops::gemm_decision(*rt, g.call());
   GemmCall empty = g.call();
-  empty.m = 0;
+  empty.shape.m = 0;
   ops::gemm(*rt, session().queue()(), empty);
 
   const DispatchStats s = rt->dispatch_stats();

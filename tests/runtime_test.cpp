@@ -279,7 +279,7 @@ TEST(RuntimeGemm, EmptyCallsEnqueueAMarkerAndBadCallsAreRefused) {
   auto rt = make_runtime("", "");
   HostGemm g(session().context(), {.m = 4, .n = 4, .k = 4});
   GemmCall empty = g.call();
-  empty.m = 0;
+  empty.shape.m = 0;
   const Dispatch d = ops::gemm(*rt, session().queue()(), empty);
   ASSERT_EQ(d.count, 1u);
   d.last()->wait();
@@ -290,10 +290,10 @@ TEST(RuntimeGemm, EmptyCallsEnqueueAMarkerAndBadCallsAreRefused) {
   bad.b = nullptr;
   EXPECT_THROW(ops::gemm(*rt, session().queue()(), bad), Error);
   bad = g.call();
-  bad.k = 0;
+  bad.shape.k = 0;
   EXPECT_THROW(ops::gemm(*rt, session().queue()(), bad), Error);
   bad = g.call();
-  bad.dtype = static_cast<DType>(3);
+  bad.shape.dtype = static_cast<DType>(3);
   EXPECT_THROW(ops::gemm(*rt, session().queue()(), bad), Error);
   EXPECT_EQ(rt->stats().resolutions, 0u);
 }

@@ -12,29 +12,29 @@ namespace {
 // The call `a` describes on `runtime`'s device, checked. TF32 allowed where the device has no such
 // units is the exact call.
 ocltune::Checked<ocltune::GemmCall> to_call(const ocltune_gemm_args& a, const ocltune::Runtime& runtime) {
-  ocltune::GemmCall c;
-  c.trans_a = a.trans_a != 0;
-  c.trans_b = a.trans_b != 0;
-  c.m = a.m;
-  c.n = a.n;
-  c.k = a.k;
-  c.batch = a.batch;
-  c.alpha = a.alpha;
-  c.beta = a.beta;
-  c.a = a.a;
-  c.b = a.b;
-  c.c = a.c;
-  c.a_offset = a.a_offset;
-  c.b_offset = a.b_offset;
-  c.c_offset = a.c_offset;
-  c.lda = a.lda;
-  c.ldb = a.ldb;
-  c.ldc = a.ldc;
-  c.stride_a = a.stride_a;
-  c.stride_b = a.stride_b;
-  c.stride_c = a.stride_c;
-  c.tf32 = a.allow_tf32 != 0 && runtime.has_tf32_units();
-  c.dtype = dtype_of(a.dtype, "gemm");
+  const bool tf32 = a.allow_tf32 != 0 && runtime.has_tf32_units();
+  ocltune::GemmCall c{.shape = {.m = a.m,
+                                .n = a.n,
+                                .k = a.k,
+                                .batch = a.batch,
+                                .trans_a = a.trans_a != 0,
+                                .trans_b = a.trans_b != 0,
+                                .alpha = a.alpha,
+                                .beta = a.beta,
+                                .math = tf32 ? ocltune::MathMode::kTf32 : ocltune::MathMode::kExact,
+                                .dtype = dtype_of(a.dtype, "gemm")},
+                      .a = a.a,
+                      .b = a.b,
+                      .c = a.c,
+                      .a_offset = a.a_offset,
+                      .b_offset = a.b_offset,
+                      .c_offset = a.c_offset,
+                      .lda = a.lda,
+                      .ldb = a.ldb,
+                      .ldc = a.ldc,
+                      .stride_a = a.stride_a,
+                      .stride_b = a.stride_b,
+                      .stride_c = a.stride_c};
   return ocltune::Checked<ocltune::GemmCall>(std::move(c));  // check_gemm_call: the one check of the call
 }
 
@@ -45,17 +45,12 @@ extern "C" {
 void ocltune_gemm_args_init(ocltune_gemm_args* args, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                             int64_t batch, cl_mem a, cl_mem b, cl_mem c) {
   if (!args) return;
-  ocltune::GemmCall call;
-  call.trans_a = trans_a != 0;
-  call.trans_b = trans_b != 0;
-  call.m = m;
-  call.n = n;
-  call.k = k;
-  call.batch = batch;
-  call.packed();
+  ocltune::GemmCall packed{
+      .shape = {.m = m, .n = n, .k = k, .batch = batch, .trans_a = trans_a != 0, .trans_b = trans_b != 0}};
+  packed.packed();
   *args = ocltune_gemm_args{};
-  args->trans_a = call.trans_a;
-  args->trans_b = call.trans_b;
+  args->trans_a = trans_a != 0;
+  args->trans_b = trans_b != 0;
   args->m = m;
   args->n = n;
   args->k = k;
@@ -65,12 +60,12 @@ void ocltune_gemm_args_init(ocltune_gemm_args* args, int trans_a, int trans_b, i
   args->a = a;
   args->b = b;
   args->c = c;
-  args->lda = call.lda;
-  args->ldb = call.ldb;
-  args->ldc = call.ldc;
-  args->stride_a = call.stride_a;
-  args->stride_b = call.stride_b;
-  args->stride_c = call.stride_c;
+  args->lda = packed.lda;
+  args->ldb = packed.ldb;
+  args->ldc = packed.ldc;
+  args->stride_a = packed.stride_a;
+  args->stride_b = packed.stride_b;
+  args->stride_c = packed.stride_c;
   args->dtype = OCLTUNE_DTYPE_FP32;
 }
 

@@ -116,18 +116,8 @@ Config staged_tile_config() {
 }
 
 HostGemm::HostGemm(const cl::Context& context, const GemmShape& shape, const GemmLayout& layout, std::uint64_t seed)
-    : shape_(shape) {
+    : call_{.shape = shape} {
   GemmCall& c = call_;
-  c.trans_a = shape.trans_a;
-  c.trans_b = shape.trans_b;
-  c.m = shape.m;
-  c.n = shape.n;
-  c.k = shape.k;
-  c.batch = shape.batch;
-  c.alpha = shape.alpha;
-  c.beta = shape.beta;
-  c.tf32 = shape.math == MathMode::kTf32;
-  c.dtype = shape.dtype;
   c.lda = shape.packed_lda() + layout.lda_pad;
   c.ldb = shape.packed_ldb() + layout.ldb_pad;
   c.ldc = shape.packed_ldc() + layout.ldc_pad;
@@ -155,32 +145,34 @@ HostGemm::HostGemm(const cl::Context& context, const GemmShape& shape, const Gem
   c.c = c_buf_();
 }
 
-void HostGemm::reset(cl::CommandQueue& queue) { write_buffer(queue, c_buf_, c_, shape_.dtype); }
+void HostGemm::reset(cl::CommandQueue& queue) { write_buffer(queue, c_buf_, c_, call_.shape.dtype); }
 
 std::string HostGemm::check(cl::CommandQueue& queue, double extra_tolerance) const {
-  const std::vector<float> after = read_buffer(queue, c_buf_, c_.size(), shape_.dtype);
   const GemmCall& c = call_;
+  const GemmShape& s = c.shape;
+  const std::vector<float> after = read_buffer(queue, c_buf_, c_.size(), s.dtype);
   std::vector<std::uint8_t> written(c_.size(), 0);
-  double tolerance = (8.0 * std::sqrt(static_cast<double>(c.k)) + 4.0) * 0x1.0p-24;
-  if (c.tf32) tolerance += 8.0 * 0x1.0p-10 / std::sqrt(static_cast<double>(c.k));  // as GemmProblem's verification
-  if (c.dtype != DType::kFp32) tolerance += dtype_roundoff(c.dtype);               // C's rounding to its storage
+  double tolerance = (8.0 * std::sqrt(static_cast<double>(s.k)) + 4.0) * 0x1.0p-24;
+  if (s.math == MathMode::kTf32)
+    tolerance += 8.0 * 0x1.0p-10 / std::sqrt(static_cast<double>(s.k));  // as GemmProblem's verification
+  if (s.dtype != DType::kFp32) tolerance += dtype_roundoff(s.dtype);     // C's rounding to its storage
   tolerance += extra_tolerance;
-  for (std::int64_t bt = 0; bt < c.batch; ++bt) {
-    for (std::int64_t i = 0; i < c.m; ++i) {
-      for (std::int64_t j = 0; j < c.n; ++j) {
+  for (std::int64_t bt = 0; bt < s.batch; ++bt) {
+    for (std::int64_t i = 0; i < s.m; ++i) {
+      for (std::int64_t j = 0; j < s.n; ++j) {
         double dot = 0, magnitude = 0;
-        for (std::int64_t p = 0; p < c.k; ++p) {
+        for (std::int64_t p = 0; p < s.k; ++p) {
           const double x =
-              a_[static_cast<std::size_t>(c.a_offset + bt * c.stride_a + (c.trans_a ? p * c.lda + i : i * c.lda + p))];
+              a_[static_cast<std::size_t>(c.a_offset + bt * c.stride_a + (s.trans_a ? p * c.lda + i : i * c.lda + p))];
           const double y =
-              b_[static_cast<std::size_t>(c.b_offset + bt * c.stride_b + (c.trans_b ? j * c.ldb + p : p * c.ldb + j))];
+              b_[static_cast<std::size_t>(c.b_offset + bt * c.stride_b + (s.trans_b ? j * c.ldb + p : p * c.ldb + j))];
           dot += x * y;
           magnitude += std::abs(x * y);
         }
         const std::size_t at = static_cast<std::size_t>(c.c_offset + bt * c.stride_c + i * c.ldc + j);
         written[at] = 1;
-        const double expected = c.alpha * dot + c.beta * static_cast<double>(c_[at]);
-        const double scale = std::abs(c.alpha) * magnitude + std::abs(c.beta * c_[at]) + 1e-30;
+        const double expected = s.alpha * dot + s.beta * static_cast<double>(c_[at]);
+        const double scale = std::abs(s.alpha) * magnitude + std::abs(s.beta * c_[at]) + 1e-30;
         if (!(std::abs(after[at] - expected) <= tolerance * scale)) {
           return fmt::format("C[batch {}][{}][{}] = {} but the reference is {}", bt, i, j, after[at], expected);
         }

@@ -58,7 +58,6 @@ class HostGemm {
   std::string check(cl::CommandQueue& queue, double extra_tolerance = 0) const;
 
  private:
-  GemmShape shape_;
   GemmCall call_;
   std::vector<float> a_, b_, c_;
   cl::Buffer a_buf_, b_buf_, c_buf_;
