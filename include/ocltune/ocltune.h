@@ -107,7 +107,8 @@ typedef struct ocltune_gemm_args {
 } ocltune_gemm_args;
 
 /* Sets the sizes, alpha = 1, beta = 0, the buffers with offset 0, packed leading dimensions and strides,
- * allow_tf32 = 0, dtype fp32. */
+ * allow_tf32 = 0, dtype fp32. A caller then sets only what differs from packed: say the lda of A, a slice
+ * of a wider matrix, and with batch > 1 its stride_a (a batch of 1 reads no batch stride). */
 void ocltune_gemm_args_init(ocltune_gemm_args* args, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                             int64_t batch, cl_mem a, cl_mem b, cl_mem c);
 

@@ -56,7 +56,7 @@ void run_gemm(const char* op, const at::Tensor& c, const at::Tensor& a, const at
   const Operand A = operand_of(a);
   const Operand B = operand_of(b);
   const ocltune_tensor ta = cl_tensor_of(A.tensor), tb = cl_tensor_of(B.tensor), tc = cl_tensor_of(c);
-  ocltune_gemm_args g;
+  ocltune_gemm_args g;  // packed ldc and stride_c: c is packed; A and B keep their own layouts
   ocltune_gemm_args_init(&g, A.layout.trans, B.layout.trans, m, n, k, batch, ta.buffer, tb.buffer, tc.buffer);
   g.alpha = alpha;
   g.beta = beta;
@@ -65,11 +65,9 @@ void run_gemm(const char* op, const at::Tensor& c, const at::Tensor& a, const at
   g.c_offset = tc.offset;
   g.lda = A.layout.ld;
   g.ldb = B.layout.ld;
-  g.ldc = n;
   if (batch > 1) {
     g.stride_a = A.tensor.stride(0);
     g.stride_b = B.tensor.stride(0);
-    g.stride_c = m * n;
   }
   g.dtype = *ocltune_dtype_of(c.scalar_type());
   call_ocltune(op, [&] { device_runtime(c.device().index()).gemm(g); });
