@@ -409,8 +409,47 @@ def run_sample(op, sample):
     except Exception as e:  # noqa: BLE001
         if STRICT_MESSAGE in str(e):
             return "fell_back", fallback_name(e)
+        if closer_to_float64_than_the_cpu(op, sample, actual, expected, name):
+            return "pass", ""
         return "failed", f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"
     return "pass", ""
+
+
+def as_float64(obj):
+    return pytree.tree_map(lambda x: x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x, obj)
+
+
+def closer_to_float64_than_the_cpu(op, sample, actual, expected, name):
+    """A 16-bit result that misses the CPU's but is within the tolerances of the float64 result rounded to
+    the dtype, where the CPU's is farther from it. Some of the CPU's 16-bit kernels round intermediates,
+    depending on the host: bfloat16 conv_transpose2d's first sample is 0.79 from float64 on the CPU where
+    rounding the float64 result costs 0.46 (ocl's error), so there float64 decides, not the CPU."""
+    dtype = sample_dtype(sample, op)
+    if dtype not in (torch.float16, torch.bfloat16) or name in TIED_INDICES:
+        return False
+    try:
+        reference = op(as_float64(sample.input), *as_float64(sample.args), **as_float64(sample.kwargs))
+    except Exception:  # noqa: BLE001  (an op without float64 on the CPU: the CPU's result stands)
+        return False
+    a_leaves, e_leaves, r_leaves = (pytree.tree_leaves(x) for x in (actual, expected, reference))
+    if len(a_leaves) != len(r_leaves):
+        return False
+    cpu_error = ocl_error = 0.0
+    for a, e, r in zip(a_leaves, e_leaves, r_leaves):
+        if isinstance(r, torch.Tensor) and r.is_floating_point() and isinstance(a, torch.Tensor):
+            a64 = a.detach().cpu().double()
+            ocl_error = max(ocl_error, (a64 - r).abs().nan_to_num(0).max().item() if r.numel() else 0.0)
+            cpu_error = max(cpu_error, (e.detach().double() - r).abs().nan_to_num(0).max().item() if r.numel() else 0.0)
+    if ocl_error >= cpu_error:
+        return False
+    rounded = pytree.tree_map(lambda x: x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x,
+                              reference)
+    try:
+        with Strict():
+            compare(actual, rounded, dtype, name)
+    except Exception:  # noqa: BLE001
+        return False
+    return True
 
 
 def sample_dtype(sample, op):
