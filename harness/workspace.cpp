@@ -19,4 +19,20 @@ cl::Buffer Workspace::get(std::size_t bytes, int slot) {
   return e.buffer;
 }
 
+WorkspacePool::Lease WorkspacePool::lease() {
+  std::lock_guard lock(mutex_);
+  if (free_.empty()) {
+    all_.push_back(std::make_unique<Workspace>(context_));
+    return Lease(*this, *all_.back());
+  }
+  Workspace* w = free_.back();
+  free_.pop_back();
+  return Lease(*this, *w);
+}
+
+void WorkspacePool::give_back(Workspace& workspace) {
+  std::lock_guard lock(mutex_);
+  free_.push_back(&workspace);
+}
+
 }  // namespace ocltune

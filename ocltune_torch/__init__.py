@@ -5,6 +5,7 @@ else <repo>/build/ocltune_torch/), names the PrivateUse1 backend "ocl", register
 tensor methods (``t.ocl()``, ``t.is_ocl``). ``ocl:N`` is the device ``ocltune devices`` lists as N.
 """
 
+import atexit
 import os
 import pathlib
 
@@ -73,11 +74,22 @@ def reset_fallback_stats() -> None:
     torch.ops.ocltune.reset_fallback_stats()
 
 
+def _finish_queues_at_exit() -> None:
+    """Waits for every used device's queue before the process's static destructors run. PoCL
+    generates a kernel's code on its worker thread when the kernel first runs; a process that ended
+    with such kernels queued (a strict-mode refusal raised before anything was read back, then a
+    clean exit: issue 41) crashed in LLVM, whose globals the exit was destroying. A C++ atexit
+    handler runs too late: LLVM's statics made at the first code generation are destroyed first."""
+    for device in torch.ops.ocltune.used_devices():
+        torch.ops.ocltune.synchronize(device)
+
+
 def _autoload() -> None:
     """The torch.backends entry point: importing this package has already registered the backend."""
 
 
 _register()
+atexit.register(_finish_queues_at_exit)
 
 from . import tune_loop  # noqa: E402  (its functions call the library's ops)
 from .tune_loop import dispatch_stats, record_shapes, reload, reset_dispatch_stats  # noqa: E402,F401

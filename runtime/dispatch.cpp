@@ -3,6 +3,7 @@
 // increment), and sets only the arguments that changed (buffers always: a released buffer's handle
 // may be reused by a new one).
 #include <algorithm>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -115,11 +116,16 @@ Dispatch Runtime::dispatch(const DispatchAdapter& adapter, const ShapeCode& code
   RawArgs stack_args[kMaxSteps];
   std::vector<RawArgs> heap_args(steps > kMaxSteps ? steps : 0);
   RawArgs* args = steps > kMaxSteps ? heap_args.data() : stack_args;
+  // A planned op holds its workspace from its plan to its last enqueue (threads enqueuing on one
+  // queue interleave their kernels: issue 41), and its plan, whose buffers its raw arguments name.
+  std::optional<WorkspacePool::Lease> lease;
+  std::optional<LaunchPlan> plan;
   if (!e.fast || !adapter.fast_args(call, e.plan_args, std::span<RawArgs>(args, steps))) {
-    const LaunchPlan plan = adapter.plan(call, e.decision.config, workspace(queue));
-    if (plan.kernels.size() != steps)
+    lease.emplace(workspaces(queue).lease());
+    plan.emplace(adapter.plan(call, e.decision.config, **lease));
+    if (plan->kernels.size() != steps)
       throw Error(fmt::format("op {}: the plan changed its number of kernels", adapter.op()));
-    for (std::size_t i = 0; i < steps; ++i) args[i] = raw_args(plan.kernels[i]);
+    for (std::size_t i = 0; i < steps; ++i) args[i] = raw_args(plan->kernels[i]);
   }
 
   Dispatch out;

@@ -144,7 +144,7 @@ void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call
       verified = true;
     }
     try {
-      const LaunchPlan plan = adapter.plan(call, c.config, workspace(queue));
+      const LaunchPlan plan = adapter.plan(call, c.config, *workspaces(queue).lease());
       if (plan.kernels.empty()) {
         if (c.level == Level::kBuiltin) throw Error(fmt::format("op {} shape {}: the plan has no kernels", op, key));
         refuse("the plan has no kernels");

@@ -160,10 +160,10 @@ RuntimeStats Runtime::stats() const {
   return s;
 }
 
-Workspace& Runtime::workspace(cl_command_queue queue) {
+WorkspacePool& Runtime::workspaces(cl_command_queue queue) {
   std::lock_guard lock(tables_mutex_);
   auto& w = workspaces_[queue];
-  if (!w) w = std::make_unique<Workspace>(session_.context());
+  if (!w) w = std::make_unique<WorkspacePool>(session_.context());
   return *w;
 }
 

@@ -121,7 +121,8 @@ class Runtime {
   bool is_blocked(const std::string& key) const;
   void block(const std::string& key, BlockedConfig blocked);
   void load_layers();
-  Workspace& workspace(cl_command_queue queue);
+  // The workspaces of the ops planned on `queue`: an op leases one for its plan and enqueues.
+  WorkspacePool& workspaces(cl_command_queue queue);
   void log(const std::string& message) const;
 
   RuntimeOptions options_;
@@ -135,7 +136,7 @@ class Runtime {
   std::vector<std::string> layer_paths_;
   std::vector<BlockedConfig> blocked_;
   std::set<std::string> blocked_keys_;
-  std::unordered_map<cl_command_queue, std::unique_ptr<Workspace>> workspaces_;
+  std::unordered_map<cl_command_queue, std::unique_ptr<WorkspacePool>> workspaces_;
 
   mutable std::shared_mutex entries_mutex_;  // guards entries_ and retired_
   std::unordered_map<ShapeCode, std::unique_ptr<Entry>, ShapeCodeHash> entries_;

@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <thread>
+#include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "core/stored_tensor.h"
@@ -209,6 +213,68 @@ TEST(RuntimeReduce, BadCallsAreRefusedAndEmptyOutputsEnqueueAMarker) {
   const Dispatch d = ops::reduce(*rt, queue(), empty);
   ASSERT_EQ(d.count, 1u);
   d.last()->wait();
+}
+
+// Issue 41: a split reduction's combine pass reads the partial sums its first pass left in the
+// runtime's workspace. ocltune_torch enqueues every op of a device on one in-order queue from any
+// Python thread, so the kernels of two threads' reductions interleave there; sharing one workspace
+// per queue, a combine pass read the other thread's partials ((x @ w).relu().sum(0) off by hundreds
+// in 1-2 calls of 100), and a plan whose workspace another thread grew meanwhile enqueued a released
+// buffer (PoCL aborted). Each thread's own shape and values, all on the session's one queue.
+TEST(RuntimeReduce, SplitReductionsOfThreadsOnOneQueueKeepTheirPartials) {
+  auto rt = make_runtime();
+  constexpr int kThreads = 4;
+  constexpr int kRounds = 200;
+  struct Work {
+    ReduceShape shape;
+    StoredTensor in, out;
+    ReduceCall call;
+    std::vector<double> sum, mag;
+    std::string failure;
+    int wrong = 0;
+  };
+  std::vector<Work> work(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    Work& w = work[static_cast<std::size_t>(t)];
+    const std::int64_t rows = 150 + 17 * t, cols = 3 + 2 * t;
+    w.shape = {.dims = {rows, cols}, .axes = {0}, .kind = ReduceKind::kSum};
+    w.in = input_tensor(rows * cols, 0, 100 + static_cast<std::uint64_t>(t), -1, 4);
+    w.out = output_tensor(false, cols, 0);
+    w.call = {
+        .shape = w.shape, .input = w.in.buffer(session().context())(), .output = w.out.buffer(session().context())()};
+    w.sum.assign(static_cast<std::size_t>(cols), 0.0);
+    w.mag.assign(static_cast<std::size_t>(cols), 0.0);
+    for (std::int64_t e = 0; e < rows * cols; ++e) {
+      w.sum[static_cast<std::size_t>(e % cols)] += w.in.at(e);
+      w.mag[static_cast<std::size_t>(e % cols)] += std::abs(w.in.at(e));
+    }
+    // Covers what it is about: plans of a first pass and a combine pass through the workspace.
+    ASSERT_GT(value_or(ops::reduce_decision(*rt, w.call).config, "SPLIT", 1), 1) << w.shape.key();
+  }
+  auto worker = [&](Work& w) {
+    try {
+      for (int round = 0; round < kRounds; ++round) {
+        ops::reduce(*rt, queue(), w.call);
+        const std::vector<float> got = w.out.read_values(session().queue());
+        for (std::size_t c = 0; c < w.sum.size(); ++c) {
+          const double err = std::abs(got[c] - w.sum[c]);
+          if (!(err <= 1e-5 * w.mag[c] + 1e-6)) {
+            if (w.wrong++ == 0) {
+              w.failure =
+                  fmt::format("{} round {} column {}: {} instead of {}", w.shape.key(), round, c, got[c], w.sum[c]);
+            }
+            break;
+          }
+        }
+      }
+    } catch (const std::exception& e) {
+      w.failure = e.what();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (Work& w : work) threads.emplace_back(worker, std::ref(w));
+  for (std::thread& t : threads) t.join();
+  for (const Work& w : work) EXPECT_EQ(w.failure, "") << w.wrong << " wrong rounds of " << kRounds;
 }
 
 // ---- softmax ----

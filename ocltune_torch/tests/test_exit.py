@@ -1,0 +1,58 @@
+"""A process that ends with kernels still queued exits cleanly (issue 41). PoCL generates a kernel's
+code on its worker thread when the kernel first runs; a script whose last ops were never waited for
+(a strict-mode refusal raised before anything was read back, caught, then the end of the script)
+died with SIGSEGV at exit, in LLVM, whose globals the exit was destroying. The children get empty
+PoCL and ocltune binary caches, so that their kernels need code generation."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+from conftest import DEVICE
+
+OCL = f"ocl:{DEVICE.index}"
+
+
+def run_child(source, tmp_path, **env):
+    cache = tmp_path / "pocl-cache"
+    cache.mkdir()
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(source), OCL], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "POCL_CACHE_DIR": str(cache), "OCLTUNE_BINARY_CACHE": "off",
+                                            **env})
+    return done
+
+
+def test_exit_with_kernels_never_run_yet_on_the_queue(tmp_path):
+    # The queue is busy with a long product when the script ends; the kernels behind it run (and are
+    # compiled) only after the interpreter has started to exit.
+    done = run_child("""
+        import sys, torch, ocltune_torch
+        big = torch.randn(1024, 1024).to(sys.argv[1])
+        (big @ big).sum().item()
+        queued = [big @ big]
+        x = torch.randn(64).to(sys.argv[1])
+        queued += [x.sigmoid(), x.tanh(), x.exp(), torch.cumsum(x, 0), x.flip(0), x > 0]
+        print("end of script")
+    """, tmp_path)
+    assert done.returncode == 0, f"exited {done.returncode}:\n{done.stdout[-1000:]}\n{done.stderr[-3000:]}"
+    assert done.stdout.strip().endswith("end of script")
+
+
+def test_strict_refusal_in_a_two_layer_lstm_then_a_clean_exit(tmp_path):
+    # The issue's script: the refusal raises in the forward pass, before anything is read back.
+    done = run_child("""
+        import sys, torch, ocltune_torch
+        torch.manual_seed(0)
+        emb = torch.nn.Embedding(100, 32).to(sys.argv[1])
+        lstm = torch.nn.LSTM(32, 64, num_layers=2, batch_first=True).to(sys.argv[1])
+        tokens = torch.randint(0, 100, (4, 10)).to(sys.argv[1])
+        try:
+            out, _ = lstm(emb(tokens))
+            out.sum().backward()
+        except RuntimeError as e:
+            print("refused:", "OCLTUNE_TORCH_STRICT" in str(e))
+        print("end of script")
+    """, tmp_path, OCLTUNE_TORCH_STRICT="1")
+    assert done.returncode == 0, f"exited {done.returncode}:\n{done.stdout[-1000:]}\n{done.stderr[-3000:]}"
+    assert done.stdout.split() == ["refused:", "True", "end", "of", "script"]
