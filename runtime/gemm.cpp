@@ -88,7 +88,8 @@ std::unique_ptr<Problem> GemmAdapter::problem_of(const GemmCall& call) const {
 }
 
 LaunchPlan GemmAdapter::plan_of(const GemmCall& call, const Config& config, Workspace& workspace) const {
-  return gemm_plan(call.shape, operands_of(call, true), config, workspace);
+  // Only checked calls get here (ops::gemm, or a Checked<GemmCall>): no check again.
+  return gemm_plan_unchecked(call.shape, operands_of(call, true), config, workspace);
 }
 
 bool GemmAdapter::fast_args_of(const GemmCall& c, std::span<const RawArgs> /*resolved*/,

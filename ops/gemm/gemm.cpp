@@ -421,6 +421,10 @@ LaunchPlan ksplit_plan(const GemmShape& s, const GemmOperands& o, const Config& 
 
 LaunchPlan gemm_plan(const GemmShape& s, const GemmOperands& o, const Config& config, Workspace& workspace) {
   check_operands(s, o);
+  return gemm_plan_unchecked(s, o, config, workspace);
+}
+
+LaunchPlan gemm_plan_unchecked(const GemmShape& s, const GemmOperands& o, const Config& config, Workspace& workspace) {
   // 16-bit storage: the variants on packed operands read it themselves, every other one through
   // fp32 copies.
   if (s.dtype != DType::kFp32 && !is_wgmma_packed_config(config) && !is_mma_packed_config(config)) {

@@ -164,7 +164,11 @@ KernelLaunch packed_gemm_launch(const GemmShape& shape, const Config& config, co
 bool is_ksplit_config(const Config& config);
 
 // The launches of `config`'s variant (one kernel; two for a split K, whose partial products live
-// in `workspace`; three for wgmma_packed_tf32, whose packed operands do).
+// in `workspace`; three for wgmma_packed_tf32, whose packed operands do), after check_operands.
 LaunchPlan gemm_plan(const GemmShape& shape, const GemmOperands& operands, const Config& config, Workspace& workspace);
+// The same for operands that passed check_operands already: the runtime's, whose call is checked
+// once at its entry (docs/decisions/0053), and a 16-bit plan's fp32 copies.
+LaunchPlan gemm_plan_unchecked(const GemmShape& shape, const GemmOperands& operands, const Config& config,
+                               Workspace& workspace);
 
 }  // namespace ocltune

@@ -73,7 +73,8 @@ LaunchPlan widened_plan(const GemmShape& s, const GemmOperands& o, const Config&
   wide_operands.stride_a = a.stride;
   wide_operands.stride_b = b.stride;
   wide_operands.stride_c = c.stride;
-  for (KernelLaunch& launch : gemm_plan(wide, wide_operands, config, workspace).kernels) {
+  // The copies are laid out here from operands the caller checked: no check again.
+  for (KernelLaunch& launch : gemm_plan_unchecked(wide, wide_operands, config, workspace).kernels) {
     plan.kernels.push_back(std::move(launch));
   }
   plan.kernels.push_back(convert_launch("narrow_matrix", s.dtype, s.batch, s.m, s.n, c, caller_c));
