@@ -139,6 +139,13 @@ void BM_CapiGemm(benchmark::State& state) {
   });
 }
 
+// One check of the call alone (sizes, layout, a clGetMemObjectInfo per buffer): what the C ABI paid
+// twice per call before each path checked once (docs/decisions/0053).
+void BM_CheckGemmCall(benchmark::State& state) {
+  Setup& s = setup();
+  for (auto _ : state) check_gemm_call(s.call);
+}
+
 // The three calls in every iteration, in rotating order, each timed on its own: the differences are
 // paired, so the load of a shared machine (which moves all of them) cancels better than between runs.
 void BM_PairedDifference(benchmark::State& state) {
@@ -187,6 +194,7 @@ BENCHMARK(BM_BareEnqueue)->Unit(benchmark::kNanosecond);
 BENCHMARK(BM_BareSetBuffersAndEnqueue)->Unit(benchmark::kNanosecond);
 BENCHMARK(BM_RuntimeGemm)->Unit(benchmark::kNanosecond);
 BENCHMARK(BM_CapiGemm)->Unit(benchmark::kNanosecond);
+BENCHMARK(BM_CheckGemmCall)->Unit(benchmark::kNanosecond);
 BENCHMARK(BM_PairedDifference)->Unit(benchmark::kNanosecond);
 
 // Collects the median of each benchmark's repetitions for the summary.
@@ -226,11 +234,13 @@ int main(int argc, char** argv) {
   };
   const double bare = get("BM_BareEnqueue"), bare_args = get("BM_BareSetBuffersAndEnqueue"), rt = get("BM_RuntimeGemm");
   const double capi = get("BM_CapiGemm");
+  const double check = get("BM_CheckGemmCall");
   if (bare > 0 && rt > 0) {
     fmt::print("\ndevice: {}\n", ocltune::setup().runtime->device().name);
     fmt::print("median ns per call: bare enqueue {:.0f}, set 3 buffers + enqueue {:.0f}, ops::gemm {:.0f}\n", bare,
                bare_args, rt);
     fmt::print("ops::gemm vs bare enqueue: {:+.2f} us extra per call ({:.2f}x)\n", (rt - bare) * 1e-3, rt / bare);
+    if (check > 0) fmt::print("one check_gemm_call: {:.0f} ns\n", check);
     if (capi > 0) {
       fmt::print("ocltune_gemm (C ABI) {:.0f} ns: {:+.2f} us over ops::gemm, {:+.2f} us over bare enqueue\n", capi,
                  (capi - rt) * 1e-3, (capi - bare) * 1e-3);
