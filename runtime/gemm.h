@@ -41,7 +41,7 @@ class GemmAdapter : public TypedAdapter<GemmCall> {
 const GemmAdapter& gemm_adapter();
 
 // Throws ocltune::Error for a call no kernel can serve (null buffer, leading dimension too small,
-// overlapping output batches, sizes beyond 32-bit indexing).
+// overlapping output batches, sizes beyond 32-bit indexing, a buffer too small for what it indexes).
 void check_gemm_call(const GemmCall& call);
 // Constructing the checked form of a call runs check_gemm_call (runtime/checked.h).
 template <>
