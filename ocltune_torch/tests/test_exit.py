@@ -39,8 +39,10 @@ def test_exit_with_kernels_never_run_yet_on_the_queue(tmp_path):
     assert done.stdout.strip().endswith("end of script")
 
 
-def test_strict_refusal_in_a_two_layer_lstm_then_a_clean_exit(tmp_path):
-    # The issue's script: the refusal raises in the forward pass, before anything is read back.
+def test_strict_refusal_after_a_two_layer_lstm_then_a_clean_exit(tmp_path):
+    # The issue's script, whose refusal was the LSTM cell's (aten::_thnn_fused_lstm_cell) in the forward
+    # pass. The cells run on ocl now (test_rnn.py), so floor (no ocl kernel) is refused instead, with the
+    # LSTM's forward and backward kernels queued and nothing read back, as in the issue.
     done = run_child("""
         import sys, torch, ocltune_torch
         torch.manual_seed(0)
@@ -50,6 +52,7 @@ def test_strict_refusal_in_a_two_layer_lstm_then_a_clean_exit(tmp_path):
         try:
             out, _ = lstm(emb(tokens))
             out.sum().backward()
+            torch.floor(out)
         except RuntimeError as e:
             print("refused:", "OCLTUNE_TORCH_STRICT" in str(e))
         print("end of script")
