@@ -81,7 +81,13 @@ LSTM_CASES = [
 ]
 
 
-@pytest.mark.parametrize("dtype,batch,hidden,bias,grads", LSTM_CASES)
+def case_id(case):
+    """float32-5x7-bias-both for (torch.float32, 5, 7, True, "both")."""
+    dtype, batch, hidden, bias, *rest = case
+    return "-".join([str(dtype).removeprefix("torch."), f"{batch}x{hidden}", "bias" if bias else "nobias", *rest])
+
+
+@pytest.mark.parametrize("dtype,batch,hidden,bias,grads", LSTM_CASES, ids=[case_id(c) for c in LSTM_CASES])
 def test_fused_lstm_cell(strict, dtype, batch, hidden, bias, grads):
     seed = batch * 100 + hidden
     ig, hg = rand(batch, 4 * hidden, dtype=dtype, seed=seed), rand(batch, 4 * hidden, dtype=dtype, seed=seed + 1)
@@ -143,7 +149,7 @@ GRU_CASES = [(torch.float32, batch, hidden, bias) for batch, hidden in SIZES for
 ] + [(dtype, 3, 33, False) for dtype in (torch.float16, torch.bfloat16)]
 
 
-@pytest.mark.parametrize("dtype,batch,hidden,bias", GRU_CASES)
+@pytest.mark.parametrize("dtype,batch,hidden,bias", GRU_CASES, ids=[case_id(c) for c in GRU_CASES])
 def test_fused_gru_cell(strict, dtype, batch, hidden, bias):
     seed = batch * 100 + hidden + 50
     ig, hg = rand(batch, 3 * hidden, dtype=dtype, seed=seed), rand(batch, 3 * hidden, dtype=dtype, seed=seed + 1)
@@ -290,7 +296,7 @@ def test_rnn_module_no_state_and_eval(strict):
         assert_close(lstm_ocl(x.to(DEVICE))[0], out_cpu.detach())
 
 
-@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["float16", "bfloat16"])
 @pytest.mark.parametrize("kind", ["LSTM", "GRU"])
 def test_rnn_module_16bit(strict, dtype, kind):
     """A 16-bit module's forward against the fp32 CPU module, and its backward runs on the device."""
@@ -308,6 +314,37 @@ def test_rnn_module_16bit(strict, dtype, kind):
         assert p_dev.grad is not None and p_dev.grad.dtype == dtype
         scale = p_ref.grad.abs().max().item() + 1.0
         torch.testing.assert_close(p_dev.grad.cpu().float(), p_ref.grad, rtol=0.1, atol=0.05 * scale)
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_rnn_module_autocast(strict, kind):
+    """Under autocast the fused cells are in the fp16 list (PyTorch's CUDA lists): gates, state and
+    biases reach them as fp16, and the fp32 parameters get fp32 gradients."""
+    torch.manual_seed(4)
+    module = getattr(torch.nn, kind)(8, 16, num_layers=2, batch_first=True)
+    x = rand(3, 5, 8, seed=8)
+    ref, _ = module(x)
+    dev = copy.deepcopy(module).to(DEVICE)
+    with torch.autocast("ocl", dtype=torch.float16):
+        out, _ = dev(x.to(DEVICE))
+    assert_close(out.detach(), ref.detach().half(), **{k: 4 * v for k, v in TOLERANCES[torch.float16].items()})
+    out.float().sum().backward()
+    ref.sum().backward()
+    for p_dev, p_ref in zip(dev.parameters(), module.parameters()):
+        assert p_dev.grad.dtype == torch.float32
+        scale = p_ref.grad.abs().max().item() + 1.0
+        torch.testing.assert_close(p_dev.grad.cpu(), p_ref.grad, rtol=0.05, atol=0.02 * scale)
+
+
+def test_empty_batch(strict):
+    cell = torch.nn.LSTMCell(4, 5).to(DEVICE)
+    x = torch.zeros(0, 4, device=DEVICE, requires_grad=True)
+    h, c = cell(x)
+    assert h.shape == (0, 5) and c.shape == (0, 5)
+    (h.sum() + c.sum()).backward()
+    assert x.grad.shape == (0, 4) and cell.bias_ih.grad.abs().sum().item() == 0
+    hy = torch.nn.GRUCell(4, 5).to(DEVICE)(torch.zeros(0, 4, device=DEVICE))
+    assert hy.shape == (0, 5)
 
 
 class Classifier(torch.nn.Module):
