@@ -111,8 +111,10 @@ std::optional<Binary> plan_binary(const char* op, const at::Tensor& self, const 
   } else if (!self_number && !other_number) {
     p.a = in_result_type(self, p.dtype);
     p.b = in_result_type(other, p.dtype);
-    if (alpha != 1.0) {  // other * alpha first: the C ABI runs one op per call
-      if (!std::isfinite(alpha) || other.numel() == 0) return std::nullopt;
+    // other * alpha first: the C ABI runs one op per call. An empty other makes an empty result,
+    // which run_binary writes without a kernel.
+    if (alpha != 1.0 && other.numel() != 0) {
+      if (!std::isfinite(alpha)) return std::nullopt;
       at::Tensor scaled = at::empty(p.b->sizes(), p.b->options());
       const std::optional<MergedLayout> layout = kernel_layout(scaled, {&*p.b});
       if (!layout) return std::nullopt;
