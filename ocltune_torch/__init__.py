@@ -90,6 +90,8 @@ def _autoload() -> None:
 
 _register()
 atexit.register(_finish_queues_at_exit)
+# A forked child has no queues of its own to finish (the device is refused there: device.cpp).
+os.register_at_fork(after_in_child=lambda: atexit.unregister(_finish_queues_at_exit))
 
 from . import tune_loop  # noqa: E402  (its functions call the library's ops)
 from .tune_loop import dispatch_stats, record_shapes, reload, reset_dispatch_stats  # noqa: E402,F401

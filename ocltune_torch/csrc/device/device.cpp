@@ -1,6 +1,9 @@
 // The ocl devices: how many there are, the current one per thread, and one ocltune runtime per device.
 #include "ocltune_torch/csrc/device/device.h"
 
+#include <pthread.h>
+
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -47,6 +50,22 @@ Registry& registry() {
 
 thread_local int tls_current_device = 0;
 
+// Set in the child of a fork() made after a device was opened. The child inherits the parent's
+// OpenCL context without the driver's threads: its first command waited forever (a DataLoader worker
+// that moved a sample to ocl hung until the loader's timeout). As CUDA does, the child is refused the
+// device with a clear error instead; it may still make CPU tensors, and the parent is unaffected.
+std::atomic<bool> in_bad_fork{false};
+
+void mark_bad_fork() { in_bad_fork.store(true); }
+
+void check_not_in_bad_fork() {
+  TORCH_CHECK(!in_bad_fork.load(),
+              "ocltune_torch: the ocl device cannot be used in a forked subprocess: the parent had opened it, and an "
+              "OpenCL context does not survive fork(). Use the 'spawn' start method (torch.multiprocessing."
+              "set_start_method('spawn'), or DataLoader(..., multiprocessing_context='spawn')), or return CPU "
+              "tensors from the workers and move them to ocl in the parent.");
+}
+
 }  // namespace
 
 int device_count() noexcept {
@@ -62,6 +81,9 @@ void check_device_index(int index) {
 
 ocltune::api::Runtime& device_runtime(int index) {
   check_device_index(index);
+  check_not_in_bad_fork();  // before the registry's mutex, which a parent's thread may have held at fork()
+  static std::once_flag watch_forks;
+  std::call_once(watch_forks, [] { pthread_atfork(nullptr, nullptr, mark_bad_fork); });
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   if (r.runtimes.empty()) r.runtimes.resize(static_cast<std::size_t>(device_count()), nullptr);
