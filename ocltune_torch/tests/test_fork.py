@@ -37,10 +37,13 @@ def open_the_device():
     return w
 
 
-def test_forked_workers_returning_cpu_tensors_feed_the_device():
+def test_forked_workers_returning_cpu_tensors_feed_the_device_through_pinned_memory():
     w = open_the_device()
-    total = sum((batch.to(DEVICE) @ w).sum().item() for batch in
-                DataLoader(Samples(False), batch_size=4, num_workers=2, multiprocessing_context="fork"))
+    total = 0.0
+    for batch in DataLoader(Samples(False), batch_size=4, num_workers=2, pin_memory=True,
+                            multiprocessing_context="fork"):
+        assert batch.is_pinned()  # pinned by the parent's pin thread, on ocl's pinned allocator
+        total += (batch.to(DEVICE, non_blocking=True) @ w).sum().item()
     assert total == 3 * 4 * sum(range(8))
 
 
