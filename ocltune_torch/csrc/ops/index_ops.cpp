@@ -82,11 +82,22 @@ void launch_gather(const char* op, const at::Tensor& out, const at::Tensor& a, s
   check_flag(flag, op, dim, dim_size);
 }
 
+// Float sums and products through atomics land in whatever order the work-items run, so their
+// result changes from run to run in the last bits. Under torch.use_deterministic_algorithms(True)
+// they raise (or warn, with warn_only=True) as CUDA's ops without a deterministic kernel do. Integer
+// accumulation, amax and amin do not depend on the order.
+void alert_float_atomics(const char* op, at::ScalarType accumulated, int reduce) {
+  if (accumulated == at::kFloat && (reduce == 0 || reduce == 1)) {
+    at::globalContext().alertNotDeterministic(std::string(op) + " on ocl (float atomics)");
+  }
+}
+
 // out[c with c[dim] = index[c]] (+)= src[c] or value over index's sizes; out has at least those sizes.
 // `reduce` is plain_index.cl's REDUCE for accumulate (0 sum, 1 product, 2 amax, 3 amin).
 void launch_scatter(const char* op, const at::Tensor& out, std::int64_t dim, const at::Tensor& index,
                     const at::Tensor* src, const c10::Scalar& value, bool accumulate, std::int64_t skip = -1,
                     int reduce = 0) {
+  if (accumulate) alert_float_atomics(op, out.scalar_type(), reduce);
   if (index.numel() == 0) return;
   const int device = out.device().index();
   const std::int64_t dim_stride = out.dim() == 0 ? 0 : out.stride(dim);
@@ -574,6 +585,7 @@ AdvancedIndexing plan_indexing(const at::Tensor& self, const c10::List<std::opti
 void launch_advanced(const char* kernel, const at::Tensor& out, const std::vector<std::int64_t>& out_strides,
                      const at::Tensor& a, const std::vector<std::int64_t>& a_strides, const AdvancedIndexing& plan,
                      bool accumulate) {
+  if (accumulate) alert_float_atomics(kernel, out.scalar_type(), 0);
   std::int64_t numel = 1;
   for (std::int64_t s : plan.sizes) numel *= s;
   if (numel == 0) return;
