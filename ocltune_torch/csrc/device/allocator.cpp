@@ -17,6 +17,18 @@
 
 #include <c10/core/DeviceGuard.h>
 #include <c10/util/Exception.h>
+#include <torch/version.h>
+
+// torch.accelerator's memory functions (memory_allocated, memory_stats, empty_cache, ...) ask the
+// device's allocator for c10::DeviceAllocator's interface, and hit an internal assert when it is a
+// plain c10::Allocator. Built against torch 2.15 (CI's), the allocator implements that interface;
+// the GPU host's torch 2.11 keeps the plain one until its interface is checked there.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 15)
+#define OCLTUNE_TORCH_DEVICE_ALLOCATOR 1
+#include <c10/core/CachingDeviceAllocator.h>
+#else
+#define OCLTUNE_TORCH_DEVICE_ALLOCATOR 0
+#endif
 
 #include "ocltune_torch/csrc/device/device.h"
 #include "ocltune_torch/csrc/device/errors.h"
@@ -86,7 +98,13 @@ bool is_out_of_memory(cl_int err) {
          err == CL_INVALID_BUFFER_SIZE;
 }
 
-class CachingAllocator final : public c10::Allocator {
+#if OCLTUNE_TORCH_DEVICE_ALLOCATOR
+using AllocatorInterface = c10::DeviceAllocator;
+#else
+using AllocatorInterface = c10::Allocator;
+#endif
+
+class CachingAllocator final : public AllocatorInterface {
  public:
   c10::DataPtr allocate(std::size_t n) override {
     const int device = current_device();
@@ -139,6 +157,52 @@ class CachingAllocator final : public c10::Allocator {
     std::lock_guard<std::mutex> lock(mutex_);
     release_cached(device);
   }
+
+  void reset_device_calls(int device) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    MemoryStats& s = state(device).stats;
+    s.device_allocs = 0;
+    s.device_frees = 0;
+  }
+
+#if OCLTUNE_TORCH_DEVICE_ALLOCATOR
+  // c10::DeviceAllocator, for torch.accelerator. The statistics we keep fill the aggregate entries
+  // of CUDA's layout (what torch.accelerator.memory_allocated and friends read); the per-pool
+  // entries and the counters we do not keep stay 0.
+  bool initialized() override { return true; }
+
+  void emptyCache(c10::MempoolId_t /*mempool_id*/) override {
+    for (int d = 0; d < device_count(); ++d) empty_cache(d);
+  }
+
+  // One in-order queue per device: a block freed by one op is only reused by ops enqueued after it.
+  void recordStream(const c10::DataPtr& /*ptr*/, c10::Stream /*stream*/) override {}
+
+  c10::CachingDeviceAllocator::DeviceStats getDeviceStats(c10::DeviceIndex device) override {
+    check_device_index(device);
+    const MemoryStats m = stats(device);
+    c10::CachingDeviceAllocator::DeviceStats out;
+    constexpr auto all = static_cast<std::size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+    out.allocated_bytes[all].current = out.active_bytes[all].current = m.allocated;
+    out.allocated_bytes[all].peak = out.active_bytes[all].peak = m.max_allocated;
+    out.reserved_bytes[all].current = m.reserved;
+    out.reserved_bytes[all].peak = m.max_reserved;
+    out.segment[all].current = m.segments;
+    out.num_device_alloc = m.device_allocs;
+    out.num_device_free = m.device_frees;
+    return out;
+  }
+
+  void resetAccumulatedStats(c10::DeviceIndex device) override {
+    check_device_index(device);
+    reset_device_calls(device);
+  }
+
+  void resetPeakStats(c10::DeviceIndex device) override {
+    check_device_index(device);
+    reset_peak(device);
+  }
+#endif
 
  private:
   static void delete_block(void* ctx);
