@@ -132,24 +132,25 @@ def test_steady_state_training_steps_create_no_buffer(optimiser, strict):
                     reason="the allocator implements c10::DeviceAllocator only when built against torch 2.15+")
 def test_torch_accelerator_memory_functions_answer_for_ocl():
     """Device-agnostic code reads memory through torch.accelerator, which asks the allocator for
-    c10::DeviceAllocator's interface: it raised an internal assert before (issues 40 and 41)."""
+    c10::DeviceAllocator's interface: it raised an internal assert before (issues 40 and 41). The
+    device is named in every call: the current one may be another (the suite runs on ocl:1 too)."""
     assert torch.accelerator.current_accelerator().type == "ocl"
     torch.accelerator.empty_cache()
-    torch.accelerator.reset_peak_memory_stats()
-    before = torch.accelerator.memory_allocated()
+    torch.accelerator.reset_peak_memory_stats(DEVICE)
+    before = torch.accelerator.memory_allocated(DEVICE)
     x = torch.empty(64 << 20, dtype=torch.uint8, device=DEVICE)  # a segment of its own (over 10 MiB)
-    assert torch.accelerator.memory_allocated() == torch.ocl.memory_allocated(DEVICE) >= before + (64 << 20)
-    assert torch.accelerator.memory_reserved() == torch.ocl.memory_reserved(DEVICE)
-    assert torch.accelerator.max_memory_allocated() >= torch.accelerator.memory_allocated()
-    stats = torch.accelerator.memory_stats()
+    assert torch.accelerator.memory_allocated(DEVICE) == torch.ocl.memory_allocated(DEVICE) >= before + (64 << 20)
+    assert torch.accelerator.memory_reserved(DEVICE) == torch.ocl.memory_reserved(DEVICE)
+    assert torch.accelerator.max_memory_allocated(DEVICE) >= torch.accelerator.memory_allocated(DEVICE)
+    stats = torch.accelerator.memory_stats(DEVICE)
     assert stats["allocated_bytes.all.current"] == torch.ocl.memory_allocated(DEVICE)
     assert stats["num_device_alloc"] == torch.ocl.memory_stats(DEVICE)["num_device_alloc"]
-    reserved = torch.accelerator.memory_reserved()
+    reserved = torch.accelerator.memory_reserved(DEVICE)
     del x
     torch.accelerator.empty_cache()
-    assert torch.accelerator.memory_reserved() <= reserved - (64 << 20)
-    assert torch.accelerator.memory_allocated() == before
-    torch.accelerator.reset_peak_memory_stats()
-    assert torch.accelerator.max_memory_allocated() == before
+    assert torch.accelerator.memory_reserved(DEVICE) <= reserved - (64 << 20)
+    assert torch.accelerator.memory_allocated(DEVICE) == before
+    torch.accelerator.reset_peak_memory_stats(DEVICE)
+    assert torch.accelerator.max_memory_allocated(DEVICE) == before
     with pytest.raises(RuntimeError):
         torch.accelerator.memory_allocated(torch.ocl.device_count())
