@@ -29,7 +29,10 @@ PreparedPlan prepare(Session& session, const LaunchPlan& plan) {
     cl::Program program = session.programs().get(launch.program);
     try {
       cl::Kernel kernel(program, launch.kernel.c_str());
-      for (std::size_t i = 0; i < launch.args.size(); ++i) set_arg(kernel, static_cast<cl_uint>(i), launch.args[i]);
+      for (std::size_t i = 0; i < launch.args.size(); ++i) {
+        set_arg(kernel, static_cast<cl_uint>(i), launch.args[i]);
+        if (const auto* buffer = std::get_if<cl::Buffer>(&launch.args[i])) prepared.buffers.push_back(*buffer);
+      }
       prepared.steps.push_back({std::move(kernel), launch.global, launch.local});
     } catch (const cl::Error& e) {
       throw ClError(e);

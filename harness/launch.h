@@ -40,6 +40,10 @@ struct PreparedPlan {
     cl::NDRange local;
   };
   std::vector<Step> steps;
+  // The plan's buffers. A kernel does not retain its arguments, so a prepared plan outliving its
+  // LaunchPlan (the tuner prepares every finalist, then times them in turns) would otherwise
+  // enqueue a released buffer once a workspace had grown past it.
+  std::vector<cl::Buffer> buffers;
 };
 
 // Builds (through the session's cache) and binds every kernel of the plan. Throws BuildError when a

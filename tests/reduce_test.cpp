@@ -1,6 +1,7 @@
 // Reduction correctness: the odd-shape table x a covering sample of the tuning space, against float64;
 // layouts, shape validation, and verification that catches wrong kernels.
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -189,6 +190,51 @@ TEST(ReduceVerification, DetectsALostNaNAndAWrongIndex) {
   EXPECT_FALSE(run_modified(arg, [](LaunchPlan& p) { std::get<cl_long>(p.kernels[0].args[6]) += 1; }).ok);
   const ReduceProblem max({.dims = {29, 37}, .axes = {1}, .kind = ReduceKind::kMax}, {.specials = true});
   EXPECT_FALSE(run_modified(max, [](LaunchPlan& p) { std::get<cl_int>(p.kernels[0].args[1]) -= 1; }).ok);
+}
+
+// The tuner prepares every finalist, then times them in turns. A finalist with more split partial
+// sums grows the shared workspace and releases the buffer an earlier prepared plan was bound to;
+// the earlier plan must still hold it (CI aborted in PoCL's enqueue on such a released buffer).
+TEST(ReducePreparedPlan, KeepsItsWorkspaceBuffersWhenALaterPlanGrowsTheWorkspace) {
+  Session& session = testing::test_session();
+  const ReduceProblem problem(sum_over({16, 1 << 16}, {1}));
+  std::vector<Config> split;
+  for (const Config& c : problem.space(session.device()).enumerate()) {
+    if (c.at("SPLIT") > 1) split.push_back(c);
+  }
+  ASSERT_GE(split.size(), 2u);
+  const auto by_split = [](const Config& a, const Config& b) { return a.at("SPLIT") < b.at("SPLIT"); };
+  const Config small = *std::min_element(split.begin(), split.end(), by_split);
+  const Config large = *std::max_element(split.begin(), split.end(), by_split);
+  ASSERT_LT(small.at("SPLIT"), large.at("SPLIT"));
+
+  auto evaluation = problem.instantiate(session);
+  std::vector<cl::Buffer> held;
+  std::optional<PreparedPlan> prepared;
+  {
+    const LaunchPlan plan = evaluation->plan(small);
+    for (const KernelLaunch& k : plan.kernels) {
+      for (const KernelArg& a : k.args) {
+        if (const auto* b = std::get_if<cl::Buffer>(&a)) held.push_back(*b);
+      }
+    }
+    prepared = prepare(session, plan);
+  }
+  const PreparedPlan later = prepare(session, evaluation->plan(large));
+  const auto references = [&] {
+    std::vector<cl_uint> counts;
+    for (const cl::Buffer& b : held) counts.push_back(b.getInfo<CL_MEM_REFERENCE_COUNT>());
+    return counts;
+  };
+  const std::vector<cl_uint> with_plan = references();
+  evaluation->reset();
+  enqueue(session.queue(), *prepared);
+  session.queue().finish();
+  const VerifyResult check = evaluation->verify();
+  EXPECT_TRUE(check.ok) << check.message;
+  prepared.reset();
+  const std::vector<cl_uint> without_plan = references();
+  for (std::size_t i = 0; i < held.size(); ++i) EXPECT_GT(with_plan[i], without_plan[i]) << "buffer argument " << i;
 }
 
 TEST(ReduceFamily, PresetsAreMemoryBoundAndRoundTripThroughJson) {
