@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
       const PreparedPlan whole = prepare(session, gemm_plan(s, packed_operands(s, a, b, c), config, workspace));
       const char* names[] = {"pack A", "pack B", "GEMM"};
       for (std::size_t i = 0; i < whole.steps.size() && i < 3; ++i) {
-        const PreparedPlan one{{whole.steps[i]}};
+        const PreparedPlan one{{whole.steps[i]}, whole.buffers};
         const TimingStats stats = time_plan(session.queue(), one, {.warmup = 2, .min_runs = 7, .max_runs = 15});
         const double us = stats.median_ns / 1000.0;
         if (i < 2) {

@@ -1,5 +1,7 @@
 """The compute ops of the backend against PyTorch's CPU result on the same inputs, and their checks."""
 
+import warnings
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -79,6 +81,37 @@ def test_bmm_and_matmul(dtype):
     q = rand(2, 3, 6, 8, dtype=dtype, seed=4)
     expected = (q.float() @ q.float().transpose(-1, -2)).to(dtype)
     assert_close(on(q) @ on(q).transpose(-1, -2), expected, **gemm_tol(8, dtype))  # attention-like
+
+
+def test_matmul_follows_the_float32_matmul_precision():
+    # ocl's fp32 products take TF32 permission from the switch cuda's cuBLAS products read, in both of
+    # its spellings; off by default. Convolutions follow cuDNN's switch instead (test_nn_ops.py).
+    allowed = torch.ops.ocltune.matmul_tf32_allowed
+    matmul = torch.backends.cuda.matmul
+    saved = torch.get_float32_matmul_precision()
+    a, b = rand(65, 300), rand(300, 33, seed=1)
+    try:
+        torch.set_float32_matmul_precision("highest")
+        assert not allowed()
+        for precision in ("high", "medium"):
+            torch.set_float32_matmul_precision(precision)
+            assert allowed(), precision
+        matmul.allow_tf32 = False
+        assert not allowed()
+        matmul.allow_tf32 = True
+        assert allowed()
+        # (Setting fp32_precision against what set_float32_matmul_precision set makes PyTorch's own
+        # getter, allow_tf32, raise; ocl reads the switch through the same getter.)
+        assert not torch.ops.ocltune.conv_tf32_allowed(), "the matmul switch does not govern convolutions"
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # read as cuda reads it: no deprecated getter
+            y = on(a) @ on(b)
+        # TF32 keeps 10 mantissa bits of each input where the device has TF32 units; exact elsewhere.
+        assert_close(y, a @ b, rtol=1e-2, atol=1e-2)
+        torch.set_float32_matmul_precision("highest")
+        assert_close(on(a) @ on(b), a @ b, **gemm_tol(300, torch.float32))
+    finally:
+        torch.set_float32_matmul_precision(saved)
 
 
 def test_gemm_edge_sizes():

@@ -49,6 +49,12 @@ Operand operand_of(const at::Tensor& t) {
   return {packed, *layout_of(t.size(1), t.size(2), packed.stride(1), packed.stride(2))};
 }
 
+// cuBLAS's TF32 switch, which ocl's fp32 matrix products follow as cuda's do:
+// torch.set_float32_matmul_precision("high" or "medium"), torch.backends.cuda.matmul.allow_tf32, or
+// its fp32_precision = "tf32"; off by default. Convolutions follow cuDNN's switch instead (conv_ops.cpp).
+// Where the device has no TF32 units the runtime makes the call exact.
+bool matmul_tf32_allowed() { return at::globalContext().allowTF32CuBLAS(); }
+
 // c = alpha * a @ b + beta * c for 3-D a [batch, m, k], b [batch, k, n] and a packed c [batch, m, n],
 // enqueued on the device of c. k is at least 1 and c has elements.
 void run_gemm(const char* op, const at::Tensor& c, const at::Tensor& a, const at::Tensor& b, float alpha, float beta) {
@@ -70,6 +76,8 @@ void run_gemm(const char* op, const at::Tensor& c, const at::Tensor& a, const at
     g.stride_b = B.tensor.stride(0);
   }
   g.dtype = *ocltune_dtype_of(c.scalar_type());
+  // 16-bit products run on matrix units whatever the switch (as cuBLAS's do); the switch is fp32's.
+  g.allow_tf32 = c.scalar_type() == at::kFloat && matmul_tf32_allowed() ? 1 : 0;
   call_ocltune(op, [&] { device_runtime(c.device().index()).gemm(g); });
 }
 
@@ -222,6 +230,9 @@ at::Tensor vdot(const at::Tensor& self, const at::Tensor& other) {
 }
 
 }  // namespace
+
+// Whether ocl's fp32 matrix products may use TF32 now (the matmul precision, as cuda's read it).
+TORCH_LIBRARY_FRAGMENT(ocltune, m) { m.def("matmul_tf32_allowed() -> bool", &matmul_tf32_allowed); }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("mm", mm);
