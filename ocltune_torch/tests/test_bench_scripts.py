@@ -45,6 +45,22 @@ def test_conv_bench_times_every_direction_of_every_shape(tmp_path):
     assert "3x3 16@14 / weight grad" in text
 
 
+def test_gemm_bench_times_every_precision_and_names_the_math_it_ran(tmp_path):
+    out = tmp_path / "gemm.json"
+    text = run_script("gemm_bench.py", "--shapes", "small", "--baseline", "cpu", "--ocl", OCL, "--reps", "1",
+                      "--chain", "1", "--json", str(out))
+    figures = json.loads(out.read_text())
+    assert len(figures["ocl_ms"]) == 8 and figures["ocl_ms"].keys() == figures["baseline_ms"].keys()
+    assert all(positive(ms) for ms in figures["ocl_ms"].values()), figures["ocl_ms"]
+    assert {key.split(" / ")[1] for key in figures["ocl_ms"]} == {"fp32", "tf32", "fp16", "bf16"}
+    # Every dtype reached the runtime; PoCL has no TF32 units, so the TF32 case is the exact call there.
+    assert {key.split()[0] for key in figures["ocl_problems"]} == {"fp32", "fp16", "bf16"}, figures["ocl_problems"]
+    assert "33x17x65 / tf32" in text
+    bad = subprocess.run([sys.executable, str(BENCH / "gemm_bench.py"), "--precisions", "fp8"], capture_output=True,
+                         text=True)
+    assert bad.returncode == 2 and "fp8" in bad.stderr
+
+
 def test_op_overhead_times_every_case(tmp_path):
     out = tmp_path / "overhead.json"
     run_script("op_overhead.py", "--baseline", "cpu", "--ocl", OCL, "--chain", "2", "--reps", "1", "--json", str(out))
