@@ -6,9 +6,10 @@
 # Carried from here in .gpu/: bin/ocltune and lib/libocltune.so.0 (stripped, from build/), include/CL
 # (the OpenCL headers the host lacks), src/plain_kernel_files.cpp (the embedded kernels of the build),
 # system.db (the shipped rows) and the Debian libraries of scripts/gpu/prepare.sh.
-#   scripts/gpu/torch-backend.sh [build|test|bench|overhead|record|tune|keep|all] [-- arguments]
+#   scripts/gpu/torch-backend.sh [build|test|bench|overhead|gemm|record|tune|keep|all] [-- arguments]
 # bench: ocltune_torch/bench/models.py (e.g. -- --breakdown 15 for the per-op times); overhead:
-# ocltune_torch/bench/op_overhead.py, the host cost of one small op on ocl against cuda.
+# ocltune_torch/bench/op_overhead.py, the host cost of one small op on ocl against cuda; gemm:
+# ocltune_torch/bench/gemm_bench.py, mm in fp32, TF32, fp16 and bf16 against cuda.
 # record: one step of each model and mode at the benchmark's sizes on ocl only, every problem it
 # dispatched written to $OUT/model-shapes.json (ocltune_torch.record_shapes; -- models.py arguments,
 # e.g. --models resnet50 --batch 64); tune: `ocltune --shapes $OUT/model-shapes.json` into
@@ -97,6 +98,11 @@ bench() {
   OCLTUNE_TORCH_LIBRARY=$lib PYTHONPATH=$here $py ocltune_torch/bench/models.py --baseline cuda --ocl "ocl:$OCLTUNE_GPU" "$@"
 }
 
+gemm() {
+  OCLTUNE_TORCH_LIBRARY=$lib OCLTUNE_TORCH_STRICT=1 PYTHONPATH=$here $py ocltune_torch/bench/gemm_bench.py --baseline cuda \
+    --ocl "ocl:$OCLTUNE_GPU" "$@"
+}
+
 overhead() {
   OCLTUNE_TORCH_LIBRARY=$lib OCLTUNE_TORCH_STRICT=1 PYTHONPATH=$here $py ocltune_torch/bench/op_overhead.py --baseline cuda \
     --ocl "ocl:$OCLTUNE_GPU" "$@"
@@ -129,9 +135,10 @@ case $what in
   test) tests ;;
   bench) bench "$@" ;;
   overhead) overhead "$@" ;;
+  gemm) gemm "$@" ;;
   record) record "$@" ;;
   tune) tune "$@" ;;
   keep) keep ;;
   all) build && tests && bench "$@" ;;
-  *) echo "usage: $0 [build|test|bench|overhead|record|tune|keep|all] [-- arguments]" >&2; exit 2 ;;
+  *) echo "usage: $0 [build|test|bench|overhead|gemm|record|tune|keep|all] [-- arguments]" >&2; exit 2 ;;
 esac
