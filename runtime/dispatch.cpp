@@ -11,6 +11,7 @@
 
 #include "harness/error.h"
 #include "runtime/entry.h"
+#include "runtime/kernel_observer.h"
 #include "runtime/runtime.h"
 
 namespace ocltune {
@@ -105,9 +106,20 @@ Dispatch Runtime::dispatch(const DispatchAdapter& adapter, const ShapeCode& code
   Entry& e = entry(code);
   if (!e.ready.load(std::memory_order_acquire)) resolve(e, adapter, call, queue);
   e.calls.fetch_add(1, std::memory_order_relaxed);
+  const KernelObserver observer = kernel_observer();
   if (e.library) {
-    Dispatch d = adapter.library_enqueue(call, queue, options);
+    DispatchOptions library = options;
+    library.events = options.events || observer;
+    Dispatch d = adapter.library_enqueue(call, queue, library);
     d.level = Level::kLibrary;
+    if (observer && d.count > 0) {
+      const std::string op = adapter.op();
+      observer({op.c_str(), "clblast", "", Level::kLibrary, queue, d.events[d.count - 1]()}, kernel_observer_user());
+    }
+    if (!options.events) {  // the caller asked for none: drop the one the observer saw
+      d.events = {};
+      d.count = 0;
+    }
     return d;
   }
 
@@ -161,13 +173,18 @@ Dispatch Runtime::dispatch(const DispatchAdapter& adapter, const ShapeCode& code
     const cl_uint waits = first ? static_cast<cl_uint>(options.wait.size()) : (chain && previous ? 1u : 0u);
     const cl_event* wait_list = first ? (options.wait.empty() ? nullptr : options.wait.data())
                                       : (waits > 0 ? &previous : nullptr);  // a list of none must be null
-    const bool want_event = options.events || (chain && i + 1 < steps);
+    const bool want_event = options.events || (chain && i + 1 < steps) || observer;
     cl_event event = nullptr;
     const cl_int err = clEnqueueNDRangeKernel(queue, kernel, step.dims, nullptr, step.global.data(),
                                               step.driver_local ? nullptr : step.local.data(), waits, wait_list,
                                               want_event ? &event : nullptr);
     if (!first && previous && !options.events) clReleaseEvent(previous);
     if (err != CL_SUCCESS) throw ClError(fmt::format("clEnqueueNDRangeKernel({})", step.kernel), err);
+    if (observer) {
+      const std::string op = adapter.op(), config = to_string(e.decision.config);
+      observer({op.c_str(), step.kernel.c_str(), config.c_str(), e.decision.level, queue, event},
+               kernel_observer_user());
+    }
     // A plan longer than kMaxSteps keeps its last kernel's event in the last slot: the kernels are
     // chained (or in order on their queue), so that event completes after all of them.
     const std::size_t at = std::min(i, kMaxSteps - 1);
@@ -175,6 +192,8 @@ Dispatch Runtime::dispatch(const DispatchAdapter& adapter, const ShapeCode& code
     previous = event;
     out.count = static_cast<std::uint32_t>(at + 1);
   }
+  // The last kernel's event exists unasked only for an observer, which retained what it keeps.
+  if (!options.events && previous) clReleaseEvent(previous);
   return out;
 }
 

@@ -332,6 +332,39 @@ static void build_program_case(ocltune_runtime rt) {
   CHECK(status == OCLTUNE_INVALID_ARGUMENT, "NULL source: %s", ocltune_status_name(status));
 }
 
+/* The kernel observer (the profiler's hook): while set, each kernel of a dispatch is reported with its
+ * family, name, configuration, level and an event with device times; cleared, nothing is. */
+struct observed {
+  int kernels;
+  int gemm_kernels;
+  int bad_events;
+  char first_config[256];
+};
+static void observe_kernel(const ocltune_kernel_record* r, void* user) {
+  struct observed* o = (struct observed*)user;
+  ++o->kernels;
+  if (strcmp(r->op, "gemm") == 0 && r->kernel[0] != '\0' && r->level == OCLTUNE_LEVEL_BUILTIN) ++o->gemm_kernels;
+  if (o->kernels == 1) snprintf(o->first_config, sizeof o->first_config, "%s", r->config);
+  cl_ulong start = 0, end = 0;
+  if (clWaitForEvents(1, &r->event) != CL_SUCCESS ||
+      clGetEventProfilingInfo(r->event, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) != CL_SUCCESS ||
+      clGetEventProfilingInfo(r->event, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) != CL_SUCCESS || end < start)
+    ++o->bad_events;
+}
+
+static void kernel_observer_case(ocltune_runtime rt) {
+  struct observed o = {0, 0, 0, ""};
+  CHECK(ocltune_set_kernel_observer(observe_kernel, &o) == OCLTUNE_SUCCESS, "set: %s", ocltune_last_error());
+  gemm_case(rt, 0, 1, 21, 13, 17, 2, 0, 0, 1.0f, 0.0f, OCLTUNE_LEVEL_BUILTIN);
+  CHECK(o.kernels >= 1 && o.gemm_kernels == o.kernels, "observed %d kernels, %d of gemm", o.kernels, o.gemm_kernels);
+  CHECK(o.bad_events == 0, "%d events without device times", o.bad_events);
+  CHECK(strchr(o.first_config, '=') != NULL, "configuration: '%s'", o.first_config);
+  CHECK(ocltune_set_kernel_observer(NULL, NULL) == OCLTUNE_SUCCESS, "clear: %s", ocltune_last_error());
+  const int seen = o.kernels;
+  gemm_case(rt, 0, 1, 21, 13, 17, 2, 0, 0, 1.0f, 0.0f, OCLTUNE_LEVEL_BUILTIN);
+  CHECK(o.kernels == seen, "cleared, yet %d more kernels were observed", o.kernels - seen);
+}
+
 int main(void) {
   const char* index_text = getenv("OCLTUNE_TEST_DEVICE");
   const int index = index_text ? atoi(index_text) : 0;
@@ -353,6 +386,7 @@ int main(void) {
   conv2d_case(rt);
   pool_case(rt);
   build_program_case(rt);
+  kernel_observer_case(rt);
 
   /* A second runtime on the first one's context and device. */
   ocltune_runtime shared = NULL;

@@ -314,6 +314,24 @@ ocltune_status ocltune_write_shapes_file(const ocltune_runtime* runtimes, size_t
                                          size_t* problems);
 /* ---- end of what a runtime dispatched ---- */
 
+/* ---- Profiling: every kernel the runtimes enqueue ------------------------------------------------
+ * While an observer is set, each kernel any runtime of the process enqueues is reported after its
+ * enqueue, on the dispatching thread, with its event (borrowed: clRetainEvent it to keep it; its
+ * queue must have CL_QUEUE_PROFILING_ENABLE for device times). Unset, a dispatch costs one atomic
+ * load more. The observer must not dispatch; `user` must outlive it. */
+typedef struct ocltune_kernel_record {
+  const char* op;         /* the family: "gemm", "conv2d", ... */
+  const char* kernel;     /* the kernel's name; "clblast" for the library */
+  const char* config;     /* the configuration ("NAME=value,..."); "" for the library */
+  ocltune_level level;    /* the lookup level that chose it */
+  cl_command_queue queue; /* where it was enqueued */
+  cl_event event;         /* the kernel's event, borrowed */
+} ocltune_kernel_record;
+typedef void (*ocltune_kernel_observer)(const ocltune_kernel_record* record, void* user);
+/* Sets the process's observer; NULL clears it. */
+ocltune_status ocltune_set_kernel_observer(ocltune_kernel_observer observer, void* user);
+/* ---- end of profiling ---- */
+
 /* The message of the last failure on this thread ("" if none). Valid until the next call on this thread. */
 const char* ocltune_last_error(void);
 const char* ocltune_status_name(ocltune_status status);

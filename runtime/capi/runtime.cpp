@@ -2,6 +2,10 @@
 // last error and the names of statuses and levels (include/ocltune/ocltune.h).
 #include "runtime/capi/capi_support.h"
 
+#include <atomic>
+
+#include "runtime/kernel_observer.h"
+
 using namespace ocltune::capi;
 
 namespace {
@@ -140,3 +144,23 @@ const char* ocltune_level_name(ocltune_level level) {
 }
 
 }  // extern "C"
+
+namespace {
+
+// The C observer behind the runtime's: one process-wide pair, as the runtime's hook is.
+std::atomic<ocltune_kernel_observer> c_observer{nullptr};
+
+void forward_kernel(const ocltune::KernelRecord& r, void* user) {
+  const ocltune_kernel_observer observer = c_observer.load(std::memory_order_acquire);
+  if (!observer) return;
+  const ocltune_kernel_record record{r.op, r.kernel, r.config, static_cast<ocltune_level>(r.level), r.queue, r.event};
+  observer(&record, user);
+}
+
+}  // namespace
+
+ocltune_status ocltune_set_kernel_observer(ocltune_kernel_observer observer, void* user) {
+  c_observer.store(observer, std::memory_order_release);
+  ocltune::set_kernel_observer(observer ? forward_kernel : nullptr, user);
+  return OCLTUNE_SUCCESS;
+}

@@ -51,7 +51,7 @@ build() {
   fi
   # shellcheck disable=SC2086
   printf '%s\n' $sources | xargs -P "$(nproc)" -I{} sh -c 'g++ -D_GLIBCXX_USE_CXX11_ABI='"$abi"' -I. -Iinclude -I.gpu/include \
-      -isystem '"$torch_dir"'/include -isystem '"$torch_dir"'/include/torch/csrc/api/include -O2 -fPIC -std=c++20 \
+      -isystem '"$torch_dir"'/include -isystem '"$torch_dir"'/include/torch/csrc/api/include -isystem '"$torch_dir"'/include/kineto -O2 -fPIC -std=c++20 \
       -c {} -o /tmp/ocltune_torch_build/$(basename {}).o'
   g++ -shared -o "$lib" /tmp/ocltune_torch_build/*.o -Wl,-rpath,"$torch_dir/lib" "$torch_dir/lib/libtorch_cpu.so" \
     "$torch_dir/lib/libc10.so" .gpu/lib/libocltune.so.0 "$opencl"

@@ -18,6 +18,7 @@
 #include "ocltune_torch/csrc/device/allocator.h"
 #include "ocltune_torch/csrc/device/device.h"
 #include "ocltune_torch/csrc/device/errors.h"
+#include "ocltune_torch/csrc/device/profiler.h"
 
 namespace ocltune {
 extern const EmbeddedFile kTorchKernelFiles[];
@@ -315,8 +316,15 @@ void PlainLaunch::run(std::int64_t items) {
   const std::int64_t wanted = std::clamp<std::int64_t>(items, 1, max_items(device_));
   const std::size_t global = (static_cast<std::size_t>(wanted) + kLocalSize - 1) / kLocalSize * kLocalSize;
   const std::size_t local = kLocalSize;
-  const cl_int err =
-      clEnqueueNDRangeKernel(device_queue(device_), kernel_, 1, nullptr, &global, &local, 0, nullptr, nullptr);
+  // An event only while a profiler records (torch.profiler with ProfilerActivity.OCL).
+  const bool observed = kernels_observed();
+  cl_event event = nullptr;
+  const cl_int err = clEnqueueNDRangeKernel(device_queue(device_), kernel_, 1, nullptr, &global, &local, 0, nullptr,
+                                            observed ? &event : nullptr);
+  if (event) {
+    observe_plain_kernel(device_, name_, event);
+    clReleaseEvent(event);
+  }
   if (err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES) {
     TORCH_CHECK_WITH(OutOfMemoryError, false, "ocltune_torch: ", name_, ": ", cl_error_name(err));
   }
