@@ -241,7 +241,7 @@ class OclActivityProfiler : public libkineto::IActivityProfiler {
 #ifdef OCLTUNE_TORCH_PRIVATEUSE1_PROFILER_REGISTRY
 REGISTER_PRIVATEUSE1_PROFILER(OclActivityProfiler);
 #else
-// Before PyTorch's PrivateUse1 profiler registry (torch 2.11 and older): Kineto's own plugin list.
+// A torch without PyTorch's PrivateUse1 profiler registry: Kineto's own plugin list.
 const bool registered = [] {
   libkineto::api().registerProfilerFactory([] { return std::make_unique<OclActivityProfiler>(); });
   return true;
