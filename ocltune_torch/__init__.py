@@ -97,3 +97,8 @@ from . import tune_loop  # noqa: E402  (its functions call the library's ops)
 from .tune_loop import dispatch_stats, record_shapes, reload, reset_dispatch_stats  # noqa: E402,F401
 
 tune_loop._record_from_environment()
+
+if torch.distributed.is_available():  # the c10d backend "ocltune" for ocl tensors (distributed.py)
+    from . import distributed  # noqa: E402
+
+    distributed.register()
