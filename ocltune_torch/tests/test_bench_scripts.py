@@ -179,3 +179,20 @@ def test_attention_bench_times_the_fused_entry_its_gemms_and_a_baseline_process(
     assert positive(figures["fused"]["ms"]) and positive(figures["math"]["ms"]) and positive(figures["cuda"]["ms"])
     assert figures["fused"]["fallbacks"] == {}
     assert len(figures["parts"]) == 7 and all(positive(v) for k, v in figures["parts"].items() if "GEMMs" not in k)
+
+
+def test_allreduce_bench_times_ocl_and_gloo_at_every_size(tmp_path, monkeypatch):
+    # Its two ranks on the two PoCL devices of POCL_DEVICES="pthread pthread" (rank r on ocl:r).
+    monkeypatch.setenv("POCL_DEVICES", "pthread pthread")
+    monkeypatch.setenv("GLOO_SOCKET_IFNAME", "lo")
+    out = tmp_path / "allreduce.json"
+    text = run_script("allreduce_bench.py", "--sizes", "1K,3001", "--reps", "2", "--warmup", "1", "--json", str(out),
+                      timeout=300)
+    figures = json.loads(out.read_text())
+    assert figures["devices"] == ["ocl:0", "ocl:1"]
+    for side in ("ocl", "gloo"):
+        assert list(figures[f"{side}_ms"]) == ["1K", "3001"]
+        assert all(positive(v) for v in figures[f"{side}_ms"].values())
+        assert all(positive(v) for v in figures[f"{side}_algbw_gbps"].values())
+    assert figures["bytes"] == {"1K": 4096, "3001": 12004}
+    assert "gloo/ocl" in text
