@@ -196,6 +196,38 @@ int main(void) {
     expect_close("relu", out, want, 429);
     r.op = "frobnicate";
     CHECK(ocltune_elementwise(rt, queue, &r, 0, NULL, NULL, NULL) == OCLTUNE_INVALID_ARGUMENT, "unknown op");
+
+    /* A fused chain in one kernel: out = sigmoid(2 - relu(a + b[row]) * 0.5), the 2 - v reversed. */
+    ocltune_elementwise_chain_args c;
+    memset(&c, 0, sizeof c);
+    c.dtype = OCLTUNE_DTYPE_FP32;
+    c.input = a.a;
+    c.out = a.out;
+    c.nsteps = 4;
+    c.steps[0].op = "add";
+    c.steps[0].operand = a.b;
+    c.steps[1].op = "relu";
+    c.steps[2].op = "mul";
+    c.steps[2].scalar = 0.5f;
+    c.steps[3].op = "sub";
+    c.steps[3].scalar = 2.0f;
+    c.steps[3].reversed = 1;
+        status = ocltune_elementwise_chain(rt, queue, &c, 0, NULL, &event, &level);
+    finish(event, status, level, "chain");
+    for (int i = 0; i < 429; ++i) {
+      const double v = (double)a_host[OFFSET + i] + b_host[OFFSET + i % 33];
+      want[i] = 2.0 - (v > 0 ? v : 0.0) * 0.5;
+    }
+    read_back(queue, c.out.buffer, out, 429);
+    expect_close("chain", out, want, 429);
+    c.nsteps = 5;
+    CHECK(ocltune_elementwise_chain(rt, queue, &c, 0, NULL, NULL, NULL) == OCLTUNE_INVALID_ARGUMENT &&
+              strstr(ocltune_last_error(), "nsteps"),
+          "five steps: %s", ocltune_last_error());
+    c.nsteps = 2;
+    c.steps[1].op = NULL;
+    CHECK(ocltune_elementwise_chain(rt, queue, &c, 0, NULL, NULL, NULL) == OCLTUNE_INVALID_ARGUMENT,
+          "a step without an op: %s", ocltune_last_error());
     clReleaseMemObject(a.a.tensor.buffer);
     clReleaseMemObject(a.b.tensor.buffer);
     clReleaseMemObject(a.out.buffer);

@@ -288,6 +288,27 @@ void ocltune_operand_init(ocltune_operand* operand, int ndims, const int64_t* di
 ocltune_status ocltune_elementwise(ocltune_runtime runtime, cl_command_queue queue,
                                    const ocltune_elementwise_args* args, cl_uint num_wait, const cl_event* wait,
                                    cl_event* event, ocltune_level* level);
+/* A fused chain of elementwise steps in one kernel: v = input, then v = step(v) for each step, out = v.
+ * A step is a unary op, or a binary one whose operand is a tensor (operand.tensor.buffer set) or the
+ * scalar; `reversed` computes op(operand, v). Every tensor broadcasts against out (NumPy rules); out
+ * is contiguous with the broadcast dims. nsteps 0 is a strided copy of input. */
+#define OCLTUNE_ELEMENTWISE_MAX_STEPS 4
+typedef struct ocltune_elementwise_step {
+  const char* op;
+  ocltune_operand operand;
+  float scalar;
+  int reversed;
+} ocltune_elementwise_step;
+typedef struct ocltune_elementwise_chain_args {
+  int dtype; /* ocltune_dtype, of every tensor */
+  ocltune_operand input;
+  int nsteps;
+  ocltune_elementwise_step steps[OCLTUNE_ELEMENTWISE_MAX_STEPS];
+  ocltune_tensor out;
+} ocltune_elementwise_chain_args;
+ocltune_status ocltune_elementwise_chain(ocltune_runtime runtime, cl_command_queue queue,
+                                         const ocltune_elementwise_chain_args* args, cl_uint num_wait,
+                                         const cl_event* wait, cl_event* event, ocltune_level* level);
 /* ---- end of the memory-bound families ---- */
 
 /* ---- What a runtime dispatched: the tune-what-you-run loop (docs/RUNTIME.md) ---------------------

@@ -117,6 +117,10 @@ class Runtime {
                             std::span<const cl_event> wait = {}, cl_event* event = nullptr) {
     return call(ocltune_elementwise, args, queue, wait, event);
   }
+  ocltune_level elementwise_chain(const ocltune_elementwise_chain_args& args, cl_command_queue queue = nullptr,
+                                  std::span<const cl_event> wait = {}, cl_event* event = nullptr) {
+    return call(ocltune_elementwise_chain, args, queue, wait, event);
+  }
 
  private:
   explicit Runtime(ocltune_runtime handle) : handle_(handle) {}
