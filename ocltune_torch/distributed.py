@@ -14,12 +14,17 @@ that differ across ranks, or different collectives, raise on every rank naming t
 instead of hanging or reducing garbage. Everything waits for gloo within the process group's
 timeout, and a peer that dies closes its sockets, which gloo reports as an error.
 
+torch 2.15 lets Python subclass c10d's Backend (OcltuneBackend, composed per device with cpu:gloo);
+torch 2.11 has no Python constructor for it, and there the same collectives are a whole
+ProcessGroup (OcltuneProcessGroup), which takes the group's CPU tensors too.
+
 Each collective completes before it returns (its Work is already done): the copies to and from the
 host are short next to gloo's transfers, and one ordered path keeps the ranks' metadata exchanges
 matched. DistributedDataParallel therefore does not overlap its all-reduces with the backward.
 """
 
 import datetime
+import os
 
 import torch
 import torch.distributed as dist
@@ -28,7 +33,7 @@ import torch.distributed as dist
 from torch._C._distributed_c10d import AllgatherOptions as _AllgatherOptions
 from torch._C._distributed_c10d import Backend as _C10dBackend
 
-__all__ = ["BACKEND_NAME", "OcltuneBackend", "SUPPORTED_DTYPES", "SUPPORTED_REDUCE_OPS"]
+__all__ = ["BACKEND_NAME", "OcltuneBackend", "OcltuneProcessGroup", "SUPPORTED_DTYPES", "SUPPORTED_REDUCE_OPS"]
 
 BACKEND_NAME = "ocltune"
 
@@ -70,11 +75,11 @@ def _describe(row: list) -> str:
     return text
 
 
-class OcltuneBackend(_C10dBackend):
-    """A c10d Backend that runs collectives of ocl (and CPU) tensors on a ProcessGroupGloo through host memory."""
+class _Collectives:
+    """The collectives of ocl (and CPU) tensors, run on a ProcessGroupGloo through host memory; mixed
+    into a c10d Backend (OcltuneBackend) or, where torch has no Python Backend, a ProcessGroup."""
 
-    def __init__(self, store, rank: int, size: int, timeout: datetime.timedelta):
-        super().__init__(rank, size)
+    def _start(self, store, rank: int, size: int, timeout: datetime.timedelta):
         self._rank, self._size, self._timeout = rank, size, timeout
         # Its own gloo group on the store c10d prefixed for this device ("ocl/"), so that its
         # connections and keys are apart from the cpu:gloo backend of the same process group.
@@ -160,7 +165,7 @@ class OcltuneBackend(_C10dBackend):
         return _done([output])
 
     # torch 2.15's names of the two (all_gather_into_tensor and reduce_scatter_tensor call them);
-    # torch 2.11 calls the underscored ones.
+    # older torch (2.11) calls the underscored ones.
     def all_gather_single(self, output, input, opts):  # noqa: A002
         return self._allgather_base(output, input, opts)
 
@@ -365,8 +370,44 @@ class _DoneWork(dist.Work):
         pass
 
 
+class OcltuneBackend(_Collectives, _C10dBackend):
+    """The c10d Backend of ocl tensors (torch 2.15): the process group sends it ocl tensors, and CPU
+    tensors to the backend registered for cpu ("cpu:gloo,ocl:ocltune"), or to it ("ocltune")."""
+
+    def __init__(self, store, rank: int, size: int, timeout: datetime.timedelta):
+        _C10dBackend.__init__(self, rank, size)
+        self._start(store, rank, size, timeout)
+
+
+class OcltuneProcessGroup(_Collectives, dist.ProcessGroup):
+    """The same as a whole ProcessGroup, for torch whose c10d Backend has no Python constructor (2.11:
+    "No constructor defined!"). c10d then uses it for every device of the group: CPU tensors go to its
+    gloo as they are, so "cpu:gloo,ocl:ocltune" still works (the cpu:gloo backend made first is unused)."""
+
+    def __init__(self, store, rank: int, size: int, timeout: datetime.timedelta):
+        dist.ProcessGroup.__init__(self, rank, size)
+        self._start(store, rank, size, timeout)
+
+    def name(self) -> str:
+        return BACKEND_NAME
+
+
+def _backend_subclassable() -> bool:
+    try:
+        _Probe(0, 1)
+        return True
+    except TypeError:  # "No constructor defined!"
+        return False
+
+
+class _Probe(_C10dBackend):
+    pass
+
+
 def _create(store, rank, size, timeout):
-    return OcltuneBackend(store, rank, size, timeout)
+    # OCLTUNE_TORCH_DIST_AS_PROCESS_GROUP=1 takes 2.11's path on 2.15 too (tests/test_distributed.py runs both).
+    as_group = os.environ.get("OCLTUNE_TORCH_DIST_AS_PROCESS_GROUP") == "1" or not _backend_subclassable()
+    return (OcltuneProcessGroup if as_group else OcltuneBackend)(store, rank, size, timeout)
 
 
 def register() -> None:

@@ -123,6 +123,9 @@ def main(rank, store_path, out_dir):
     dist.init_process_group("cpu:gloo,ocl:ocltune", store=store, rank=rank, world_size=WORLD,
                             timeout=datetime.timedelta(seconds=60))
     out = {}
+    world = dist.group.WORLD
+    out["class"] = type(world).__name__ if type(world) is not dist.ProcessGroup else \
+        type(world._get_backend(dev)).__name__
 
     def attempt(name, fn):
         started = time.monotonic()

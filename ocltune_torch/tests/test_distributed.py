@@ -22,11 +22,14 @@ from conftest import DEVICE, TOLERANCES, assert_close
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-@pytest.fixture(scope="module")
-def results(tmp_path_factory):
+# torch 2.15 lets Python subclass c10d's Backend, 2.11 only its ProcessGroup: the backend is one or
+# the other (distributed.py); both run here, the second as it would on 2.11.
+@pytest.fixture(scope="module", params=["backend", "process_group"])
+def results(tmp_path_factory, request):
     """Runs the two ranks; returns their saved results, [rank0, rank1]."""
     tmp = tmp_path_factory.mktemp("distributed")
-    env = dict(os.environ, POCL_DEVICES="pthread pthread")
+    env = dict(os.environ, POCL_DEVICES="pthread pthread",
+               OCLTUNE_TORCH_DIST_AS_PROCESS_GROUP="1" if request.param == "process_group" else "0")
     env.setdefault("GLOO_SOCKET_IFNAME", "lo")  # gloo's own connections over loopback, whatever the hostname
     env.pop("OCLTUNE_TORCH_STRICT", None)
     started = time.monotonic()
@@ -46,7 +49,10 @@ def results(tmp_path_factory):
         assert proc.returncode == 0 and (tmp / f"rank{r}.pt").is_file(), \
             f"rank {r} exited {proc.returncode}:\n{log[-6000:]}"
     print(f"two ranks: {time.monotonic() - started:.1f} s")
-    return [torch.load(tmp / f"rank{r}.pt", weights_only=False) for r in range(ranks.WORLD)]
+    saved = [torch.load(tmp / f"rank{r}.pt", weights_only=False) for r in range(ranks.WORLD)]
+    wanted = "OcltuneProcessGroup" if request.param == "process_group" else "OcltuneBackend"
+    assert [s["class"] for s in saved] == [wanted] * ranks.WORLD
+    return saved
 
 
 def close(actual, expected, **kwargs):
