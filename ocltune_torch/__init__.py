@@ -102,3 +102,9 @@ if torch.distributed.is_available():  # the c10d backend "ocltune" for ocl tenso
     from . import distributed  # noqa: E402
 
     distributed.register()
+
+# torch.compile(model, backend="ocltune"), registered when torch.compile first imports Dynamo
+# (compiler.py; importing Dynamo here would cost seconds).
+from . import compiler  # noqa: E402
+
+compiler.install()

@@ -1,0 +1,349 @@
+"""torch.compile on ocl: ``torch.compile(model, backend="ocltune")``.
+
+A Dynamo backend over AOTAutograd. The forward and backward graphs it is given (aten ops, after
+functionalization) run on ocl as eager does, except that each chain of up to four elementwise ops
+becomes one ``ocltune::elementwise_chain`` call: one kernel of the elementwise family instead of one
+kernel per op, the intermediate values kept in registers. A chain is a run of ops in which each op's
+value is used only by the next one; its tensors are ocl tensors of one floating dtype (float32,
+float16, bfloat16) whose shapes broadcast to the chain's result. Everything else in the graph (and
+every graph break) runs eagerly on ocl, so a graph the pass cannot fuse computes what eager computes.
+
+Inductor, torch.compile's default backend, has no code generator for ocl: ``torch.compile(model)``
+on an ocl model fails with an error that names ``backend="ocltune"``.
+
+Nothing here is imported with ``import ocltune_torch`` itself (Dynamo and Inductor take seconds to
+import): the backend is registered when torch.compile first imports Dynamo's registry.
+"""
+
+import importlib.abc
+import importlib.util
+import sys
+
+import torch
+
+__all__ = ["backend", "fuse_elementwise_chains", "MAX_STEPS"]
+
+MAX_STEPS = 4  # the elementwise family's chain length (OCLTUNE_ELEMENTWISE_MAX_STEPS)
+_MAX_RANK = 4  # the family's dimensions (the C++ op merges dims; 4 before merging is always safe)
+_MAX_ELEMENTS = 1 << 30
+_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+_aten = torch.ops.aten
+
+
+def _unary(name):
+    return lambda node: (name, None)
+
+
+def _gelu(node):
+    approximate = node.kwargs.get("approximate", node.args[1] if len(node.args) > 1 else "none")
+    return {"none": ("gelu", None), "tanh": ("gelu_tanh", None)}.get(approximate)
+
+
+def _relu6(node):
+    """hardtanh(x, 0, 6), which eager ocl runs as the family's relu6; other bounds are not fused."""
+    low = node.args[1] if len(node.args) > 1 else node.kwargs.get("min_val", -1.0)
+    high = node.args[2] if len(node.args) > 2 else node.kwargs.get("max_val", 1.0)
+    return ("relu6", None) if (low, high) == (0, 6) else None
+
+
+def _scalar_arg(index, name, default=None, extra=None):
+    """An op whose second argument is a number the family takes as its scalar (leaky_relu's slope)."""
+
+    def step(node):
+        args = list(node.args)
+        value = args[index] if len(args) > index else node.kwargs.get("value", default)
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            return None
+        if extra and not extra(node):
+            return None
+        return (name, float(value))
+
+    return step
+
+
+def _elu_plain(node):
+    # elu(x, alpha, scale=1, input_scale=1): the family's elu has PyTorch's scale and input_scale 1.
+    return all(float(v) == 1.0 for v in list(node.args[2:4]) + [node.kwargs.get(k, 1) for k in ("scale", "input_scale")])
+
+
+def _softplus_default(node):
+    threshold = node.args[2] if len(node.args) > 2 else node.kwargs.get("threshold", 20)
+    return float(threshold) == 20.0  # the family's softplus: PyTorch's default threshold
+
+
+# Unary ops and ops with a number parameter: aten overload -> (the node -> (family op, scalar or None)).
+_UNARY = {
+    _aten.relu.default: _unary("relu"),
+    _aten.sigmoid.default: _unary("sigmoid"),
+    _aten.tanh.default: _unary("tanh"),
+    _aten.silu.default: _unary("silu"),
+    _aten.exp.default: _unary("exp"),
+    _aten.log.default: _unary("log"),
+    _aten.sqrt.default: _unary("sqrt"),
+    _aten.rsqrt.default: _unary("rsqrt"),
+    _aten.neg.default: _unary("neg"),
+    _aten.abs.default: _unary("abs"),
+    _aten.hardswish.default: _unary("hardswish"),
+    _aten.hardsigmoid.default: _unary("hardsigmoid"),
+    _aten.gelu.default: _gelu,
+    _aten.hardtanh.default: _relu6,
+    _aten.leaky_relu.default: _scalar_arg(1, "leaky_relu", default=0.01),
+    _aten.elu.default: _scalar_arg(1, "elu", default=1.0, extra=_elu_plain),
+    _aten.softplus.default: _scalar_arg(1, "softplus", default=1.0, extra=_softplus_default),
+}
+
+# Binary ops: aten overload -> family op; the second operand a tensor or a number. add and sub only
+# with alpha 1.
+_BINARY = {
+    _aten.add.Tensor: "add",
+    _aten.add.Scalar: "add",
+    _aten.sub.Tensor: "sub",
+    _aten.sub.Scalar: "sub",
+    _aten.mul.Tensor: "mul",
+    _aten.mul.Scalar: "mul",
+    _aten.div.Tensor: "div",
+    _aten.div.Scalar: "div",
+    _aten.maximum.default: "maximum",
+    _aten.minimum.default: "minimum",
+}
+_WITH_ALPHA = {_aten.add.Tensor, _aten.add.Scalar, _aten.sub.Tensor, _aten.sub.Scalar}
+
+# Backward of activations: (grad, saved) -> the family's *_grad op, a the gradient, b the saved
+# forward input (or output for sigmoid and tanh), as eager ocl computes them.
+_GRAD = {
+    _aten.sigmoid_backward.default: "sigmoid_grad",
+    _aten.tanh_backward.default: "tanh_grad",
+    _aten.silu_backward.default: "silu_grad",
+    _aten.hardswish_backward.default: "hardswish_grad",
+    _aten.hardsigmoid_backward.default: "hardsigmoid_grad",
+}
+
+
+def _grad_step(node):
+    """(family op) of a backward node, or None."""
+    if node.target in _GRAD:
+        return _GRAD[node.target]
+    if node.target == _aten.threshold_backward.default and len(node.args) >= 3 and node.args[2] == 0:
+        return "relu_grad"
+    if node.target == _aten.gelu_backward.default:
+        approximate = node.kwargs.get("approximate", node.args[2] if len(node.args) > 2 else "none")
+        return {"none": "gelu_grad", "tanh": "gelu_tanh_grad"}.get(approximate)
+    return None
+
+
+def _value(node):
+    value = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+    return value if isinstance(value, torch.Tensor) else None
+
+
+def _fits(node, dtype):
+    """An ocl tensor of `dtype` the family can take (rank, element count), as the node's meta says."""
+    value = _value(node)
+    return (value is not None and value.device.type == "ocl" and value.dtype == dtype and value.dim() <= _MAX_RANK
+            and not any(isinstance(s, torch.SymInt) for s in value.shape) and value.numel() < _MAX_ELEMENTS)
+
+
+class _Step:
+    """One op of a chain: the family op, the node it replaces, and its operand."""
+
+    def __init__(self, node, op, operand=None, scalar=0.0, reversed_=False):
+        self.node, self.op, self.operand, self.scalar, self.reversed = node, op, operand, scalar, reversed_
+
+
+def _as_step(node, running):
+    """`node` as a step whose running value is `running` (one of its inputs), or None."""
+    if node.op != "call_function":
+        return None
+    if node.target in _UNARY:
+        if node.args[0] is not running:
+            return None
+        found = _UNARY[node.target](node)
+        return _Step(node, found[0], scalar=found[1] or 0.0) if found else None
+    if node.target in _BINARY:
+        if len(node.args) < 2 or any(k != "alpha" for k in node.kwargs):
+            return None
+        if node.target in _WITH_ALPHA and node.kwargs.get("alpha", 1) != 1:
+            return None
+        a, b = node.args[0], node.args[1]
+        if (a is running) == (b is running):
+            return None  # the running value on both sides (x * x) or on neither
+        other, reversed_ = (b, False) if a is running else (a, True)
+        if isinstance(other, torch.fx.Node):
+            return _Step(node, _BINARY[node.target], operand=other, reversed_=reversed_)
+        if isinstance(other, (int, float)) and not isinstance(other, bool):
+            return _Step(node, _BINARY[node.target], scalar=float(other), reversed_=reversed_)
+        return None
+    op = _grad_step(node)
+    if op is not None and not node.kwargs.keys() - {"approximate"}:
+        grad, saved = node.args[0], node.args[1]
+        if (grad is running) == (saved is running):
+            return None
+        # The family computes op(a=gradient, b=saved); with the saved value running, reversed.
+        return _Step(node, op, operand=saved if grad is running else grad, reversed_=grad is not running)
+    return None
+
+
+def _head(node):
+    """The first step of a chain starting at `node`: (its running input, the step), or None."""
+    if node.op != "call_function" or not node.args or not isinstance(node.args[0], torch.fx.Node):
+        return None
+    first = node.args[0]
+    step = _as_step(node, first)
+    return (first, step) if step is not None else None
+
+
+def _chain_from(node):
+    """The longest chain (input, steps) that starts at `node`, or None."""
+    head = _head(node)
+    if head is None:
+        return None
+    start, step = head
+    value = _value(node)
+    if value is None or value.dtype not in _DTYPES:
+        return None
+    dtype = value.dtype
+    steps = [step]
+    while len(steps) < MAX_STEPS:
+        last = steps[-1].node
+        users = list(last.users)
+        if len(users) != 1:
+            break
+        step = _as_step(users[0], last)
+        if step is None:
+            break
+        steps.append(step)
+    tensors = [start] + [s.operand for s in steps if s.operand is not None]
+    # Every tensor, and every value the chain computes, an ocl tensor of the chain's dtype whose shape
+    # broadcasts to the result's (an intermediate broadcast would otherwise change the result's shape).
+    while steps:
+        result = _value(steps[-1].node)
+        ok = all(_fits(t, dtype) for t in tensors) and all(_fits(s.node, dtype) for s in steps)
+        if ok and result is not None:
+            try:
+                shape = torch.broadcast_shapes(*[_value(t).shape for t in tensors],
+                                               *[_value(s.node).shape for s in steps])
+            except RuntimeError:
+                shape = None
+            if shape == result.shape:
+                return start, steps
+        steps.pop()
+        tensors = [start] + [s.operand for s in steps if s.operand is not None]
+    return None
+
+
+def fuse_elementwise_chains(gm: torch.fx.GraphModule) -> int:
+    """Replaces each chain of two or more elementwise ops in `gm` by one ocltune::elementwise_chain
+    call; returns how many chains it fused."""
+    graph = gm.graph
+    fused = 0
+    taken = set()
+    for node in list(graph.nodes):
+        if node in taken or node.op != "call_function":
+            continue
+        found = _chain_from(node)
+        if found is None or len(found[1]) < 2:
+            continue
+        start, steps = found
+        last = steps[-1].node
+        with graph.inserting_before(last):
+            call = graph.call_function(torch.ops.ocltune.elementwise_chain.default, (
+                start, [s.op for s in steps], [s.operand for s in steps], [s.scalar for s in steps],
+                [int(s.reversed) for s in steps]))
+        call.meta.update(last.meta)
+        last.replace_all_uses_with(call)
+        for s in reversed(steps):
+            graph.erase_node(s.node)
+        taken.update(s.node for s in steps)
+        fused += 1
+    if fused:
+        graph.lint()
+        gm.recompile()
+    return fused
+
+
+def _compile_graph(gm, example_inputs):
+    from functorch.compile import make_boxed_func
+
+    fuse_elementwise_chains(gm)
+    return make_boxed_func(gm.forward)
+
+
+def backend(gm, example_inputs):
+    """The Dynamo backend (``torch.compile(model, backend="ocltune")``; the function itself works too)."""
+    from torch._dynamo.backends.common import aot_autograd
+
+    return aot_autograd(fw_compiler=_compile_graph, bw_compiler=_compile_graph)(gm, example_inputs)
+
+
+# ---- registration, when PyTorch imports the modules concerned ----
+
+_REFUSAL = ('ocltune_torch: torch.compile\'s default backend (Inductor) cannot generate code for "ocl" devices; '
+            'compile with torch.compile(model, backend="ocltune")')
+
+
+def _register_backend(registry) -> None:
+    # Only the registry's own function: list_backends() would import the rest of Dynamo while it is
+    # still being imported.
+    try:
+        registry.register_backend(backend, name="ocltune")
+    except AssertionError:  # registered already (the module was reloaded)
+        pass
+
+
+def _refuse_inductor(common) -> None:
+    """Inductor on ocl tensors: a clear error instead of KeyError: 'ocl' deep in its code generation."""
+
+    class Refuse(type):  # whatever Inductor asks of the scheduling or wrapper class: the refusal
+        def __getattr__(cls, name):
+            raise RuntimeError(_REFUSAL)
+
+    class Refusal(metaclass=Refuse):
+        def __init__(self, *args, **kwargs):
+            raise RuntimeError(_REFUSAL)
+
+    if common.get_scheduling_for_device("ocl") is None:
+        common.register_backend_for_device("ocl", Refusal, Refusal)
+    if "ocl" not in common.device_op_overrides_dict:
+        common.register_device_op_overrides("ocl", common.DeviceOpOverrides())
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Runs `callback(module)` right after `name` is first imported (now, if it already is)."""
+
+    def __init__(self, name, callback):
+        self.name, self.callback = name, callback
+
+    def install(self):
+        if self.name in sys.modules:
+            self._run(sys.modules[self.name])
+        else:
+            sys.meta_path.insert(0, self)
+
+    def _run(self, module):
+        try:
+            self.callback(module)
+        except Exception as e:  # noqa: BLE001  (a private PyTorch API that moved must not break imports)
+            import warnings
+
+            warnings.warn(f"ocltune_torch: could not register with {self.name}: {e}", stacklevel=2)
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != self.name:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None:
+            return spec
+        exec_module = spec.loader.exec_module
+
+        def exec_then_register(module):
+            exec_module(module)
+            self._run(module)
+
+        spec.loader.exec_module = exec_then_register
+        return spec
+
+
+def install() -> None:
+    _AfterImport("torch._dynamo.backends.registry", _register_backend).install()
+    _AfterImport("torch._inductor.codegen.common", _refuse_inductor).install()

@@ -1,0 +1,135 @@
+"""torch.compile on ocl (issue 40): backend="ocltune" runs the captured forward and backward graphs on
+ocl with chains of elementwise ops fused into one kernel each; results and gradients match eager
+(CPU, at fp32 tolerance), a fused chain launches fewer kernels than eager, a graph the pass cannot
+fuse computes what eager computes, and torch.compile's default backend fails with an error that
+names backend="ocltune"."""
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import ocltune_torch
+from conftest import DEVICE, TOLERANCES, assert_close, rand
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def elementwise_calls():
+    """Elementwise-family calls on the test device since the last reset (one kernel each)."""
+    device = ocltune_torch.dispatch_stats()["devices"].get(DEVICE.index, {})
+    return sum(device.get("families", {}).get("elementwise", {}).values())
+
+
+def chain(x, b):
+    return ((x + b).relu() * 0.5 - 2).sigmoid() + x
+
+
+def test_a_chain_of_elementwise_ops_runs_as_one_kernel():
+    x, b = rand(8, 19), rand(19, seed=1)
+    expected = chain(x, b)
+    ocltune_torch.reset_dispatch_stats()
+    eager = chain(x.to(DEVICE), b.to(DEVICE))
+    eager_calls = elementwise_calls()
+    compiled_fn = torch.compile(chain, backend="ocltune")
+    compiled_fn(x.to(DEVICE), b.to(DEVICE))  # compiles (fake tensors: no kernels on ocl)
+    ocltune_torch.reset_dispatch_stats()
+    compiled = compiled_fn(x.to(DEVICE), b.to(DEVICE))
+    compiled_calls = elementwise_calls()
+    assert_close(eager, expected)
+    assert_close(compiled, expected)
+    # Six ops, six kernels eagerly; one chain of four, then sigmoid and the add of x: at most three.
+    assert eager_calls == 6 and compiled_calls <= 3, (eager_calls, compiled_calls)
+
+
+class Mlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2, self.norm = nn.Linear(12, 24), nn.Linear(24, 6), nn.LayerNorm(24)
+
+    def forward(self, x):
+        h = F.gelu(self.fc1(x))
+        h = self.norm(h) * 1.5 + 0.25
+        return torch.tanh(self.fc2(F.silu(h))) * 2
+
+
+class Block(nn.Module):
+    """A residual block of a CNN: conv, batch norm, relu, conv, batch norm, add, relu."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1, self.bn1 = nn.Conv2d(4, 4, 3, padding=1, bias=False), nn.BatchNorm2d(4)
+        self.conv2, self.bn2 = nn.Conv2d(4, 4, 3, padding=1, bias=False), nn.BatchNorm2d(4)
+
+    def forward(self, x):
+        y = F.relu(self.bn1(self.conv1(x)))
+        return F.relu(self.bn2(self.conv2(y)) + x)
+
+
+@pytest.mark.parametrize("make,shape", [(Mlp, (5, 12)), (Block, (2, 4, 7, 6))], ids=["mlp", "cnn_block"])
+def test_training_steps_match_eager(make, shape):
+    torch.manual_seed(0)
+    reference = make()
+    model = make()
+    model.load_state_dict(reference.state_dict())
+    model.to(DEVICE)
+    compiled = torch.compile(model, backend="ocltune")
+    x = rand(*shape)
+    for step in range(2):  # the second step reuses the compiled graphs
+        expected = reference(x)
+        expected.square().mean().backward()
+        out = compiled(x.to(DEVICE))
+        out.square().mean().backward()
+        assert_close(out, expected, rtol=1e-4, atol=1e-5)
+        for (name, p), q in zip(reference.named_parameters(), model.parameters()):
+            assert_close(q.grad, p.grad, rtol=1e-4, atol=1e-5), (step, name)
+            p.grad, q.grad = None, None
+    for (name, b), c in zip(reference.named_buffers(), model.buffers()):
+        assert_close(c, b, rtol=1e-4, atol=1e-5), name  # batch norm's running statistics
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_16bit_chains_compute_in_float_and_store_in_their_dtype(dtype):
+    x, b = rand(6, 33, dtype=dtype), rand(33, dtype=dtype, seed=1)
+    compiled = torch.compile(chain, backend="ocltune")(x.to(DEVICE), b.to(DEVICE))
+    assert compiled.dtype == dtype
+    # Intermediate values stay in fp32 (as Inductor's do): closer to the float result than eager's.
+    assert_close(compiled, chain(x.float(), b.float()).to(dtype), **TOLERANCES[dtype])
+
+
+def unfusable(x, y, z):
+    # Mixed dtypes (type promotion), 5-D tensors (more dims than the family), integer arithmetic.
+    mixed = (x.half() + y).relu() * 3
+    five = (z + 1).exp() - z
+    return mixed, five, (x > 0).int() * 2 + 1
+
+
+def test_what_cannot_be_fused_computes_what_eager_computes():
+    x, y = rand(4, 9), rand(4, 9, seed=1)
+    z = rand(2, 3, 2, 2, 3, seed=2)
+    expected = unfusable(x, y, z)
+    got = torch.compile(unfusable, backend="ocltune")(x.to(DEVICE), y.to(DEVICE), z.to(DEVICE))
+    for g, e in zip(got, expected):
+        assert g.dtype == e.dtype and g.device == DEVICE
+        assert_close(g, e)
+
+
+def test_graph_breaks_run_eagerly_between_compiled_graphs():
+    def with_break(x):
+        y = (x * 2).relu() + 1
+        scale = float(y.sum().item())  # a graph break: the value goes to Python
+        return (y / scale).sigmoid() - 0.5
+
+    x = rand(7, 5)
+    assert_close(torch.compile(with_break, backend="ocltune")(x.to(DEVICE)), with_break(x))
+
+
+def test_the_default_backend_says_to_use_ocltune():
+    model = nn.Sequential(nn.Linear(6, 6), nn.ReLU()).to(DEVICE)
+    with pytest.raises(Exception, match='backend="ocltune"'):
+        torch.compile(model)(rand(3, 6).to(DEVICE))
