@@ -11,12 +11,12 @@
 namespace ocltune {
 
 struct KernelRecord {
-  const char* op;           // the family ("gemm", "conv2d", ...)
-  const char* kernel;       // the kernel's name in its program ("clblast" for the library)
-  const char* config;       // the configuration, as to_string(Config) writes it ("" for the library)
-  Level level;              // the lookup level that answered
-  cl_command_queue queue;   // where it was enqueued
-  cl_event event;           // borrowed: retain it to keep it past the call
+  const char* op;          // the family ("gemm", "conv2d", ...)
+  const char* kernel;      // the kernel's name in its program ("clblast" for the library)
+  const char* config;      // the configuration, as to_string(Config) writes it ("" for the library)
+  Level level;             // the lookup level that answered
+  cl_command_queue queue;  // where it was enqueued
+  cl_event event;          // borrowed: retain it to keep it past the call
 };
 
 using KernelObserver = void (*)(const KernelRecord& record, void* user);
@@ -31,9 +31,7 @@ extern std::atomic<void*> user;
 }  // namespace kernel_observer_detail
 
 // The observer now, or nullptr (the one load dispatch pays when nobody observes).
-inline KernelObserver kernel_observer() {
-  return kernel_observer_detail::observer.load(std::memory_order_acquire);
-}
+inline KernelObserver kernel_observer() { return kernel_observer_detail::observer.load(std::memory_order_acquire); }
 inline void* kernel_observer_user() { return kernel_observer_detail::user.load(std::memory_order_acquire); }
 
 }  // namespace ocltune

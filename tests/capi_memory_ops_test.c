@@ -212,7 +212,7 @@ int main(void) {
     c.steps[3].op = "sub";
     c.steps[3].scalar = 2.0f;
     c.steps[3].reversed = 1;
-        status = ocltune_elementwise_chain(rt, queue, &c, 0, NULL, &event, &level);
+    status = ocltune_elementwise_chain(rt, queue, &c, 0, NULL, &event, &level);
     finish(event, status, level, "chain");
     for (int i = 0; i < 429; ++i) {
       const double v = (double)a_host[OFFSET + i] + b_host[OFFSET + i % 33];

@@ -70,7 +70,8 @@ ocltune::Checked<ocltune::ElementwiseCall> to_call(const ocltune_elementwise_cha
                          std::to_string(OCLTUNE_ELEMENTWISE_MAX_STEPS));
   }
   ocltune::ElementwiseCall c = call_on(a.dtype, a.input, a.out);
-  for (int i = 0; i < a.nsteps; ++i) add_step(c, a.steps[i].op, a.steps[i].operand, a.steps[i].scalar, a.steps[i].reversed);
+  for (int i = 0; i < a.nsteps; ++i)
+    add_step(c, a.steps[i].op, a.steps[i].operand, a.steps[i].scalar, a.steps[i].reversed);
   return ocltune::Checked<ocltune::ElementwiseCall>(std::move(c));
 }
 

@@ -1,9 +1,8 @@
 // The C ABI's runtime handle: options, creation on an index or the caller's context, reload, the
 // last error and the names of statuses and levels (include/ocltune/ocltune.h).
-#include "runtime/capi/capi_support.h"
-
 #include <atomic>
 
+#include "runtime/capi/capi_support.h"
 #include "runtime/kernel_observer.h"
 
 using namespace ocltune::capi;

@@ -6,6 +6,8 @@
 // the kernels' time as the op's device time (key_averages) and draws them on a device track.
 #include "ocltune_torch/csrc/device/profiler.h"
 
+#include <pthread.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -13,8 +15,6 @@
 #include <set>
 #include <string>
 #include <vector>
-
-#include <pthread.h>
 
 // Kineto's plugin interface is compiled into libtorch_cpu; its headers are guarded by USE_KINETO.
 #ifndef USE_KINETO
@@ -37,10 +37,10 @@ using libkineto::ActivityType;
 
 // One kernel as launched: everything but its times, which its event holds until the trace is read.
 struct KernelSample {
-  int device = -1;              // -1: find it from the queue when processing
+  int device = -1;  // -1: find it from the queue when processing
   cl_command_queue queue = nullptr;
   std::string family, kernel, config, level;
-  cl_event event = nullptr;     // retained
+  cl_event event = nullptr;       // retained
   std::uint64_t correlation = 0;  // the aten op's (0: launched outside any profiled op)
   std::int32_t thread = 0;
 };
@@ -186,7 +186,8 @@ class OclProfilerSession : public libkineto::IActivityProfilerSession {
       a.addMetadataQuoted("family", s.family);
       a.addMetadataQuoted("config", s.config);
       a.addMetadataQuoted("level", s.level);
-      a.addMetadataQuoted("device", std::to_string(s.device));  // (addMetadata formats with fmt, which torch does not export)
+      a.addMetadataQuoted("device",
+                          std::to_string(s.device));  // (addMetadata formats with fmt, which torch does not export)
       a.addMetadataQuoted("correlation", std::to_string(s.correlation));
       ++buffer_.gpuOpCount;
       a.log(logger);

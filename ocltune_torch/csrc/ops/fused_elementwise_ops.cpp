@@ -81,8 +81,7 @@ at::Tensor elementwise_chain(const at::Tensor& input, const std::vector<std::str
     }
   }
   args.out = cl_tensor_of(out);
-  call_ocltune("ocltune::elementwise_chain",
-               [&] { device_runtime(out.device().index()).elementwise_chain(args); });
+  call_ocltune("ocltune::elementwise_chain", [&] { device_runtime(out.device().index()).elementwise_chain(args); });
   return out;
 }
 
