@@ -135,6 +135,29 @@ def test_gather_scatter_index_dtypes():
         x.gather(0, torch.zeros(1, 4, dtype=torch.int16, device=DEVICE))
 
 
+def test_gather_scatter_zero_dim_with_one_dim():
+    # PyTorch treats a 0-dim self or index as one dim of size 1, and index's size along dim is free:
+    # a 0-dim self takes an index of three elements, a 0-dim index picks from three. Scattering onto a
+    # 0-dim self read past the end of its (empty) stride list and crashed the process (issue 41, found
+    # with the sanitizers); gather refused both with a reshape error.
+    s, v = torch.tensor(5.0), torch.tensor([1.0, 2.0, 3.0])
+    x, w = s.to(DEVICE), v.to(DEVICE)
+    three, one = idx(0, 0, 0), torch.tensor(2)
+    same(x.scatter(0, three.to(DEVICE), 7.0), s.scatter(0, three, 7.0))
+    same(x.scatter(0, three.to(DEVICE), torch.full((3,), 7.0, device=DEVICE)), s.scatter(0, three, torch.full((3,), 7.0)))
+    same(x.scatter_add(0, three.to(DEVICE), w), s.scatter_add(0, three, v))
+    for reduce in ["sum", "amax", "mean"]:
+        same(x.scatter_reduce(0, three.to(DEVICE), w, reduce), s.scatter_reduce(0, three, v, reduce))
+    same(w.scatter(0, one.to(DEVICE), x), v.scatter(0, one, s))
+    same(x.gather(0, three.to(DEVICE)), s.gather(0, three))
+    same(w.gather(0, one.to(DEVICE)), v.gather(0, one))
+    same(x.gather(0, idx(0).to(DEVICE)), s.gather(0, idx(0)))
+    with pytest.raises(IndexError, match="out of bounds"):
+        x.gather(0, idx(0, 1).to(DEVICE))
+    with pytest.raises(IndexError, match="out of bounds"):
+        x.scatter_add(0, idx(0, 1).to(DEVICE), torch.ones(2, device=DEVICE))
+
+
 def test_scatter_add_float_many_duplicates():
     src = rand(1000, 3)
     index = torch.randint(0, 7, (1000, 3), generator=torch.Generator().manual_seed(0))

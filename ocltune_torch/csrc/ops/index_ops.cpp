@@ -113,6 +113,10 @@ void launch_scatter(const char* op, const at::Tensor& out, std::int64_t dim, con
     out_strides = {0};
     index_strides = {0};
   }
+  // A 0-dim out takes an index of one dim of any size (PyTorch sees out as one dim of size 1): every
+  // element lands on its one element. Its stride list is empty, and plain_layout_of reads one stride
+  // per dim of sizes.
+  if (out.dim() == 0) out_strides.assign(sizes.size(), 0);
   a_strides.resize(sizes.size(), 0);
   const PlainLayout layout = plain_layout_of(sizes, {out_strides, a_strides, index_strides},
                                              {element_offset(out), element_offset(a), element_offset(index)});
@@ -706,13 +710,14 @@ at::Tensor ocl_gather(const at::Tensor& self, std::int64_t dim, const at::Tensor
   if (out.numel() == 0) return out;  // as PyTorch: an empty index of any dtype and shape
   check_index_dtype(index, "gather", true);
   check_gather_shapes("gather", self, dim, index, nullptr);
-  if (self.dim() == 0 || index.dim() == 0) {
-    at::Tensor flat = at::empty({1}, self.options());
-    launch_gather("gather", flat, self.reshape({1}), {1}, 0, index.reshape({1}), {1});
-    return out.copy_(flat.view(out.sizes()));
-  }
+  // A 0-dim self or index is one dim of size 1 to PyTorch (then dim is 0), and index's size along dim
+  // is free: a 0-dim self gathers an index of any length, a 0-dim index picks one element of a vector.
+  // Both as 1-dim views, which launch_gather's stride lists need.
+  const at::Tensor from = self.dim() == 0 ? self.view({1}) : self;
+  const at::Tensor at_index = index.dim() == 0 ? index.view({1}) : index;
+  const at::Tensor to = out.dim() == 0 ? out.view({1}) : out;
   // self seen with index's sizes (index is no larger in any dim but dim, whose stride is dim_stride).
-  launch_gather("gather", out, self, to_vector(self.strides()), dim, index, to_vector(index.strides()));
+  launch_gather("gather", to, from, to_vector(from.strides()), dim, at_index, to_vector(at_index.strides()));
   return out;
 }
 
