@@ -43,6 +43,12 @@ class Problem {
   // The input type matrix units may use for the problem ("tf32", "fp16", "bf16"; "" where it runs
   // on the FMA units): what its compute-bound results are placed against in benchmarks.
   virtual std::string matrix_inputs() const { return math() == MathMode::kTf32 ? "tf32" : ""; }
+  // Whether `config` runs on matrix units (tensor cores): what the runtime tries first for a call
+  // that allows TF32 on a device that has them (docs/decisions/0055).
+  virtual bool uses_matrix_units(const Config& config) const {
+    (void)config;
+    return false;
+  }
   virtual std::string shape_key() const = 0;      // canonical text of the shape: the database key
   virtual nlohmann::json shape_json() const = 0;  // accepted back by the family's from_json
   virtual SearchSpace space(const DeviceInfo& device) const = 0;

@@ -4,6 +4,7 @@
 
 #include "db/transfer.h"
 #include "harness/error.h"
+#include "runtime/candidate_order.h"
 #include "runtime/entry.h"
 #include "runtime/runtime.h"
 
@@ -117,6 +118,17 @@ void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call
     candidates.push_back({Level::kLibrary, {}, adapter.library()});
   } else {
     candidates.push_back({Level::kBuiltin, problem->default_config(session_.device()), "built-in configuration"});
+  }
+  // TF32 allowed where there are TF32 units means tensor cores, as with cuBLAS and cuDNN: a
+  // tensor-core configuration (a tf32 row's, or the built-in of a tf32 GEMM) before any that runs
+  // on the FMA units, which an exact-math row of the shape would otherwise be (measured on the
+  // H200: 4096x768x3072 ran its exact row at 0.17 of cuBLAS TF32). Only a tf32 row of this very
+  // shape recorded faster than its exact row keeps its place: that was measured.
+  if (problem->math() == MathMode::kTf32 && tf32_units_) {
+    const bool measured_first = exact && exact->math == math && !candidates.empty() &&
+                                candidates.front().level == Level::kExact;
+    matrix_units_first(candidates, measured_first,
+                       [&](const Candidate& c) { return !c.config.empty() && problem->uses_matrix_units(c.config); });
   }
 
   std::string failures;

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include "harness/capability.h"
+#include "ops/conv2d/conv2d_problem.h"
 #include "ops/gemm/gemm_problem.h"
+#include "runtime/candidate_order.h"
 #include "tests/support/runtime_support.h"
 #include "tests/support/test_session.h"
 
@@ -224,6 +226,65 @@ TEST(RuntimeGemm, PackedTensorCoreRowServesEveryCallOfItsShape) {
     EXPECT_EQ(g->check(session().queue()), "");
   }
   EXPECT_EQ(ops::gemm_decision(*rt, first.call()).config, gemm_wgmma_packed_default_config());
+}
+
+// A call that allows TF32 on a device with TF32 units tries configurations on matrix units first
+// (decision 0055), keeping the lookup order within each group; only a tf32 row of the call's own
+// shape, recorded faster than that shape's exact row, keeps its place before them.
+TEST(RuntimeLookup, Tf32CallsTryMatrixUnitConfigurationsFirst) {
+  struct Named {
+    char name;
+    bool units;
+  };
+  const auto order = [](std::vector<Named> c, bool keep_first) {
+    matrix_units_first(c, keep_first, [](const Named& n) { return n.units; });
+    std::string names;
+    for (const Named& n : c) names += n.name;
+    return names;
+  };
+  // exact-math row of the shape, a tf32 nearest row, an exact-math class row, the built-in.
+  const std::vector<Named> found = {{'e', false}, {'n', true}, {'c', false}, {'b', true}};
+  EXPECT_EQ(order(found, false), "nbec");
+  EXPECT_EQ(order(found, true), "enbc");
+  EXPECT_EQ(order({}, true), "");
+
+  // What runs on matrix units: GEMM's tensor-core variants; conv2d's tensor-core algorithms and its
+  // GEMM-based algorithms on a tensor-core GEMM configuration.
+  const GemmProblem gemm({.m = 64, .n = 64, .k = 64, .math = MathMode::kTf32});
+  EXPECT_TRUE(gemm.uses_matrix_units(gemm_wgmma_packed_default_config()));
+  EXPECT_TRUE(gemm.uses_matrix_units(gemm_mma_packed_default_config()));
+  EXPECT_TRUE(gemm.uses_matrix_units(gemm_mma_default_config()));
+  EXPECT_FALSE(gemm.uses_matrix_units(gemm_default_config()));
+  const Conv2dProblem conv(Conv2dShape{.n = 2, .c = 8, .h = 9, .w = 9, .k = 8, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1,
+                                       .math = MathMode::kTf32});
+  EXPECT_TRUE(conv.uses_matrix_units({{"ALGO", kAlgoIm2colTf32}}));
+  EXPECT_TRUE(conv.uses_matrix_units({{"ALGO", kAlgoImplicitGemmTf32}}));
+  Config on_mma = gemm_mma_default_config();
+  on_mma["ALGO"] = kAlgoGemm1x1;
+  EXPECT_TRUE(conv.uses_matrix_units(on_mma));
+  EXPECT_FALSE(conv.uses_matrix_units({{"ALGO", kAlgoWinograd}}));
+}
+
+// On a device with TF32 units, a TF32 call of a shape that has only an exact-math row runs the
+// built-in tensor-core configuration, not that row (issue 38: 4096x768x3072 ran its exact row).
+TEST(RuntimeGemm, Tf32CallsPreferTheTensorCoreBuiltInToAnExactRow) {
+  if (!satisfies(session().device(), nvidia_mma_tf32())) GTEST_SKIP() << "needs " << nvidia_mma_tf32().describe();
+  GemmShape exact{.m = 256, .n = 192, .k = 160};
+  const std::string user = testing::write_database(testing::temp_path("tf32-exact-row.db"), {session().device()},
+                                                   {testing::gemm_row(my_key(), exact, gemm_default_config(exact))});
+  auto rt = make_runtime(user, "");
+  GemmShape tf32 = exact;
+  tf32.math = MathMode::kTf32;
+  HostGemm g(session().context(), tf32);
+  const Decision d = ops::gemm_decision(*rt, g.call());
+  EXPECT_EQ(d.level, Level::kBuiltin) << d.source;
+  EXPECT_TRUE(GemmProblem(tf32).uses_matrix_units(d.config)) << to_string(d.config);
+  g.reset(session().queue());
+  ops::gemm(*rt, session().queue()(), g.call());
+  EXPECT_EQ(g.check(session().queue()), "");
+  // The exact call of the same shape still runs its row.
+  HostGemm e(session().context(), exact);
+  EXPECT_EQ(ops::gemm_decision(*rt, e.call()).level, Level::kExact);
 }
 
 // fp16 and bf16 calls: the built-in configuration (fp32 kernels between widening and narrowing

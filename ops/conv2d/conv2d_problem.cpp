@@ -175,6 +175,13 @@ VerifyResult Conv2dEvaluation::verify() {
 
 }  // namespace
 
+bool Conv2dProblem::uses_matrix_units(const Config& config) const {
+  const auto algo = config.find("ALGO");
+  if (algo != config.end() && (algo->second == kAlgoImplicitGemmTf32 || algo->second == kAlgoIm2colTf32)) return true;
+  return is_mma_config(config) || is_wgmma_config(config) || is_mma_packed_config(config) ||
+         is_wgmma_packed_config(config);
+}
+
 std::vector<Config> Conv2dProblem::default_configs(const DeviceInfo& device) const {
   const SearchSpace space = conv2d_space(shape_, device);
   std::vector<Config> configs;

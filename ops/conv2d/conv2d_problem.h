@@ -28,6 +28,8 @@ class Conv2dProblem : public Problem {
   nlohmann::json shape_json() const override { return shape_.to_json(); }
   SearchSpace space(const DeviceInfo& device) const override { return conv2d_space(shape_, device); }
   Config default_config(const DeviceInfo& device) const override { return default_configs(device).front(); }
+  // The tensor-core algorithms, and the GEMM-based ones whose GEMM runs on tensor cores.
+  bool uses_matrix_units(const Config& config) const override;
   // One per algorithm in this device's space (the tensor-core one only where the device has it).
   std::vector<Config> default_configs(const DeviceInfo& device) const override;
   // On a GPU, the GEMM family's known-good tiles for the device class in the GPU default's

@@ -40,6 +40,10 @@ class GemmProblem : public Problem {
   // the variant and the tile fits the shape; then the same two with 64 x 64 tiles), else gemm.cl's:
   // on a GPU its largest tile that fills the device (gemm_gpu_tile), else gemm_default_config(shape).
   Config default_config(const DeviceInfo& device) const override;
+  bool uses_matrix_units(const Config& config) const override {
+    return is_mma_config(config) || is_wgmma_config(config) || is_mma_packed_config(config) ||
+           is_wgmma_packed_config(config);
+  }
   // default_config(device) first (the baseline the tuner reports against), then every other
   // variant's default that is a point of the space: gemm.cl's small tile (unless the first is a GPU
   // tile), the tensor-core and the CPU one.
