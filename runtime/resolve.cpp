@@ -125,8 +125,8 @@ void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call
   // H200: 4096x768x3072 ran its exact row at 0.17 of cuBLAS TF32). Only a tf32 row of this very
   // shape recorded faster than its exact row keeps its place: that was measured.
   if (problem->math() == MathMode::kTf32 && tf32_units_) {
-    const bool measured_first = exact && exact->math == math && !candidates.empty() &&
-                                candidates.front().level == Level::kExact;
+    const bool measured_first =
+        exact && exact->math == math && !candidates.empty() && candidates.front().level == Level::kExact;
     matrix_units_first(candidates, measured_first,
                        [&](const Candidate& c) { return !c.config.empty() && problem->uses_matrix_units(c.config); });
   }

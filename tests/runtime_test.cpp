@@ -255,8 +255,8 @@ TEST(RuntimeLookup, Tf32CallsTryMatrixUnitConfigurationsFirst) {
   EXPECT_TRUE(gemm.uses_matrix_units(gemm_mma_packed_default_config()));
   EXPECT_TRUE(gemm.uses_matrix_units(gemm_mma_default_config()));
   EXPECT_FALSE(gemm.uses_matrix_units(gemm_default_config()));
-  const Conv2dProblem conv(Conv2dShape{.n = 2, .c = 8, .h = 9, .w = 9, .k = 8, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1,
-                                       .math = MathMode::kTf32});
+  const Conv2dProblem conv(Conv2dShape{
+      .n = 2, .c = 8, .h = 9, .w = 9, .k = 8, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1, .math = MathMode::kTf32});
   EXPECT_TRUE(conv.uses_matrix_units({{"ALGO", kAlgoIm2colTf32}}));
   EXPECT_TRUE(conv.uses_matrix_units({{"ALGO", kAlgoImplicitGemmTf32}}));
   Config on_mma = gemm_mma_default_config();
