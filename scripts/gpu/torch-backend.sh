@@ -39,6 +39,9 @@ fi
 
 build() {
   mkdir -p /tmp/ocltune_torch_build
+  # test_launch_errors.py's LD_PRELOAD shim, next to the library where the test looks for it.
+  gcc -shared -fPIC -O2 -I.gpu/include -o /tmp/ocltune_torch_build/libocltune_test_fail_enqueue.so \
+    ocltune_torch/tests/support/fail_enqueue.c -ldl
   local sources stamp
   sources="$(grep -o 'csrc/[a-z_/]*\.cpp' ocltune_torch/CMakeLists.txt | sort -u | sed 's|^|ocltune_torch/|') .gpu/src/plain_kernel_files.cpp"
   # The extension depends on its sources, the headers of this tree and the torch it is built for.
