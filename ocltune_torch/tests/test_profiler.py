@@ -90,6 +90,30 @@ def test_the_chrome_trace_has_a_device_track_with_each_kernels_configuration(tmp
     assert mm["ts"] - 1000 <= gemm["ts"], (mm, gemm)
 
 
+def test_copies_and_fills_are_drawn_as_memcpy_and_memset_with_their_ops(tmp_path):
+    host = rand(64, 33)
+    warm()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.OCL]) as prof:
+        x = host.to(DEVICE)       # host to device
+        y = x.clone()             # device to device
+        z = torch.zeros(100, device=DEVICE)  # a fill
+        back = y.cpu()            # device to host
+        torch.ocl.synchronize(DEVICE)
+    assert torch.equal(back, host) and not z.any()
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(str(path))
+    events = json.loads(path.read_text())["traceEvents"]
+    transfers = {e["name"]: e for e in events if e.get("cat") in ("gpu_memcpy", "gpu_memset")}
+    assert {"Memcpy HtoD", "Memcpy DtoD", "Memcpy DtoH", "Memset"} <= transfers.keys(), sorted(transfers)
+    for name, e in transfers.items():
+        assert e["dur"] >= 0 and e["args"]["device"] == str(DEVICE.index), e
+        assert e["args"]["config"].endswith(" bytes") and e["args"]["correlation"] != "0", e
+    assert transfers["Memcpy HtoD"]["args"]["config"] == f"{64 * 33 * 4} bytes"
+    # The copies count as the device time of the ops that made them, as cuda's do.
+    per_op = {e.key: e for e in prof.key_averages()}
+    assert any(device_time(e) > 0 for k, e in per_op.items() if "copy" in k), sorted(per_op)
+
+
 def test_backward_kernels_are_linked_and_other_threads_kernels_are_recorded():
     a, b, _, _ = warm()
     p = a.clone().requires_grad_()

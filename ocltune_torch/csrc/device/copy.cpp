@@ -19,6 +19,7 @@
 #include "ocltune_torch/csrc/device/device.h"
 #include "ocltune_torch/csrc/device/errors.h"
 #include "ocltune_torch/csrc/device/pinned.h"
+#include "ocltune_torch/csrc/device/profiler.h"
 #include "ocltune_torch/csrc/device/tensor_util.h"
 #include "ocltune_torch/csrc/plain/plain_elementwise.h"
 #include "ocltune_torch/csrc/plain/plain_kernels.h"
@@ -224,9 +225,12 @@ void copy_on_device(const at::Tensor& dst, const at::Tensor& src) {
   const MergedLayout both = merge_dims(sizes, {dst_strides, src_strides});
   if (both.strides[0] == packed_strides(both.sizes)) {
     if (both.strides[1] == both.strides[0]) {
-      check_cl(clEnqueueCopyBuffer(device_queue(device), from.buffer, to.buffer, from.offset, to.offset,
-                                   static_cast<std::size_t>(dst.numel()) * item, 0, nullptr, nullptr),
+      const std::size_t bytes = static_cast<std::size_t>(dst.numel()) * item;
+      TransferEvent event;
+      check_cl(clEnqueueCopyBuffer(device_queue(device), from.buffer, to.buffer, from.offset, to.offset, bytes, 0,
+                                   nullptr, event.slot()),
                "clEnqueueCopyBuffer");
+      event.report(device, "Memcpy DtoD", bytes);
       return;
     }
     if (enqueue_gather(device, both.sizes, both.strides[1], src, dst)) return;
@@ -258,10 +262,12 @@ at::Tensor read_to_host(const at::Tensor& src) {
   }
   const BufferRef from = buffer_of(src);
   at::Tensor whole = at::empty({span}, host_options);
-  check_cl(
-      clEnqueueReadBuffer(device_queue(src.device().index()), from.buffer, CL_TRUE, from.offset,
-                          static_cast<std::size_t>(span) * src.element_size(), whole.data_ptr(), 0, nullptr, nullptr),
-      "clEnqueueReadBuffer");
+  const std::size_t bytes = static_cast<std::size_t>(span) * src.element_size();
+  TransferEvent event;
+  check_cl(clEnqueueReadBuffer(device_queue(src.device().index()), from.buffer, CL_TRUE, from.offset, bytes,
+                               whole.data_ptr(), 0, nullptr, event.slot()),
+           "clEnqueueReadBuffer");
+  event.report(src.device().index(), "Memcpy DtoH", bytes);
   return whole.as_strided(src.sizes(), src.strides());
 }
 
@@ -278,10 +284,12 @@ void write_from_host(const at::Tensor& dst, const at::Tensor& cpu_src) {
       staging.copy_(cpu_src);
     }
     const BufferRef to = buffer_of(dst);
-    check_cl(clEnqueueWriteBuffer(device_queue(device), to.buffer, CL_TRUE, to.offset,
-                                  static_cast<std::size_t>(dst.numel()) * dst.element_size(), staging.const_data_ptr(),
-                                  0, nullptr, nullptr),
+    const std::size_t bytes = static_cast<std::size_t>(dst.numel()) * dst.element_size();
+    TransferEvent event;
+    check_cl(clEnqueueWriteBuffer(device_queue(device), to.buffer, CL_TRUE, to.offset, bytes, staging.const_data_ptr(),
+                                  0, nullptr, event.slot()),
              "clEnqueueWriteBuffer");
+    event.report(device, "Memcpy HtoD", bytes);
     return;
   }
   const std::vector<std::int64_t> perm = order_by_strides(dst);

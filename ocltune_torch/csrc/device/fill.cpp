@@ -6,6 +6,7 @@
 #include "ocltune_torch/csrc/device/copy.h"
 #include "ocltune_torch/csrc/device/device.h"
 #include "ocltune_torch/csrc/device/errors.h"
+#include "ocltune_torch/csrc/device/profiler.h"
 #include "ocltune_torch/csrc/device/tensor_util.h"
 
 namespace ocltune_torch {
@@ -15,9 +16,12 @@ namespace {
 void fill_dense(const at::Tensor& t, const at::Tensor& pattern) {
   const BufferRef to = buffer_of(t);
   const std::size_t item = t.element_size();
+  const std::size_t bytes = static_cast<std::size_t>(t.numel()) * item;
+  TransferEvent event;
   check_cl(clEnqueueFillBuffer(device_queue(t.device().index()), to.buffer, pattern.const_data_ptr(), item, to.offset,
-                               static_cast<std::size_t>(t.numel()) * item, 0, nullptr, nullptr),
+                               bytes, 0, nullptr, event.slot()),
            "clEnqueueFillBuffer");
+  event.report(t.device().index(), "Memset", bytes);
 }
 
 at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {

@@ -171,7 +171,10 @@ class OclProfilerSession : public libkineto::IActivityProfilerSession {
         calibrated[d] = true;
       }
       devices_.insert(s.device);
-      buffer_.emplace_activity(buffer_.span, ActivityType::CONCURRENT_KERNEL, s.kernel);
+      const ActivityType type = s.family == "memcpy"   ? ActivityType::GPU_MEMCPY
+                                : s.family == "memset" ? ActivityType::GPU_MEMSET
+                                                       : ActivityType::CONCURRENT_KERNEL;
+      buffer_.emplace_activity(buffer_.span, type, s.kernel);
       libkineto::GenericTraceActivity& a = *buffer_.activities.back();
       a.startTime = static_cast<std::int64_t>(start) + offsets[d];
       a.endTime = static_cast<std::int64_t>(end) + offsets[d];
@@ -236,7 +239,8 @@ class OclActivityProfiler : public libkineto::IActivityProfiler {
 
  private:
   std::string name_ = "ocltune";
-  std::set<ActivityType> activities_ = {ActivityType::CONCURRENT_KERNEL};
+  std::set<ActivityType> activities_ = {ActivityType::CONCURRENT_KERNEL, ActivityType::GPU_MEMCPY,
+                                        ActivityType::GPU_MEMSET};
 };
 
 #ifdef OCLTUNE_TORCH_PRIVATEUSE1_PROFILER_REGISTRY
@@ -256,6 +260,16 @@ bool kernels_observed() noexcept { return g_observing.load(std::memory_order_rel
 void observe_plain_kernel(int device, const char* kernel, cl_event event) {
   if (!g_observing.load(std::memory_order_relaxed) || !event) return;
   add_sample({.device = device, .family = "plain", .kernel = kernel, .config = "", .level = "plain", .event = event});
+}
+
+void TransferEvent::report(int device, const char* what, std::size_t bytes) {
+  if (!event_ || !g_observing.load(std::memory_order_relaxed)) return;
+  add_sample({.device = device,
+              .family = std::string(what).rfind("Memset", 0) == 0 ? "memset" : "memcpy",
+              .kernel = what,
+              .config = std::to_string(bytes) + " bytes",
+              .level = "transfer",
+              .event = event_});
 }
 
 }  // namespace ocltune_torch
