@@ -94,11 +94,13 @@ def time_steps(step, device, warmup, reps):
     return statistics.median(times) * 1e3, times, memory
 
 
-def run(name, mode, device, model, x, target):
+def run(name, mode, device, model, x, target, compiled=False):
     mem = allocator(device)
     if mem:
         mem.reset_peak_memory_stats(device)
     model = copy.deepcopy(model).to(device)
+    if compiled:  # --compile: the warm-up steps include Dynamo's capture and the backend's compile
+        model = torch.compile(model, backend=args.compile)
     x, target = x.to(device), target.to(device)
     loss_fn = F.mse_loss if name == "encoder" else F.cross_entropy
     # --autocast: the forward (and the loss) under torch.autocast on the device, as a user's mixed-precision
@@ -144,7 +146,8 @@ def set_precision(precision):
 
 
 parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-parser.add_argument("--baseline", default="cpu", help="cpu, cuda, or none (ocl only: e.g. to record the shapes a model\n"
+parser.add_argument("--baseline", default="cpu", help="cpu, cuda, ocl-eager (see --compile), or none (ocl only: e.g. to\n"
+                    "record the shapes a model "
                     "dispatches with $OCLTUNE_TORCH_RECORD_SHAPES; --size and friends default as for cuda)")
 parser.add_argument("--ocl", default="ocl:0")
 parser.add_argument("--models", default="all", help="comma-separated: " + ",".join(MODELS))
@@ -158,6 +161,9 @@ parser.add_argument("--reps", type=int, default=10)
 parser.add_argument("--precision", choices=["fp32", "default"], default="fp32")
 parser.add_argument("--autocast", choices=sorted(AUTOCAST), default="none",
                     help="run forward and loss under torch.autocast in this dtype on both devices (no GradScaler)")
+parser.add_argument("--compile", metavar="BACKEND", default=None,
+                    help='run the ocl side under torch.compile(model, backend=BACKEND), e.g. "ocltune"; with\n'
+                         '--baseline ocl-eager the baseline is the same ocl device without it (compiled vs eager)')
 parser.add_argument("--no-strict", dest="strict", action="store_false")
 parser.add_argument("--fused-optimizer", action="store_true",
                     help="fused=True for the optimisers on both devices (one kernel per tensor and step)")
@@ -176,7 +182,7 @@ parser.add_argument("--breakdown-only", type=lambda v: [op for op in v.split(","
 parser.add_argument("--measure-only", help=argparse.SUPPRESS)  # the child process of a CUDA baseline
 args = parser.parse_args()
 
-big = args.baseline.startswith("cuda") or args.baseline == "none"
+big = args.baseline.startswith("cuda") or args.baseline in ("none", "ocl-eager")
 args.size = args.size or (224 if big else 64)
 args.seq = args.seq or (512 if big else 16)
 args.layers = args.layers or (12 if big else 2)
@@ -208,8 +214,9 @@ if args.measure_only:  # child: one JSON line per case, no ocltune_torch in this
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 import ocltune_torch  # noqa: E402
 
-baseline = None if args.baseline == "none" else torch.device(args.baseline)
 ocl = torch.device(args.ocl)
+# "ocl-eager": the ocl device itself, eager, against its --compile run (compiled against eager).
+baseline = None if args.baseline == "none" else ocl if args.baseline == "ocl-eager" else torch.device(args.baseline)
 baseline_figures = {}
 if baseline is not None and baseline.type == "cuda":
     child = subprocess.run([sys.executable, os.path.abspath(__file__), "--measure-only", args.baseline] + sys.argv[1:],
@@ -231,7 +238,7 @@ for name, mode, model, x, target in cases():
     else:
         base_ms, base_times, base_ops, base_memory = run(name, mode, baseline, model, x, target)
     ocltune_torch.reset_fallback_stats()
-    ocl_ms, ocl_times, ocl_ops, ocl_memory = run(name, mode, ocl, model, x, target)
+    ocl_ms, ocl_times, ocl_ops, ocl_memory = run(name, mode, ocl, model, x, target, compiled=bool(args.compile))
     fallbacks = ocltune_torch.fallback_stats()
     ratio = base_ms / ocl_ms
     base_mib = f"{base_memory['peak_mib']:10.0f}" if base_memory else f"{'-':>10}"
@@ -268,6 +275,6 @@ if args.gbench_json:
 if args.json:
     with open(args.json, "w") as f:
         json.dump(dict(command=" ".join(sys.argv), torch=torch.__version__, precision=args.precision, autocast=args.autocast,
-                       fused_optimizer=args.fused_optimizer,
+                       fused_optimizer=args.fused_optimizer, compile=args.compile,
                        ocl_device=torch.ocl.get_device_name(ocl), size=args.size, seq=args.seq, layers=args.layers,
                        results=results), f, indent=1)

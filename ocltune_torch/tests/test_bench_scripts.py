@@ -61,6 +61,20 @@ def test_gemm_bench_times_every_precision_and_names_the_math_it_ran(tmp_path):
     assert bad.returncode == 2 and "fp8" in bad.stderr
 
 
+def test_models_bench_times_compiled_against_eager(tmp_path):
+    out = tmp_path / "compiled.json"
+    text = run_script("models.py", "--baseline", "ocl-eager", "--compile", "ocltune", "--ocl", OCL, "--models",
+                      "mobilenet_v2", "--modes", "inference,training", "--batch", "2", "--size", "32", "--reps", "1",
+                      "--warmup", "1", "--json", str(out))
+    figures = json.loads(out.read_text())
+    rows = figures["results"]
+    assert {r["mode"] for r in rows} == {"inference", "training"}
+    for r in rows:
+        assert r["baseline"] == "ocl-eager" and positive(r["baseline_ms"]) and positive(r["ocl_ms"]), r
+        assert not r["fallbacks"], r
+    assert "ocl-eager ms" in text
+
+
 def test_op_overhead_times_every_case(tmp_path):
     out = tmp_path / "overhead.json"
     run_script("op_overhead.py", "--baseline", "cpu", "--ocl", OCL, "--chain", "2", "--reps", "1", "--json", str(out))
