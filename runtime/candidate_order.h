@@ -9,8 +9,8 @@ namespace ocltune {
 
 // Moves the candidates for which `on_matrix_units` holds ahead of the others, keeping the lookup
 // order (exact, nearest, class, built-in) within each group. With `keep_first`, the first candidate
-// stays first: a tf32 row of the call's own shape that was recorded faster than the exact-math row
-// of that shape (the comparison was measured; anything else is a guess).
+// stays first: the exact level's pick where the call's shape has a tf32 row, compared by recorded
+// time with the shape's exact-math row (measured; anything else is a guess).
 template <class Candidate, class OnMatrixUnits>
 void matrix_units_first(std::vector<Candidate>& candidates, bool keep_first, OnMatrixUnits on_matrix_units) {
   auto from = candidates.begin();

@@ -92,8 +92,10 @@ void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call
   }
   std::vector<Candidate> candidates;
   const TunedEntry* exact = nullptr;
+  bool own_math_row = false;  // a row of this shape in the call's own math mode (tf32: tuned with tensor cores)
   for (const auto& m : maths) {
     const TunedEntry* row = table->exact(op, dtype, m.first, key);
+    if (row && space.contains(row->config)) own_math_row = own_math_row || m.first == math;
     if (row && space.contains(row->config) && (!exact || row->median_ns < exact->median_ns)) exact = row;
   }
   if (exact) candidates.push_back({Level::kExact, exact->config, describe(*exact)});
@@ -122,11 +124,11 @@ void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call
   // TF32 allowed where there are TF32 units means tensor cores, as with cuBLAS and cuDNN: a
   // tensor-core configuration (a tf32 row's, or the built-in of a tf32 GEMM) before any that runs
   // on the FMA units, which an exact-math row of the shape would otherwise be (measured on the
-  // H200: 4096x768x3072 ran its exact row at 0.17 of cuBLAS TF32). Only a tf32 row of this very
-  // shape recorded faster than its exact row keeps its place: that was measured.
+  // H200: 4096x768x3072 ran its exact row at 0.17 of cuBLAS TF32). Where this very shape has a
+  // tf32 row, the exact level's pick keeps the head, be it that row or the shape's exact row
+  // recorded faster: that was measured (the tf32 tuning searched the tensor-core configurations).
   if (problem->math() == MathMode::kTf32 && tf32_units_) {
-    const bool measured_first =
-        exact && exact->math == math && !candidates.empty() && candidates.front().level == Level::kExact;
+    const bool measured_first = own_math_row && !candidates.empty() && candidates.front().level == Level::kExact;
     matrix_units_first(candidates, measured_first,
                        [&](const Candidate& c) { return !c.config.empty() && problem->uses_matrix_units(c.config); });
   }
