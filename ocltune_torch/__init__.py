@@ -15,6 +15,7 @@ import torch
 __all__ = [
     "fallback_stats", "reset_fallback_stats", "library_path",
     "record_shapes", "dispatch_stats", "reset_dispatch_stats", "reload",
+    "tune", "TuneReport", "TuneError", "TuneStepError", "TuneCliError",
 ]
 
 _LIBRARY_NAME = "libocltune_torch.so"
@@ -131,6 +132,9 @@ from . import tune_loop  # noqa: E402  (its functions call the library's ops)
 from .tune_loop import dispatch_stats, record_shapes, reload, reset_dispatch_stats  # noqa: E402,F401
 
 tune_loop._record_from_environment()
+
+# tune(model, example_inputs): the loop above in one call (tune_model.py; `python -m ocltune_torch.tune`).
+from .tune_model import TuneCliError, TuneError, TuneReport, TuneStepError, tune  # noqa: E402,F401
 
 if torch.distributed.is_available():  # the c10d backend "ocltune" for ocl tensors (distributed.py)
     from . import distributed  # noqa: E402
