@@ -225,15 +225,16 @@ def _step(model, inputs, kwargs, train: bool, loss_fn) -> None:
 
 
 def _run_step(model, inputs, kwargs, train, loss_fn, device: int, timed: bool):
-    """One step under a _StepWatch, the model's mode and buffers (batch-norm statistics) restored
-    after: the step is a measurement, not training. Returns (watch, exception or None)."""
+    """One step under a _StepWatch, the model's mode, buffers (batch-norm statistics) and random
+    state (dropout) restored after: the step is a measurement, not training. Returns (watch,
+    exception or None)."""
     was_training = model.training
     buffers = [(b, b.detach().clone()) for b in model.buffers()]
     watch = _StepWatch(device, timed)
     error = None
     try:
         model.train(train)
-        with watch:
+        with torch.random.fork_rng(devices=[device], device_type="ocl"), watch:
             _step(model, inputs, kwargs, train, loss_fn)
         torch.ops.ocltune.synchronize(device)
     except Exception as e:  # noqa: BLE001  (reported after the problems before it are tuned)
@@ -297,7 +298,7 @@ def tune(model, example_inputs, *, budget="10m", train=True, loss_fn=None, devic
         problems; those it does not reach are counted in ``skipped_for_budget`` (a later call tunes them).
     train: one training step (forward, ``loss_fn(output)`` or the sum of the output, backward through
         autograd.grad, so the parameters' .grad stay as they were) or, False, inference under no_grad
-        in eval mode. The model's mode and buffers are restored after.
+        in eval mode. The model's mode, buffers and the random state are restored after.
     device: the ocl device (default: the model's). db: the database the CLI writes (default: $OCLTUNE_DB,
         else ~/.cache/ocltune/tuned.db as the runtime reads it); another path is also set as
         $OCLTUNE_DB for this process, so the runtime reads it after. ops: families to tune (e.g.
@@ -406,7 +407,11 @@ def _tune_pending(cli, pending, device, seconds, database, families, cli_args, e
             command += cli_args
             emit(f"ocltune_torch.tune: tuning {len(group)} problem(s) ({math}) of {report.problems}: "
                  + " ".join(command))
-            status, result = _run_cli(command, emit, tail)
+            try:
+                status, result = _run_cli(command, emit, tail)
+            except KeyboardInterrupt:
+                reload()  # the rows the interrupted CLI committed answer from now on
+                raise
             report.cli_status = status
             done = result.get("problems", []) if isinstance(result, dict) else []
             report.tuned += sum(1 for r in done if r.get("best_written"))

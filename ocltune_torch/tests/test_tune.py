@@ -147,6 +147,24 @@ def test_the_costliest_problem_goes_first(own_database, tmp_path, monkeypatch):
     assert tuple(given[0].get(k) for k in ("op", "m", "n", "k")) == ("gemm", 256, 512, 512), given
 
 
+def test_the_steps_leave_the_model_as_it_was(own_database, tmp_path, monkeypatch):
+    """Gradients, batch-norm statistics, train/eval mode and the random state are as before tune()."""
+    monkeypatch.setenv("OCLTUNE_CLI", fake_cli(tmp_path, 'echo "{\\"problems\\": []}"'))
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.BatchNorm1d(8), torch.nn.Dropout(0.5),
+                                torch.nn.Linear(8, 2)).to(DEVICE).eval()
+    model[0].weight.grad = torch.ones_like(model[0].weight)
+    before = {k: v.cpu().clone() for k, v in model.state_dict().items()}
+    rng = torch.ocl.get_rng_state(DEVICE)
+    report = ocltune_torch.tune(model, rand(5, 6), budget=10, progress=False)
+    assert report.problems >= 3 and report.cli_status == 0, report
+    assert not model.training and model[3].weight.grad is None
+    assert torch.equal(model[0].weight.grad.cpu(), torch.ones(8, 6))
+    for name, value in model.state_dict().items():
+        assert torch.equal(value.cpu(), before[name]), name
+    assert torch.equal(torch.ocl.get_rng_state(DEVICE), rng)
+
+
 def test_a_failing_step_tunes_what_ran_before_and_names_the_op(own_database, monkeypatch):
     monkeypatch.setenv("OCLTUNE_TORCH_STRICT", "1")
     model = ConvThenFloor().to(DEVICE)
