@@ -294,8 +294,9 @@ def tune(model, example_inputs, *, budget="10m", train=True, loss_fn=None, devic
 
     example_inputs: a tensor, a tuple of positional arguments, or a dict of keyword arguments
         (tensors on the CPU are moved to the device).
-    budget: the CLI's wall-time budget ("90s", "10m", "1h30m", or seconds), shared by the
-        problems; those it does not reach are counted in ``skipped_for_budget`` (a later call tunes them).
+    budget: the call's wall time ("90s", "10m", "1h30m", or seconds); the CLI gets what the steps
+        left of it (it finishes the problem in flight, so a call can run over by one problem's search).
+        Problems it does not reach are counted in ``skipped_for_budget``; a later call tunes them.
     train: one training step (forward, ``loss_fn(output)`` or the sum of the output, backward through
         autograd.grad, so the parameters' .grad stay as they were) or, False, inference under no_grad
         in eval mode. The model's mode, buffers and the random state are restored after.
@@ -362,7 +363,7 @@ def tune(model, example_inputs, *, budget="10m", train=True, loss_fn=None, devic
         if not any(cost.values()):
             report.cost = "calls"
         pending.sort(key=lambda p: (-cost[_problem_key(p)], -sum(p["calls"].values())))
-        _tune_pending(cli, pending, dev.index, seconds, database, families, cli_args, emit, report, start)
+        _tune_pending(cli, pending, dev.index, start + seconds, database, families, cli_args, emit, report, start)
     report.seconds = time.monotonic() - start
 
     if error is not None:
@@ -381,18 +382,19 @@ def _default_database() -> str:
     return os.path.join(cache, "ocltune", "tuned.db")
 
 
-def _tune_pending(cli, pending, device, seconds, database, families, cli_args, emit, report, start) -> None:
-    """One CLI run per math mode (--math applies to a whole run), in cost order, sharing the budget;
-    then reload(). Raises TuneCliError on a failed run, after reloading what it committed."""
+def _tune_pending(cli, pending, device, deadline, database, families, cli_args, emit, report, start) -> None:
+    """One CLI run per math mode (--math applies to a whole run), in cost order, each given the time
+    left before ``deadline`` (time.monotonic()); then reload(). Raises TuneCliError on a failed run,
+    after reloading what it committed."""
     by_math = collections.defaultdict(list)
     for p in pending:
         by_math[p["math"]].append(p)
     tail = collections.deque(maxlen=_TAIL_LINES)
-    deadline = time.monotonic() + seconds
     with tempfile.TemporaryDirectory(prefix="ocltune-tune-") as tmp:
         for math, group in by_math.items():
             left = deadline - time.monotonic()
-            if left <= 0:
+            if left <= 1:  # the steps spent the budget: no CLI for less than a second
+                emit(f"ocltune_torch.tune: the budget is spent; {len(group)} problem(s) ({math}) left untuned")
                 report.skipped_for_budget += len(group)
                 continue
             shapes = os.path.join(tmp, f"shapes-{math}.json")

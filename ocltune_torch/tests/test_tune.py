@@ -228,6 +228,15 @@ def test_a_bad_budget_is_refused_before_anything_runs(budget, monkeypatch):
     assert ocltune_torch.dispatch_stats()["calls"] == 0
 
 
+def test_a_budget_the_steps_spend_leaves_everything_for_a_later_call(own_database, monkeypatch):
+    forbid_subprocesses(monkeypatch)
+    lines = []
+    report = ocltune_torch.tune(torch.nn.Linear(6, 3).to(DEVICE), rand(4, 6), budget=0.5, progress=lines.append)
+    assert report.cli_status is None and report.tuned == 0, report
+    assert report.skipped_for_budget == report.problems >= 1, report
+    assert any("budget is spent" in line for line in lines), lines
+
+
 def test_bad_arguments_are_clear(monkeypatch):
     forbid_subprocesses(monkeypatch)
     with pytest.raises(ValueError, match="model.to\\('ocl'\\)"):
