@@ -7,7 +7,7 @@ by the ``ocltune`` CLI in a child process (a crash or hang of a kernel ends that
 caller's), into the user database; then the runtime reloads. A second call finds every problem at
 ``exact`` and starts no process. The manual loop this replaces is tune_loop.py's.
 
-The command-line form is ``python -m ocltune_torch.tune`` (main() below; ocltune_torch/tune/__main__.py).
+The command-line form is ``python -m ocltune_torch.tune`` (main() below; tune.py runs it).
 """
 
 import argparse
