@@ -147,6 +147,22 @@ def test_the_costliest_problem_goes_first(own_database, tmp_path, monkeypatch):
     assert tuple(given[0].get(k) for k in ("op", "m", "n", "k")) == ("gemm", 256, 512, 512), given
 
 
+def test_ops_and_db_reach_the_cli(own_database, tmp_path, monkeypatch):
+    """ops= keeps only those families' problems and passes --ops; db= is what the CLI writes and, as
+    $OCLTUNE_DB, what the runtime reads after."""
+    kept, args = tmp_path / "given-shapes.json", tmp_path / "args.txt"
+    keep = (f'echo "$@" > {args}; while [ $# -gt 0 ]; do [ "$1" = --shapes ] && cp "$2" {kept}; shift; done; '
+            'echo "{\\"problems\\": []}"')
+    monkeypatch.setenv("OCLTUNE_CLI", fake_cli(tmp_path, keep))
+    other = tmp_path / "other.db"
+    report = ocltune_torch.tune(SmallConvBigLinear().to(DEVICE), (rand(1, 1, 5, 4), rand(3, 512, seed=1)),
+                                budget=10, train=False, progress=False, ops=["gemm"], db=other)
+    given = json.loads(kept.read_text())
+    assert {p["op"] for p in given} == {"gemm"} and report.problems == len(given), (report, given)
+    assert "--ops gemm" in args.read_text() and f"--db {other} " in args.read_text(), args.read_text()
+    assert report.database == str(other) == os.environ["OCLTUNE_DB"]
+
+
 def test_the_steps_leave_the_model_as_it_was(own_database, tmp_path, monkeypatch):
     """Gradients, batch-norm statistics, train/eval mode and the random state are as before tune()."""
     monkeypatch.setenv("OCLTUNE_CLI", fake_cli(tmp_path, 'echo "{\\"problems\\": []}"'))
