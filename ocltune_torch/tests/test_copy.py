@@ -166,10 +166,17 @@ def test_fill_and_zero(dtype):
     assert torch.equal(torch.ones(2, 2, dtype=dtype, device=DEVICE).cpu(), torch.ones(2, 2, dtype=dtype))
 
 
-def test_fill_expanded_raises():
-    x = torch.zeros(1, device=DEVICE).expand(4)
-    with pytest.raises(RuntimeError, match="single memory location"):
-        x.fill_(1.0)
+def test_fill_expanded_fills_each_location_once():
+    # Filling is idempotent: PyTorch's CPU and CUDA fill_ and zero_ take an expanded tensor (and
+    # _foreach_zero_ a list with one), which ocl refused until the property tests compared (issue 41).
+    base = torch.zeros(2, 1, 3, device=DEVICE)
+    x = base.expand(2, 4, 3)
+    x.fill_(1.5)
+    assert torch.equal(base.cpu(), torch.full((2, 1, 3), 1.5))
+    x[:, :, 1:].zero_()  # expanded with a gap: each of the rows' last two elements once
+    assert torch.equal(base.cpu(), torch.tensor([[[1.5, 0.0, 0.0]]] * 2))
+    torch._foreach_zero_([x])
+    assert torch.equal(base.cpu(), torch.zeros(2, 1, 3))
 
 
 def test_item_and_scalars():

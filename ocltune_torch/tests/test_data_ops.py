@@ -82,6 +82,22 @@ def test_logical_and_bitwise():
     assert z.cpu().tolist() == [0.0, 0.0, 0.0]
 
 
+@pytest.mark.parametrize("op", ["logical_and_", "logical_or_", "logical_xor_"])
+def test_logical_in_place_never_resizes_self(op):
+    # self [5, 1] with other [5] broadcasts to [5, 5]: the CPU refuses to resize self, ocl resized it
+    # (issue 41, found by test_properties_registered.py); a same-shape self still works in place.
+    a, b = sample((5, 1), torch.float32), sample((5,), torch.float32, seed=3)
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        getattr(a.clone(), op)(b)
+    x = a.to(DEVICE)
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        getattr(x, op)(b.to(DEVICE))
+    assert x.shape == (5, 1)
+    expected = getattr(a.expand(5, 5).clone(), op)(b)
+    actual = getattr(a.expand(5, 5).clone().to(DEVICE), op)(b.to(DEVICE))
+    same(actual, expected)
+
+
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
 def test_where_and_masked_fill(dtype):
     a, b = sample((5, 8), dtype), sample((5, 8), dtype, seed=5)

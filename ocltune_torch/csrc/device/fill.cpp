@@ -27,6 +27,18 @@ void fill_dense(const at::Tensor& t, const at::Tensor& pattern) {
 at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {
   check_ocl(self, "fill_", "self");
   if (self.numel() == 0) return self;
+  // Filling is idempotent, so an expanded self is filled as PyTorch's CPU and CUDA kernels fill it: each
+  // memory location once, through the view with every zero-stride dimension cut to one element.
+  if (at::has_internal_overlap(self) == at::MemOverlap::Yes) {
+    at::Tensor unique = self;
+    for (std::int64_t d = 0; d < self.dim(); ++d) {
+      if (self.stride(d) == 0) unique = unique.narrow(d, 0, 1);
+    }
+    if (!unique.is_same(self)) {
+      fill_scalar(unique, value);
+      return self;
+    }
+  }
   at::assert_no_internal_overlap(self);
   // The value converted to self's dtype on the host, as PyTorch converts it.
   const at::Tensor pattern = at::scalar_tensor(value, self.options().device(at::kCPU));

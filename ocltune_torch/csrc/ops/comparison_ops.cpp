@@ -58,6 +58,18 @@ OCL_COMPARISON(ge, le)
 
 // ---- logical ops (out= forms: the functional and in-place ones are composites over them) ----
 
+// The in-place forms pass self as out: like TensorIterator, an out that is also an operand is never
+// resized (logical_and_ on a [5, 1] self and a [5] other is refused, not turned into a [5, 5] self).
+void resize_logical_output(const char* op, at::Tensor& out, const at::Tensor& self, const at::Tensor& other) {
+  const std::vector<std::int64_t> sizes = at::infer_size(self.sizes(), other.sizes());
+  if (out.is_same(self) || out.is_same(other)) {
+    TORCH_CHECK(at::IntArrayRef(sizes) == out.sizes(), op, ": output with shape ", out.sizes(),
+                " doesn't match the broadcast shape ", at::IntArrayRef(sizes));
+  } else {
+    at::native::resize_output(out, sizes);
+  }
+}
+
 at::Tensor& logical_not_out(const at::Tensor& self, at::Tensor& out) {
   check_ocl(self, "logical_not", "self");
   check_ocl(out, "logical_not", "out");
@@ -76,7 +88,7 @@ at::Tensor& logical_not_out(const at::Tensor& self, at::Tensor& out) {
     if (!plain_operands(#NAME, self, other, compute) || !plain_dtype(out.scalar_type())) {   \
       return fallback<ATEN_OP(NAME##_out)>::call(self, other, out);                          \
     }                                                                                        \
-    at::native::resize_output(out, at::infer_size(self.sizes(), other.sizes()));             \
+    resize_logical_output(#NAME, out, self, other);                                          \
     binary_into(#NAME, #NAME, out, self, other, compute, 0);                                 \
     return out;                                                                              \
   }
