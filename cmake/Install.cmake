@@ -3,8 +3,15 @@
 # system database (db/). tests/consumer builds a project against such a prefix.
 include(CMakePackageConfigHelpers)
 
+# A wheel (pyproject.toml) holds no symlinks, so there the library is one file under its soname
+# rather than three copies (libocltune.so, .so.0, .so.0.1.0).
+set(ocltune_namelink)
+if(SKBUILD)
+  set_target_properties(ocltune_shared PROPERTIES VERSION 0)
+  set(ocltune_namelink NAMELINK_SKIP)
+endif()
 install(TARGETS ocltune_shared EXPORT ocltuneTargets
-        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} ${ocltune_namelink}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ocltune DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

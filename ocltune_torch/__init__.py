@@ -40,10 +40,47 @@ def library_path() -> pathlib.Path:
     )
 
 
+# What an installed wheel's libraries need from the system (Debian 12 package names): libocltune.so
+# links them, and pip cannot install them.
+_SYSTEM_LIBRARIES = {"libOpenCL.so.1": "ocl-icd-libopencl1", "libclblast.so.1": "libclblast1",
+                     "libsqlite3.so.0": "libsqlite3-0", "libfmt.so.9": "libfmt9"}
+
+
+def _release(version: str) -> str:
+    return str(version).split("+")[0]
+
+
+def _check_torch_version() -> None:
+    """A wheel's backend library is built against one torch release (libtorch's C++ ABI changes
+    between releases): it refuses any other before loading, naming both."""
+    try:
+        from ._build_info import TORCH_VERSION
+    except ImportError:  # a source checkout: its build tree's library is built against this Python's torch
+        return
+    if _release(TORCH_VERSION) != _release(torch.__version__):
+        raise ImportError(
+            f"ocltune_torch: this ocltune wheel was built against torch {TORCH_VERSION}, but this Python runs "
+            f"torch {torch.__version__}: install the ocltune wheel built for torch {_release(torch.__version__)}, "
+            "or build one in this environment (pip wheel . --no-build-isolation in an ocltune checkout)"
+        )
+
+
+def _load_library(path: pathlib.Path) -> None:
+    try:
+        torch.ops.load_library(str(path))
+    except OSError as e:
+        missing = [f"{lib} (Debian: {package})" for lib, package in _SYSTEM_LIBRARIES.items() if lib in str(e)]
+        if missing:
+            what = ", the OpenCL ICD loader; install it and an OpenCL driver" if "OpenCL" in missing[0] else "; install it"
+            raise ImportError(f"ocltune_torch: cannot load {path.name}: the system lacks {missing[0]}{what}") from e
+        raise ImportError(f"ocltune_torch: cannot load {path}: {e}") from e
+
+
 def _register() -> None:
     # Idempotent, so that importing twice (the autoload entry point, then the user) changes nothing.
     if not _loaded():
-        torch.ops.load_library(str(library_path()))
+        _check_torch_version()
+        _load_library(library_path())
     name = torch._C._get_privateuse1_backend_name()
     if name != "ocl":
         torch.utils.rename_privateuse1_backend("ocl")
@@ -117,10 +154,6 @@ def _drain_autograd_thread(device: int) -> None:
         time.sleep(0.01)
     except Exception:  # noqa: BLE001  (an exit handler must not fail the exit)
         pass
-
-
-def _autoload() -> None:
-    """The torch.backends entry point: importing this package has already registered the backend."""
 
 
 _register()

@@ -1,6 +1,8 @@
 // The runtime dispatch library: construction, database layers, blocked configurations, statistics.
 #include "runtime/runtime.h"
 
+#include <dlfcn.h>
+
 #include <cstdlib>
 #include <filesystem>
 
@@ -40,10 +42,28 @@ const char* level_name(Level level) {
   return "unknown";
 }
 
+namespace {
+
+// <prefix>/share/ocltune/system.db, where <prefix>/<dir>/ holds the binary this code is linked into
+// (lib/libocltune.so, bin/ocltune): an installed tree that was moved, or one that never lived at its
+// configured prefix, such as a wheel's (built under a temporary prefix, unpacked into site-packages).
+std::string relocated_system_database_path() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<const void*>(&relocated_system_database_path), &info) == 0 || !info.dli_fname) return {};
+  std::error_code ec;
+  const fs::path binary = fs::canonical(info.dli_fname, ec);
+  if (ec) return {};
+  return (binary.parent_path().parent_path() / "share" / "ocltune" / "system.db").string();
+}
+
+}  // namespace
+
 std::string default_system_database_path() {
+  const std::string relocated = relocated_system_database_path();
   const std::string installed = OCLTUNE_INSTALLED_SYSTEM_DB;
   const std::string build_tree = OCLTUNE_BUILD_SYSTEM_DB;
   std::error_code ec;
+  if (!relocated.empty() && fs::exists(relocated, ec)) return relocated;
   if (fs::exists(installed, ec)) return installed;
   if (fs::exists(build_tree, ec)) return build_tree;
   return installed;

@@ -60,7 +60,8 @@ struct RuntimeStats {
   int programs_built = 0;         // compiled, or loaded from the on-disk binary cache
 };
 
-// Default system database: the installed <datadir>/ocltune/system.db if present, else the build tree's.
+// Default system database: <prefix>/share/ocltune/system.db beside the binary this runtime is linked into
+// (a moved install, a wheel), else the configured install's <datadir>/ocltune/system.db, else the build tree's.
 std::string default_system_database_path();
 
 class Runtime {

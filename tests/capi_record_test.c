@@ -175,6 +175,7 @@ int main(void) {
   CHECK(strstr(json, "\"gemm\":{\"builtin\":4") != NULL, "%s", json);
   CHECK(strstr(json, "\"reduce\":{\"builtin\":1") != NULL, "%s", json);
   CHECK(count_of(json, "\"shape_key\"") == 3, "three problems: %s", json);
+  CHECK(strstr(json, "\"databases\":[]") != NULL, "no database loaded (both layers off): %s", json);
   free(json);
   CHECK(ocltune_runtime_dispatch_stats_json(rt, NULL, 4, &length) == OCLTUNE_INVALID_ARGUMENT, "size without buffer");
   CHECK(ocltune_runtime_dispatch_stats_json(rt, NULL, 0, NULL) == OCLTUNE_INVALID_ARGUMENT, "length is required");

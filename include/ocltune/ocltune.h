@@ -322,7 +322,8 @@ ocltune_status ocltune_elementwise_chain(ocltune_runtime runtime, cl_command_que
 ocltune_status ocltune_runtime_dispatch_counts(ocltune_runtime runtime, const char* op,
                                                uint64_t calls[OCLTUNE_LEVEL_COUNT]);
 /* The statistics as JSON: {"calls": N, "levels": {"exact": n, ...}, "ops": {"gemm": {"exact": n, ...}},
- * "problems": [{"op", "dtype", "math", "shape_key", "level", "calls": {...}, "shape": {...}}]}.
+ * "problems": [{"op", "dtype", "math", "shape_key", "level", "calls": {...}, "shape": {...}}],
+ * "databases": ["system.db path", "user.db path"]} (the database files the runtime loaded, system first).
  * `*length` (required) receives the text's length without the NUL; at most size - 1 bytes and a NUL
  * go to `buffer` (buffer NULL with size 0 asks only for the length; call again if *length >= size). */
 ocltune_status ocltune_runtime_dispatch_stats_json(ocltune_runtime runtime, char* buffer, size_t size, size_t* length);

@@ -43,7 +43,9 @@ ocltune_status ocltune_runtime_dispatch_stats_json(ocltune_runtime runtime, char
     return fail(OCLTUNE_INVALID_ARGUMENT, "ocltune_runtime_dispatch_stats_json: size > 0 but buffer is NULL");
   }
   return guarded([&] {
-    const std::string text = ocltune::dispatch_stats_json(runtime->runtime->dispatched_problems()).dump();
+    nlohmann::json stats = ocltune::dispatch_stats_json(runtime->runtime->dispatched_problems());
+    stats["databases"] = runtime->runtime->layer_paths();
+    const std::string text = stats.dump();
     *length = text.size();
     if (size == 0) return;
     const std::size_t n = std::min(text.size(), size - 1);
