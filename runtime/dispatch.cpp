@@ -137,7 +137,21 @@ Dispatch Runtime::dispatch(const DispatchAdapter& adapter, const ShapeCode& code
     plan.emplace(adapter.plan(call, e.decision.config, **lease));
     if (plan->kernels.size() != steps)
       throw Error(fmt::format("op {}: the plan changed its number of kernels", adapter.op()));
-    for (std::size_t i = 0; i < steps; ++i) args[i] = raw_args(plan->kernels[i]);
+    for (std::size_t i = 0; i < steps; ++i) {
+      const KernelLaunch& launch = plan->kernels[i];
+      const Entry::Step& step = e.steps[i];
+      // The resolved kernels run every later call of the shape; only their arguments and work sizes
+      // may differ (below). A plan that would run other kernels means the shape code misses a field
+      // that changes the plan: refused, never run with the wrong kernel.
+      if (launch.kernel != step.kernel || launch.program.files != step.files ||
+          launch.program.defines != step.defines || launch.program.options != step.options) {
+        throw Error(
+            fmt::format("op {}: this call's plan runs kernel {} where its shape's resolved plan runs {} (a "
+                        "field of the call that changes the plan is missing from the shape code)",
+                        adapter.op(), launch.kernel, step.kernel));
+      }
+      args[i] = raw_args(launch);
+    }
   }
 
   Dispatch out;
@@ -175,8 +189,15 @@ Dispatch Runtime::dispatch(const DispatchAdapter& adapter, const ShapeCode& code
                                       : (waits > 0 ? &previous : nullptr);  // a list of none must be null
     const bool want_event = options.events || (chain && i + 1 < steps) || observer;
     cl_event event = nullptr;
-    const cl_int err = clEnqueueNDRangeKernel(queue, kernel, step.dims, nullptr, step.global.data(),
-                                              step.driver_local ? nullptr : step.local.data(), waits, wait_list,
+    // A planned call launches its plan's work sizes: they may depend on more than the shape code
+    // holds (a 16-bit GEMM widens a single A for every batch entry where stride_a is 0, all of them
+    // otherwise; resolving the shape with the one and running the other left entries unwidened).
+    const KernelLaunch* planned = plan ? &plan->kernels[i] : nullptr;
+    const cl_uint dims = planned ? static_cast<cl_uint>(planned->global.dimensions()) : step.dims;
+    const std::size_t* global = planned ? planned->global.get() : step.global.data();
+    const std::size_t* local = planned ? (planned->local.dimensions() == 0 ? nullptr : planned->local.get())
+                                       : (step.driver_local ? nullptr : step.local.data());
+    const cl_int err = clEnqueueNDRangeKernel(queue, kernel, dims, nullptr, global, local, waits, wait_list,
                                               want_event ? &event : nullptr);
     if (!first && previous && !options.events) clReleaseEvent(previous);
     if (err != CL_SUCCESS) throw ClError(fmt::format("clEnqueueNDRangeKernel({})", step.kernel), err);

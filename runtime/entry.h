@@ -18,6 +18,11 @@ struct Runtime::Entry {
   // One kernel of the op: built program, kernel name, launch geometry (fixed by the shape code).
   struct Step {
     cl::Program program;
+    // What the program was built from, less its inline text (compared with a later plan's: a plan may
+    // differ from the resolved one in its work sizes, never in its kernels).
+    std::vector<std::string> files;
+    std::vector<std::pair<std::string, std::string>> defines;
+    std::string options;
     std::string kernel;
     cl_uint dims = 1;
     std::array<std::size_t, 3> global{};

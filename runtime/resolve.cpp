@@ -31,6 +31,9 @@ std::string describe(const TunedEntry& e) {
 Runtime::Entry::Step make_step(const KernelLaunch& launch, cl::Program program) {
   Runtime::Entry::Step step;
   step.program = std::move(program);
+  step.files = launch.program.files;
+  step.defines = launch.program.defines;
+  step.options = launch.program.options;
   step.kernel = launch.kernel;
   step.dims = static_cast<cl_uint>(launch.global.dimensions());
   for (cl_uint d = 0; d < step.dims; ++d) step.global[d] = launch.global.get()[d];

@@ -83,6 +83,19 @@ def test_bmm_and_matmul(dtype):
     assert_close(on(q) @ on(q).transpose(-1, -2), expected, **gemm_tol(8, dtype))  # attention-like
 
 
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_bmm_of_a_shape_after_a_broadcast_batch(dtype):
+    # A 16-bit GEMM widens its operands into fp32 copies: one A for every batch entry where A's batch
+    # stride is 0, each entry's otherwise. The runtime resolves a shape once; it used to run every later
+    # call with the first call's work sizes, so a real batch after a broadcast one left nine of ten A
+    # entries unwidened (NaN or stale values, no error). Found by test_properties_registered.py.
+    a, b = rand(10, 5, 10, dtype=dtype, seed=6), rand(10, 10, 5, dtype=dtype, seed=7)
+    broadcast = on(a[:1]).expand(10, 5, 10)  # batch stride 0 on the device
+    assert broadcast.stride(0) == 0
+    for x in (broadcast, on(a), broadcast, on(a.transpose(1, 2).contiguous()).transpose(1, 2)):
+        assert_close(torch.bmm(x, on(b)), (x.cpu().float() @ b.float()).to(dtype), **gemm_tol(10, dtype))
+
+
 def test_matmul_follows_the_float32_matmul_precision():
     # ocl's fp32 products take TF32 permission from the switch cuda's cuBLAS products read, in both of
     # its spellings; off by default. Convolutions follow cuDNN's switch instead (test_nn_ops.py).

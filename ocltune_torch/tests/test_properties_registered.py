@@ -420,9 +420,6 @@ def compare_gradients(actual, expected):
 XFAIL = {
     "_foreach_sub": "_foreach_sub(float tensors, True) subtracts 1 on ocl where the CPU raises NotImplementedError "
                     "(subtraction with a bool is refused); found by sample 3, float32, in place or not",
-    "bmm": "float16 bmm of a transposed batch (sample 0: [10, 5, 10] with strides (1, 10, 50), times a contiguous "
-           "[10, 10, 5], the sample's values): 23 of 250 elements off the CPU's by up to 0.26 (results ~100, 4 ulps) "
-           "in this file's run; the same call alone in a script matches exactly, so some state of the run matters",
 }
 
 
