@@ -3,7 +3,7 @@
 // On the device a copy is one clEnqueueCopyBuffer when both layouts are the same dense one, the C
 // ABI's strided copy (elementwise with op NULL: strided source, packed destination) when the
 // destination is dense, and a packed temporary plus clEnqueueCopyBufferRect when the destination has
-// gaps (a slice), or the plain copy kernel (plain/plain_elementwise.h), which also converts dtypes.
+// gaps (a slice), or the plain copy kernel (run_plain_elementwise, plain/plain_kernels.h), which also converts dtypes.
 // What none of them can do goes through the host, which is always correct.
 #include "ocltune_torch/csrc/device/copy.h"
 
@@ -21,7 +21,6 @@
 #include "ocltune_torch/csrc/device/pinned.h"
 #include "ocltune_torch/csrc/device/profiler.h"
 #include "ocltune_torch/csrc/device/tensor_util.h"
-#include "ocltune_torch/csrc/plain/plain_elementwise.h"
 #include "ocltune_torch/csrc/plain/plain_kernels.h"
 
 namespace ocltune_torch {

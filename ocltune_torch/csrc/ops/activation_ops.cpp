@@ -1,4 +1,5 @@
-// The activations and the backward ops autograd dispatches for them, on ocltune's elementwise family:
+// The activations and the backward ops autograd dispatches for them, on the elementwise generator
+// (elementwise.h; every kernel here is one of the elementwise family's):
 // relu, relu6/hardtanh, gelu (both forms), silu, sigmoid, tanh, hardswish, hardsigmoid, leaky_relu,
 // elu, softplus, with their in-place forms, and threshold_backward, hardtanh_backward, gelu_backward,
 // silu_backward, sigmoid_backward, tanh_backward, hardswish_backward, hardsigmoid_backward,
@@ -17,37 +18,40 @@
 #include <torch/library.h>
 
 #include "ocltune_torch/csrc/device/fallback.h"
-#include "ocltune_torch/csrc/ops/elementwise_kernel.h"
+#include "ocltune_torch/csrc/ops/elementwise.h"
 #include "ocltune_torch/csrc/ops/op_forms.h"
 
 namespace ocltune_torch {
 namespace {
 
-const char* gelu_op(std::string_view approximate) {
-  if (approximate == "none") return "gelu";
+// An op of the elementwise family by its name there.
+constexpr ElementwiseOp family(const char* name) { return ElementwiseOp{.name = name, .family = name}; }
+
+constexpr ElementwiseOp kRelu = family("relu"), kSigmoid = family("sigmoid"), kTanh = family("tanh"),
+                        kSilu = family("silu"), kHardswish = family("hardswish"), kHardsigmoid = family("hardsigmoid"),
+                        kRelu6 = family("relu6"), kGelu = family("gelu"), kGeluTanh = family("gelu_tanh"),
+                        kMaximum = family("maximum"), kMinimum = family("minimum"), kLeakyRelu = family("leaky_relu"),
+                        kElu = family("elu"), kSoftplus = family("softplus"), kAdd = family("add"),
+                        kSub = family("sub"), kMul = family("mul"), kReluGrad = family("relu_grad"),
+                        kRelu6Grad = family("relu6_grad"), kGeluGrad = family("gelu_grad"),
+                        kGeluTanhGrad = family("gelu_tanh_grad"), kSiluGrad = family("silu_grad"),
+                        kSigmoidGrad = family("sigmoid_grad"), kTanhGrad = family("tanh_grad"),
+                        kHardswishGrad = family("hardswish_grad"), kHardsigmoidGrad = family("hardsigmoid_grad");
+
+const ElementwiseOp& gelu_op(std::string_view approximate) {
+  if (approximate == "none") return kGelu;
   TORCH_CHECK(approximate == "tanh", "approximate argument must be either none or tanh.");
-  return "gelu_tanh";
+  return kGeluTanh;
 }
 
-// The activations of one argument: one kernel each, registered as the functional, in-place and out=
-// forms (op_forms.h).
-#define OCLTUNE_ACTIVATION(name) \
-  bool name##_into(const at::Tensor& out, const at::Tensor& self) { return unary_into(#name, #name, out, self); }
-OCLTUNE_ACTIVATION(relu)
-OCLTUNE_ACTIVATION(sigmoid)
-OCLTUNE_ACTIVATION(tanh)
-OCLTUNE_ACTIVATION(silu)
-OCLTUNE_ACTIVATION(hardswish)
-OCLTUNE_ACTIVATION(hardsigmoid)
-#undef OCLTUNE_ACTIVATION
-
 at::Tensor gelu(const at::Tensor& self, c10::string_view approximate) {
-  return unary("gelu", gelu_op(approximate), self, [&] { return fallback<ATEN_OP(gelu)>::call(self, approximate); });
+  return or_fallback(elementwise(gelu_op(approximate), self),
+                     [&] { return fallback<ATEN_OP(gelu)>::call(self, approximate); });
 }
 
 at::Tensor& gelu_(at::Tensor& self, c10::string_view approximate) {
-  return unary_("gelu_", gelu_op(approximate), self,
-                [&]() -> at::Tensor& { return fallback<ATEN_OP(gelu_)>::call(self, approximate); });
+  if (elementwise_into(gelu_op(approximate), self, self)) return self;
+  return fallback<ATEN_OP(gelu_)>::call(self, approximate);
 }
 
 bool is_relu6(const at::Scalar& min_val, const at::Scalar& max_val) {
@@ -58,27 +62,26 @@ bool is_relu6(const at::Scalar& min_val, const at::Scalar& max_val) {
 // propagate NaN as PyTorch's clamp does.
 at::Tensor hardtanh(const at::Tensor& self, const at::Scalar& min_val, const at::Scalar& max_val) {
   auto cpu = [&] { return fallback<ATEN_OP(hardtanh)>::call(self, min_val, max_val); };
-  if (is_relu6(min_val, max_val)) return unary("hardtanh", "relu6", self, cpu);
-  const at::Tensor low = run_planned("hardtanh", "maximum", plan_scalar("hardtanh", self, min_val.to<double>()), cpu);
-  if (!is_ocl(low) || low.numel() == 0) return low;
-  return run_planned("hardtanh", "minimum", plan_scalar("hardtanh", low, max_val.to<double>()), cpu);
+  if (is_relu6(min_val, max_val)) return or_fallback(elementwise(kRelu6, self), cpu);
+  const std::optional<at::Tensor> low = elementwise_scalar(kMaximum, self, min_val.to<double>());
+  if (!low) return cpu();
+  return or_fallback(elementwise_scalar(kMinimum, *low, max_val.to<double>()), cpu);
 }
 at::Tensor& hardtanh_(at::Tensor& self, const at::Scalar& min_val, const at::Scalar& max_val) {
   auto cpu = [&]() -> at::Tensor& { return fallback<ATEN_OP(hardtanh_)>::call(self, min_val, max_val); };
-  if (is_relu6(min_val, max_val)) return unary_("hardtanh_", "relu6", self, cpu);
-  check_ocl(self, "hardtanh_", "self");
-  run_planned_("hardtanh_", "maximum", self, plan_scalar("hardtanh_", self, min_val.to<double>()), cpu);
-  return run_planned_("hardtanh_", "minimum", self, plan_scalar("hardtanh_", self, max_val.to<double>()), cpu);
+  if (is_relu6(min_val, max_val)) return elementwise_into(kRelu6, self, self) ? self : cpu();
+  // Both steps take self's dtype and layout, so the second runs wherever the first did.
+  if (!elementwise_scalar_into(kMaximum, self, self, min_val.to<double>())) return cpu();
+  return elementwise_scalar_into(kMinimum, self, self, max_val.to<double>()) ? self : cpu();
 }
 
 at::Tensor leaky_relu(const at::Tensor& self, const at::Scalar& negative_slope) {
-  return run_planned("leaky_relu", "leaky_relu", plan_scalar("leaky_relu", self, negative_slope.to<double>()),
+  return or_fallback(elementwise_scalar(kLeakyRelu, self, negative_slope.to<double>()),
                      [&] { return fallback<ATEN_OP(leaky_relu)>::call(self, negative_slope); });
 }
 at::Tensor& leaky_relu_(at::Tensor& self, const at::Scalar& negative_slope) {
-  check_ocl(self, "leaky_relu_", "self");
-  return run_planned_("leaky_relu_", "leaky_relu", self, plan_scalar("leaky_relu_", self, negative_slope.to<double>()),
-                      [&]() -> at::Tensor& { return fallback<ATEN_OP(leaky_relu_)>::call(self, negative_slope); });
+  if (elementwise_scalar_into(kLeakyRelu, self, self, negative_slope.to<double>())) return self;
+  return fallback<ATEN_OP(leaky_relu_)>::call(self, negative_slope);
 }
 
 // elu with PyTorch's scale and input_scale 1 (nn.ELU, F.elu) is the family's elu; softplus with a
@@ -109,7 +112,7 @@ at::Tensor elu(const at::Tensor& self, const at::Scalar& alpha, const at::Scalar
     if (!kernel_dtype(self.scalar_type())) return cpu();
     return scaled_elu(self, alpha.to<double>(), scale.to<double>(), input_scale.to<double>());
   }
-  return run_planned("elu", "elu", plan_scalar("elu", self, alpha.to<double>()), cpu);
+  return or_fallback(elementwise_scalar(kElu, self, alpha.to<double>()), cpu);
 }
 at::Tensor& elu_(at::Tensor& self, const at::Scalar& alpha, const at::Scalar& scale, const at::Scalar& input_scale) {
   auto cpu = [&]() -> at::Tensor& { return fallback<ATEN_OP(elu_)>::call(self, alpha, scale, input_scale); };
@@ -119,7 +122,7 @@ at::Tensor& elu_(at::Tensor& self, const at::Scalar& alpha, const at::Scalar& sc
     const at::Tensor out = scaled_elu(self, alpha.to<double>(), scale.to<double>(), input_scale.to<double>());
     return self.copy_(out);
   }
-  return run_planned_("elu_", "elu", self, plan_scalar("elu_", self, alpha.to<double>()), cpu);
+  return elementwise_scalar_into(kElu, self, self, alpha.to<double>()) ? self : cpu();
 }
 // The kernel's threshold is 20; a lower one selects x where beta x exceeds it (gt and where, on the
 // device). Above 20 log1p(exp(beta x)) / beta rounds to x in fp32, so higher thresholds fall back.
@@ -127,19 +130,21 @@ at::Tensor softplus(const at::Tensor& self, const at::Scalar& beta, const at::Sc
   auto cpu = [&] { return fallback<ATEN_OP(softplus)>::call(self, beta, threshold); };
   const double t = threshold.to<double>();
   if (t > kSoftplusThreshold || !std::isfinite(t)) return cpu();
-  const at::Tensor soft = run_planned("softplus", "softplus", plan_scalar("softplus", self, beta.to<double>()), cpu);
-  if (t == kSoftplusThreshold || !is_ocl(soft) || soft.numel() == 0) return soft;
+  const std::optional<at::Tensor> soft = elementwise_scalar(kSoftplus, self, beta.to<double>());
+  if (!soft) return cpu();
+  if (t == kSoftplusThreshold || soft->numel() == 0) return *soft;
   // The selection in float32, as the CPU's opmath: a 16-bit beta x could round across the threshold.
-  return at::where(at::gt(self.to(at::kFloat) * beta, threshold), self, soft);
+  return at::where(at::gt(self.to(at::kFloat) * beta, threshold), self, *soft);
 }
 
 // ---- backward ops: op(grad_output, input or output) ----
 
+// op(grad, saved) on the family's binary kernel, or the fallback's result.
 template <class Fallback>
-at::Tensor backward(const char* op, const char* kernel_op, const at::Tensor& grad, const at::Tensor& saved,
+at::Tensor backward(const char* name, const ElementwiseOp& op, const at::Tensor& grad, const at::Tensor& saved,
                     Fallback fallback_op) {
-  check_ocl(grad, op, "grad_output");
-  return binary(op, kernel_op, grad, saved, 1.0, fallback_op);
+  check_ocl(grad, name, "grad_output");
+  return or_fallback(elementwise(op, grad, saved), fallback_op);
 }
 
 // grad where x > threshold: relu_grad against x - threshold, which is positive exactly where x is
@@ -147,51 +152,48 @@ at::Tensor backward(const char* op, const char* kernel_op, const at::Tensor& gra
 // subnormal differences to 0 would drop a gradient within 1e-38 of the threshold).
 at::Tensor threshold_backward(const at::Tensor& grad, const at::Tensor& self, const at::Scalar& threshold) {
   auto cpu = [&] { return fallback<ATEN_OP(threshold_backward)>::call(grad, self, threshold); };
-  if (threshold.to<double>() == 0.0) return backward("threshold_backward", "relu_grad", grad, self, cpu);
+  if (threshold.to<double>() == 0.0) return backward("threshold_backward", kReluGrad, grad, self, cpu);
   check_ocl(grad, "threshold_backward", "grad_output");
-  const at::Tensor shifted =
-      run_planned("threshold_backward", "sub", plan_scalar("threshold_backward", self, threshold.to<double>()), cpu);
-  if (!is_ocl(shifted) || shifted.numel() == 0) return cpu();
-  return backward("threshold_backward", "relu_grad", grad, shifted, cpu);
+  const std::optional<at::Tensor> shifted = elementwise_scalar(kSub, self, threshold.to<double>());
+  if (!shifted || shifted->numel() == 0) return cpu();
+  return backward("threshold_backward", kReluGrad, grad, *shifted, cpu);
 }
 // grad where min < x < max: relu_grad against x - min, then against max - x (as threshold_backward).
 at::Tensor hardtanh_backward(const at::Tensor& grad, const at::Tensor& self, const at::Scalar& min_val,
                              const at::Scalar& max_val) {
   auto cpu = [&] { return fallback<ATEN_OP(hardtanh_backward)>::call(grad, self, min_val, max_val); };
-  if (is_relu6(min_val, max_val)) return backward("hardtanh_backward", "relu6_grad", grad, self, cpu);
+  if (is_relu6(min_val, max_val)) return backward("hardtanh_backward", kRelu6Grad, grad, self, cpu);
   check_ocl(grad, "hardtanh_backward", "grad_output");
-  const at::Tensor above =
-      run_planned("hardtanh_backward", "sub", plan_scalar("hardtanh_backward", self, min_val.to<double>()), cpu);
-  const at::Tensor below = run_planned(
-      "hardtanh_backward", "sub", plan_scalar("hardtanh_backward", self, max_val.to<double>(), /*reversed=*/true), cpu);
-  if (!is_ocl(above) || !is_ocl(below) || above.numel() == 0) return cpu();
-  const at::Tensor kept = backward("hardtanh_backward", "relu_grad", grad, above, cpu);
-  if (!is_ocl(kept)) return kept;
-  return backward("hardtanh_backward", "relu_grad", kept, below, cpu);
+  const std::optional<at::Tensor> above = elementwise_scalar(kSub, self, min_val.to<double>());
+  const std::optional<at::Tensor> below = elementwise_scalar(kSub, self, max_val.to<double>(), /*reversed=*/true);
+  if (!above || !below || above->numel() == 0) return cpu();
+  const std::optional<at::Tensor> kept = elementwise(kReluGrad, grad, *above);
+  if (!kept) return cpu();
+  return backward("hardtanh_backward", kReluGrad, *kept, *below, cpu);
 }
 at::Tensor gelu_backward(const at::Tensor& grad, const at::Tensor& self, c10::string_view approximate) {
-  const char* kernel_op = std::string_view(gelu_op(approximate)) == "gelu" ? "gelu_grad" : "gelu_tanh_grad";
-  return backward("gelu_backward", kernel_op, grad, self,
+  const ElementwiseOp& op = &gelu_op(approximate) == &kGelu ? kGeluGrad : kGeluTanhGrad;
+  return backward("gelu_backward", op, grad, self,
                   [&] { return fallback<ATEN_OP(gelu_backward)>::call(grad, self, approximate); });
 }
 at::Tensor silu_backward(const at::Tensor& grad, const at::Tensor& self) {
-  return backward("silu_backward", "silu_grad", grad, self,
+  return backward("silu_backward", kSiluGrad, grad, self,
                   [&] { return fallback<ATEN_OP(silu_backward)>::call(grad, self); });
 }
 at::Tensor sigmoid_backward(const at::Tensor& grad, const at::Tensor& output) {
-  return backward("sigmoid_backward", "sigmoid_grad", grad, output,
+  return backward("sigmoid_backward", kSigmoidGrad, grad, output,
                   [&] { return fallback<ATEN_OP(sigmoid_backward)>::call(grad, output); });
 }
 at::Tensor tanh_backward(const at::Tensor& grad, const at::Tensor& output) {
-  return backward("tanh_backward", "tanh_grad", grad, output,
+  return backward("tanh_backward", kTanhGrad, grad, output,
                   [&] { return fallback<ATEN_OP(tanh_backward)>::call(grad, output); });
 }
 at::Tensor hardswish_backward(const at::Tensor& grad, const at::Tensor& self) {
-  return backward("hardswish_backward", "hardswish_grad", grad, self,
+  return backward("hardswish_backward", kHardswishGrad, grad, self,
                   [&] { return fallback<ATEN_OP(hardswish_backward)>::call(grad, self); });
 }
 at::Tensor hardsigmoid_backward(const at::Tensor& grad, const at::Tensor& self) {
-  return backward("hardsigmoid_backward", "hardsigmoid_grad", grad, self,
+  return backward("hardsigmoid_backward", kHardsigmoidGrad, grad, self,
                   [&] { return fallback<ATEN_OP(hardsigmoid_backward)>::call(grad, self); });
 }
 // grad where x > 0, else grad * slope: relu_grad keeps the first part exactly (grad or 0), so
@@ -199,10 +201,13 @@ at::Tensor hardsigmoid_backward(const at::Tensor& grad, const at::Tensor& self) 
 at::Tensor leaky_relu_backward(const at::Tensor& grad, const at::Tensor& self, const at::Scalar& negative_slope,
                                bool self_is_result) {
   auto cpu = [&] { return fallback<ATEN_OP(leaky_relu_backward)>::call(grad, self, negative_slope, self_is_result); };
-  const at::Tensor kept = backward("leaky_relu_backward", "relu_grad", grad, self, cpu);
-  if (!is_ocl(kept) || kept.numel() == 0) return kept;
-  const at::Tensor dropped = binary("leaky_relu_backward", "sub", grad, kept, 1.0, cpu);
-  return binary("leaky_relu_backward", "add", kept, dropped, negative_slope.to<double>(), cpu);
+  check_ocl(grad, "leaky_relu_backward", "grad_output");
+  const std::optional<at::Tensor> kept = elementwise(kReluGrad, grad, self);
+  if (!kept) return cpu();
+  if (kept->numel() == 0) return *kept;
+  const std::optional<at::Tensor> dropped = elementwise(kSub, grad, *kept);
+  if (!dropped) return cpu();
+  return or_fallback(elementwise(kAdd, *kept, *dropped, negative_slope.to<double>()), cpu);
 }
 // The backward of scaled_elu, PyTorch's
 //   x <= 0 ? grad input_scale alpha scale exp(input_scale x) : grad scale          (x the input)
@@ -235,19 +240,19 @@ at::Tensor elu_backward(const at::Tensor& grad, const at::Scalar& alpha, const a
                                self_or_result);
   }
   const double a = alpha.to<double>();
-  const at::Tensor y = is_result
-                           ? self_or_result
-                           : run_planned("elu_backward", "elu", plan_scalar("elu_backward", self_or_result, a), cpu);
-  if (!is_ocl(y)) return cpu();
-  if (y.numel() == 0 || grad.numel() == 0) {
-    return at::empty(at::infer_size(grad.sizes(), y.sizes()), grad.options());  // nothing to compute
+  const std::optional<at::Tensor> y = is_result ? self_or_result : elementwise_scalar(kElu, self_or_result, a);
+  if (!y) return cpu();
+  if (y->numel() == 0 || grad.numel() == 0) {
+    return at::empty(at::infer_size(grad.sizes(), y->sizes()), grad.options());  // nothing to compute
   }
-  const at::Tensor kept = backward("elu_backward", "relu_grad", grad, y, cpu);
-  if (!is_ocl(kept)) return kept;
-  const at::Tensor dropped = binary("elu_backward", "sub", grad, kept, 1.0, cpu);
-  const at::Tensor slope = run_planned("elu_backward", "add", plan_scalar("elu_backward", y, a), cpu);
-  const at::Tensor scaled = binary("elu_backward", "mul", dropped, slope, 1.0, cpu);
-  return binary("elu_backward", "add", kept, scaled, 1.0, cpu);
+  const std::optional<at::Tensor> kept = elementwise(kReluGrad, grad, *y);
+  if (!kept) return cpu();
+  const std::optional<at::Tensor> dropped = elementwise(kSub, grad, *kept);
+  const std::optional<at::Tensor> slope = elementwise_scalar(kAdd, *y, a);
+  if (!dropped || !slope) return cpu();
+  const std::optional<at::Tensor> scaled = elementwise(kMul, *dropped, *slope);
+  if (!scaled) return cpu();
+  return or_fallback(elementwise(kAdd, *kept, *scaled), cpu);
 }
 // grad * sigmoid(beta x); above the threshold 20 that sigmoid rounds to 1 in fp32, the gradient itself.
 at::Tensor softplus_backward(const at::Tensor& grad, const at::Tensor& self, const at::Scalar& beta,
@@ -257,27 +262,29 @@ at::Tensor softplus_backward(const at::Tensor& grad, const at::Tensor& self, con
   if (t > kSoftplusThreshold || !std::isfinite(t)) return cpu();
   check_ocl(grad, "softplus_backward", "grad_output");
   const double b = beta.to<double>();
-  const at::Tensor z =
-      b == 1.0 ? self : run_planned("softplus_backward", "mul", plan_scalar("softplus_backward", self, b), cpu);
-  if (!is_ocl(z)) return cpu();
-  const at::Tensor s = unary("softplus_backward", "sigmoid", z, cpu);
-  if (!is_ocl(s)) return s;
-  const at::Tensor dx = binary("softplus_backward", "mul", grad, s, 1.0, cpu);
-  if (t == kSoftplusThreshold || !is_ocl(dx) || dx.numel() == 0) return dx;
-  return at::where(at::gt(self.to(at::kFloat) * beta, threshold), grad.expand_as(dx), dx);
+  const std::optional<at::Tensor> z = b == 1.0 ? self : elementwise_scalar(kMul, self, b);
+  if (!z) return cpu();
+  const std::optional<at::Tensor> s = elementwise(kSigmoid, *z);
+  if (!s) return cpu();
+  const std::optional<at::Tensor> dx = elementwise(kMul, grad, *s);
+  if (!dx) return cpu();
+  if (t == kSoftplusThreshold || dx->numel() == 0) return *dx;
+  return at::where(at::gt(self.to(at::kFloat) * beta, threshold), grad.expand_as(*dx), *dx);
 }
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  register_unary_forms<ATEN_OP(relu), ATEN_OP(relu_), ATEN_OP(relu_out), relu_into>(m);
-  register_unary_forms<ATEN_OP(sigmoid), ATEN_OP(sigmoid_), ATEN_OP(sigmoid_out), sigmoid_into>(m);
-  register_unary_forms<ATEN_OP(tanh), ATEN_OP(tanh_), ATEN_OP(tanh_out), tanh_into>(m);
-  register_unary_forms<ATEN_OP(silu), ATEN_OP(silu_), ATEN_OP(silu_out), silu_into>(m);
+  register_unary_forms<ATEN_OP(relu), ATEN_OP(relu_), ATEN_OP(relu_out), elementwise_unary_into<kRelu>>(m);
+  register_unary_forms<ATEN_OP(sigmoid), ATEN_OP(sigmoid_), ATEN_OP(sigmoid_out), elementwise_unary_into<kSigmoid>>(m);
+  register_unary_forms<ATEN_OP(tanh), ATEN_OP(tanh_), ATEN_OP(tanh_out), elementwise_unary_into<kTanh>>(m);
+  register_unary_forms<ATEN_OP(silu), ATEN_OP(silu_), ATEN_OP(silu_out), elementwise_unary_into<kSilu>>(m);
   m.impl("gelu", gelu);
   m.impl("gelu_", gelu_);
-  register_unary_forms<ATEN_OP(hardswish), ATEN_OP(hardswish_), ATEN_OP(hardswish_out), hardswish_into>(m);
-  register_unary_forms<ATEN_OP(hardsigmoid), ATEN_OP(hardsigmoid_), ATEN_OP(hardsigmoid_out), hardsigmoid_into>(m);
+  register_unary_forms<ATEN_OP(hardswish), ATEN_OP(hardswish_), ATEN_OP(hardswish_out),
+                       elementwise_unary_into<kHardswish>>(m);
+  register_unary_forms<ATEN_OP(hardsigmoid), ATEN_OP(hardsigmoid_), ATEN_OP(hardsigmoid_out),
+                       elementwise_unary_into<kHardsigmoid>>(m);
   m.impl("hardtanh", hardtanh);
   m.impl("hardtanh_", hardtanh_);
   m.impl("leaky_relu", leaky_relu);

@@ -1,12 +1,11 @@
-// Element-wise ops on plain kernels: comparisons, logical and bitwise ops, where, masked_fill_, clamp
-// (number and tensor bounds), all/any, and integer add/sub/mul and division with a rounding mode of
-// every plain dtype (for elementwise_ops.cpp). Casts are copies (device/copy.cpp).
+// Element-wise ops whose kernels are plain ones: comparisons, logical and bitwise ops on the elementwise
+// generator (elementwise.h, registered through op_forms.h), and where, masked_fill_, clamp (number and
+// tensor bounds) and all/any, which launch plain_elementwise.cl's ternary and reducing kernels on the
+// generator's operand rules. Casts are copies (device/copy.cpp).
 //
 // Operands follow PyTorch's type promotion (at::result_type): both are converted to the result type
 // before the op, so int64 == float compares in float. A 0-dim CPU tensor (a Python number) is a
 // kernel argument, never a transfer. float64 and complex operands take the CPU fallback.
-#include "ocltune_torch/csrc/ops/comparison_ops.h"
-
 #include <string>
 #include <tuple>
 
@@ -21,7 +20,8 @@
 
 #include "ocltune_torch/csrc/device/fallback.h"
 #include "ocltune_torch/csrc/device/tensor_util.h"
-#include "ocltune_torch/csrc/plain/plain_elementwise.h"
+#include "ocltune_torch/csrc/ops/elementwise.h"
+#include "ocltune_torch/csrc/ops/op_forms.h"
 #include "ocltune_torch/csrc/plain/plain_kernels.h"
 
 namespace ocltune_torch {
@@ -32,95 +32,43 @@ std::vector<std::int64_t> to_vector(at::IntArrayRef a) { return {a.begin(), a.en
 
 // ---- comparisons: bool results, computed in the promoted type ----
 
-#define OCL_COMPARISON(NAME, MIRROR)                                                                              \
-  at::Tensor NAME##_tensor(const at::Tensor& self, const at::Tensor& other) {                                     \
-    const at::ScalarType compute = at::result_type(self, other);                                                  \
-    if (!plain_operands(#NAME, self, other, compute)) return fallback<ATEN_OP(NAME##_Tensor)>::call(self, other); \
-    return binary_new(#NAME, #MIRROR, self, other, compute, at::kBool);                                           \
-  }                                                                                                               \
-  at::Tensor NAME##_scalar(const at::Tensor& self, const at::Scalar& other) {                                     \
-    check_ocl(self, #NAME, "self");                                                                               \
-    const at::ScalarType compute = at::result_type(self, other);                                                  \
-    if (!plain_dtype(self.scalar_type()) || !plain_dtype(compute)) {                                              \
-      return fallback<ATEN_OP(NAME##_Scalar)>::call(self, other);                                                 \
-    }                                                                                                             \
-    at::Tensor out = at::empty(self.sizes(), self.options().dtype(at::kBool));                                    \
-    run_plain_elementwise(#NAME "_scalar", out, {self}, {"A"}, compute, {0, other});                              \
-    return out;                                                                                                   \
-  }
-
-OCL_COMPARISON(eq, eq)
-OCL_COMPARISON(ne, ne)
-OCL_COMPARISON(lt, gt)
-OCL_COMPARISON(le, ge)
-OCL_COMPARISON(gt, lt)
-OCL_COMPARISON(ge, le)
+constexpr ElementwiseOp kEq{.name = "eq", .plain = "eq", .plain_reversed = "eq", .bool_result = true};
+constexpr ElementwiseOp kNe{.name = "ne", .plain = "ne", .plain_reversed = "ne", .bool_result = true};
+constexpr ElementwiseOp kLt{.name = "lt", .plain = "lt", .plain_reversed = "gt", .bool_result = true};
+constexpr ElementwiseOp kLe{.name = "le", .plain = "le", .plain_reversed = "ge", .bool_result = true};
+constexpr ElementwiseOp kGt{.name = "gt", .plain = "gt", .plain_reversed = "lt", .bool_result = true};
+constexpr ElementwiseOp kGe{.name = "ge", .plain = "ge", .plain_reversed = "le", .bool_result = true};
 
 // ---- logical ops (out= forms: the functional and in-place ones are composites over them) ----
 
-// The in-place forms pass self as out: like TensorIterator, an out that is also an operand is never
-// resized (logical_and_ on a [5, 1] self and a [5] other is refused, not turned into a [5, 5] self).
-void resize_logical_output(const char* op, at::Tensor& out, const at::Tensor& self, const at::Tensor& other) {
-  const std::vector<std::int64_t> sizes = at::infer_size(self.sizes(), other.sizes());
-  if (out.is_same(self) || out.is_same(other)) {
-    TORCH_CHECK(at::IntArrayRef(sizes) == out.sizes(), op, ": output with shape ", out.sizes(),
-                " doesn't match the broadcast shape ", at::IntArrayRef(sizes));
-  } else {
-    at::native::resize_output(out, sizes);
-  }
-}
+constexpr ElementwiseOp kLogicalNot{.name = "logical_not", .plain = "logical_not"};
+constexpr ElementwiseOp kLogicalAnd{
+    .name = "logical_and", .plain = "logical_and", .plain_reversed = "logical_and", .bool_result = true};
+constexpr ElementwiseOp kLogicalOr{
+    .name = "logical_or", .plain = "logical_or", .plain_reversed = "logical_or", .bool_result = true};
+constexpr ElementwiseOp kLogicalXor{
+    .name = "logical_xor", .plain = "logical_xor", .plain_reversed = "logical_xor", .bool_result = true};
 
+// Into an out of any dtype (bool where logical_not's composite allocates it).
 at::Tensor& logical_not_out(const at::Tensor& self, at::Tensor& out) {
   check_ocl(self, "logical_not", "self");
   check_ocl(out, "logical_not", "out");
-  if (!plain_dtype(self.scalar_type()) || !plain_dtype(out.scalar_type())) {
-    return fallback<ATEN_OP(logical_not_out)>::call(self, out);
-  }
+  check_same_device(out, self, "logical_not", "out");
   at::native::resize_output(out, self.sizes());
-  run_plain_elementwise("logical_not", out, {unaliased(out, self)}, {"A"}, self.scalar_type(), {0, 0});
+  at::assert_no_internal_overlap(out);
+  if (!elementwise_into(kLogicalNot, out, self)) return fallback<ATEN_OP(logical_not_out)>::call(self, out);
   return out;
 }
 
-#define OCL_LOGICAL(NAME)                                                                    \
-  at::Tensor& NAME##_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) { \
-    check_ocl(out, #NAME, "out");                                                            \
-    const at::ScalarType compute = at::result_type(self, other);                             \
-    if (!plain_operands(#NAME, self, other, compute) || !plain_dtype(out.scalar_type())) {   \
-      return fallback<ATEN_OP(NAME##_out)>::call(self, other, out);                          \
-    }                                                                                        \
-    resize_logical_output(#NAME, out, self, other);                                          \
-    binary_into(#NAME, #NAME, out, self, other, compute, 0);                                 \
-    return out;                                                                              \
-  }
+// ---- bitwise ops: integer and bool tensors (floats: PyTorch's error, from the fallback) ----
 
-OCL_LOGICAL(logical_and)
-OCL_LOGICAL(logical_or)
-OCL_LOGICAL(logical_xor)
-
-// ---- bitwise ops: integer and bool tensors ----
-
-#define OCL_BITWISE(NAME)                                                                          \
-  at::Tensor NAME##_tensor(const at::Tensor& self, const at::Tensor& other) {                      \
-    const at::ScalarType compute = at::result_type(self, other);                                   \
-    if (!plain_operands(#NAME, self, other, compute) || at::isFloatingType(compute)) {             \
-      return fallback<ATEN_OP(NAME##_Tensor)>::call(self, other); /* PyTorch's error for floats */ \
-    }                                                                                              \
-    return binary_new(#NAME, #NAME, self, other, compute, compute);                                \
-  }
-
-OCL_BITWISE(bitwise_and)
-OCL_BITWISE(bitwise_or)
-OCL_BITWISE(bitwise_xor)
-
-at::Tensor bitwise_not(const at::Tensor& self) {
-  check_ocl(self, "bitwise_not", "self");
-  if (!plain_dtype(self.scalar_type()) || at::isFloatingType(self.scalar_type())) {
-    return fallback<ATEN_OP(bitwise_not)>::call(self);
-  }
-  at::Tensor out = at::empty(self.sizes(), self.options());
-  run_plain_elementwise("bitwise_not", out, {self}, {"A"}, self.scalar_type(), {0, 0});
-  return out;
-}
+constexpr ElementwiseOp kBitwiseAnd{
+    .name = "bitwise_and", .plain = "bitwise_and", .plain_reversed = "bitwise_and", .integral = true};
+constexpr ElementwiseOp kBitwiseOr{
+    .name = "bitwise_or", .plain = "bitwise_or", .plain_reversed = "bitwise_or", .integral = true};
+constexpr ElementwiseOp kBitwiseXor{
+    .name = "bitwise_xor", .plain = "bitwise_xor", .plain_reversed = "bitwise_xor", .integral = true};
+constexpr ElementwiseOp kBitwiseNot{.name = "bitwise_not", .plain = "bitwise_not", .integral = true};
 
 // ---- where, masked_fill_ ----
 
@@ -356,19 +304,6 @@ at::Tensor& clamp_max_tensor_out(const at::Tensor& self, const at::Tensor& max, 
   });
 }
 
-// ---- division with a rounding mode ----
-
-// Whether other, broadcast to sizes, is one value (TensorIterator's is_scalar): the CPU's 16-bit
-// kernels then divide by it in fp32, unrounded, and elsewhere round it to the result's precision.
-bool one_value(const at::Tensor& other, at::IntArrayRef sizes) {
-  if (is_number(other)) return true;
-  const at::Tensor e = other.expand(sizes);
-  for (std::int64_t d = 0; d < e.dim(); ++d) {
-    if (e.size(d) != 1 && e.stride(d) != 0) return false;
-  }
-  return true;
-}
-
 // ---- all, any ----
 
 // The result has keepdim sizes and is filled with the answer for no elements; the kernel sees it
@@ -423,109 +358,54 @@ at::Tensor any_dims(const at::Tensor& self, at::OptionalIntArrayRef dim, bool ke
   return all_any("reduce_any", self, dim, keepdim);
 }
 
-// ---- integer add, sub, mul ----
-
-const char* mirror_of(std::string_view op) { return op == "sub" ? "rsub" : op == "add" ? "radd" : "mul"; }
-
-void check_integer_arithmetic(std::string_view op, at::ScalarType result, const c10::Scalar& alpha) {
-  TORCH_CHECK(!(op == "sub" && result == at::kBool),
-              "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
-              "`logical_xor()` operator instead.");
-  TORCH_CHECK(!alpha.isFloatingPoint(),
-              "For integral input tensors, argument alpha must not be a floating point "
-              "number.");
-  TORCH_CHECK(result != at::kBool || !alpha.isIntegral(false) || alpha.to<std::int64_t>() == 0 ||
-                  alpha.to<std::int64_t>() == 1 || op == "mul",
-              "Boolean alpha only supported for Boolean results.");
-}
-
 }  // namespace
-
-std::optional<at::Tensor> integer_arithmetic(std::string_view op, const at::Tensor& self, const at::Tensor& other,
-                                             const c10::Scalar& alpha) {
-  const at::ScalarType result = at::result_type(self, other);
-  if (kernel_dtype(result) || !plain_dtype(result)) return std::nullopt;
-  const std::string name(op);
-  if (!plain_operands(name.c_str(), self, other, result)) return std::nullopt;
-  check_integer_arithmetic(op, result, alpha);
-  return binary_new(name.c_str(), mirror_of(op), self, other, result, result, alpha);
-}
-
-bool integer_arithmetic_(std::string_view op, at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
-  const at::ScalarType result = at::result_type(self, other);
-  if (kernel_dtype(self.scalar_type()) || !plain_dtype(self.scalar_type()) || !plain_dtype(result)) return false;
-  const std::string name(op);
-  if (!plain_operands(name.c_str(), self, other, result) || !is_ocl(self)) return false;
-  check_integer_arithmetic(op, result, alpha);
-  TORCH_CHECK(at::canCast(result, self.scalar_type()), "result type ", result,
-              " can't be cast to the desired output type ", self.scalar_type());
-  TORCH_CHECK(at::infer_size(self.sizes(), other.sizes()) == self.sizes(), "output with shape ", self.sizes(),
-              " doesn't match the broadcast shape ", at::infer_size(self.sizes(), other.sizes()));
-  at::assert_no_internal_overlap(self);
-  binary_into(name.c_str(), mirror_of(op), self, self, other, result, alpha);
-  return true;
-}
-
-bool rounded_division_into(const at::Tensor& out, const at::Tensor& self, const at::Tensor& other, bool floor) {
-  const char* kernel = floor ? "div_floor" : "div_trunc";
-  const at::ScalarType compute = at::result_type(self, other);
-  if (!is_ocl(self) && !is_ocl(other)) return false;
-  (void)plain_operands(kernel, self, other, compute);  // for its device checks
-  // A number of any dtype (a Python float is float64) is a kernel argument of the compute type.
-  auto takes = [](const at::Tensor& t) { return is_number(t) || plain_dtype(t.scalar_type()); };
-  if (!takes(self) || !takes(other) || !plain_dtype(compute) || compute == at::kBool ||
-      !plain_dtype(out.scalar_type())) {
-    return false;
-  }
-  if (!at::isFloatingType(compute)) {
-    // The CPU's integer kernels raise for a zero divisor, where a device's division returns anything:
-    // one comparison and a read of its answer (a wait) before the kernel.
-    const bool zero = is_number(other) ? other.item<std::int64_t>() == 0 : at::any(at::eq(other, 0)).item<bool>();
-    TORCH_CHECK(!zero, "ZeroDivisionError");
-  }
-  if (out.numel() == 0) return true;
-  const at::Tensor a =
-      unaliased(out, is_number(self) ? at::full({}, self.item(), other.options().dtype(compute)) : self)
-          .expand(out.sizes());
-  if (is_number(other)) {
-    run_plain_elementwise((std::string(kernel) + "_scalar").c_str(), out, {a}, {"A"}, compute, {0, other.item()});
-  } else {
-    const bool rounded = at::isReducedFloatingType(compute) && !one_value(other, out.sizes());
-    run_plain_elementwise(kernel, out, {a, unaliased(out, other).expand(out.sizes())}, {"A", "B"}, compute,
-                          {rounded ? 1 : 0});
-  }
-  return true;
-}
 
 // isnan: x != x for the float types (only NaN differs from itself), no element for the others.
 at::Tensor isnan(const at::Tensor& self) {
   check_ocl(self, "isnan", "self");
   if (!at::isFloatingType(self.scalar_type())) return at::zeros(self.sizes(), self.options().dtype(at::kBool));
-  return ne_tensor(self, self);
+  return at::ne(self, self);
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("eq.Tensor", eq_tensor);
-  m.impl("eq.Scalar", eq_scalar);
-  m.impl("ne.Tensor", ne_tensor);
-  m.impl("ne.Scalar", ne_scalar);
+  constexpr BinaryResult kBool = BinaryResult::kBool;
+  register_binary_forms<ATEN_OP(eq_Tensor), ATEN_OP(eq__Tensor), ATEN_OP(eq_Tensor_out), elementwise_op_into<kEq>,
+                        kBool>(m);
+  register_binary_forms<ATEN_OP(ne_Tensor), ATEN_OP(ne__Tensor), ATEN_OP(ne_Tensor_out), elementwise_op_into<kNe>,
+                        kBool>(m);
+  register_binary_forms<ATEN_OP(lt_Tensor), ATEN_OP(lt__Tensor), ATEN_OP(lt_Tensor_out), elementwise_op_into<kLt>,
+                        kBool>(m);
+  register_binary_forms<ATEN_OP(le_Tensor), ATEN_OP(le__Tensor), ATEN_OP(le_Tensor_out), elementwise_op_into<kLe>,
+                        kBool>(m);
+  register_binary_forms<ATEN_OP(gt_Tensor), ATEN_OP(gt__Tensor), ATEN_OP(gt_Tensor_out), elementwise_op_into<kGt>,
+                        kBool>(m);
+  register_binary_forms<ATEN_OP(ge_Tensor), ATEN_OP(ge__Tensor), ATEN_OP(ge_Tensor_out), elementwise_op_into<kGe>,
+                        kBool>(m);
+  register_binary_scalar_forms<ATEN_OP(eq_Scalar), ATEN_OP(eq__Scalar), ATEN_OP(eq_Scalar_out),
+                               elementwise_op_into<kEq>, kBool>(m);
+  register_binary_scalar_forms<ATEN_OP(ne_Scalar), ATEN_OP(ne__Scalar), ATEN_OP(ne_Scalar_out),
+                               elementwise_op_into<kNe>, kBool>(m);
+  register_binary_scalar_forms<ATEN_OP(lt_Scalar), ATEN_OP(lt__Scalar), ATEN_OP(lt_Scalar_out),
+                               elementwise_op_into<kLt>, kBool>(m);
+  register_binary_scalar_forms<ATEN_OP(le_Scalar), ATEN_OP(le__Scalar), ATEN_OP(le_Scalar_out),
+                               elementwise_op_into<kLe>, kBool>(m);
+  register_binary_scalar_forms<ATEN_OP(gt_Scalar), ATEN_OP(gt__Scalar), ATEN_OP(gt_Scalar_out),
+                               elementwise_op_into<kGt>, kBool>(m);
+  register_binary_scalar_forms<ATEN_OP(ge_Scalar), ATEN_OP(ge__Scalar), ATEN_OP(ge_Scalar_out),
+                               elementwise_op_into<kGe>, kBool>(m);
   m.impl("isnan", isnan);
-  m.impl("lt.Tensor", lt_tensor);
-  m.impl("lt.Scalar", lt_scalar);
-  m.impl("le.Tensor", le_tensor);
-  m.impl("le.Scalar", le_scalar);
-  m.impl("gt.Tensor", gt_tensor);
-  m.impl("gt.Scalar", gt_scalar);
-  m.impl("ge.Tensor", ge_tensor);
-  m.impl("ge.Scalar", ge_scalar);
   m.impl("logical_not.out", logical_not_out);
-  m.impl("logical_and.out", logical_and_out);
-  m.impl("logical_or.out", logical_or_out);
-  m.impl("logical_xor.out", logical_xor_out);
-  m.impl("bitwise_and.Tensor", bitwise_and_tensor);
-  m.impl("bitwise_or.Tensor", bitwise_or_tensor);
-  m.impl("bitwise_xor.Tensor", bitwise_xor_tensor);
-  m.impl("bitwise_not", bitwise_not);
+  m.impl("logical_and.out", &op_forms::binary_out<ATEN_OP(logical_and_out), elementwise_op_into<kLogicalAnd>, kBool>);
+  m.impl("logical_or.out", &op_forms::binary_out<ATEN_OP(logical_or_out), elementwise_op_into<kLogicalOr>, kBool>);
+  m.impl("logical_xor.out", &op_forms::binary_out<ATEN_OP(logical_xor_out), elementwise_op_into<kLogicalXor>, kBool>);
+  register_binary_forms<ATEN_OP(bitwise_and_Tensor), ATEN_OP(bitwise_and__Tensor), ATEN_OP(bitwise_and_Tensor_out),
+                        elementwise_op_into<kBitwiseAnd>>(m);
+  register_binary_forms<ATEN_OP(bitwise_or_Tensor), ATEN_OP(bitwise_or__Tensor), ATEN_OP(bitwise_or_Tensor_out),
+                        elementwise_op_into<kBitwiseOr>>(m);
+  register_binary_forms<ATEN_OP(bitwise_xor_Tensor), ATEN_OP(bitwise_xor__Tensor), ATEN_OP(bitwise_xor_Tensor_out),
+                        elementwise_op_into<kBitwiseXor>>(m);
+  register_unary_forms<ATEN_OP(bitwise_not), ATEN_OP(bitwise_not_), ATEN_OP(bitwise_not_out),
+                       elementwise_unary_into<kBitwiseNot>>(m);
   m.impl("where.self", where_self);
   m.impl("masked_fill_.Scalar", masked_fill_scalar);
   m.impl("masked_fill_.Tensor", masked_fill_tensor);

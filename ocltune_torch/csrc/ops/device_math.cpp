@@ -14,30 +14,10 @@
 #include "ocltune_torch/csrc/device/device.h"
 #include "ocltune_torch/csrc/device/errors.h"
 #include "ocltune_torch/csrc/device/tensor_util.h"
+#include "ocltune_torch/csrc/ops/elementwise.h"
 
 namespace ocltune_torch::device_math {
 namespace {
-
-// Dims in the memory order of the dense `out`, with the inputs' strides (expanded to out's sizes)
-// against them, merged.
-MergedLayout layout_of(const at::Tensor& out, const std::vector<at::Tensor>& inputs) {
-  TORCH_INTERNAL_ASSERT(out.is_non_overlapping_and_dense(), "ocltune_torch: device_math writes dense results");
-  std::vector<std::int64_t> perm(static_cast<std::size_t>(out.dim()));
-  std::iota(perm.begin(), perm.end(), 0);
-  std::stable_sort(perm.begin(), perm.end(),
-                   [&](std::int64_t a, std::int64_t b) { return out.stride(a) > out.stride(b); });
-  std::vector<std::int64_t> sizes;
-  std::vector<std::vector<std::int64_t>> strides(inputs.size() + 1);
-  for (std::int64_t p : perm) {
-    sizes.push_back(out.size(p));
-    strides[0].push_back(out.stride(p));
-    for (std::size_t i = 0; i < inputs.size(); ++i) strides[i + 1].push_back(inputs[i].stride(p));
-  }
-  MergedLayout layout = merge_dims(sizes, strides);
-  TORCH_CHECK(layout.sizes.size() <= OCLTUNE_MAX_DIMS, "ocltune_torch: an elementwise step of ", out.sizes(),
-              " has more than ", OCLTUNE_MAX_DIMS, " dims after merging");
-  return layout;
-}
 
 void check_operand(const at::Tensor& t, const at::Tensor& out) {
   TORCH_INTERNAL_ASSERT(is_ocl(t) && t.device() == out.device(), "ocltune_torch: device_math on another device");
@@ -45,28 +25,18 @@ void check_operand(const at::Tensor& t, const at::Tensor& out) {
                         "ocltune_torch: device_math operands of ", t.scalar_type(), " and ", out.scalar_type());
 }
 
-// out = op(a [, b | scalar]); a and b already expanded to out's sizes.
+// out = op(a [, b | scalar]) on the elementwise generator; a and b already expanded to out's sizes.
 void enqueue(const char* op, const at::Tensor& out, const at::Tensor& a, const at::Tensor* b, double scalar,
              bool reversed) {
+  TORCH_INTERNAL_ASSERT(out.is_non_overlapping_and_dense(), "ocltune_torch: device_math writes dense results");
   check_operand(a, out);
   if (b) check_operand(*b, out);
-  if (out.numel() == 0) return;
   TORCH_CHECK(b || std::isfinite(static_cast<float>(scalar)), "ocltune_torch: ", op, " with a non-finite scalar");
-  std::vector<at::Tensor> inputs = {a};
-  if (b) inputs.push_back(*b);
-  const MergedLayout layout = layout_of(out, inputs);
-  ocltune_elementwise_args e;
-  ocltune_elementwise_args_init(&e, op, static_cast<int>(layout.sizes.size()), layout.sizes.data(), nullptr, nullptr);
-  e.dtype = *ocltune_dtype_of(out.scalar_type());
-  e.a = strided_operand(layout.sizes, layout.strides[1], cl_tensor_of(a));
-  if (b) {
-    e.b = strided_operand(layout.sizes, layout.strides[2], cl_tensor_of(*b));
-  } else {
-    e.scalar = static_cast<float>(scalar);
-  }
-  e.reversed = reversed ? 1 : 0;
-  e.out = cl_tensor_of(out);
-  call_ocltune(op, [&] { device_runtime(out.device().index()).elementwise(e); });
+  const ElementwiseOp family_op{.name = op, .family = op};
+  const bool ran =
+      b ? elementwise_into(family_op, out, a, *b) : elementwise_scalar_into(family_op, out, a, scalar, reversed);
+  TORCH_CHECK(ran, "ocltune_torch: an elementwise step of ", out.sizes(), " has more than ", OCLTUNE_MAX_DIMS,
+              " dims after merging");
 }
 
 }  // namespace

@@ -1,10 +1,9 @@
-// Arithmetic and math on ocltune's elementwise family (elementwise_kernel.h): add, sub, rsub, mul, div
-// (broadcasting, Scalar alpha, and their out= forms), exp, log, sqrt, rsqrt, neg, abs, sign, reciprocal,
-// pow, maximum, minimum, and the optimisers' addcmul, addcdiv and lerp, composed of those kernels (clamp
-// is plain_elementwise.cpp's, for every dtype); in-place variants
-// write into self when it is dense. Integer and bool operands of add, sub and mul, and div's rounding
-// modes (trunc, floor, so floor_divide) of every dtype, run on the plain kernels (plain_elementwise.h),
-// which have fmod and floor; what neither computes (mixed dtypes, float64) takes the CPU fallback.
+// Arithmetic and math on the elementwise generator (elementwise.h): add, sub, rsub, mul, div (with
+// broadcasting, numbers, alpha, and every dtype: the elementwise family computes the float ones, the
+// plain kernels the integer and bool ones), exp, log, sqrt, rsqrt, neg, abs, sign, reciprocal, pow,
+// maximum, minimum, div's rounding modes (floor_divide; plain kernels of every dtype, which have
+// fmod and floor), and the optimisers' addcmul, addcdiv and lerp, composed of those kernels (clamp is
+// comparison_ops.cpp's). What neither computes (float64, complex) takes the CPU fallback.
 #include <cmath>
 #include <optional>
 #include <string_view>
@@ -12,102 +11,72 @@
 
 #include <ATen/ATen.h>
 #include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/Operators.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
 #include "ocltune_torch/csrc/device/fallback.h"
-#include "ocltune_torch/csrc/ops/comparison_ops.h"
-#include "ocltune_torch/csrc/ops/elementwise_kernel.h"
+#include "ocltune_torch/csrc/ops/elementwise.h"
 #include "ocltune_torch/csrc/ops/op_forms.h"
-#include "ocltune_torch/csrc/plain/plain_elementwise.h"
 #include "ocltune_torch/csrc/plain/plain_kernels.h"
 
 namespace ocltune_torch {
 namespace {
 
-// self + alpha * other or self - alpha * other (`kernel_op`). Integer and bool operands run on the
-// plain kernels (plain_elementwise.h), the float ones here. A number first with an alpha (rsub.Scalar
-// computes 2 - 3 * x as sub(2, x, alpha=3)) takes two steps: the family's reversed op has no alpha.
-template <class Fallback>
-at::Tensor add_or_sub(const char* op, const char* kernel_op, const at::Tensor& self, const at::Tensor& other,
-                      const at::Scalar& alpha, Fallback fallback_op) {
-  if (auto r = integer_arithmetic(kernel_op, self, other, alpha)) return *r;
-  const double a = alpha.to<double>();
-  auto number = [](const at::Tensor& t) { return t.dim() == 0 && t.is_cpu(); };
-  if (a == 1.0 || !number(self) || number(other)) return binary(op, kernel_op, self, other, a, fallback_op);
-  bool failed = false;  // a step the kernels cannot take: the whole op falls back, not that step alone
-  auto step_failed = [&] {
-    failed = true;
-    return at::Tensor();
-  };
-  const at::Tensor scaled = run_planned(op, "mul", plan_scalar(op, other, a), step_failed);
-  if (failed) return fallback_op();
-  const at::Tensor result = binary(op, kernel_op, self, scaled, 1.0, step_failed);
-  return failed ? fallback_op() : result;
+// PyTorch's alpha_check and sub_check, for the integer and bool results the plain kernels compute.
+void check_integer_alpha(at::ScalarType result, const c10::Scalar& alpha) {
+  if (at::isFloatingType(result)) return;
+  TORCH_CHECK(!alpha.isFloatingPoint(),
+              "For integral input tensors, argument alpha must not be a floating point "
+              "number.");
+  TORCH_CHECK(
+      result != at::kBool || !alpha.isIntegral(false) || alpha.to<std::int64_t>() == 0 || alpha.to<std::int64_t>() == 1,
+      "Boolean alpha only supported for Boolean results.");
+}
+void check_sub(at::ScalarType result, const c10::Scalar& alpha) {
+  TORCH_CHECK(result != at::kBool,
+              "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+              "`logical_xor()` operator instead.");
+  check_integer_alpha(result, alpha);
 }
 
-at::Tensor add(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
-  return add_or_sub("add", "add", self, other, alpha,
-                    [&] { return fallback<ATEN_OP(add_Tensor)>::call(self, other, alpha); });
-}
-at::Tensor sub(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
-  return add_or_sub("sub", "sub", self, other, alpha,
-                    [&] { return fallback<ATEN_OP(sub_Tensor)>::call(self, other, alpha); });
-}
+// The ops on the generator: the family's kernel, the plain kernel and the plain kernel for a number
+// first (2 - x is rsub_scalar of x).
+constexpr ElementwiseOp kAdd{
+    .name = "add", .family = "add", .plain = "add", .plain_reversed = "radd", .check = check_integer_alpha};
+constexpr ElementwiseOp kSub{
+    .name = "sub", .family = "sub", .plain = "sub", .plain_reversed = "rsub", .check = check_sub};
+constexpr ElementwiseOp kMul{.name = "mul", .family = "mul", .plain = "mul", .plain_reversed = "mul"};
+constexpr ElementwiseOp kDiv{.name = "div", .family = "div"};
+constexpr ElementwiseOp kPow{.name = "pow", .family = "pow"};
+constexpr ElementwiseOp kMaximum{.name = "maximum", .family = "maximum", .plain = "maximum"};
+constexpr ElementwiseOp kMinimum{.name = "minimum", .family = "minimum", .plain = "minimum"};
+constexpr ElementwiseOp kExp{.name = "exp", .family = "exp"};
+constexpr ElementwiseOp kLog{.name = "log", .family = "log"};
+constexpr ElementwiseOp kSqrt{.name = "sqrt", .family = "sqrt"};
+constexpr ElementwiseOp kRsqrt{.name = "rsqrt", .family = "rsqrt"};
+constexpr ElementwiseOp kNeg{.name = "neg", .family = "neg"};
+constexpr ElementwiseOp kAbs{.name = "abs", .family = "abs"};
+constexpr ElementwiseOp kSign{.name = "sign", .family = "sign"};
+constexpr ElementwiseOp kReciprocal{.name = "reciprocal", .family = "div"};
+
 // other - alpha * self; rsub.Scalar is a composite that calls sub(other, self, alpha) itself.
 at::Tensor rsub(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
-  return add_or_sub("rsub", "sub", other, self, alpha,
-                    [&] { return fallback<ATEN_OP(rsub_Tensor)>::call(self, other, alpha); });
-}
-at::Tensor mul(const at::Tensor& self, const at::Tensor& other) {
-  if (auto r = integer_arithmetic("mul", self, other, 1)) return *r;
-  return binary("mul", "mul", self, other, 1.0, [&] { return fallback<ATEN_OP(mul_Tensor)>::call(self, other); });
-}
-at::Tensor div(const at::Tensor& self, const at::Tensor& other) {
-  return binary("div", "div", self, other, 1.0, [&] { return fallback<ATEN_OP(div_Tensor)>::call(self, other); });
+  return or_fallback(elementwise(kSub, other, self, alpha),
+                     [&] { return fallback<ATEN_OP(rsub_Tensor)>::call(self, other, alpha); });
 }
 
-at::Tensor& add_(at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
-  if (integer_arithmetic_("add", self, other, alpha)) return self;
-  return binary_("add_", "add", self, other, alpha.to<double>(),
-                 [&]() -> at::Tensor& { return fallback<ATEN_OP(add__Tensor)>::call(self, other, alpha); });
-}
-at::Tensor& sub_(at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
-  if (integer_arithmetic_("sub", self, other, alpha)) return self;
-  return binary_("sub_", "sub", self, other, alpha.to<double>(),
-                 [&]() -> at::Tensor& { return fallback<ATEN_OP(sub__Tensor)>::call(self, other, alpha); });
-}
-at::Tensor& mul_(at::Tensor& self, const at::Tensor& other) {
-  if (integer_arithmetic_("mul", self, other, 1)) return self;
-  return binary_("mul_", "mul", self, other, 1.0,
-                 [&]() -> at::Tensor& { return fallback<ATEN_OP(mul__Tensor)>::call(self, other); });
-}
-at::Tensor& div_(at::Tensor& self, const at::Tensor& other) {
-  return binary_("div_", "div", self, other, 1.0,
-                 [&]() -> at::Tensor& { return fallback<ATEN_OP(div__Tensor)>::call(self, other); });
-}
-
-// out= forms, which composite ops and PyTorch's own per-tensor loops call: the result is computed as
-// for the functional op and moved into out (resized as PyTorch resizes an out= argument).
+// out= forms of composites: the result computed, then moved into out (resized as PyTorch resizes it).
 at::Tensor& write_out(const at::Tensor& result, at::Tensor& out) {
   at::native::resize_output(out, result.sizes());
   return out.copy_(result);
 }
-at::Tensor& add_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, at::Tensor& out) {
-  return write_out(ocltune_torch::add(self, other, alpha), out);
-}
-at::Tensor& sub_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, at::Tensor& out) {
-  return write_out(ocltune_torch::sub(self, other, alpha), out);
-}
-at::Tensor& mul_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
-  return write_out(ocltune_torch::mul(self, other), out);
-}
-at::Tensor& div_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
-  return write_out(ocltune_torch::div(self, other), out);
-}
 
-// ---- division with a rounding mode: the plain kernels (plain_elementwise.h), every plain dtype ----
+// ---- division with a rounding mode: plain kernels (div_trunc, div_floor), every plain dtype but bool ----
+
+constexpr ElementwiseOp kDivTrunc{.name = "div", .plain = "div_trunc"};
+constexpr ElementwiseOp kDivFloor{.name = "div", .plain = "div_floor"};
 
 bool floor_mode(std::string_view mode) {
   TORCH_CHECK(mode == "trunc" || mode == "floor",
@@ -115,12 +84,41 @@ bool floor_mode(std::string_view mode) {
   return mode == "floor";
 }
 
+// Whether other, broadcast to sizes, is one value (TensorIterator's is_scalar): the CPU's 16-bit
+// kernels then divide by it in fp32, unrounded, and elsewhere round it to the result's precision.
+bool one_value(const at::Tensor& other, at::IntArrayRef sizes) {
+  if (is_number(other)) return true;
+  const at::Tensor e = other.expand(sizes);
+  for (std::int64_t d = 0; d < e.dim(); ++d) {
+    if (e.size(d) != 1 && e.stride(d) != 0) return false;
+  }
+  return true;
+}
+
+// self / other rounded towards zero (`floor` false: "trunc") or down ("floor") into out, as PyTorch's
+// CPU kernels compute them: the generator's plain route, with the kernels' s0 (the alpha slot) saying
+// whether a 16-bit quotient is rounded first. False for bool (the CPU's error) and what the plain
+// kernels do not take. An integer divisor of 0 raises ZeroDivisionError.
+bool rounded_division_into(const at::Tensor& out, const at::Tensor& self, const at::Tensor& other, bool floor) {
+  const at::ScalarType compute = at::result_type(self, other);
+  if (compute == at::kBool || !plain_dtype(compute)) return false;
+  if (!at::isFloatingType(compute) && (is_ocl(self) || is_ocl(other)) && out.numel() > 0) {
+    // The CPU's integer kernels raise for a zero divisor, where a device's division returns anything:
+    // one comparison and a read of its answer (a wait) before the kernel.
+    const bool zero = is_number(other) ? other.item<std::int64_t>() == 0 : at::any(at::eq(other, 0)).item<bool>();
+    TORCH_CHECK(!zero, "ZeroDivisionError");
+  }
+  // A number first has no plain kernel of its own: a 0-dim tensor on the device.
+  const at::Tensor a = is_number(self) ? at::full({}, self.item(), other.options().dtype(compute)) : self;
+  const bool rounded = at::isReducedFloatingType(compute) && !one_value(other, out.sizes());
+  return elementwise_into(floor ? kDivFloor : kDivTrunc, out, a, other, rounded ? 1 : 0);
+}
+
 template <class Fallback>
 at::Tensor rounded_div(const at::Tensor& self, const at::Tensor& other, bool floor, Fallback fallback_op) {
-  const at::ScalarType type = at::result_type(self, other);
-  if (!plain_dtype(type)) return fallback_op();
   const at::Tensor& like = is_ocl(self) ? self : other;
-  at::Tensor out = new_result(like, at::infer_size(self.sizes(), other.sizes()), type);
+  const at::DimVector sizes = at::infer_size_dimvector(self.sizes(), other.sizes());
+  at::Tensor out = at::empty(sizes, like.options().dtype(at::result_type(self, other)));
   if (!rounded_division_into(out, self, other, floor)) return fallback_op();
   return out;
 }
@@ -134,7 +132,7 @@ at::Tensor& rounded_div_into(const char* op, at::Tensor& out, const at::Tensor& 
   if (!plain_dtype(type) || !plain_dtype(out.scalar_type())) return fallback_op();
   TORCH_CHECK(at::canCast(type, out.scalar_type()), "result type ", type, " can't be cast to the desired output type ",
               out.scalar_type());
-  const std::vector<std::int64_t> sizes = to_vector(at::infer_size(self.sizes(), other.sizes()));
+  const at::DimVector sizes = at::infer_size_dimvector(self.sizes(), other.sizes());
   if (out.is_same(self)) {
     TORCH_CHECK(at::IntArrayRef(sizes) == self.sizes(), "output with shape ", self.sizes(),
                 " doesn't match the broadcast shape ", at::IntArrayRef(sizes));
@@ -147,19 +145,19 @@ at::Tensor& rounded_div_into(const char* op, at::Tensor& out, const at::Tensor& 
 }
 
 at::Tensor div_mode(const at::Tensor& self, const at::Tensor& other, std::optional<c10::string_view> mode) {
-  if (!mode) return ocltune_torch::div(self, other);
+  if (!mode) return at::div(self, other);
   return rounded_div(self, other, floor_mode(*mode),
                      [&] { return fallback<ATEN_OP(div_Tensor_mode)>::call(self, other, mode); });
 }
 at::Tensor& div_mode_(at::Tensor& self, const at::Tensor& other, std::optional<c10::string_view> mode) {
-  if (!mode) return ocltune_torch::div_(self, other);
+  if (!mode) return self.div_(other);
   return rounded_div_into("div_", self, self, other, floor_mode(*mode), [&]() -> at::Tensor& {
     return fallback<ATEN_OP(div__Tensor_mode)>::call(self, other, mode);
   });
 }
 at::Tensor& div_mode_out(const at::Tensor& self, const at::Tensor& other, std::optional<c10::string_view> mode,
                          at::Tensor& out) {
-  if (!mode) return ocltune_torch::div_out(self, other, out);
+  if (!mode) return at::div_out(out, self, other);
   return rounded_div_into("div", out, self, other, floor_mode(*mode), [&]() -> at::Tensor& {
     return fallback<ATEN_OP(div_out_mode)>::call(self, other, mode, out);
   });
@@ -179,44 +177,28 @@ at::Tensor& floor_divide_out(const at::Tensor& self, const at::Tensor& other, at
 
 // ---- unary math ----
 
-// One kernel each; register_unary_forms (op_forms.h) makes the functional, in-place and out= forms.
-#define OCLTUNE_UNARY(name) \
-  bool name##_into(const at::Tensor& out, const at::Tensor& self) { return unary_into(#name, #name, out, self); }
-OCLTUNE_UNARY(exp)
-OCLTUNE_UNARY(log)
-OCLTUNE_UNARY(sqrt)
-OCLTUNE_UNARY(rsqrt)
-OCLTUNE_UNARY(neg)
-OCLTUNE_UNARY(abs)
-OCLTUNE_UNARY(sign)
-#undef OCLTUNE_UNARY
-
 // sgn is sign for real numbers (abs's backward calls it).
 at::Tensor sgn(const at::Tensor& self) {
   if (self.is_complex()) return fallback<ATEN_OP(sgn)>::call(self);
-  return op_forms::functional<ATEN_OP(sign), sign_into>(self);
+  return op_forms::functional<ATEN_OP(sign), elementwise_unary_into<kSign>>(self);
 }
 
 // 1 / x as div(1, x), reversed.
-at::Tensor reciprocal(const at::Tensor& self) {
-  return run_planned("reciprocal", "div", plan_scalar("reciprocal", self, 1.0, true),
-                     [&] { return fallback<ATEN_OP(reciprocal)>::call(self); });
-}
-at::Tensor& reciprocal_(at::Tensor& self) {
-  at::Tensor out = ocltune_torch::reciprocal(self);
-  return self.copy_(out);
+bool reciprocal_into(const at::Tensor& out, const at::Tensor& self) {
+  return elementwise_scalar_into(kReciprocal, out, self, 1.0, /*reversed=*/true);
 }
 
 // x ** 2 is x * x and x ** 0.5 is sqrt, as PyTorch's CPU kernel special-cases them (the device's pow
 // is only within 16 ulp); other exponents go to pow.
 at::Tensor pow_scalar(const at::Tensor& self, const at::Scalar& exponent) {
   auto cpu = [&] { return fallback<ATEN_OP(pow_Tensor_Scalar)>::call(self, exponent); };
+  check_ocl(self, "pow", "self");
   if (exponent.isComplex() || !kernel_dtype(self.scalar_type())) return cpu();
   const double e = exponent.to<double>();
-  if (e == 2.0) return binary("pow", "mul", self, self, 1.0, cpu);
-  if (e == 0.5) return unary("pow", "sqrt", self, cpu);
+  if (e == 2.0) return or_fallback(elementwise(kMul, self, self), cpu);
+  if (e == 0.5) return or_fallback(elementwise(kSqrt, self), cpu);
   if (e == 1.0) return self.clone();
-  return run_planned("pow", "pow", plan_scalar("pow", self, e), cpu);
+  return or_fallback(elementwise_scalar(kPow, self, e), cpu);
 }
 // In place and out=: the functional result copied in (the gradients of vector norms use both).
 at::Tensor& pow_scalar_(at::Tensor& self, const at::Scalar& exponent) {
@@ -230,25 +212,12 @@ at::Tensor& pow_scalar_out(const at::Tensor& self, const at::Scalar& exponent, a
       out.device() != self.device()) {
     return fallback<ATEN_OP2(pow, Tensor_Scalar_out)>::call(self, exponent, out);
   }
-  const at::Tensor result = pow_scalar(self, exponent);
-  at::native::resize_output(out, result.sizes());
-  return out.copy_(result);
-}
-at::Tensor pow_tensor(const at::Tensor& self, const at::Tensor& exponent) {
-  return binary("pow", "pow", self, exponent, 1.0,
-                [&] { return fallback<ATEN_OP(pow_Tensor_Tensor)>::call(self, exponent); });
+  return write_out(pow_scalar(self, exponent), out);
 }
 at::Tensor pow_base(const at::Scalar& base, const at::Tensor& exponent) {
   auto cpu = [&] { return fallback<ATEN_OP(pow_Scalar)>::call(base, exponent); };
   if (base.isComplex()) return cpu();
-  return run_planned("pow", "pow", plan_scalar("pow", exponent, base.to<double>(), true), cpu);
-}
-
-at::Tensor maximum(const at::Tensor& self, const at::Tensor& other) {
-  return binary("maximum", "maximum", self, other, 1.0, [&] { return fallback<ATEN_OP(maximum)>::call(self, other); });
-}
-at::Tensor minimum(const at::Tensor& self, const at::Tensor& other) {
-  return binary("minimum", "minimum", self, other, 1.0, [&] { return fallback<ATEN_OP(minimum)>::call(self, other); });
+  return or_fallback(elementwise_scalar(kPow, exponent, base.to<double>(), /*reversed=*/true), cpu);
 }
 
 // x == -Inf and x == +Inf (attention's safe softmax masks rows with them), through the comparisons.
@@ -278,49 +247,48 @@ at::Tensor& isposinf_out(const at::Tensor& self, at::Tensor& out) {
 // self + value * (t1 op t2), op = mul (addcmul) or div (addcdiv). 16-bit operands are computed in
 // float32 copies and rounded once, as PyTorch's CPU does: rounding t1 op t2 to 16 bits before the add
 // erred by more than half an ulp where the terms cancel (test_opinfo found it).
-at::Tensor addc(const char* name, const char* op, const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
+at::Tensor addc(const ElementwiseOp& op, const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
                 const at::Scalar& value) {
   auto cpu = [&] {
-    return std::string_view(op) == "mul" ? fallback<ATEN_OP(addcmul)>::call(self, t1, t2, value)
-                                         : fallback<ATEN_OP(addcdiv)>::call(self, t1, t2, value);
+    return &op == &kMul ? fallback<ATEN_OP(addcmul)>::call(self, t1, t2, value)
+                        : fallback<ATEN_OP(addcdiv)>::call(self, t1, t2, value);
   };
   const at::ScalarType type = at::promote_types(at::result_type(self, t1), t2.scalar_type());
   if (!kernel_dtype(type) || self.scalar_type() != type || t1.scalar_type() != type || t2.scalar_type() != type) {
     return cpu();
   }
   if (type != at::kFloat) {
-    const at::Tensor wide = addc(name, op, self.to(at::kFloat), t1.to(at::kFloat), t2.to(at::kFloat), value);
+    const at::Tensor wide = addc(op, self.to(at::kFloat), t1.to(at::kFloat), t2.to(at::kFloat), value);
     return wide.to(type);
   }
-  const at::Tensor product = binary(name, op, t1, t2, 1.0, cpu);
-  return binary(name, "add", self, product, value.to<double>(), cpu);
+  const std::optional<at::Tensor> product = elementwise(op, t1, t2);
+  if (!product) return cpu();
+  return or_fallback(elementwise(kAdd, self, *product, value), cpu);
 }
 at::Tensor addcmul(const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2, const at::Scalar& value) {
-  return addc("addcmul", "mul", self, t1, t2, value);
+  return addc(kMul, self, t1, t2, value);
 }
 at::Tensor addcdiv(const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2, const at::Scalar& value) {
-  return addc("addcdiv", "div", self, t1, t2, value);
+  return addc(kDiv, self, t1, t2, value);
 }
 at::Tensor& addcmul_(at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2, const at::Scalar& value) {
-  at::Tensor out = ocltune_torch::addcmul(self, t1, t2, value);
-  return self.copy_(out);
+  return self.copy_(ocltune_torch::addcmul(self, t1, t2, value));
 }
 at::Tensor& addcdiv_(at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2, const at::Scalar& value) {
-  at::Tensor out = ocltune_torch::addcdiv(self, t1, t2, value);
-  return self.copy_(out);
+  return self.copy_(ocltune_torch::addcdiv(self, t1, t2, value));
 }
 
 // PyTorch's two-sided form: self + w (end - self) for |w| < 0.5, else end - (1 - w)(end - self).
 at::Tensor lerp(const at::Tensor& self, const at::Tensor& end, const at::Scalar& weight) {
   auto cpu = [&] { return fallback<ATEN_OP(lerp_Scalar)>::call(self, end, weight); };
   const double w = weight.to<double>();
-  const at::Tensor diff = binary("lerp", "sub", end, self, 1.0, cpu);
-  if (std::abs(w) < 0.5) return binary("lerp", "add", self, diff, w, cpu);
-  return binary("lerp", "sub", end, diff, 1.0 - w, cpu);
+  const std::optional<at::Tensor> diff = elementwise(kSub, end, self);
+  if (!diff) return cpu();
+  if (std::abs(w) < 0.5) return or_fallback(elementwise(kAdd, self, *diff, w), cpu);
+  return or_fallback(elementwise(kSub, end, *diff, 1.0 - w), cpu);
 }
 at::Tensor& lerp_(at::Tensor& self, const at::Tensor& end, const at::Scalar& weight) {
-  at::Tensor out = ocltune_torch::lerp(self, end, weight);
-  return self.copy_(out);
+  return self.copy_(ocltune_torch::lerp(self, end, weight));
 }
 
 // The same with a tensor of weights (broadcast with self and end): both sides computed and one taken
@@ -352,39 +320,41 @@ at::Tensor& lerp_tensor_out(const at::Tensor& self, const at::Tensor& end, const
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  register_binary_alpha_forms<ATEN_OP(add_Tensor), ATEN_OP(add__Tensor), ATEN_OP(add_out), elementwise_op_into<kAdd>>(
+      m);
+  register_binary_alpha_forms<ATEN_OP(sub_Tensor), ATEN_OP(sub__Tensor), ATEN_OP(sub_out), elementwise_op_into<kSub>>(
+      m);
+  register_binary_forms<ATEN_OP(mul_Tensor), ATEN_OP(mul__Tensor), ATEN_OP(mul_out), elementwise_op_into<kMul>>(m);
+  register_binary_forms<ATEN_OP(div_Tensor), ATEN_OP(div__Tensor), ATEN_OP(div_out), elementwise_op_into<kDiv>>(m);
+  register_binary_forms<ATEN_OP(pow_Tensor_Tensor), ATEN_OP(pow__Tensor), ATEN_OP(pow_Tensor_Tensor_out),
+                        elementwise_op_into<kPow>>(m);
+  register_binary_forms<ATEN_OP(maximum), void, ATEN_OP(maximum_out), elementwise_op_into<kMaximum>>(m);
+  register_binary_forms<ATEN_OP(minimum), void, ATEN_OP(minimum_out), elementwise_op_into<kMinimum>>(m);
+  m.impl("rsub.Tensor", rsub);
   m.impl("div.Tensor_mode", div_mode);
   m.impl("div_.Tensor_mode", div_mode_);
   m.impl("div.out_mode", div_mode_out);
   m.impl("floor_divide", floor_divide);
   m.impl("floor_divide_.Tensor", floor_divide_);
   m.impl("floor_divide.out", floor_divide_out);
-  m.impl("rsub.Tensor", rsub);
-  register_unary_forms<ATEN_OP(exp), ATEN_OP(exp_), ATEN_OP(exp_out), exp_into>(m);
-  register_unary_forms<ATEN_OP(log), ATEN_OP(log_), ATEN_OP(log_out), log_into>(m);
-  register_unary_forms<ATEN_OP(sqrt), ATEN_OP(sqrt_), ATEN_OP(sqrt_out), sqrt_into>(m);
-  register_unary_forms<ATEN_OP(rsqrt), ATEN_OP(rsqrt_), ATEN_OP(rsqrt_out), rsqrt_into>(m);
-  register_unary_forms<ATEN_OP(neg), ATEN_OP(neg_), ATEN_OP(neg_out), neg_into>(m);
-  register_unary_forms<ATEN_OP(abs), ATEN_OP(abs_), ATEN_OP(abs_out), abs_into>(m);
-  register_unary_forms<ATEN_OP(sign), ATEN_OP(sign_), ATEN_OP(sign_out), sign_into>(m);
+  register_unary_forms<ATEN_OP(exp), ATEN_OP(exp_), ATEN_OP(exp_out), elementwise_unary_into<kExp>>(m);
+  register_unary_forms<ATEN_OP(log), ATEN_OP(log_), ATEN_OP(log_out), elementwise_unary_into<kLog>>(m);
+  register_unary_forms<ATEN_OP(sqrt), ATEN_OP(sqrt_), ATEN_OP(sqrt_out), elementwise_unary_into<kSqrt>>(m);
+  register_unary_forms<ATEN_OP(rsqrt), ATEN_OP(rsqrt_), ATEN_OP(rsqrt_out), elementwise_unary_into<kRsqrt>>(m);
+  register_unary_forms<ATEN_OP(neg), ATEN_OP(neg_), ATEN_OP(neg_out), elementwise_unary_into<kNeg>>(m);
+  register_unary_forms<ATEN_OP(abs), ATEN_OP(abs_), ATEN_OP(abs_out), elementwise_unary_into<kAbs>>(m);
+  register_unary_forms<ATEN_OP(sign), ATEN_OP(sign_), ATEN_OP(sign_out), elementwise_unary_into<kSign>>(m);
+  register_unary_forms<ATEN_OP(reciprocal), ATEN_OP(reciprocal_), ATEN_OP(reciprocal_out), reciprocal_into>(m);
   m.impl("sgn", sgn);
   m.impl("where.self_out", where_out);
   m.impl("isneginf", isneginf);
   m.impl("isposinf", isposinf);
   m.impl("isneginf.out", isneginf_out);
   m.impl("isposinf.out", isposinf_out);
-  m.impl("add.out", add_out);
-  m.impl("sub.out", sub_out);
-  m.impl("mul.out", mul_out);
-  m.impl("div.out", div_out);
-  m.impl("reciprocal", reciprocal);
-  m.impl("reciprocal_", reciprocal_);
   m.impl("pow.Tensor_Scalar", pow_scalar);
   m.impl("pow_.Scalar", pow_scalar_);
   m.impl("pow.Tensor_Scalar_out", pow_scalar_out);
-  m.impl("pow.Tensor_Tensor", pow_tensor);
   m.impl("pow.Scalar", pow_base);
-  m.impl("maximum", maximum);
-  m.impl("minimum", minimum);
   m.impl("addcmul", addcmul);
   m.impl("addcmul_", addcmul_);
   m.impl("addcdiv", addcdiv);
@@ -394,14 +364,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("lerp.Tensor", lerp_tensor);
   m.impl("lerp_.Tensor", lerp_tensor_);
   m.impl("lerp.Tensor_out", lerp_tensor_out);
-  m.impl("add.Tensor", add);
-  m.impl("sub.Tensor", sub);
-  m.impl("mul.Tensor", mul);
-  m.impl("div.Tensor", div);
-  m.impl("add_.Tensor", add_);
-  m.impl("sub_.Tensor", sub_);
-  m.impl("mul_.Tensor", mul_);
-  m.impl("div_.Tensor", div_);
 }
 
 }  // namespace ocltune_torch

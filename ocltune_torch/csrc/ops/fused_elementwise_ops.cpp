@@ -11,18 +11,18 @@
 #include "ocltune_torch/csrc/device/device.h"
 #include "ocltune_torch/csrc/device/errors.h"
 #include "ocltune_torch/csrc/device/tensor_util.h"
-#include "ocltune_torch/csrc/ops/elementwise_kernel.h"
+#include "ocltune_torch/csrc/ops/elementwise.h"
 
 namespace ocltune_torch {
 namespace {
 
 // The result's sizes: the broadcast of the input and every tensor operand.
 std::vector<std::int64_t> chain_sizes(const at::Tensor& input, const c10::List<std::optional<at::Tensor>>& operands) {
-  std::vector<std::int64_t> sizes = to_vector(input.sizes());
+  at::DimVector sizes(input.sizes().begin(), input.sizes().end());
   for (const std::optional<at::Tensor> t : operands) {
-    if (t && t->defined()) sizes = to_vector(at::infer_size(sizes, t->sizes()));
+    if (t && t->defined()) sizes = at::infer_size_dimvector(sizes, t->sizes());
   }
-  return sizes;
+  return {sizes.begin(), sizes.end()};
 }
 
 void check_chain(const at::Tensor& input, const std::vector<std::string>& ops,
@@ -60,7 +60,7 @@ at::Tensor elementwise_chain(const at::Tensor& input, const std::vector<std::str
   }
   std::vector<const at::Tensor*> views;
   for (const at::Tensor& t : expanded) views.push_back(&t);
-  const std::optional<MergedLayout> layout = kernel_layout(out, views);
+  const std::optional<MergedLayout> layout = family_layout(out, views);
   TORCH_CHECK(layout, "ocltune::elementwise_chain: more than ", OCLTUNE_MAX_DIMS,
               " dimensions remain after merging, or too many elements (the compile pass fuses only what fits)");
 

@@ -25,7 +25,6 @@
 #include "ocltune_torch/csrc/device/fallback.h"
 #include "ocltune_torch/csrc/device/generator.h"
 #include "ocltune_torch/csrc/device/tensor_util.h"
-#include "ocltune_torch/csrc/plain/plain_elementwise.h"
 #include "ocltune_torch/csrc/plain/plain_kernels.h"
 
 namespace ocltune_torch {

@@ -366,4 +366,26 @@ at::Tensor new_flag(const at::Tensor& like) { return at::zeros({1}, like.options
 
 int read_flag(const at::Tensor& flag) { return flag.item<int>(); }
 
+void run_plain_elementwise(const char* kernel, const at::Tensor& out, const std::vector<at::Tensor>& inputs,
+                           const std::vector<const char*>& slots, at::ScalarType compute,
+                           const std::vector<c10::Scalar>& scalars) {
+  TORCH_INTERNAL_ASSERT(inputs.size() == slots.size());
+  if (out.numel() == 0) return;
+  const int device = out.device().index();
+  TypeSlots types = {{"O", out.scalar_type()}, {"K", compute}, {"A", at::kBool}, {"B", at::kBool}, {"C", at::kBool}};
+  std::vector<const at::Tensor*> tensors = {&out};
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    for (auto& [slot, type] : types) {
+      if (slot == slots[i]) type = inputs[i].scalar_type();
+    }
+    tensors.push_back(&inputs[i]);
+  }
+  const PlainLayout layout = plain_layout(out.sizes(), tensors);
+  PlainLaunch launch(device, plain_program(device, "plain_elementwise.cl", types), kernel);
+  launch.arg(layout.shape).tensor(out).arg(layout.operands[0]);
+  for (std::size_t i = 0; i < inputs.size(); ++i) launch.tensor(inputs[i]).arg(layout.operands[i + 1]);
+  for (const c10::Scalar& s : scalars) launch << scalar_arg(s, compute);
+  launch.run(layout.shape.numel);
+}
+
 }  // namespace ocltune_torch

@@ -150,4 +150,12 @@ bool may_overlap(const at::Tensor& a, const at::Tensor& b);
 at::Tensor new_flag(const at::Tensor& like);
 int read_flag(const at::Tensor& flag);
 
+// out = kernel(inputs...) of plain_elementwise.cl: out and every input have out's sizes (expand
+// them), `slots` name the inputs' type slots in order ("A", "B", "C"), K is the compute type, and
+// `scalars` follow the tensors (in K's value type). The elementwise ops reach it through the
+// elementwise generator (ops/elementwise.h); casts (device/copy.cpp) and a few ternary kernels directly.
+void run_plain_elementwise(const char* kernel, const at::Tensor& out, const std::vector<at::Tensor>& inputs,
+                           const std::vector<const char*>& slots, at::ScalarType compute,
+                           const std::vector<c10::Scalar>& scalars);
+
 }  // namespace ocltune_torch
