@@ -60,6 +60,26 @@ constexpr ElementwiseOp kNeg{.name = "neg", .family = "neg"};
 constexpr ElementwiseOp kAbs{.name = "abs", .family = "abs"};
 constexpr ElementwiseOp kSign{.name = "sign", .family = "sign"};
 constexpr ElementwiseOp kReciprocal{.name = "reciprocal", .family = "div"};
+// Plain kernels only (floating dtypes): math the family has no op for, which detection and
+// positional-encoding code calls (MultiScaleRoIAlign's floor(log2(...)), sin/cos tables).
+constexpr ElementwiseOp kFloor{.name = "floor", .plain = "math_floor"};
+constexpr ElementwiseOp kCeil{.name = "ceil", .plain = "math_ceil"};
+constexpr ElementwiseOp kTrunc{.name = "trunc", .plain = "math_trunc"};
+constexpr ElementwiseOp kRound{.name = "round", .plain = "math_round"};
+constexpr ElementwiseOp kLog2{.name = "log2", .plain = "math_log2"};
+constexpr ElementwiseOp kLog10{.name = "log10", .plain = "math_log10"};
+constexpr ElementwiseOp kLog1p{.name = "log1p", .plain = "math_log1p"};
+constexpr ElementwiseOp kExpm1{.name = "expm1", .plain = "math_expm1"};
+constexpr ElementwiseOp kSin{.name = "sin", .plain = "math_sin"};
+constexpr ElementwiseOp kCos{.name = "cos", .plain = "math_cos"};
+
+// The plain float kernels above exist for floating dtypes only: integer and bool inputs (rounding is
+// the identity there, log2 and sin promote to float) take PyTorch's rules through the fallback.
+template <const ElementwiseOp& Op>
+bool floating_unary_into(const at::Tensor& out, const at::Tensor& self) {
+  if (!at::isFloatingType(self.scalar_type()) || out.scalar_type() != self.scalar_type()) return false;
+  return elementwise_into(Op, out, self);
+}
 
 // other - alpha * self; rsub.Scalar is a composite that calls sub(other, self, alpha) itself.
 at::Tensor rsub(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
@@ -345,6 +365,16 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   register_unary_forms<ATEN_OP(abs), ATEN_OP(abs_), ATEN_OP(abs_out), elementwise_unary_into<kAbs>>(m);
   register_unary_forms<ATEN_OP(sign), ATEN_OP(sign_), ATEN_OP(sign_out), elementwise_unary_into<kSign>>(m);
   register_unary_forms<ATEN_OP(reciprocal), ATEN_OP(reciprocal_), ATEN_OP(reciprocal_out), reciprocal_into>(m);
+  register_unary_forms<ATEN_OP(floor), ATEN_OP(floor_), ATEN_OP(floor_out), floating_unary_into<kFloor>>(m);
+  register_unary_forms<ATEN_OP(ceil), ATEN_OP(ceil_), ATEN_OP(ceil_out), floating_unary_into<kCeil>>(m);
+  register_unary_forms<ATEN_OP(trunc), ATEN_OP(trunc_), ATEN_OP(trunc_out), floating_unary_into<kTrunc>>(m);
+  register_unary_forms<ATEN_OP(round), ATEN_OP(round_), ATEN_OP(round_out), floating_unary_into<kRound>>(m);
+  register_unary_forms<ATEN_OP(log2), ATEN_OP(log2_), ATEN_OP(log2_out), floating_unary_into<kLog2>>(m);
+  register_unary_forms<ATEN_OP(log10), ATEN_OP(log10_), ATEN_OP(log10_out), floating_unary_into<kLog10>>(m);
+  register_unary_forms<ATEN_OP(log1p), ATEN_OP(log1p_), ATEN_OP(log1p_out), floating_unary_into<kLog1p>>(m);
+  register_unary_forms<ATEN_OP(expm1), ATEN_OP(expm1_), ATEN_OP(expm1_out), floating_unary_into<kExpm1>>(m);
+  register_unary_forms<ATEN_OP(sin), ATEN_OP(sin_), ATEN_OP(sin_out), floating_unary_into<kSin>>(m);
+  register_unary_forms<ATEN_OP(cos), ATEN_OP(cos_), ATEN_OP(cos_out), floating_unary_into<kCos>>(m);
   m.impl("sgn", sgn);
   m.impl("where.self_out", where_out);
   m.impl("isneginf", isneginf);

@@ -170,6 +170,20 @@ BINARY(bitwise_xor, x ^ y)
 #if K_FLOAT
 // native_dropout_backward: b is the mask, s0 the scale.
 BINARY(masked_scale, y != 0 ? x * s0 : 0.0f)
+// Math the elementwise family has no op for (ops/elementwise_ops.cpp), in float as PyTorch computes
+// 16-bit values. Rounding as PyTorch's: round is half to even (rint), floor/ceil/trunc exact; the
+// transcendental ones within OpenCL's full-profile ulp bounds of the correctly rounded value. The
+// kernels are named math_*: a kernel named like a builtin (log2) hides it and cannot be created.
+UNARY(math_floor, floor(x))
+UNARY(math_ceil, ceil(x))
+UNARY(math_trunc, trunc(x))
+UNARY(math_round, rint(x))
+UNARY(math_log2, log2(x))
+UNARY(math_log10, log10(x))
+UNARY(math_log1p, log1p(x))
+UNARY(math_expm1, expm1(x))
+UNARY(math_sin, sin(x))
+UNARY(math_cos, cos(x))
 #endif
 
 // out = c ? a : b.
