@@ -108,3 +108,24 @@ def test_output_errors_match_cpu():
         with pytest.raises(RuntimeError) as ocl_error:
             run(*(t.to(DEVICE) for t in cpu_args))
         assert str(cpu_error.value).split("\n")[0][:30] in str(ocl_error.value)
+
+
+def test_sub_with_a_bool_operand_raises_as_the_cpu():
+    # PyTorch's sub_check refuses a bool on either side, not only a bool result: ocl used to compute
+    # x - True as x - 1 (and so _foreach_sub(tensors, True)). Found by test_properties_registered.py.
+    f, i, b = rand(3, 4), operand(torch.int64, 3, 4), operand(torch.bool, 3, 4)
+    for run in [
+        lambda p, q, r: p - True,
+        lambda p, q, r: p - r,
+        lambda p, q, r: q - r,
+        lambda p, q, r: r - r,
+        lambda p, q, r: torch.rsub(r, p),
+        lambda p, q, r: torch._foreach_sub([p, p], True),
+        lambda p, q, r: torch._foreach_sub_([p], True),
+    ]:
+        with pytest.raises(RuntimeError) as cpu_error:
+            run(f.clone(), i, b)
+        with pytest.raises(RuntimeError) as ocl_error:
+            run(f.to(DEVICE), i.to(DEVICE), b.to(DEVICE))
+        assert str(cpu_error.value).split("\n")[0] == str(ocl_error.value).split("\n")[0]
+    assert torch.equal((f.to(DEVICE) - 1).cpu(), f - 1)  # the device still works

@@ -418,8 +418,6 @@ def compare_gradients(actual, expected):
 
 # Known defects this file found, (name, dtype or None) -> the defect: strict xfail, so a fix is noticed.
 XFAIL = {
-    "_foreach_sub": "_foreach_sub(float tensors, True) subtracts 1 on ocl where the CPU raises NotImplementedError "
-                    "(subtraction with a bool is refused); found by sample 3, float32, in place or not",
 }
 
 

@@ -228,7 +228,7 @@ bool elementwise_into(const ElementwiseOp& op, const at::Tensor& out, const at::
                       const c10::Scalar& alpha) {
   check_devices(op.name, self, other);
   const at::ScalarType compute = at::result_type(self, other);
-  if (op.check) op.check(compute, alpha);
+  if (op.check) op.check(self.scalar_type(), other.scalar_type(), compute, alpha);
   if (op.integral && at::isFloatingType(compute)) return false;
   if (op.family && !op.bool_result && kernel_dtype(compute)) {
     return family_binary(op, out, self, other, alpha.to<double>(), compute);

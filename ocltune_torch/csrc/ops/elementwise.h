@@ -34,8 +34,9 @@ struct ElementwiseOp {
   const char* plain_reversed = nullptr;
   bool bool_result = false;  // comparisons: bool results, computed in the promoted type
   bool integral = false;     // bitwise ops: floating operands are PyTorch's error, raised by the fallback
-  // Op-specific refusals PyTorch raises before computing (sub of bools, a float alpha with integers).
-  void (*check)(at::ScalarType result, const c10::Scalar& alpha) = nullptr;
+  // Op-specific refusals PyTorch raises before computing (sub with a bool, a float alpha with
+  // integers), from the operands' dtypes (a number: its 0-dim tensor's) and the result's.
+  void (*check)(at::ScalarType self, at::ScalarType other, at::ScalarType result, const c10::Scalar& alpha) = nullptr;
 };
 
 // The dtype op(self, other) produces: bool for comparisons, else the promoted type.

@@ -25,7 +25,8 @@ namespace ocltune_torch {
 namespace {
 
 // PyTorch's alpha_check and sub_check, for the integer and bool results the plain kernels compute.
-void check_integer_alpha(at::ScalarType result, const c10::Scalar& alpha) {
+void check_integer_alpha(at::ScalarType /*self*/, at::ScalarType /*other*/, at::ScalarType result,
+                         const c10::Scalar& alpha) {
   if (at::isFloatingType(result)) return;
   TORCH_CHECK(!alpha.isFloatingPoint(),
               "For integral input tensors, argument alpha must not be a floating point "
@@ -34,11 +35,15 @@ void check_integer_alpha(at::ScalarType result, const c10::Scalar& alpha) {
       result != at::kBool || !alpha.isIntegral(false) || alpha.to<std::int64_t>() == 0 || alpha.to<std::int64_t>() == 1,
       "Boolean alpha only supported for Boolean results.");
 }
-void check_sub(at::ScalarType result, const c10::Scalar& alpha) {
-  TORCH_CHECK(result != at::kBool,
+// sub_check: PyTorch refuses a bool on either side (x - True as well as two bool tensors).
+void check_sub(at::ScalarType self, at::ScalarType other, at::ScalarType result, const c10::Scalar& alpha) {
+  TORCH_CHECK(self != at::kBool || other != at::kBool,
               "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
               "`logical_xor()` operator instead.");
-  check_integer_alpha(result, alpha);
+  TORCH_CHECK(self != at::kBool && other != at::kBool,
+              "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
+              "mask, use the `~` or `logical_not()` operator instead.");
+  check_integer_alpha(self, other, result, alpha);
 }
 
 // The ops on the generator: the family's kernel, the plain kernel and the plain kernel for a number
