@@ -1,5 +1,6 @@
 """The device: registration, counting as `ocltune devices` does, current device, errors, seeds, threads."""
 
+import importlib.util
 import os
 import pathlib
 import re
@@ -21,7 +22,14 @@ def test_registration():
     t = torch.ones(3).ocl()
     assert t.is_ocl and t.device.type == "ocl"
     assert torch.ones(2, device=DEVICE).device == DEVICE
-    assert callable(ocltune_torch._autoload)
+    # The wheel's torch.backends entry point (pyproject.toml, installed beside the package) imports
+    # the package; with the package loaded already, it changes nothing.
+    path = pathlib.Path(ocltune_torch.__file__).parent / "packaging" / "_ocltune_torch_autoload.py"
+    spec = importlib.util.spec_from_file_location("_ocltune_torch_autoload", path)
+    entry_point = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(entry_point)
+    entry_point.load()
+    assert torch.ones(2, device=DEVICE).cpu().tolist() == [1.0, 1.0]
 
 
 def test_import_is_idempotent():

@@ -52,7 +52,7 @@ class ConvLinear(torch.nn.Module):
 
 
 class ConvThenFloor(torch.nn.Module):
-    """A conv, then torch.floor, which has no ocl kernel: strict mode fails the step there."""
+    """A conv, then torch.lgamma, which has no ocl kernel: strict mode fails the step there."""
 
     def __init__(self):
         super().__init__()
@@ -60,7 +60,7 @@ class ConvThenFloor(torch.nn.Module):
         self.conv = torch.nn.Conv2d(2, 3, 3, bias=False)
 
     def forward(self, x):
-        return torch.floor(self.conv(x))
+        return torch.lgamma(self.conv(x))
 
 
 def levels_of_a_step(model, x):
@@ -185,10 +185,10 @@ def test_a_failing_step_tunes_what_ran_before_and_names_the_op(own_database, mon
     monkeypatch.setenv("OCLTUNE_TORCH_STRICT", "1")
     model = ConvThenFloor().to(DEVICE)
     x = rand(1, 2, 6, 5)
-    with pytest.raises(ocltune_torch.TuneStepError, match="aten::floor") as failure:
+    with pytest.raises(ocltune_torch.TuneStepError, match="aten::lgamma") as failure:
         ocltune_torch.tune(model, x, budget="1m", progress=False, cli_args=QUICK)
     report = failure.value.report
-    assert failure.value.op.startswith("aten::floor") and report.failed_op == failure.value.op
+    assert failure.value.op.startswith("aten::lgamma") and report.failed_op == failure.value.op
     assert report.problems >= 1 and report.tuned == report.problems and report.cli_status == 0, report
     assert "OCLTUNE_TORCH_STRICT" in str(failure.value.__cause__)
 
