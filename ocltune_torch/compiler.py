@@ -1,9 +1,13 @@
 """torch.compile on ocl: ``torch.compile(model, backend="ocltune")``.
 
 A Dynamo backend over AOTAutograd. The forward and backward graphs it is given (aten ops, after
-functionalization) run on ocl as eager does, except that each chain of up to four elementwise ops
-becomes one ``ocltune::elementwise_chain`` call: one kernel of the elementwise family instead of one
-kernel per op, the intermediate values kept in registers. A chain is a run of ops in which each op's
+functionalization) run on ocl as eager does, except for three rewrites (lower()): in inference graphs
+an eval batch norm after a convolution is folded into the convolution's weight and bias
+(``ocltune::fold_batch_norm``, one kernel over the weight); a convolution followed by relu, relu6,
+gelu or sigmoid becomes one ``ocltune::conv2d_act`` (the conv2d family applies the activation in its
+output pass); and each chain of up to four elementwise ops becomes one ``ocltune::elementwise_chain``
+call: one kernel of the elementwise family instead of one kernel per op, the intermediate values
+kept in registers (decisions 0058, 0062). A chain is a run of ops in which each op's
 value is used only by the next one; its tensors are ocl tensors of one floating dtype (float32,
 float16, bfloat16) whose shapes broadcast to the chain's result. Everything else in the graph (and
 every graph break) runs eagerly on ocl, so a graph the pass cannot fuse computes what eager computes.
@@ -17,11 +21,12 @@ import): the backend is registered when torch.compile first imports Dynamo's reg
 
 import importlib.abc
 import importlib.util
+import operator
 import sys
 
 import torch
 
-__all__ = ["backend", "fuse_elementwise_chains", "MAX_STEPS"]
+__all__ = ["backend", "lower", "fold_batch_norms", "fuse_conv_epilogues", "fuse_elementwise_chains", "MAX_STEPS"]
 
 MAX_STEPS = 4  # the elementwise family's chain length (OCLTUNE_ELEMENTWISE_MAX_STEPS)
 _MAX_RANK = 4  # the family's dimensions (the C++ op merges dims; 4 before merging is always safe)
@@ -261,10 +266,126 @@ def fuse_elementwise_chains(gm: torch.fx.GraphModule) -> int:
     return fused
 
 
+# ---- convolution epilogues ----
+
+_CONVOLUTION = _aten.convolution.default
+_BATCH_NORM_EVAL = _aten._native_batch_norm_legit_no_training.default
+
+
+def _epilogue(node):
+    """The activation the conv2d family fuses after its bias that `node` computes, or None."""
+    if node.op != "call_function":
+        return None
+    if node.target == _aten.relu.default:
+        return "relu"
+    if node.target == _aten.sigmoid.default:
+        return "sigmoid"
+    if node.target == _aten.hardtanh.default:
+        return "relu6" if _relu6(node) else None
+    if node.target == _aten.gelu.default:
+        found = _gelu(node)
+        return "gelu" if found and found[0] == "gelu" else None
+    return None
+
+
+def _plain_conv(node):
+    """A 2-D convolution the conv2d family runs forward: not transposed, no output padding, 4-D ocl
+    float tensors of one dtype, static shapes."""
+    if node.op != "call_function" or node.target != _CONVOLUTION or len(node.args) < 9:
+        return False
+    x, w, _, _, _, _, transposed, output_padding, _ = node.args[:9]
+    value = _value(node)
+    return (not transposed and all(p == 0 for p in output_padding) and value is not None and value.dim() == 4
+            and value.dtype in _DTYPES and _fits(node, value.dtype) and _fits(x, value.dtype) and _fits(w, value.dtype))
+
+
+def _only_user(node):
+    users = list(node.users)
+    return users[0] if len(users) == 1 else None
+
+
+def fold_batch_norms(gm: torch.fx.GraphModule) -> int:
+    """Inference graphs: each eval-mode batch norm whose input is a convolution used by nothing else
+    is folded into that convolution's weight and bias (w * s and (b - mean) * s + beta, with s =
+    gamma / sqrt(var + eps)): one ocltune::fold_batch_norm kernel over the weight at every call, from
+    the parameters as they are then, instead of the batch norm's pass over the activations. Returns
+    how many it folded."""
+    graph = gm.graph
+    folded = 0
+    for bn in list(graph.nodes):
+        if bn.op != "call_function" or bn.target != _BATCH_NORM_EVAL or bn.kwargs:
+            continue
+        conv, gamma, beta, mean, var, _momentum, eps = bn.args
+        if not isinstance(conv, torch.fx.Node) or not _plain_conv(conv) or _only_user(conv) is not bn:
+            continue
+        outputs = list(bn.users)
+        if not all(u.target is operator.getitem and u.args[1] == 0 for u in outputs):
+            continue  # saved statistics in use (not in eval graphs)
+        dtype = _value(conv).dtype
+        if any(t is not None and (_value(t) is None or _value(t).dtype != dtype) for t in (gamma, beta, mean, var)):
+            continue
+        x, w, b = conv.args[:3]
+        with graph.inserting_before(conv):
+            folded_pair = graph.call_function(torch.ops.ocltune.fold_batch_norm.default,
+                                              (w, b, gamma, beta, mean, var, eps))
+            weight = graph.call_function(operator.getitem, (folded_pair, 0))
+            bias = graph.call_function(operator.getitem, (folded_pair, 1))
+            fused = graph.call_function(_CONVOLUTION, (x, weight, bias, *conv.args[3:]))
+        # The folded weight and bias have the weight's dtype and device, the weight's and the mean's
+        # shapes (the later passes read them from the meta values).
+        weight.meta["val"] = w.meta.get("val")
+        bias.meta["val"] = mean.meta.get("val")
+        fused.meta.update(conv.meta)
+        for u in outputs:
+            u.replace_all_uses_with(fused)
+            graph.erase_node(u)
+        graph.erase_node(bn)
+        graph.erase_node(conv)
+        folded += 1
+    if folded:
+        graph.lint()
+        gm.recompile()
+    return folded
+
+
+def fuse_conv_epilogues(gm: torch.fx.GraphModule) -> int:
+    """Each 2-D convolution whose only user is an activation the conv2d family fuses (relu, relu6,
+    gelu, sigmoid) becomes one ocltune::conv2d_act call: the activation applied in the convolution's
+    output pass, one kernel and one write of the output fewer. Returns how many it fused."""
+    graph = gm.graph
+    fused = 0
+    for conv in list(graph.nodes):
+        if not _plain_conv(conv):
+            continue
+        act = _only_user(conv)
+        name = _epilogue(act) if act is not None else None
+        if name is None or act.args[0] is not conv or _value(act) is None or _value(act).dtype != _value(conv).dtype:
+            continue
+        x, w, b, stride, padding, dilation, _, _, groups = conv.args[:9]
+        with graph.inserting_before(act):
+            call = graph.call_function(torch.ops.ocltune.conv2d_act.default,
+                                       (x, w, b, list(stride), list(padding), list(dilation), groups, name))
+        call.meta.update(act.meta)
+        act.replace_all_uses_with(call)
+        graph.erase_node(act)
+        graph.erase_node(conv)
+        fused += 1
+    if fused:
+        graph.lint()
+        gm.recompile()
+    return fused
+
+
+def lower(gm: torch.fx.GraphModule) -> dict:
+    """The passes over one captured graph, in order; returns what each did."""
+    return {"batch_norms_folded": fold_batch_norms(gm), "conv_epilogues": fuse_conv_epilogues(gm),
+            "elementwise_chains": fuse_elementwise_chains(gm)}
+
+
 def _compile_graph(gm, example_inputs):
     from functorch.compile import make_boxed_func
 
-    fuse_elementwise_chains(gm)
+    lower(gm)
     return make_boxed_func(gm.forward)
 
 

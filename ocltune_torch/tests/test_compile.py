@@ -1,5 +1,6 @@
 """torch.compile on ocl (issue 40): backend="ocltune" runs the captured forward and backward graphs on
-ocl with chains of elementwise ops fused into one kernel each; results and gradients match eager
+ocl with chains of elementwise ops fused into one kernel each, activations fused into the convolution
+before them and (inference) eval batch norms folded into it; results and gradients match eager
 (CPU, at fp32 tolerance), a fused chain launches fewer kernels than eager, a graph the pass cannot
 fuse computes what eager computes, and torch.compile's default backend fails with an error that
 names backend="ocltune"."""
@@ -127,6 +128,89 @@ def test_graph_breaks_run_eagerly_between_compiled_graphs():
 
     x = rand(7, 5)
     assert_close(torch.compile(with_break, backend="ocltune")(x.to(DEVICE)), with_break(x))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("activation", ["none", "relu", "relu6", "gelu", "sigmoid"])
+def test_conv2d_act_is_a_convolution_then_its_activation(activation, dtype):
+    x, w, b = rand(2, 5, 9, 7, dtype=dtype), rand(6, 5, 3, 3, dtype=dtype, seed=1), rand(6, dtype=dtype, seed=2)
+    then = {"none": lambda y: y, "relu": F.relu, "relu6": F.relu6, "gelu": F.gelu, "sigmoid": torch.sigmoid}[activation]
+    expected = then(F.conv2d(x.float(), w.float(), b.float(), stride=(2, 1), padding=1)).to(dtype)
+    got = torch.ops.ocltune.conv2d_act(x.to(DEVICE), w.to(DEVICE), b.to(DEVICE), [2, 1], [1, 1], [1, 1], 1, activation)
+    assert_close(got, expected, scale=3)
+    with pytest.raises(RuntimeError, match="unknown activation 'tanh'"):
+        torch.ops.ocltune.conv2d_act(x.to(DEVICE), w.to(DEVICE), None, [1, 1], [0, 0], [1, 1], 1, "tanh")
+
+
+class EvalNet(nn.Module):
+    """What inference graphs hold: conv, batch norm and an activation, three times over."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1, self.n1 = nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8)
+        self.c2, self.n2 = nn.Conv2d(8, 8, 3, groups=2, bias=False), nn.BatchNorm2d(8)
+        self.c3 = nn.Conv2d(8, 4, 1)
+
+    def forward(self, x):
+        y = F.relu(self.n1(self.c1(x)))
+        y = F.relu6(self.n2(self.c2(y)))
+        return torch.sigmoid(self.c3(y)) + F.gelu(self.c3(y))  # two calls of c3: two convolutions, each fused
+
+
+def test_inference_folds_batch_norms_and_fuses_activations_into_convolutions(monkeypatch):
+    from ocltune_torch import compiler
+
+    torch.manual_seed(0)
+    model = EvalNet()
+    for norm in (model.n1, model.n2):  # statistics far from the identity, so that a wrong fold shows
+        norm.running_mean.uniform_(-1, 1)
+        norm.running_var.uniform_(0.25, 4)
+        norm.weight.data.uniform_(0.5, 1.5)
+        norm.bias.data.uniform_(-1, 1)
+    model.eval()
+    x = rand(2, 3, 10, 9)
+    passes = []
+    lower = compiler.lower
+    monkeypatch.setattr(compiler, "lower", lambda gm: passes.append(lower(gm)) or passes[-1])
+    with torch.no_grad():
+        expected = model(x)
+        model.to(DEVICE)
+        ocltune_torch.reset_dispatch_stats()
+        eager = model(x.to(DEVICE))
+        eager_elementwise = elementwise_calls()
+        compiled_model = torch.compile(model, backend="ocltune")
+        compiled_model(x.to(DEVICE))
+        ocltune_torch.reset_dispatch_stats()
+        compiled = compiled_model(x.to(DEVICE))
+        compiled_elementwise = elementwise_calls()
+    assert passes == [{"batch_norms_folded": 2, "conv_epilogues": 4, "elementwise_chains": passes[0]["elementwise_chains"]}]
+    assert_close(eager, expected)
+    assert_close(compiled, expected, rtol=1e-4, atol=1e-5)
+    # relu, relu6, sigmoid, gelu and the add eagerly; the activations in the convolutions compiled (the
+    # batch norms: one pass over the activations eagerly, one over the weights compiled).
+    assert eager_elementwise == 5 and compiled_elementwise == 1, (eager_elementwise, compiled_elementwise)
+
+
+def test_training_graphs_fuse_conv_epilogues_and_keep_their_gradients(monkeypatch):
+    from ocltune_torch import compiler
+
+    torch.manual_seed(0)
+    reference = nn.Sequential(nn.Conv2d(3, 6, 3), nn.ReLU(), nn.Conv2d(6, 4, 1), nn.Sigmoid())
+    model = nn.Sequential(nn.Conv2d(3, 6, 3), nn.ReLU(), nn.Conv2d(6, 4, 1), nn.Sigmoid())
+    model.load_state_dict(reference.state_dict())
+    model.to(DEVICE)
+    passes = []
+    lower = compiler.lower
+    monkeypatch.setattr(compiler, "lower", lambda gm: passes.append(lower(gm)) or passes[-1])
+    x = rand(2, 3, 8, 7)
+    expected = reference(x)
+    expected.square().mean().backward()
+    out = torch.compile(model, backend="ocltune")(x.to(DEVICE))
+    out.square().mean().backward()
+    assert passes[0]["conv_epilogues"] == 2  # the forward graph: both convolutions with their activation
+    assert_close(out, expected, rtol=1e-4, atol=1e-5)
+    for p, q in zip(reference.parameters(), model.parameters()):
+        assert_close(q.grad, p.grad, rtol=1e-4, atol=1e-5)
 
 
 def test_the_default_backend_says_to_use_ocltune():

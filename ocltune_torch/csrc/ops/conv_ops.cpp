@@ -111,7 +111,7 @@ bool allow_tf32() {
 // One call of the family on packed fp32 4-D tensors: x [n, c, h, w], weight [k, c / groups, r, s],
 // y [n, k, p, q], bias [k] (undefined: none). Which are read and which written is the direction's.
 void run_conv2d(int direction, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& y,
-                const at::Tensor& bias, const ConvGeometry& g) {
+                const at::Tensor& bias, const ConvGeometry& g, int activation = OCLTUNE_ACTIVATION_NONE) {
   ocltune_conv2d_args a;
   const ocltune_tensor tx = cl_tensor_of(x), tw = cl_tensor_of(weight), ty = cl_tensor_of(y);
   ocltune_conv2d_args_init(&a, direction, x.size(0), x.size(1), x.size(2), x.size(3), weight.size(0), weight.size(2),
@@ -132,6 +132,7 @@ void run_conv2d(int direction, const at::Tensor& x, const at::Tensor& weight, co
     a.bias = tb.buffer;
     a.bias_offset = tb.offset;
   }
+  a.activation = activation;
   a.allow_tf32 = allow_tf32() ? 1 : 0;
   call_ocltune("conv2d", [&] { device_runtime(x.device().index()).conv2d(a); });
 }
@@ -209,17 +210,32 @@ bool is_16bit(at::ScalarType t) { return t == at::kHalf || t == at::kBFloat16; }
 at::Tensor widened(const at::Tensor& t) { return t.defined() ? t.to(at::kFloat) : t; }
 at::Tensor narrowed(const at::Tensor& t, at::ScalarType type) { return t.defined() ? t.to(type) : t; }
 
-at::Tensor conv_forward(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias_opt,
-                        c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed,
-                        c10::IntArrayRef output_padding, int64_t groups) {
+// The activation by ATen ops, where the family's fused one does not run (the CPU path, transposed
+// convolutions, no input channels).
+at::Tensor activated(const at::Tensor& y, int activation) {
+  switch (activation) {
+    case OCLTUNE_ACTIVATION_RELU: return at::relu(y);
+    case OCLTUNE_ACTIVATION_RELU6: return at::hardtanh(y, 0, 6);
+    case OCLTUNE_ACTIVATION_GELU: return at::gelu(y);
+    case OCLTUNE_ACTIVATION_SIGMOID: return at::sigmoid(y);
+    default: return y;
+  }
+}
+
+// convolution_overrideable, and with `activation` after the bias ocltune::conv2d_act: the family
+// applies it in the convolution's own output pass (one kernel, one write of the output).
+at::Tensor conv_forward_act(const at::Tensor& input, const at::Tensor& weight,
+                            const std::optional<at::Tensor>& bias_opt, c10::IntArrayRef stride,
+                            c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed,
+                            c10::IntArrayRef output_padding, int64_t groups, int activation) {
   check_ocl(input, "convolution", "input");
   const at::ScalarType type = input.scalar_type();
   if (is_16bit(type) && weight.scalar_type() == type &&
       (!bias_opt || !bias_opt->defined() || bias_opt->scalar_type() == type)) {
     const std::optional<at::Tensor> bias32 =
         bias_opt && bias_opt->defined() ? std::optional<at::Tensor>(widened(*bias_opt)) : std::nullopt;
-    return narrowed(conv_forward(widened(input), widened(weight), bias32, stride, padding, dilation, transposed,
-                                 output_padding, groups),
+    return narrowed(conv_forward_act(widened(input), widened(weight), bias32, stride, padding, dilation, transposed,
+                                     output_padding, groups, activation),
                     type);
   }
   check_same_device(input, weight, "convolution", "weight");
@@ -228,7 +244,9 @@ at::Tensor conv_forward(const at::Tensor& input, const at::Tensor& weight, const
   const std::optional<ConvPlan> plan =
       plan_conv(input, weight, stride, padding, dilation, transposed, output_padding, groups);
   if (!plan || (bias.defined() && bias.scalar_type() != at::kFloat)) {
-    return convolution_on_cpu(input, weight, bias_opt, stride, padding, dilation, transposed, output_padding, groups);
+    return activated(
+        convolution_on_cpu(input, weight, bias_opt, stride, padding, dilation, transposed, output_padding, groups),
+        activation);
   }
   const ConvGeometry& g = plan->g;
   const at::Tensor x4 = as_4d(input).contiguous(), w4 = as_4d(weight).contiguous();
@@ -249,22 +267,66 @@ at::Tensor conv_forward(const at::Tensor& input, const at::Tensor& weight, const
   if (x4.numel() == 0 || w4.numel() == 0) {  // no input channels or an empty filter: the bias alone
     out4.zero_();
     if (b.defined()) device_math::binary_into(out4, "add", out4, b.view({1, out_c, 1, 1}));
-    return from_4d(out4, plan->dims);
+    return activated(from_4d(out4, plan->dims), activation);
   }
   if (!transposed) {
     if (!family_takes_4d(x4, w4, g)) {
-      return convolution_on_cpu(input, weight, bias_opt, stride, padding, dilation, transposed, output_padding, groups);
+      return activated(
+          convolution_on_cpu(input, weight, bias_opt, stride, padding, dilation, transposed, output_padding, groups),
+          activation);
     }
-    run_conv2d(OCLTUNE_CONV_FORWARD, x4, w4, out4, b, g);
+    run_conv2d(OCLTUNE_CONV_FORWARD, x4, w4, out4, b, g, activation);
   } else {
     if (!family_takes_4d(out4, w4, g)) {
-      return convolution_on_cpu(input, weight, bias_opt, stride, padding, dilation, transposed, output_padding, groups);
+      return activated(
+          convolution_on_cpu(input, weight, bias_opt, stride, padding, dilation, transposed, output_padding, groups),
+          activation);
     }
     // The family's backward-data writes its "input" (our output) from its "output" (our input).
     run_conv2d(OCLTUNE_CONV_BACKWARD_DATA, out4, w4, x4, at::Tensor(), g);
     if (b.defined()) device_math::binary_into(out4, "add", out4, b.view({1, out_c, 1, 1}));
+    return activated(from_4d(out4, plan->dims), activation);
   }
   return from_4d(out4, plan->dims);
+}
+
+at::Tensor conv_forward(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias_opt,
+                        c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed,
+                        c10::IntArrayRef output_padding, int64_t groups) {
+  return conv_forward_act(input, weight, bias_opt, stride, padding, dilation, transposed, output_padding, groups,
+                          OCLTUNE_ACTIVATION_NONE);
+}
+
+// ---- ocltune::conv2d_act: a convolution and its activation as one op (torch.compile's epilogue
+// fusion, compiler.py) ----
+
+int activation_of(c10::string_view name) {
+  if (name == "none") return OCLTUNE_ACTIVATION_NONE;
+  if (name == "relu") return OCLTUNE_ACTIVATION_RELU;
+  if (name == "relu6") return OCLTUNE_ACTIVATION_RELU6;
+  if (name == "gelu") return OCLTUNE_ACTIVATION_GELU;
+  if (name == "sigmoid") return OCLTUNE_ACTIVATION_SIGMOID;
+  TORCH_CHECK(false, "ocltune::conv2d_act: unknown activation '", std::string(name).substr(0, 32),
+              "' (none, relu, relu6, gelu or sigmoid)");
+}
+
+std::vector<int64_t> no_output_padding(const at::Tensor& input) {
+  return std::vector<int64_t>(static_cast<std::size_t>(std::max<int64_t>(input.dim() - 2, 1)), 0);
+}
+
+at::Tensor conv2d_act(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                      c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation, int64_t groups,
+                      c10::string_view activation) {
+  const int act = activation_of(activation);
+  return conv_forward_act(input, weight, bias, stride, padding, dilation, false, no_output_padding(input), groups, act);
+}
+
+// Fake tensors (torch.compile traces with them): the convolution's own meta function sizes the result.
+at::Tensor conv2d_act_meta(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                           c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation, int64_t groups,
+                           c10::string_view activation) {
+  activation_of(activation);
+  return at::convolution(input, weight, bias, stride, padding, dilation, false, no_output_padding(input), groups);
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> conv_backward(const at::Tensor& grad_output, const at::Tensor& input,
@@ -337,7 +399,15 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("convolution_backward_overrideable", conv_backward);
 }
 
-// Whether ocl's convolutions may use TF32 now (cuDNN's switch, as PyTorch reads it for cuda's).
-TORCH_LIBRARY_FRAGMENT(ocltune, m) { m.def("conv_tf32_allowed() -> bool", &allow_tf32); }
+TORCH_LIBRARY_FRAGMENT(ocltune, m) {
+  // Whether ocl's convolutions may use TF32 now (cuDNN's switch, as PyTorch reads it for cuda's).
+  m.def("conv_tf32_allowed() -> bool", &allow_tf32);
+  m.def(
+      "conv2d_act(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups, "
+      "str activation) -> Tensor");
+}
+
+TORCH_LIBRARY_IMPL(ocltune, PrivateUse1, m) { m.impl("conv2d_act", &conv2d_act); }
+TORCH_LIBRARY_IMPL(ocltune, Meta, m) { m.impl("conv2d_act", &conv2d_act_meta); }
 
 }  // namespace ocltune_torch

@@ -415,6 +415,75 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> layer_norm_backward(const at::Ten
 
 }  // namespace
 
+namespace {
+
+// ---- ocltune::fold_batch_norm: an eval batch norm folded into the convolution before it ----
+
+// (w', b') with conv(x, w') + b' = batch_norm(conv(x, w) + conv_bias) in eval mode: one plain kernel
+// over the weight (plain_norm.cl's fold_batch_norm), what torch.compile's inference graphs run in
+// place of the batch norm's pass over the activations (compiler.py). w is [K, ...]; the statistics,
+// the norm's weight and bias are [K].
+std::tuple<at::Tensor, at::Tensor> fold_batch_norm(const at::Tensor& w, const std::optional<at::Tensor>& conv_bias,
+                                                   const std::optional<at::Tensor>& weight,
+                                                   const std::optional<at::Tensor>& bias,
+                                                   const at::Tensor& running_mean, const at::Tensor& running_var,
+                                                   double eps) {
+  check_ocl(w, "ocltune::fold_batch_norm", "w");
+  const std::int64_t k = w.dim() > 0 ? w.size(0) : 0;
+  const auto check_channels = [&](const std::optional<at::Tensor>& t, const char* what) {
+    if (!t || !t->defined()) return;
+    check_same_device(w, *t, "ocltune::fold_batch_norm", what);
+    TORCH_CHECK(t->dim() == 1 && t->size(0) == k, "ocltune::fold_batch_norm: ", what, " must have shape [", k,
+                "], got ", t->sizes());
+  };
+  check_channels(conv_bias, "conv_bias");
+  check_channels(weight, "weight");
+  check_channels(bias, "bias");
+  check_channels(running_mean, "running_mean");
+  check_channels(running_var, "running_var");
+  TORCH_CHECK(at::isFloatingType(w.scalar_type()) && plain_dtype(w.scalar_type()),
+              "ocltune::fold_batch_norm: w must be float32, float16 or bfloat16, got ", w.scalar_type());
+  at::Tensor w_out = at::empty(w.sizes(), w.options());
+  at::Tensor b_out = at::empty({k}, w.options());
+  if (w.numel() == 0) return {w_out, b_out.zero_()};
+  const at::Tensor wc = w.contiguous();
+  const at::Tensor cb = conv_bias && conv_bias->defined() ? conv_bias->to(w.scalar_type()).contiguous() : wc;
+  const at::Tensor mean = running_mean.contiguous(), var = running_var.to(mean.scalar_type()).contiguous();
+  const at::Tensor nw = weight && weight->defined() ? weight->contiguous() : at::Tensor();
+  const at::Tensor nb = bias && bias->defined() ? bias->contiguous() : at::Tensor();
+  const at::ScalarType w_type = nw.defined() ? nw.scalar_type() : nb.defined() ? nb.scalar_type() : mean.scalar_type();
+  const at::Tensor bn_w = nw.defined() ? nw : mean;
+  const at::Tensor bn_b = nb.defined() ? nb.to(w_type).contiguous() : bn_w;
+  const int device = w.device().index();
+  cl_program program =
+      plain_program(device, "plain_norm.cl",
+                    {{"A", w.scalar_type()}, {"O", w.scalar_type()}, {"S", mean.scalar_type()}, {"W", w_type}});
+  PlainLaunch launch(device, program, "fold_batch_norm");
+  launch.arg<cl_long>(w.numel()).arg<cl_long>(w.numel() / k).arg<cl_float>(static_cast<float>(eps));
+  launch.tensor_at(wc).tensor_at(cb).arg<cl_int>(conv_bias && conv_bias->defined() ? 1 : 0);
+  launch.tensor_at(mean).tensor_at(var).tensor_at(bn_w).arg<cl_int>(nw.defined() ? 1 : 0);
+  launch.tensor_at(bn_b).arg<cl_int>(nb.defined() ? 1 : 0).tensor_at(w_out).tensor_at(b_out);
+  launch.run(w.numel());
+  return {w_out, b_out};
+}
+
+std::tuple<at::Tensor, at::Tensor> fold_batch_norm_meta(const at::Tensor& w, const std::optional<at::Tensor>&,
+                                                        const std::optional<at::Tensor>&,
+                                                        const std::optional<at::Tensor>&, const at::Tensor&,
+                                                        const at::Tensor&, double) {
+  return {at::empty_like(w), at::empty({w.dim() > 0 ? w.size(0) : 0}, w.options())};
+}
+
+}  // namespace
+
+TORCH_LIBRARY_FRAGMENT(ocltune, m) {
+  m.def(
+      "fold_batch_norm(Tensor w, Tensor? conv_bias, Tensor? weight, Tensor? bias, Tensor running_mean, "
+      "Tensor running_var, float eps) -> (Tensor, Tensor)");
+}
+TORCH_LIBRARY_IMPL(ocltune, PrivateUse1, m) { m.impl("fold_batch_norm", &fold_batch_norm); }
+TORCH_LIBRARY_IMPL(ocltune, Meta, m) { m.impl("fold_batch_norm", &fold_batch_norm_meta); }
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("native_batch_norm", batch_norm_forward);
   m.impl("native_batch_norm_backward", batch_norm_backward);

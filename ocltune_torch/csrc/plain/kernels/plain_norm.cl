@@ -20,6 +20,34 @@ inline void bn_affine(const long c, BN_ARGS, float* alpha, float* beta) {
   *beta = (has_bias ? (float)W_LOAD(bias, c) : 0.0f) - (float)S_LOAD(mean, c) * a;
 }
 
+// An eval batch norm folded into the convolution before it (torch.compile, compiler.py): with
+// bn_affine's alpha and beta of output channel k, w'[k, ...] = w[k, ...] * alpha and
+// b'[k] = conv_bias[k] * alpha + beta, so that conv(x, w') + b' is the batch norm of conv(x, w) +
+// conv_bias. A (the convolution's weight and bias), O (their folded copies). One work item per
+// weight element; the first element of each channel's run also writes the channel's bias.
+kernel void fold_batch_norm(const long count, const long per_channel, const float eps, global const A_S* w_base,
+                            const long w_at, global const A_S* conv_bias_base, const long conv_bias_at,
+                            const int has_conv_bias, global const S_S* mean_base, const long mean_at,
+                            global const S_S* var_base, const long var_at, global const W_S* weight_base,
+                            const long weight_at, const int has_weight, global const W_S* bias_base,
+                            const long bias_at, const int has_bias, global O_S* w_out_base, const long w_out_at,
+                            global O_S* b_out_base, const long b_out_at) {
+  global const A_S* w = w_base + w_at;
+  global O_S* w_out = w_out_base + w_out_at;
+  global O_S* b_out = b_out_base + b_out_at;
+  FOR_EACH_INDEX(i, count) {
+    const long c = i / per_channel;
+    float alpha, beta;
+    bn_affine(c, mean_base + mean_at, var_base + var_at, eps, weight_base + weight_at, has_weight,
+              bias_base + bias_at, has_bias, &alpha, &beta);
+    O_STORE(w_out, i, TO_O((float)A_LOAD(w, i) * alpha));
+    if (i % per_channel == 0) {
+      const float conv_bias = has_conv_bias ? (float)A_LOAD(conv_bias_base + conv_bias_at, c) : 0.0f;
+      O_STORE(b_out, c, TO_O(conv_bias * alpha + beta));
+    }
+  }
+}
+
 kernel void batch_norm_eval(const long count, const long channels, const long plane, const float eps,
                             global const A_S* x_base, const long x_at, global const S_S* mean_base,
                             const long mean_at, global const S_S* var_base, const long var_at,
