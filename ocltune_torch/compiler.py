@@ -22,6 +22,7 @@ import): the backend is registered when torch.compile first imports Dynamo's reg
 import importlib.abc
 import importlib.util
 import operator
+import os
 import sys
 
 import torch
@@ -376,10 +377,18 @@ def fuse_conv_epilogues(gm: torch.fx.GraphModule) -> int:
     return fused
 
 
+# The convolution passes are off unless asked for ($OCLTUNE_COMPILE_CONV_EPILOGUES=1, or this flag):
+# a fused or folded convolution is another problem to the runtime (bias=1, act=relu in its shape
+# key), which the tuned rows of the plain convolutions do not answer, so it runs the built-in
+# configuration. Measured on PoCL (docs/PERFORMANCE.md), that costs more than the kernels saved.
+CONV_EPILOGUES = os.environ.get("OCLTUNE_COMPILE_CONV_EPILOGUES", "0") == "1"
+
+
 def lower(gm: torch.fx.GraphModule) -> dict:
     """The passes over one captured graph, in order; returns what each did."""
-    return {"batch_norms_folded": fold_batch_norms(gm), "conv_epilogues": fuse_conv_epilogues(gm),
-            "elementwise_chains": fuse_elementwise_chains(gm)}
+    folded = fold_batch_norms(gm) if CONV_EPILOGUES else 0
+    epilogues = fuse_conv_epilogues(gm) if CONV_EPILOGUES else 0
+    return {"batch_norms_folded": folded, "conv_epilogues": epilogues, "elementwise_chains": fuse_elementwise_chains(gm)}
 
 
 def _compile_graph(gm, example_inputs):

@@ -160,6 +160,7 @@ class EvalNet(nn.Module):
 def test_inference_folds_batch_norms_and_fuses_activations_into_convolutions(monkeypatch):
     from ocltune_torch import compiler
 
+    monkeypatch.setattr(compiler, "CONV_EPILOGUES", True)
     torch.manual_seed(0)
     model = EvalNet()
     for norm in (model.n1, model.n2):  # statistics far from the identity, so that a wrong fold shows
@@ -194,6 +195,7 @@ def test_inference_folds_batch_norms_and_fuses_activations_into_convolutions(mon
 def test_training_graphs_fuse_conv_epilogues_and_keep_their_gradients(monkeypatch):
     from ocltune_torch import compiler
 
+    monkeypatch.setattr(compiler, "CONV_EPILOGUES", True)
     torch.manual_seed(0)
     reference = nn.Sequential(nn.Conv2d(3, 6, 3), nn.ReLU(), nn.Conv2d(6, 4, 1), nn.Sigmoid())
     model = nn.Sequential(nn.Conv2d(3, 6, 3), nn.ReLU(), nn.Conv2d(6, 4, 1), nn.Sigmoid())
