@@ -241,7 +241,7 @@ def test_mixed_dtypes_compute_in_the_result_type(a_dtype, b_dtype, op, strict):
 def test_binary_fallbacks_and_errors():
     ocltune_torch.reset_fallback_stats()
     i = torch.arange(6).reshape(2, 3)
-    assert torch.equal((on(i) + 1).cpu(), i + 1)  # int64: the plain kernels (plain_elementwise.h), no fallback
+    assert torch.equal((on(i) + 1).cpu(), i + 1)  # int64: the plain kernels (through ops/elementwise.h), no fallback
     assert torch.equal((on(i) * on(i)).cpu(), i * i)
     f = rand(3)
     assert_close(on(f) * float("inf"), f * float("inf"))  # the C ABI takes finite scalars only
