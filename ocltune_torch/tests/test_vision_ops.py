@@ -71,6 +71,12 @@ def test_upsample_refuses_what_the_cpu_refuses():
     x = rand(1, 1, 4, 4).to(DEVICE)
     with pytest.raises(RuntimeError):
         F.interpolate(x, size=(0, 3), mode="bilinear")
+    for mode in ("bilinear", "nearest"):  # no channels: "Non-empty 4D data tensor expected" on the CPU
+        with pytest.raises(RuntimeError):
+            F.interpolate(torch.zeros(2, 0, 4, 4), size=(8, 8), mode=mode)
+        with pytest.raises(RuntimeError):
+            F.interpolate(torch.zeros(2, 0, 4, 4, device=DEVICE), size=(8, 8), mode=mode)
+    assert F.interpolate(torch.zeros(0, 2, 4, 4, device=DEVICE), size=(8, 8), mode="nearest").shape == (0, 2, 8, 8)
     assert (F.interpolate(x, size=(2, 2), mode="nearest").cpu() == x.cpu()[..., ::2, ::2]).all()
 
 

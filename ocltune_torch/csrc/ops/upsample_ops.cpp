@@ -44,9 +44,11 @@ float nearest_scale(std::int64_t in, std::int64_t out, std::optional<double> sca
 }
 
 // What the kernels take: a 4-D ocl tensor of a float type the plain kernels compute in, indices that fit.
+// A batch of 0 is fine; no channels (or rows, or columns) is PyTorch's "Non-empty 4D data tensor
+// expected" error, which the fallback raises.
 bool upsample_input(const at::Tensor& t) {
   const at::ScalarType d = t.scalar_type();
-  return t.dim() == 4 && (d == at::kFloat || d == at::kHalf || d == at::kBFloat16) &&
+  return t.dim() == 4 && (d == at::kFloat || d == at::kHalf || d == at::kBFloat16) && t.size(1) > 0 &&
          t.numel() < (std::int64_t{1} << 40);
 }
 
@@ -114,7 +116,7 @@ at::Tensor& upsample_bilinear2d_backward_out(const at::Tensor& grad_output, c10:
   if (!upsample_input(grad_output) || output_size.size() != 2 || input_size.size() != 4 ||
       !same_float_type(grad_output, grad_input) || grad_output.size(2) != output_size[0] ||
       grad_output.size(3) != output_size[1] || grad_output.size(0) != input_size[0] ||
-      grad_output.size(1) != input_size[1] || input_size[2] <= 0 || input_size[3] <= 0) {
+      grad_output.size(1) != input_size[1] || input_size[1] <= 0 || input_size[2] <= 0 || input_size[3] <= 0) {
     return fallback<ATEN_OP(upsample_bilinear2d_backward_grad_input)>::call(
         grad_output, output_size, input_size, align_corners, scales_h, scales_w, grad_input);
   }
@@ -169,7 +171,7 @@ at::Tensor& upsample_nearest2d_backward_out(const at::Tensor& grad_output, c10::
   if (!upsample_input(grad_output) || output_size.size() != 2 || input_size.size() != 4 ||
       !same_float_type(grad_output, grad_input) || grad_output.size(2) != output_size[0] ||
       grad_output.size(3) != output_size[1] || grad_output.size(0) != input_size[0] ||
-      grad_output.size(1) != input_size[1] || input_size[2] <= 0 || input_size[3] <= 0) {
+      grad_output.size(1) != input_size[1] || input_size[1] <= 0 || input_size[2] <= 0 || input_size[3] <= 0) {
     return fallback<ATEN_OP(upsample_nearest2d_backward_grad_input)>::call(grad_output, output_size, input_size,
                                                                            scales_h, scales_w, grad_input);
   }
