@@ -91,6 +91,37 @@ BatchNormResult batch_norm_on_cpu(const at::Tensor& input, const at::Tensor& wei
   return {y.to(d), m.to(d), s.to(d)};
 }
 
+// The statistics, weight and bias of an eval batch norm as plain_norm.cl's bn_affine reads them (BN_ARGS):
+// one type per slot, the statistics in the mean's, weight and bias in the weight's (or the bias's); a
+// missing weight or bias is another buffer with its flag 0.
+struct EvalAffine {
+  at::Tensor mean, var, weight, bias;
+  at::ScalarType w_type;
+  bool has_weight, has_bias;
+
+  EvalAffine(const at::Tensor& w, const at::Tensor& b, const at::Tensor& running_mean, const at::Tensor& running_var)
+      : mean(running_mean.contiguous()),
+        var(running_var.to(mean.scalar_type()).contiguous()),
+        w_type(w.defined()   ? w.scalar_type()
+               : b.defined() ? b.scalar_type()
+                             : mean.scalar_type()),
+        has_weight(w.defined()),
+        has_bias(b.defined()) {
+    weight = has_weight ? w.contiguous() : mean;
+    bias = has_bias ? b.to(w_type).contiguous() : weight;
+  }
+
+  // plain_norm.cl with A and O of `type` and these slots.
+  cl_program program(int device, at::ScalarType type) const {
+    return plain_program(device, "plain_norm.cl", {{"A", type}, {"O", type}, {"S", mean.scalar_type()}, {"W", w_type}});
+  }
+  // mean, var, weight, has_weight, bias, has_bias.
+  void push(PlainLaunch& launch) const {
+    launch.tensor_at(mean).tensor_at(var).tensor_at(weight).arg<cl_int>(has_weight ? 1 : 0);
+    launch.tensor_at(bias).arg<cl_int>(has_bias ? 1 : 0);
+  }
+};
+
 // Running statistics: y = (x - running_mean) / sqrt(running_var + eps) * weight + bias, one pass of
 // a plain kernel (plain/kernels/plain_norm.cl) in fp32 rounded once, as PyTorch's kernels compute; empty
 // saved statistics, as PyTorch's CPU and CUDA kernels return. x has at most kMaxElements elements
@@ -101,21 +132,12 @@ BatchNormResult batch_norm_eval(const at::Tensor& x, const at::Tensor& weight, c
   TORCH_INTERNAL_ASSERT(x.numel() <= kMaxElements);
   const at::Tensor xc = x.contiguous();
   at::Tensor y = at::empty(x.sizes(), x.options());
-  // One type per slot: the statistics in the mean's, weight and bias in the weight's (or the bias's).
-  const at::Tensor mean = running_mean.contiguous(), var = running_var.to(mean.scalar_type()).contiguous();
-  const at::ScalarType w_type = weight.defined() ? weight.scalar_type()
-                                : bias.defined() ? bias.scalar_type()
-                                                 : mean.scalar_type();
-  const at::Tensor w = weight.defined() ? weight.contiguous() : mean;
-  const at::Tensor b = bias.defined() ? bias.to(w_type).contiguous() : w;
+  const EvalAffine affine(weight, bias, running_mean, running_var);
   const int device = x.device().index();
-  cl_program program =
-      plain_program(device, "plain_norm.cl",
-                    {{"A", x.scalar_type()}, {"O", x.scalar_type()}, {"S", mean.scalar_type()}, {"W", w_type}});
-  PlainLaunch launch(device, program, "batch_norm_eval");
+  PlainLaunch launch(device, affine.program(device, x.scalar_type()), "batch_norm_eval");
   launch.arg<cl_long>(x.numel()).arg<cl_long>(dims[1]).arg<cl_long>(dims.size() == 3 ? dims[2] : 1);
-  launch.arg<cl_float>(static_cast<float>(eps)).tensor_at(xc).tensor_at(mean).tensor_at(var);
-  launch.tensor_at(w).arg<cl_int>(weight.defined() ? 1 : 0).tensor_at(b).arg<cl_int>(bias.defined() ? 1 : 0);
+  launch.arg<cl_float>(static_cast<float>(eps)).tensor_at(xc);
+  affine.push(launch);
   launch.tensor_at(y).run(x.numel());
   const at::TensorOptions stats = x.options().dtype(at::kFloat);
   return {y, at::empty({0}, stats), at::empty({0}, stats)};
@@ -448,21 +470,13 @@ std::tuple<at::Tensor, at::Tensor> fold_batch_norm(const at::Tensor& w, const st
   if (w.numel() == 0) return {w_out, b_out.zero_()};
   const at::Tensor wc = w.contiguous();
   const at::Tensor cb = conv_bias && conv_bias->defined() ? conv_bias->to(w.scalar_type()).contiguous() : wc;
-  const at::Tensor mean = running_mean.contiguous(), var = running_var.to(mean.scalar_type()).contiguous();
-  const at::Tensor nw = weight && weight->defined() ? weight->contiguous() : at::Tensor();
-  const at::Tensor nb = bias && bias->defined() ? bias->contiguous() : at::Tensor();
-  const at::ScalarType w_type = nw.defined() ? nw.scalar_type() : nb.defined() ? nb.scalar_type() : mean.scalar_type();
-  const at::Tensor bn_w = nw.defined() ? nw : mean;
-  const at::Tensor bn_b = nb.defined() ? nb.to(w_type).contiguous() : bn_w;
+  const EvalAffine affine(defined_or_empty(weight), defined_or_empty(bias), running_mean, running_var);
   const int device = w.device().index();
-  cl_program program =
-      plain_program(device, "plain_norm.cl",
-                    {{"A", w.scalar_type()}, {"O", w.scalar_type()}, {"S", mean.scalar_type()}, {"W", w_type}});
-  PlainLaunch launch(device, program, "fold_batch_norm");
+  PlainLaunch launch(device, affine.program(device, w.scalar_type()), "fold_batch_norm");
   launch.arg<cl_long>(w.numel()).arg<cl_long>(w.numel() / k).arg<cl_float>(static_cast<float>(eps));
   launch.tensor_at(wc).tensor_at(cb).arg<cl_int>(conv_bias && conv_bias->defined() ? 1 : 0);
-  launch.tensor_at(mean).tensor_at(var).tensor_at(bn_w).arg<cl_int>(nw.defined() ? 1 : 0);
-  launch.tensor_at(bn_b).arg<cl_int>(nb.defined() ? 1 : 0).tensor_at(w_out).tensor_at(b_out);
+  affine.push(launch);
+  launch.tensor_at(w_out).tensor_at(b_out);
   launch.run(w.numel());
   return {w_out, b_out};
 }

@@ -80,6 +80,15 @@ at::Tensor packed_target(const at::Tensor& out) {
 
 bool same_float_type(const at::Tensor& a, const at::Tensor& b) { return a.scalar_type() == b.scalar_type(); }
 
+// What the backward kernels take: a gradient of the output's sizes for an input of input_size.
+bool backward_takes(const at::Tensor& grad_output, const at::Tensor& grad_input, c10::IntArrayRef output_size,
+                    c10::IntArrayRef input_size) {
+  return upsample_input(grad_output) && output_size.size() == 2 && input_size.size() == 4 &&
+         same_float_type(grad_output, grad_input) && grad_output.size(2) == output_size[0] &&
+         grad_output.size(3) == output_size[1] && grad_output.size(0) == input_size[0] &&
+         grad_output.size(1) == input_size[1] && input_size[1] > 0 && input_size[2] > 0 && input_size[3] > 0;
+}
+
 // ---- upsample_bilinear2d ----
 
 at::Tensor& upsample_bilinear2d_out(const at::Tensor& self, c10::IntArrayRef output_size, bool align_corners,
@@ -113,10 +122,7 @@ at::Tensor& upsample_bilinear2d_backward_out(const at::Tensor& grad_output, c10:
   check_ocl(grad_output, "upsample_bilinear2d_backward", "grad_output");
   check_ocl(grad_input, "upsample_bilinear2d_backward", "grad_input");
   check_same_device(grad_output, grad_input, "upsample_bilinear2d_backward", "grad_input");
-  if (!upsample_input(grad_output) || output_size.size() != 2 || input_size.size() != 4 ||
-      !same_float_type(grad_output, grad_input) || grad_output.size(2) != output_size[0] ||
-      grad_output.size(3) != output_size[1] || grad_output.size(0) != input_size[0] ||
-      grad_output.size(1) != input_size[1] || input_size[1] <= 0 || input_size[2] <= 0 || input_size[3] <= 0) {
+  if (!backward_takes(grad_output, grad_input, output_size, input_size)) {
     return fallback<ATEN_OP(upsample_bilinear2d_backward_grad_input)>::call(
         grad_output, output_size, input_size, align_corners, scales_h, scales_w, grad_input);
   }
@@ -168,10 +174,7 @@ at::Tensor& upsample_nearest2d_backward_out(const at::Tensor& grad_output, c10::
   check_ocl(grad_output, "upsample_nearest2d_backward", "grad_output");
   check_ocl(grad_input, "upsample_nearest2d_backward", "grad_input");
   check_same_device(grad_output, grad_input, "upsample_nearest2d_backward", "grad_input");
-  if (!upsample_input(grad_output) || output_size.size() != 2 || input_size.size() != 4 ||
-      !same_float_type(grad_output, grad_input) || grad_output.size(2) != output_size[0] ||
-      grad_output.size(3) != output_size[1] || grad_output.size(0) != input_size[0] ||
-      grad_output.size(1) != input_size[1] || input_size[1] <= 0 || input_size[2] <= 0 || input_size[3] <= 0) {
+  if (!backward_takes(grad_output, grad_input, output_size, input_size)) {
     return fallback<ATEN_OP(upsample_nearest2d_backward_grad_input)>::call(grad_output, output_size, input_size,
                                                                            scales_h, scales_w, grad_input);
   }
