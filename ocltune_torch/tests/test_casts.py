@@ -6,7 +6,8 @@ import torch
 import ocltune_torch
 from conftest import DEVICE
 
-PLAIN_DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16, torch.int8,
+# float64 where the device has cl_khr_fp64 (PoCL does).
+PLAIN_DTYPES = [torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16, torch.int8,
                 torch.uint8, torch.bool]
 
 

@@ -71,7 +71,8 @@ std::size_t span_bytes(const at::Tensor& t) {
 // dst = src converted to dst's dtype by the plain copy kernel (any strides, src expanded to dst's
 // sizes); false when a dtype is not a plain one.
 bool plain_copy(const at::Tensor& dst, const at::Tensor& src) {
-  if (!plain_dtype(dst.scalar_type()) || !plain_dtype(src.scalar_type())) return false;
+  const int device = dst.get_device();
+  if (!plain_dtype(dst.scalar_type(), device) || !plain_dtype(src.scalar_type(), device)) return false;
   if (dst.numel() == 0) return true;
   at::Tensor from = src;
   if (may_overlap(dst, src)) {
@@ -330,7 +331,8 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
   // non_blocking from pinned memory in dst's layout: the write is enqueued and the host goes on (the
   // pinned block is kept until the write has read it). Every other copy waits, which is always correct.
   if (non_blocking && enqueue_write_from_pinned(dst, self)) return dst;
-  // From the host, or a conversion (float64, another device) through the host.
+  // From the host, or a conversion the device cannot make (float64 without cl_khr_fp64, complex, another
+  // device) through the host.
   at::Tensor host = self.is_cpu() ? self : read_to_host(self);
   host = host.to(dst.scalar_type()).resolve_conj().resolve_neg().expand(dst.sizes());
   write_from_host(dst, host);

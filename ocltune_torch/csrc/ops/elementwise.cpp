@@ -162,7 +162,7 @@ bool family_binary(const ElementwiseOp& op, const at::Tensor& out, const at::Ten
 // ---- the plain kernel's route ----
 
 // A number of any dtype (a Python float is float64) is a kernel argument of the compute type.
-bool plain_operand(const at::Tensor& t) { return is_number(t) || plain_dtype(t.scalar_type()); }
+bool plain_operand(const at::Tensor& t, int device) { return is_number(t) || plain_dtype(t.scalar_type(), device); }
 
 void plain_binary(const ElementwiseOp& op, const at::Tensor& out, const at::Tensor& self, const at::Tensor& other,
                   at::ScalarType compute, const c10::Scalar& alpha) {
@@ -177,6 +177,16 @@ void plain_binary(const ElementwiseOp& op, const at::Tensor& out, const at::Tens
                           {unaliased(out, self).expand(out.sizes()), unaliased(out, other).expand(out.sizes())},
                           {"A", "B"}, compute, {alpha});
   }
+}
+
+// The op as its float64 plain kernel computes it: a family op whose compute type is float64 takes the
+// plain route with plain_float64 in place of plain.
+ElementwiseOp plain_route(const ElementwiseOp& op, at::ScalarType compute) {
+  if (compute != at::kDouble || !op.plain_float64) return op;
+  ElementwiseOp route = op;
+  route.plain = op.plain_float64;
+  route.plain_reversed = nullptr;
+  return route;
 }
 
 }  // namespace
@@ -219,8 +229,10 @@ bool elementwise_into(const ElementwiseOp& op, const at::Tensor& out, const at::
   const at::ScalarType type = self.scalar_type();
   if (op.integral && at::isFloatingType(type)) return false;
   if (op.family && kernel_dtype(type)) return family_into(op.name, op.family, out, type, with_scalar(self));
-  if (!op.plain || !plain_dtype(type) || !plain_dtype(out.scalar_type())) return false;
-  if (out.numel() > 0) run_plain_elementwise(op.plain, out, {unaliased(out, self)}, {"A"}, type, {0, 0});
+  const int device = out.get_device();
+  const ElementwiseOp route = plain_route(op, type);
+  if (!route.plain || !plain_dtype(type, device) || !plain_dtype(out.scalar_type(), device)) return false;
+  if (out.numel() > 0) run_plain_elementwise(route.plain, out, {unaliased(out, self)}, {"A"}, type, {0, 0});
   return true;
 }
 
@@ -233,11 +245,13 @@ bool elementwise_into(const ElementwiseOp& op, const at::Tensor& out, const at::
   if (op.family && !op.bool_result && kernel_dtype(compute)) {
     return family_binary(op, out, self, other, alpha.to<double>(), compute);
   }
-  if (!op.plain || (is_number(self) && !op.plain_reversed) || !plain_operand(self) || !plain_operand(other) ||
-      !plain_dtype(compute) || !plain_dtype(out.scalar_type())) {
+  const int device = out.get_device();
+  const ElementwiseOp route = plain_route(op, compute);
+  if (!route.plain || (is_number(self) && !route.plain_reversed) || !plain_operand(self, device) ||
+      !plain_operand(other, device) || !plain_dtype(compute, device) || !plain_dtype(out.scalar_type(), device)) {
     return false;
   }
-  if (out.numel() > 0) plain_binary(op, out, self, other, compute, alpha);
+  if (out.numel() > 0) plain_binary(route, out, self, other, compute, alpha);
   return true;
 }
 

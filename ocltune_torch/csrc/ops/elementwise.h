@@ -32,6 +32,9 @@ struct ElementwiseOp {
   // The plain kernel that computes op(number, x) with x as its operand, `plain_reversed`_scalar: gt for
   // lt, rsub for sub. nullptr: a number first has no plain kernel.
   const char* plain_reversed = nullptr;
+  // A family op's plain kernel for a float64 compute type, which the families lack (where the device
+  // has cl_khr_fp64); no number-first form. nullptr: float64 falls back.
+  const char* plain_float64 = nullptr;
   bool bool_result = false;  // comparisons: bool results, computed in the promoted type
   bool integral = false;     // bitwise ops: floating operands are PyTorch's error, raised by the fallback
   // Op-specific refusals PyTorch raises before computing (sub with a bool, a float alpha with

@@ -53,18 +53,18 @@ constexpr ElementwiseOp kAdd{
 constexpr ElementwiseOp kSub{
     .name = "sub", .family = "sub", .plain = "sub", .plain_reversed = "rsub", .check = check_sub};
 constexpr ElementwiseOp kMul{.name = "mul", .family = "mul", .plain = "mul", .plain_reversed = "mul"};
-constexpr ElementwiseOp kDiv{.name = "div", .family = "div"};
+constexpr ElementwiseOp kDiv{.name = "div", .family = "div", .plain_float64 = "div_true"};
 constexpr ElementwiseOp kPow{.name = "pow", .family = "pow"};
 constexpr ElementwiseOp kMaximum{.name = "maximum", .family = "maximum", .plain = "maximum"};
 constexpr ElementwiseOp kMinimum{.name = "minimum", .family = "minimum", .plain = "minimum"};
-constexpr ElementwiseOp kExp{.name = "exp", .family = "exp"};
-constexpr ElementwiseOp kLog{.name = "log", .family = "log"};
-constexpr ElementwiseOp kSqrt{.name = "sqrt", .family = "sqrt"};
-constexpr ElementwiseOp kRsqrt{.name = "rsqrt", .family = "rsqrt"};
-constexpr ElementwiseOp kNeg{.name = "neg", .family = "neg"};
-constexpr ElementwiseOp kAbs{.name = "abs", .family = "abs"};
+constexpr ElementwiseOp kExp{.name = "exp", .family = "exp", .plain_float64 = "math_exp"};
+constexpr ElementwiseOp kLog{.name = "log", .family = "log", .plain_float64 = "math_log"};
+constexpr ElementwiseOp kSqrt{.name = "sqrt", .family = "sqrt", .plain_float64 = "math_sqrt"};
+constexpr ElementwiseOp kRsqrt{.name = "rsqrt", .family = "rsqrt", .plain_float64 = "math_rsqrt"};
+constexpr ElementwiseOp kNeg{.name = "neg", .family = "neg", .plain_float64 = "math_neg"};
+constexpr ElementwiseOp kAbs{.name = "abs", .family = "abs", .plain_float64 = "math_abs"};
 constexpr ElementwiseOp kSign{.name = "sign", .family = "sign"};
-constexpr ElementwiseOp kReciprocal{.name = "reciprocal", .family = "div"};
+constexpr ElementwiseOp kReciprocal{.name = "reciprocal", .family = "div", .plain_float64 = "math_reciprocal"};
 // Plain kernels only (floating dtypes): math the family has no op for, which detection and
 // positional-encoding code calls (MultiScaleRoIAlign's floor(log2(...)), sin/cos tables).
 constexpr ElementwiseOp kFloor{.name = "floor", .plain = "math_floor"};
@@ -208,8 +208,9 @@ at::Tensor sgn(const at::Tensor& self) {
   return op_forms::functional<ATEN_OP(sign), elementwise_unary_into<kSign>>(self);
 }
 
-// 1 / x as div(1, x), reversed.
+// 1 / x as div(1, x), reversed; float64 (GradScaler's inverse scale) on its plain kernel.
 bool reciprocal_into(const at::Tensor& out, const at::Tensor& self) {
+  if (self.scalar_type() == at::kDouble) return elementwise_into(kReciprocal, out, self);
   return elementwise_scalar_into(kReciprocal, out, self, 1.0, /*reversed=*/true);
 }
 

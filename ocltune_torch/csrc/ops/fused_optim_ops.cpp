@@ -40,28 +40,13 @@ constexpr int kWeightDecay = 256;
 constexpr int kMomentum = 512;
 constexpr int kBlocked = 1024;
 
-// True when the device computes in double (cl_khr_fp64): the bias corrections are then computed in
-// double as PyTorch's CPU kernel does.
-bool device_fp64(int device) {
-  static std::mutex mutex;
-  static std::map<int, bool> known;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = known.find(device);
-  if (it != known.end()) return it->second;
-  cl_device_fp_config config = 0;
-  check_cl(
-      clGetDeviceInfo(device_runtime(device).device(), CL_DEVICE_DOUBLE_FP_CONFIG, sizeof(config), &config, nullptr),
-      "clGetDeviceInfo");
-  return known[device] = config != 0;
-}
-
 // The program of plain/kernels/plain_optim.cl for a parameter dtype and a step dtype on a device, remembered
 // for the tensors of a call that have the same (plain_program's lookup builds its key text each time).
 class OptimProgram {
  public:
   cl_program get(int device, at::ScalarType param, at::ScalarType step) {
     if (!program_ || device != device_ || param != param_ || step != step_) {
-      fp64_ = device_fp64(device);
+      fp64_ = plain_float64(device);  // the bias corrections in double, as PyTorch's CPU kernel computes them
       cpu_ = plain_cpu_device(device);
       program_ = plain_program(device, "plain_optim.cl", {{"P", param}, {"S", step}},
                                fp64_ ? "#define OPTIM_FP64 1\n" : "#define OPTIM_FP64 0\n");

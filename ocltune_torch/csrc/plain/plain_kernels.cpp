@@ -30,7 +30,7 @@ namespace {
 
 // How a dtype looks to the kernels: its storage type, the type values are computed in, and how one
 // is loaded and stored. fp16 and bf16 are 16-bit patterns computed in fp32 (no cl_khr_fp16 needed);
-// bool is a uchar 0 or 1.
+// bool is a uchar 0 or 1; float64 is double (only where the device has cl_khr_fp64: plain_dtype).
 struct PlainType {
   const char* storage;
   const char* value;
@@ -62,6 +62,8 @@ std::optional<PlainType> plain_type(at::ScalarType type) {
       return PlainType{
           "ushort", "float", "bf16_to_float((p)[i])", "((p)[i] = float_to_bf16(v))", "((float)(v))", "round_to_bf16(v)",
           true,     false};
+    case at::kDouble:
+      return PlainType{"double", "double", "((p)[i])", "((p)[i] = (v))", "((double)(v))", "(v)", true, false};
     case at::kLong: return PlainType{"long", "long", "((p)[i])", "((p)[i] = (v))", "((long)(v))", "(v)", false, false};
     case at::kInt: return PlainType{"int", "int", "((p)[i])", "((p)[i] = (v))", "((int)(v))", "(v)", false, false};
     case at::kShort:
@@ -85,6 +87,9 @@ std::string_view kernel_file(const std::string& name) {
 std::string type_defines(const TypeSlots& types) {
   std::string s;
   for (const auto& [slot, type] : types) {
+    if (type == at::kDouble && s.find("cl_khr_fp64") == std::string::npos) {
+      s = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" + s;
+    }
     const std::optional<PlainType> t = plain_type(type);
     TORCH_INTERNAL_ASSERT(t, "ocltune_torch: no plain kernel type for ", type);
     const std::string& x = slot;
@@ -175,7 +180,24 @@ std::atomic<std::int64_t> launch_count{0};
 
 }  // namespace
 
-bool plain_dtype(at::ScalarType type) { return plain_type(type).has_value(); }
+bool plain_dtype(at::ScalarType type) { return type != at::kDouble && plain_type(type).has_value(); }
+
+bool plain_float64(int device) {
+  static std::mutex mutex;
+  static std::map<int, bool> known;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = known.find(device);
+  if (it != known.end()) return it->second;
+  cl_device_fp_config config = 0;
+  check_cl(
+      clGetDeviceInfo(device_runtime(device).device(), CL_DEVICE_DOUBLE_FP_CONFIG, sizeof(config), &config, nullptr),
+      "clGetDeviceInfo");
+  return known[device] = config != 0;
+}
+
+bool plain_dtype(at::ScalarType type, int device) {
+  return plain_dtype(type) || (type == at::kDouble && plain_float64(device));
+}
 
 void check_plain_dtype(at::ScalarType type, const char* op) {
   TORCH_CHECK(plain_dtype(type), "ocltune_torch: ", op, " does not support ", type,
@@ -345,6 +367,7 @@ ScalarArg scalar_arg(const c10::Scalar& value, at::ScalarType type) {
     case at::kFloat:
     case at::kHalf:
     case at::kBFloat16: put(value.to<float>()); break;
+    case at::kDouble: put(value.to<double>()); break;
     case at::kLong: put(value.to<std::int64_t>()); break;
     case at::kInt: put(static_cast<std::int32_t>(value.to<std::int64_t>())); break;
     case at::kShort: put(static_cast<std::int16_t>(value.to<std::int64_t>())); break;

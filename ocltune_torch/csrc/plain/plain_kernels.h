@@ -17,8 +17,14 @@
 
 namespace ocltune_torch {
 
-// The element types the plain kernels take, else false (float64, complex, unsigned > 8 bits).
+// The element types the plain kernels take on every device, else false (float64, complex, unsigned > 8 bits).
 bool plain_dtype(at::ScalarType type);
+// True where the device computes in double (cl_khr_fp64): its plain kernels take float64 too.
+bool plain_float64(int device);
+// plain_dtype, and float64 where plain_float64(device). Only the callers that say so take float64: the
+// element-wise generator's plain route and the casts (device/copy.cpp); other plain kernels assume 32-bit
+// floating values (sort keys, random draws) and keep the fallback for float64.
+bool plain_dtype(at::ScalarType type, int device);
 // Raises unless plain_dtype(type), naming the op.
 void check_plain_dtype(at::ScalarType type, const char* op);
 

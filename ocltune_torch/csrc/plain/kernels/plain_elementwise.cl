@@ -184,6 +184,15 @@ UNARY(math_log1p, log1p(x))
 UNARY(math_expm1, expm1(x))
 UNARY(math_sin, sin(x))
 UNARY(math_cos, cos(x))
+// float64 forms of the family's ops (the families compute fp32, fp16 and bf16 only).
+UNARY(math_reciprocal, 1 / x)
+UNARY(math_exp, exp(x))
+UNARY(math_log, log(x))
+UNARY(math_sqrt, sqrt(x))
+UNARY(math_rsqrt, rsqrt(x))
+UNARY(math_neg, -x)
+UNARY(math_abs, fabs(x))
+BINARY(div_true, x / y)
 #endif
 
 // out = c ? a : b.
