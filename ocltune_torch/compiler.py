@@ -31,7 +31,6 @@ __all__ = ["backend", "lower", "fold_batch_norms", "fuse_conv_epilogues", "fuse_
 
 MAX_STEPS = 4  # the elementwise family's chain length (OCLTUNE_ELEMENTWISE_MAX_STEPS)
 _MAX_RANK = 4  # the family's dimensions (the C++ op merges dims; 4 before merging is always safe)
-_MAX_ELEMENTS = 1 << 30
 _DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 _aten = torch.ops.aten
 
@@ -143,10 +142,11 @@ def _value(node):
 
 
 def _fits(node, dtype):
-    """An ocl tensor of `dtype` the family can take (rank, element count), as the node's meta says."""
+    """An ocl tensor of `dtype` and a rank the family can take, as the node's meta says. Its sizes may be
+    symbolic (dynamic shapes): the rank is static, and the fused ops take any element count (a chain
+    whose result is larger than one kernel indexes runs in slices)."""
     value = _value(node)
-    return (value is not None and value.device.type == "ocl" and value.dtype == dtype and value.dim() <= _MAX_RANK
-            and not any(isinstance(s, torch.SymInt) for s in value.shape) and value.numel() < _MAX_ELEMENTS)
+    return value is not None and value.device.type == "ocl" and value.dtype == dtype and value.dim() <= _MAX_RANK
 
 
 class _Step:

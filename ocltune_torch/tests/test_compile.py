@@ -219,3 +219,65 @@ def test_the_default_backend_says_to_use_ocltune():
     model = nn.Sequential(nn.Linear(6, 6), nn.ReLU()).to(DEVICE)
     with pytest.raises(Exception, match='backend="ocltune"'):
         torch.compile(model)(rand(3, 6).to(DEVICE))
+
+
+class DynamicNet(nn.Module):
+    """A convolution, batch norm and relu, a chain of elementwise ops, and a head over pooled features."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.norm, self.fc = nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.Linear(8, 5)
+
+    def forward(self, x):
+        y = F.relu(self.norm(self.conv(x)))
+        y = ((y * 0.5 + 1).sigmoid() - 0.25) * y
+        return torch.tanh(self.fc(y.mean((2, 3)))) * 2 + 1
+
+
+def test_dynamic_shapes_compile_once_fuse_and_match_eager(monkeypatch):
+    """dynamic=True: one graph of symbolic sizes serves every batch and image size, with its chains fused
+    (training) and its batch norm folded and relu fused (inference)."""
+    from ocltune_torch import compiler
+
+    monkeypatch.setattr(compiler, "CONV_EPILOGUES", True)
+    passes = []
+    lower = compiler.lower
+    monkeypatch.setattr(compiler, "lower", lambda gm: passes.append(lower(gm)) or passes[-1])
+    torch.manual_seed(0)
+    reference, model = DynamicNet(), DynamicNet()
+    model.load_state_dict(reference.state_dict())
+    model.to(DEVICE)
+    compiled = torch.compile(model, backend="ocltune", dynamic=True)
+    for shape in [(2, 3, 10, 7), (4, 3, 9, 13), (5, 3, 6, 11)]:  # no two sizes equal (duck sizing)
+        x = rand(*shape)
+        expected = reference(x)
+        expected.square().mean().backward()
+        out = compiled(x.to(DEVICE))
+        out.square().mean().backward()
+        assert_close(out, expected, rtol=1e-4, atol=1e-5)
+        for p, q in zip(reference.parameters(), model.parameters()):
+            assert_close(q.grad, p.grad, rtol=1e-4, atol=1e-5), shape
+            p.grad, q.grad = None, None
+    assert len(passes) == 2, passes  # one forward and one backward graph for the three shapes
+    assert all(p["elementwise_chains"] >= 1 for p in passes), passes
+    reference.eval()
+    model.eval()
+    with torch.no_grad():
+        for shape in [(2, 3, 10, 7), (6, 3, 8, 5)]:
+            x = rand(*shape, seed=1)
+            assert_close(compiled(x.to(DEVICE)), reference(x), rtol=1e-4, atol=1e-5)
+    assert len(passes) == 3 and passes[2]["batch_norms_folded"] == 1 and passes[2]["conv_epilogues"] == 1, passes
+
+
+@pytest.mark.parametrize("shape,kernels", [((7, 5, 9), 4), ((1, 3, 70), 3)], ids=["rows", "leading_one"])
+def test_a_chain_larger_than_one_kernel_runs_in_slices(monkeypatch, shape, kernels):
+    """A fused chain of symbolic sizes may meet more elements than the family indexes in one kernel: it
+    runs in slices along the first dimension (the limit lowered here, as 2^30 elements cannot be tested)."""
+    monkeypatch.setenv("OCLTUNE_TORCH_MAX_CHAIN_ELEMENTS", "100")
+    x, b, c = rand(*shape), rand(shape[1], 1, seed=1), rand(shape[2], seed=2)
+    ops, scalars = ["add", "mul", "sigmoid", "sub"], [0.0, 0.0, 0.0, 0.5]
+    ocltune_torch.reset_dispatch_stats()
+    got = torch.ops.ocltune.elementwise_chain(x.to(DEVICE), ops, [b.to(DEVICE), c.to(DEVICE), None, None], scalars,
+                                              [0, 0, 0, 0])
+    assert elementwise_calls() == kernels
+    assert_close(got, ((x + b) * c).sigmoid() - 0.5)

@@ -2,6 +2,9 @@
 // family, the op the torch.compile backend (ocltune_torch/compile.py) puts where a graph had a chain
 // of aten elementwise ops. Intermediate values stay in registers in fp32: one read of each input and
 // one write of the result, where eager runs one kernel (and one round trip to memory) per op.
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include <ATen/ATen.h>
@@ -41,28 +44,25 @@ void check_chain(const at::Tensor& input, const std::vector<std::string>& ops,
   }
 }
 
-at::Tensor elementwise_chain(const at::Tensor& input, const std::vector<std::string>& ops,
-                             const c10::List<std::optional<at::Tensor>>& operands, c10::ArrayRef<double> scalars,
-                             at::IntArrayRef reversed) {
-  check_ocl(input, "ocltune::elementwise_chain", "input");
-  check_chain(input, ops, operands, scalars, reversed);
-  for (const std::optional<at::Tensor> t : operands) {
-    if (t && t->defined()) check_same_device(input, *t, "ocltune::elementwise_chain", "operand");
-  }
-  const std::vector<std::int64_t> sizes = chain_sizes(input, operands);
-  at::Tensor out = at::empty(sizes, input.options());
-  if (out.numel() == 0) return out;
+// The most result elements one chain kernel computes: the family indexes 2^30. Below that only for
+// tests ($OCLTUNE_TORCH_MAX_CHAIN_ELEMENTS), which cannot allocate results that large.
+std::int64_t max_chain_elements() {
+  constexpr std::int64_t kFamilyLimit = std::int64_t{1} << 30;
+  const char* text = std::getenv("OCLTUNE_TORCH_MAX_CHAIN_ELEMENTS");
+  const std::int64_t asked = text ? std::atoll(text) : 0;
+  return asked > 0 && asked < kFamilyLimit ? asked : kFamilyLimit;
+}
 
-  // Every tensor expanded to the result's sizes (stride 0 where it broadcasts), dims merged.
-  std::vector<at::Tensor> expanded = {input.expand(sizes)};
-  for (const std::optional<at::Tensor> t : operands) {
-    if (t && t->defined()) expanded.push_back(t->expand(sizes));
-  }
+// One kernel of the family over `out` (dense) and `expanded` (input, then the tensor operands, all of
+// out's sizes, dims merged).
+void chain_kernel(const at::Tensor& out, const std::vector<at::Tensor>& expanded, const std::vector<std::string>& ops,
+                  const c10::List<std::optional<at::Tensor>>& operands, c10::ArrayRef<double> scalars,
+                  at::IntArrayRef reversed) {
   std::vector<const at::Tensor*> views;
   for (const at::Tensor& t : expanded) views.push_back(&t);
   const std::optional<MergedLayout> layout = family_layout(out, views);
   TORCH_CHECK(layout, "ocltune::elementwise_chain: more than ", OCLTUNE_MAX_DIMS,
-              " dimensions remain after merging, or too many elements (the compile pass fuses only what fits)");
+              " dimensions remain after merging (the compile pass fuses tensors of at most 4)");
 
   ocltune_elementwise_chain_args args{};
   args.dtype = *ocltune_dtype_of(out.scalar_type());
@@ -82,6 +82,53 @@ at::Tensor elementwise_chain(const at::Tensor& input, const std::vector<std::str
   }
   args.out = cl_tensor_of(out);
   call_ocltune("ocltune::elementwise_chain", [&] { device_runtime(out.device().index()).elementwise_chain(args); });
+}
+
+// The chain over `out`, in slices of at most `max_elements`: the compile pass fuses graphs whose sizes
+// are symbolic (dynamic shapes), so a call may bring more elements than one kernel indexes. An
+// element-wise result's slice along its first dimension comes from the same slice of every operand,
+// and a slice of the dense out along dim 0 stays dense.
+void chain_into(const at::Tensor& out, const std::vector<at::Tensor>& expanded, const std::vector<std::string>& ops,
+                const c10::List<std::optional<at::Tensor>>& operands, c10::ArrayRef<double> scalars,
+                at::IntArrayRef reversed, std::int64_t max_elements) {
+  if (out.numel() <= max_elements || out.dim() == 0) {
+    chain_kernel(out, expanded, ops, operands, scalars, reversed);
+    return;
+  }
+  auto each = [&](auto slice) {
+    std::vector<at::Tensor> sliced;
+    for (const at::Tensor& t : expanded) sliced.push_back(slice(t));
+    chain_into(slice(out), sliced, ops, operands, scalars, reversed, max_elements);
+  };
+  if (out.size(0) == 1) {
+    each([](const at::Tensor& t) { return t.select(0, 0); });
+    return;
+  }
+  const std::int64_t rows = std::max<std::int64_t>(1, max_elements / (out.numel() / out.size(0)));
+  for (std::int64_t start = 0; start < out.size(0); start += rows) {
+    const std::int64_t length = std::min(rows, out.size(0) - start);
+    each([&](const at::Tensor& t) { return t.narrow(0, start, length); });
+  }
+}
+
+at::Tensor elementwise_chain(const at::Tensor& input, const std::vector<std::string>& ops,
+                             const c10::List<std::optional<at::Tensor>>& operands, c10::ArrayRef<double> scalars,
+                             at::IntArrayRef reversed) {
+  check_ocl(input, "ocltune::elementwise_chain", "input");
+  check_chain(input, ops, operands, scalars, reversed);
+  for (const std::optional<at::Tensor> t : operands) {
+    if (t && t->defined()) check_same_device(input, *t, "ocltune::elementwise_chain", "operand");
+  }
+  const std::vector<std::int64_t> sizes = chain_sizes(input, operands);
+  at::Tensor out = at::empty(sizes, input.options());
+  if (out.numel() == 0) return out;
+
+  // Every tensor expanded to the result's sizes (stride 0 where it broadcasts).
+  std::vector<at::Tensor> expanded = {input.expand(sizes)};
+  for (const std::optional<at::Tensor> t : operands) {
+    if (t && t->defined()) expanded.push_back(t->expand(sizes));
+  }
+  chain_into(out, expanded, ops, operands, scalars, reversed, max_chain_elements());
   return out;
 }
 
