@@ -311,3 +311,35 @@ def test_backward_with_a_logsumexp_of_the_wrong_size_raises(strict):
         torch.ops.aten._scaled_dot_product_fused_attention_overrideable_backward(
             q, q, k, v, None, [True, True, True, False], q, torch.zeros(5, device=DEVICE), None, None, 3, 4, 0.0,
             False, torch.tensor(0), torch.tensor(0))
+
+
+def test_results_are_laid_out_as_the_meta_functions_say(strict):
+    """Compiled graphs view the op's results as PyTorch's meta functions lay them out (the output in the
+    query's dimension order, each gradient as empty_like its input): a transformer layer under
+    torch.compile failed with "view size is not compatible" while the output was [B, H, L, E]-contiguous."""
+    b, h, l, s, e = 2, 3, 7, 5, 4
+    q = rand(b, l, h, e).to(DEVICE).transpose(1, 2)  # [B, L, H, E] storage, as attention modules make it
+    k = rand(b, s, h, e, seed=1).to(DEVICE).transpose(1, 2)
+    v = rand(b, h, e, s, seed=2).to(DEVICE).transpose(2, 3)  # yet another order
+    bias = rand(l, b, h, s, seed=3).to(DEVICE).permute(1, 2, 0, 3)
+
+    def meta(t):
+        return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="meta")
+
+    fused = torch.ops.aten._scaled_dot_product_fused_attention_overrideable
+    res = fused(q, k, v, bias)
+    want = fused(meta(q), meta(k), meta(v), meta(bias))
+    assert res[0].stride() == want[0].stride() and res[1].stride() == want[1].stride()
+    assert_close(res[0], torch.ops.aten._scaled_dot_product_attention_math(q.cpu(), k.cpu(), v.cpu(), bias.cpu())[0])
+
+    backward = torch.ops.aten._scaled_dot_product_fused_attention_overrideable_backward
+    go = rand(b, h, l, e, seed=4).to(DEVICE)
+    grads = backward(go, q, k, v, bias, [True, True, True, True], res[0], res[1], res[2], res[3], res[4], res[5],
+                     0.0, False, res[6], res[7])
+    want_grads = backward(meta(go), meta(q), meta(k), meta(v), meta(bias), [True, True, True, True], meta(res[0]),
+                          meta(res[1]), None, None, l, s, 0.0, False, res[6], res[7])
+    assert [g.stride() for g in grads] == [g.stride() for g in want_grads]
+    leaves = [t.detach().cpu().requires_grad_() for t in (q, k, v, bias)]
+    torch.ops.aten._scaled_dot_product_attention_math(*leaves)[0].backward(go.cpu())
+    for got, leaf in zip(grads, leaves):
+        assert_close(got, leaf.grad)

@@ -281,3 +281,26 @@ def test_a_chain_larger_than_one_kernel_runs_in_slices(monkeypatch, shape, kerne
                                               [0, 0, 0, 0])
     assert elementwise_calls() == kernels
     assert_close(got, ((x + b) * c).sigmoid() - 0.5)
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post_norm", "pre_norm"])
+def test_transformer_layers_train_as_in_eager(norm_first):
+    """A transformer encoder layer (SDPA, layer norms, GEMMs, gelu): its compiled graphs view SDPA's output
+    as the meta function lays it out, so ocl's must match (it did not: "view size is not compatible")."""
+    torch.manual_seed(0)
+    make = lambda: nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, activation="gelu", batch_first=True,  # noqa: E731
+                                              norm_first=norm_first)
+    reference, model = make(), make()
+    model.load_state_dict(reference.state_dict())
+    model.to(DEVICE)
+    compiled = torch.compile(model, backend="ocltune")
+    for step in range(2):
+        x = rand(3, 11, 32, seed=step)
+        expected = reference(x)
+        expected.square().mean().backward()
+        out = compiled(x.to(DEVICE))
+        out.square().mean().backward()
+        assert_close(out, expected, rtol=1e-4, atol=1e-5)
+        for (name, p), q in zip(reference.named_parameters(), model.parameters()):
+            assert_close(q.grad, p.grad, rtol=1e-4, atol=1e-5), (step, name)
+            p.grad, q.grad = None, None

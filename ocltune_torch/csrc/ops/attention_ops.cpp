@@ -15,10 +15,12 @@
 // and backward draws the same mask again (plain/kernels/plain_attention.cl, as native_dropout draws it).
 // The two passes replaced amax, softmax, amax, dropout (forward) and softmax, dropout, dropout
 // backward, softmax backward (backward): on the encoder's [96, 512, 512] scores 1.8 -> 1.0 ms a step.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <tuple>
 #include <vector>
@@ -190,6 +192,44 @@ at::Tensor cpu_int64(std::uint64_t v) {
   return at::scalar_tensor(static_cast<std::int64_t>(v), at::TensorOptions().dtype(at::kLong));
 }
 
+// ---- the layouts of the results ----
+
+// The output in query's dimension order, as PyTorch's meta function allocates it
+// (alloc_with_matching_layout in torch/_meta_registrations.py): compiled graphs view the output of
+// this op as the meta function says it is laid out, so a result laid out otherwise breaks them
+// (a [B, L, H, E].transpose(1, 2) query's output is viewed as [B * L, H * E] after a permute).
+// Returns `result` itself where it is laid out so already.
+at::Tensor in_query_order(const at::Tensor& query, const at::Tensor& result) {
+  if (query.sizes() == result.sizes()) {
+    const at::Tensor like = at::empty_like(query);
+    if (like.strides() == result.strides()) return result;
+    return like.copy_(result);
+  }
+  std::vector<std::int64_t> fill_order(static_cast<std::size_t>(query.dim()));
+  std::iota(fill_order.begin(), fill_order.end(), 0);
+  auto key = [&](std::int64_t d) {
+    return query.stride(d) != 0 ? static_cast<double>(query.stride(d)) : std::numeric_limits<double>::infinity();
+  };
+  std::stable_sort(fill_order.begin(), fill_order.end(),
+                   [&](std::int64_t a, std::int64_t b) { return key(a) < key(b); });
+  std::vector<std::int64_t> strides(fill_order.size());
+  std::int64_t stride = 1;
+  for (std::int64_t d : fill_order) {
+    strides[static_cast<std::size_t>(d)] = stride;
+    stride *= result.size(d);
+  }
+  if (result.strides() == at::IntArrayRef(strides)) return result;
+  return at::empty_strided(result.sizes(), strides, result.options()).copy_(result);
+}
+
+// A gradient laid out as empty_like(input), as the backward's meta function allocates it.
+at::Tensor like_input(const at::Tensor& input, const at::Tensor& grad) {
+  if (!grad.defined() || input.is_contiguous()) return grad;
+  const at::Tensor like = at::empty_like(input);
+  if (like.strides() == grad.strides()) return grad;
+  return like.copy_(grad);
+}
+
 // ---- forward ----
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, c10::SymInt, c10::SymInt, at::Tensor, at::Tensor, at::Tensor>
@@ -214,8 +254,8 @@ fused_attention(const at::Tensor& query, const at::Tensor& key, const at::Tensor
   const at::Tensor debug = return_debug_mask ? s.view({p.b, p.h, p.l, p.s}) : at::empty({0}, query.options());
   // No cumulative sequence lengths (dense batches, as CUDA's flash attention returns for them);
   // philox_offset is in the generator's numbers (4 per counter), as CUDA's is.
-  return std::make_tuple(out, lse, at::Tensor(), at::Tensor(), c10::SymInt(p.l), c10::SymInt(p.s),
-                         cpu_int64(dropout.state.seed), cpu_int64(4 * dropout.state.base), debug);
+  return std::make_tuple(in_query_order(query, out), lse, at::Tensor(), at::Tensor(), c10::SymInt(p.l),
+                         c10::SymInt(p.s), cpu_int64(dropout.state.seed), cpu_int64(4 * dropout.state.base), debug);
 }
 
 // ---- backward ----
@@ -260,7 +300,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
     grad_k = at::baddbmm(unused_self(ds), ds.transpose(1, 2), q3, 0.0, p.scale).view({p.b, p.h, p.s, p.e});
   }
   if (grad_input_mask[3] && attn_bias.defined()) grad_bias = bias_grad(p, ds, attn_bias.sizes());
-  return {grad_q, grad_k, grad_v, grad_bias};
+  return {like_input(query, grad_q), like_input(key, grad_k), like_input(value, grad_v),
+          like_input(attn_bias, grad_bias)};
 }
 
 }  // namespace
