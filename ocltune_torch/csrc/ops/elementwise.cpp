@@ -11,6 +11,7 @@
 
 #include "ocltune_torch/csrc/device/device.h"
 #include "ocltune_torch/csrc/device/errors.h"
+#include "ocltune_torch/csrc/device/result_layout.h"
 #include "ocltune_torch/csrc/plain/plain_kernels.h"
 
 namespace ocltune_torch {
@@ -35,14 +36,6 @@ void check_devices(const char* op, const at::Tensor& self, const at::Tensor& oth
 std::vector<std::int64_t> broadcast_sizes(const at::Tensor& self, const at::Tensor& other) {
   const at::DimVector sizes = at::infer_size_dimvector(self.sizes(), other.sizes());
   return {sizes.begin(), sizes.end()};
-}
-
-// A new result of these sizes: the layout of a dense `like` of the same sizes, else packed.
-at::Tensor new_result(const at::Tensor& like, at::IntArrayRef sizes, at::ScalarType dtype) {
-  if (like.sizes() == sizes && like.is_non_overlapping_and_dense()) {
-    return at::empty_strided(sizes, like.strides(), like.options().dtype(dtype));
-  }
-  return at::empty(sizes, like.options().dtype(dtype));
 }
 
 // ---- the elementwise family's route ----
@@ -264,7 +257,7 @@ bool elementwise_scalar_into(const ElementwiseOp& op, const at::Tensor& out, con
 }
 
 std::optional<at::Tensor> elementwise(const ElementwiseOp& op, const at::Tensor& self) {
-  at::Tensor out = new_result(self, self.sizes(), self.scalar_type());
+  at::Tensor out = new_elementwise_result(self.sizes(), self.options(), {&self});
   if (!elementwise_into(op, out, self)) return std::nullopt;
   return out;
 }
@@ -273,14 +266,15 @@ std::optional<at::Tensor> elementwise(const ElementwiseOp& op, const at::Tensor&
                                       const c10::Scalar& alpha) {
   check_devices(op.name, self, other);
   const at::Tensor& like = is_ocl(self) ? self : other;
-  at::Tensor out = new_result(like, broadcast_sizes(self, other), elementwise_result_type(op, self, other));
+  at::Tensor out = new_elementwise_result(
+      broadcast_sizes(self, other), like.options().dtype(elementwise_result_type(op, self, other)), {&self, &other});
   if (!elementwise_into(op, out, self, other, alpha)) return std::nullopt;
   return out;
 }
 
 std::optional<at::Tensor> elementwise_scalar(const ElementwiseOp& op, const at::Tensor& self, double number,
                                              bool reversed) {
-  at::Tensor out = new_result(self, self.sizes(), self.scalar_type());
+  at::Tensor out = new_elementwise_result(self.sizes(), self.options(), {&self});
   if (!elementwise_scalar_into(op, out, self, number, reversed)) return std::nullopt;
   return out;
 }

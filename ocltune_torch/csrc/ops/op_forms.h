@@ -22,6 +22,7 @@
 #include <torch/library.h>
 
 #include "ocltune_torch/csrc/device/fallback.h"
+#include "ocltune_torch/csrc/device/result_layout.h"
 #include "ocltune_torch/csrc/device/tensor_util.h"
 #include "ocltune_torch/csrc/ops/elementwise.h"
 
@@ -69,9 +70,7 @@ std::string schema_name() {
 template <class Op, UnaryInto Into>
 at::Tensor functional(const at::Tensor& self) {
   check_ocl(self, Op::name, "self");
-  // The layout of a dense self (as TensorIterator keeps it), else packed.
-  at::Tensor out = self.is_non_overlapping_and_dense() ? at::empty_strided(self.sizes(), self.strides(), self.options())
-                                                       : at::empty(self.sizes(), self.options());
+  at::Tensor out = new_elementwise_result(self.sizes(), self.options(), {&self});  // as TensorIterator lays it out
   if (out.numel() == 0) return out;
   if (!Into(out, self)) return fallback<Op>::call(self);
   return out;
@@ -151,10 +150,7 @@ at::Tensor binary_functional(const at::Tensor& self, const at::Tensor& other, co
   const at::Tensor& like = is_ocl(self) ? self : other;
   const std::vector<std::int64_t> sizes = binary_sizes(self, other);
   const at::ScalarType result = binary_result(R, self, other);
-  // The layout of a dense self of the result's sizes (as TensorIterator keeps it), else packed.
-  at::Tensor out = like.sizes() == at::IntArrayRef(sizes) && like.is_non_overlapping_and_dense()
-                       ? at::empty_strided(sizes, like.strides(), like.options().dtype(result))
-                       : at::empty(sizes, like.options().dtype(result));
+  at::Tensor out = new_elementwise_result(sizes, like.options().dtype(result), {&self, &other});
   if (!Into(out, self, other, alpha_or_one(alpha...))) return fallback<Op>::call(self, other, alpha...);
   return out;
 }
@@ -198,9 +194,7 @@ at::Tensor scalar_functional(const at::Tensor& self, const c10::Scalar& other) {
   check_ocl(self, Op::name, "self");
   const at::Tensor number = number_operand(other);
   at::Tensor out =
-      self.is_non_overlapping_and_dense()
-          ? at::empty_strided(self.sizes(), self.strides(), self.options().dtype(binary_result(R, self, number)))
-          : at::empty(self.sizes(), self.options().dtype(binary_result(R, self, number)));
+      new_elementwise_result(self.sizes(), self.options().dtype(binary_result(R, self, number)), {&self, &number});
   if (!Into(out, self, number, 1)) return fallback<Op>::call(self, other);
   return out;
 }
