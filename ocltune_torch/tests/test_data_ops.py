@@ -259,6 +259,8 @@ def test_nonzero_and_masked_select(dtype):
     a = sample((6, 7, 5), dtype)
     x = a.to(DEVICE)
     same(torch.nonzero(x), torch.nonzero(a))
+    # column-major, as the CPU, CUDA and the meta function torch.compile traces with lay it out
+    assert torch.nonzero(x).stride() == torch.nonzero(a).stride() == (1, torch.nonzero(a).shape[0])
     same(torch.nonzero(x.transpose(0, 2)), torch.nonzero(a.transpose(0, 2)))
     same(torch.nonzero(x[:, :0]), torch.nonzero(a[:, :0]))
     same(torch.nonzero(x[0, 0, 0]), torch.nonzero(a[0, 0, 0]))

@@ -102,4 +102,10 @@ at::Tensor new_elementwise_result(at::IntArrayRef sizes, const at::TensorOptions
   return at::empty_strided(sizes, elementwise_result_strides(sizes, operands), options);
 }
 
+at::Tensor in_elementwise_layout(const at::Tensor& result, const std::vector<const at::Tensor*>& operands) {
+  const std::vector<std::int64_t> strides = elementwise_result_strides(result.sizes(), operands);
+  if (result.numel() <= 1 || result.strides() == at::IntArrayRef(strides)) return result;
+  return at::empty_strided(result.sizes(), strides, result.options()).copy_(result);
+}
+
 }  // namespace ocltune_torch

@@ -21,4 +21,9 @@ std::vector<std::int64_t> elementwise_result_strides(at::IntArrayRef sizes,
 at::Tensor new_elementwise_result(at::IntArrayRef sizes, const at::TensorOptions& options,
                                   const std::vector<const at::Tensor*>& operands);
 
+// `result` (of the operands' broadcast sizes) as the new result TensorIterator would give: itself where
+// laid out so, else a copy that is. For composites whose intermediate copies lose the layout (16-bit
+// operands computed on float32 copies, a product then a sum).
+at::Tensor in_elementwise_layout(const at::Tensor& result, const std::vector<const at::Tensor*>& operands);
+
 }  // namespace ocltune_torch

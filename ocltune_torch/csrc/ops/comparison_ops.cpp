@@ -19,6 +19,7 @@
 #include <torch/library.h>
 
 #include "ocltune_torch/csrc/device/fallback.h"
+#include "ocltune_torch/csrc/device/result_layout.h"
 #include "ocltune_torch/csrc/device/tensor_util.h"
 #include "ocltune_torch/csrc/ops/elementwise.h"
 #include "ocltune_torch/csrc/ops/op_forms.h"
@@ -91,7 +92,7 @@ at::Tensor where_self(const at::Tensor& condition, const at::Tensor& self, const
   check_same_device(like, a, "where", "self");
   check_same_device(like, b, "where", "other");
   const std::vector<std::int64_t> sizes = to_vector(at::infer_size(at::infer_size(c.sizes(), a.sizes()), b.sizes()));
-  at::Tensor out = at::empty(sizes, like.options().dtype(result));
+  at::Tensor out = new_elementwise_result(sizes, like.options().dtype(result), {&c, &a, &b});
   run_plain_elementwise("where", out, {c.expand(sizes), a.expand(sizes), b.expand(sizes)}, {"C", "A", "B"}, result, {});
   return out;
 }
@@ -152,7 +153,7 @@ at::Tensor clamp_new(const at::Tensor& self, const std::optional<at::Scalar>& mi
   TORCH_CHECK(min || max, "torch.clamp: At least one of 'min' or 'max' must not be None");
   const at::ScalarType t = clamp_type(self, min, max);
   if (!plain_dtype(self.scalar_type()) || !plain_dtype(t)) return fallback<ATEN_OP(clamp)>::call(self, min, max);
-  at::Tensor out = at::empty(self.sizes(), self.options().dtype(t));
+  at::Tensor out = new_elementwise_result(self.sizes(), self.options().dtype(t), {&self});
   clamp_into(out, self, min, max, t);
   return out;
 }
@@ -235,7 +236,9 @@ at::Tensor clamp_tensor_new(const char* op, const at::Tensor& self, const std::o
                             const std::optional<at::Tensor>& max, Fallback fallback_op) {
   const std::optional<ClampPlan> p = plan_clamp(op, self, min, max);
   if (!p) return fallback_op();
-  at::Tensor out = at::empty(p->sizes, self.options().dtype(p->type));
+  std::vector<const at::Tensor*> operands;
+  for (const at::Tensor& t : p->inputs) operands.push_back(&t);
+  at::Tensor out = new_elementwise_result(p->sizes, self.options().dtype(p->type), operands);
   run_clamp(*p, out);
   return out;
 }

@@ -17,6 +17,7 @@
 #include <torch/library.h>
 
 #include "ocltune_torch/csrc/device/fallback.h"
+#include "ocltune_torch/csrc/device/result_layout.h"
 #include "ocltune_torch/csrc/ops/elementwise.h"
 #include "ocltune_torch/csrc/ops/op_forms.h"
 #include "ocltune_torch/csrc/plain/plain_kernels.h"
@@ -143,7 +144,7 @@ template <class Fallback>
 at::Tensor rounded_div(const at::Tensor& self, const at::Tensor& other, bool floor, Fallback fallback_op) {
   const at::Tensor& like = is_ocl(self) ? self : other;
   const at::DimVector sizes = at::infer_size_dimvector(self.sizes(), other.sizes());
-  at::Tensor out = at::empty(sizes, like.options().dtype(at::result_type(self, other)));
+  at::Tensor out = new_elementwise_result(sizes, like.options().dtype(at::result_type(self, other)), {&self, &other});
   if (!rounded_division_into(out, self, other, floor)) return fallback_op();
   return out;
 }
@@ -285,11 +286,13 @@ at::Tensor addc(const ElementwiseOp& op, const at::Tensor& self, const at::Tenso
   }
   if (type != at::kFloat) {
     const at::Tensor wide = addc(op, self.to(at::kFloat), t1.to(at::kFloat), t2.to(at::kFloat), value);
-    return wide.to(type);
+    return in_elementwise_layout(wide.to(type), {&self, &t1, &t2});
   }
   const std::optional<at::Tensor> product = elementwise(op, t1, t2);
   if (!product) return cpu();
-  return or_fallback(elementwise(kAdd, self, *product, value), cpu);
+  const std::optional<at::Tensor> sum = elementwise(kAdd, self, *product, value);
+  if (!sum) return cpu();
+  return in_elementwise_layout(*sum, {&self, &t1, &t2});
 }
 at::Tensor addcmul(const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2, const at::Scalar& value) {
   return addc(kMul, self, t1, t2, value);
@@ -313,13 +316,16 @@ at::Tensor lerp(const at::Tensor& self, const at::Tensor& end, const at::Scalar&
   const at::ScalarType type = self.scalar_type();
   if ((type == at::kHalf || type == at::kBFloat16) && end.scalar_type() == type && is_ocl(self) && is_ocl(end) &&
       end.device() == self.device()) {
-    return ocltune_torch::lerp(self.to(at::kFloat), end.to(at::kFloat), weight).to(type);
+    return in_elementwise_layout(ocltune_torch::lerp(self.to(at::kFloat), end.to(at::kFloat), weight).to(type),
+                                 {&self, &end});
   }
   const double w = weight.to<double>();
   const std::optional<at::Tensor> diff = elementwise(kSub, end, self);
   if (!diff) return cpu();
-  if (std::abs(w) < 0.5) return or_fallback(elementwise(kAdd, self, *diff, w), cpu);
-  return or_fallback(elementwise(kSub, end, *diff, 1.0 - w), cpu);
+  const std::optional<at::Tensor> result =
+      std::abs(w) < 0.5 ? elementwise(kAdd, self, *diff, w) : elementwise(kSub, end, *diff, 1.0 - w);
+  if (!result) return cpu();
+  return in_elementwise_layout(*result, {&self, &end});
 }
 at::Tensor& lerp_(at::Tensor& self, const at::Tensor& end, const at::Scalar& weight) {
   return self.copy_(ocltune_torch::lerp(self, end, weight));
@@ -337,7 +343,8 @@ at::Tensor lerp_tensor(const at::Tensor& self, const at::Tensor& end, const at::
   }
   const at::Tensor s = self.to(at::kFloat), e = end.to(at::kFloat), w = weight.to(self.device(), at::kFloat);
   const at::Tensor diff = e - s;
-  return at::where(w.abs() < 0.5, s + w * diff, e - diff * (1 - w)).to(self.scalar_type());
+  return in_elementwise_layout(at::where(w.abs() < 0.5, s + w * diff, e - diff * (1 - w)).to(self.scalar_type()),
+                               {&self, &end, &weight});
 }
 at::Tensor& lerp_tensor_(at::Tensor& self, const at::Tensor& end, const at::Tensor& weight) {
   return self.copy_(lerp_tensor(self, end, weight));

@@ -180,8 +180,11 @@ at::Tensor& binary_out(const at::Tensor& self, const at::Tensor& other, const Al
     // as TensorIterator refuses: logical_and_ on a [5, 1] self and a [5] other raises.
     TORCH_CHECK(out.sizes() == at::IntArrayRef(sizes), Op::name, ": output with shape ", out.sizes(),
                 " doesn't match the broadcast shape ", at::IntArrayRef(sizes));
-  } else {
+  } else if (out.sizes() != at::IntArrayRef(sizes)) {
+    // Resized, then laid out as TensorIterator lays out an output it resizes (the functional composites
+    // over out=, logical_and, pass an empty one).
     at::native::resize_output(out, sizes);
+    out.as_strided_(sizes, elementwise_result_strides(sizes, {&self, &other}));
   }
   check_output(out, result, self, other);
   if (!Into(out, self, other, alpha_or_one(alpha...))) return fallback<Op>::call(self, other, alpha..., out);

@@ -222,7 +222,10 @@ at::Tensor nonzero(const at::Tensor& self) {
   if (self.numel() == 0) return at::empty({0, nd}, self.options().dtype(at::kLong));
   const PlainLayout layout = plain_layout(self.sizes(), {&self}, /*keep_order=*/true);
   const Blocks b = count_set(self, layout, self);
-  at::Tensor out = at::empty({b.total, nd}, self.options().dtype(at::kLong));
+  // [nd, total] written, [total, nd] returned: column-major, as the CPU's and CUDA's nonzero and the meta
+  // function torch.compile traces with lay it out (each index column contiguous for index_put_).
+  at::Tensor columns = at::empty({nd, b.total}, self.options().dtype(at::kLong));
+  at::Tensor out = columns.t();
   if (b.total == 0 || nd == 0) return out;
   KernelShape dims;
   dims.ndim = nd;
@@ -233,7 +236,7 @@ at::Tensor nonzero(const at::Tensor& self) {
                                      {{"A", self.scalar_type()}, {"B", at::kBool}, {"O", at::kLong}, {"K", at::kLong}});
   PlainLaunch launch(device, program, "nonzero_write");
   launch.arg(layout.shape).tensor(self).arg(layout.operands[0]).arg<cl_long>(b.block).arg<cl_long>(b.count);
-  launch.tensor_at(b.offsets).arg(dims).tensor_at(out).run(b.count);
+  launch.tensor_at(b.offsets).arg(dims).tensor_at(columns).arg<cl_long>(b.total).run(b.count);
   return out;
 }
 
@@ -336,13 +339,13 @@ at::Tensor& triangle_out(const char* op, const at::Tensor& self, std::int64_t di
 at::Tensor tril(const at::Tensor& self, c10::SymInt diagonal) {
   check_ocl(self, "tril", "self");
   if (!plain_dtype(self.scalar_type())) return fallback_symint<ATEN_OP(tril)>::call(self, diagonal);
-  at::Tensor out = at::empty_like(self, at::MemoryFormat::Preserve);
+  at::Tensor out = at::empty(self.sizes(), self.options());  // contiguous, as its meta function allocates it
   return triangle_out("tril", self, diagonal.expect_int(), true, out);
 }
 at::Tensor triu(const at::Tensor& self, c10::SymInt diagonal) {
   check_ocl(self, "triu", "self");
   if (!plain_dtype(self.scalar_type())) return fallback_symint<ATEN_OP(triu)>::call(self, diagonal);
-  at::Tensor out = at::empty_like(self, at::MemoryFormat::Preserve);
+  at::Tensor out = at::empty(self.sizes(), self.options());  // contiguous, as its meta function allocates it
   return triangle_out("triu", self, diagonal.expect_int(), false, out);
 }
 at::Tensor& tril_(at::Tensor& self, c10::SymInt diagonal) {

@@ -20,10 +20,11 @@ kernel void count_blocks(const Shape sh, global const A_S* a, const Strides as, 
   }
 }
 
-// out[k][d] = coordinate d of the k-th set element; `dims` is a's shape unmerged (for the coordinates).
+// out[d * rows + k] = coordinate d of the k-th set element (the [rows, ndim] result column-major); `dims`
+// is a's shape unmerged (for the coordinates).
 kernel void nonzero_write(const Shape sh, global const A_S* a, const Strides as, const long block, const long blocks,
                           global const long* offsets_base, const long offsets_at, const Shape dims,
-                          global long* out_base, const long out_at) {
+                          global long* out_base, const long out_at, const long rows) {
   global const long* offsets = offsets_base + offsets_at;
   global long* out = out_base + out_at;
   FOR_EACH_INDEX(w, blocks) {
@@ -34,7 +35,7 @@ kernel void nonzero_write(const Shape sh, global const A_S* a, const Strides as,
       coords_of(&sh, i, c);
       if (A_LOAD(a, offset_of(&as, c, sh.ndim)) == 0) continue;
       coords_of(&dims, i, d);
-      for (int j = 0; j < (int)dims.ndim; ++j) out[k * dims.ndim + j] = d[j];
+      for (int j = 0; j < (int)dims.ndim; ++j) out[j * rows + k] = d[j];  // column-major [rows, ndim]
       ++k;
     }
   }
