@@ -11,7 +11,9 @@ SDPA runs for inputs the entry does not take (torch.backends.cuda's backend swit
 ocl). A step is one forward and one backward with the same upstream gradient, the device
 synchronised after it; medians of `--reps` steps after `--warmup`, in ms, and math / fused (above 1:
 the fused entry is faster). `--cuda cuda:0` times the same step on CUDA (`cuda / fused`: above 1, ocl is faster); `--parts` times
-each GEMM of the fused entry alone. `--strict` (default on) runs with OCLTUNE_TORCH_STRICT=1; the math
+each GEMM of the fused entry alone. `--paths` times the fused entry's flash
+kernels against its GEMM path instead (OCLTUNE_SDPA=flash and gemm, alternating; decision 0064).
+`--strict` (default on) runs with OCLTUNE_TORCH_STRICT=1; the math
 path's causal mask (tril) has no ocl kernel, so `--causal` needs `--no-strict` (its fallbacks are
 printed beside its time).
 """
@@ -74,6 +76,9 @@ parser.add_argument("--cuda", help="also time F.scaled_dot_product_attention on 
                     "same inputs, TF32 off, in a process of its own: the baseline of `cuda / fused` (cpu: a check of the script)")
 parser.add_argument("--parts", action="store_true",
                     help="also time each GEMM of the fused entry alone (the rest of its step: the row passes and the host)")
+parser.add_argument("--paths", action="store_true",
+                    help="time the fused entry's two paths instead of fused against math: OCLTUNE_SDPA=flash "
+                    "and =gemm, forward alone (no_grad) and forward+backward, the two alternating rep by rep")
 parser.add_argument("--json", help="write the figures here")
 parser.add_argument("--measure-only", help=argparse.SUPPRESS)  # the child that times --cuda
 args = parser.parse_args()
@@ -142,6 +147,38 @@ print(f"torch {torch.__version__}; ocl: {torch.ocl.get_device_name(device)}; "
       f"[B, H, L, S, E] = [{b}, {h}, {l}, {s}, {e}] {args.dtype}"
       f"{' causal' if args.causal else ''}{f' dropout {args.dropout}' if args.dropout else ''}")
 figures = {}
+if args.paths:
+    # The fused entry reads OCLTUNE_SDPA at every call, so one process times both paths on the same
+    # inputs, alternating flash and gemm (and which goes first) so that a noisy machine hits both alike.
+    def forward_only():
+        with torch.no_grad():
+            paths["fused"]()
+
+    for mode, step in [("forward", forward_only), ("forward+backward", step_of(paths["fused"]))]:
+        times = {"flash": [], "gemm": []}
+        for path in times:
+            os.environ["OCLTUNE_SDPA"] = path
+            for _ in range(args.warmup):
+                step()
+        synchronize(device)
+        for rep in range(args.reps):
+            for path in (("flash", "gemm") if rep % 2 == 0 else ("gemm", "flash")):
+                os.environ["OCLTUNE_SDPA"] = path
+                start = time.perf_counter()
+                step()
+                synchronize(device)
+                times[path].append((time.perf_counter() - start) * 1e3)
+        medians = {path: statistics.median(t) for path, t in times.items()}
+        figures[mode] = dict(ms=medians, times_ms=times, ratio=medians["gemm"] / medians["flash"])
+        print(f"{mode:17} flash {medians['flash']:10.3f} ms   gemm {medians['gemm']:10.3f} ms   "
+              f"gemm / flash {medians['gemm'] / medians['flash']:.3f} (medians of {args.reps}, alternating)")
+    os.environ.pop("OCLTUNE_SDPA")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(dict(command=" ".join(sys.argv), torch=torch.__version__,
+                           ocl_device=torch.ocl.get_device_name(device), shape=[b, h, l, s, e], dtype=args.dtype,
+                           causal=args.causal, dropout=args.dropout, **figures), f, indent=1)
+    sys.exit(0)
 for name, forward in paths.items():
     ocltune_torch.reset_fallback_stats()
     ms, times = median_ms(step_of(forward), device, args.warmup, args.reps)

@@ -15,6 +15,12 @@
 // and backward draws the same mask again (plain/kernels/plain_attention.cl, as native_dropout draws it).
 // The two passes replaced amax, softmax, amax, dropout (forward) and softmax, dropout, dropout
 // backward, softmax backward (backward): on the encoder's [96, 512, 512] scores 1.8 -> 1.0 ms a step.
+//
+// Each call (forward and backward apart) takes either that GEMM path or the flash kernels
+// (flash_attention.h: the scores never in memory, the same lse and the same dropout mask, so either
+// backward follows either forward); flash_attention_wanted decides, OCLTUNE_SDPA=flash|gemm forces
+// one. A mask's gradient and return_debug_mask need the scores in full: the GEMM path (decision 0064),
+// and forward and backward then take it together (the lse of a 16-bit call depends on the path).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -34,6 +40,7 @@
 
 #include "ocltune_torch/csrc/device/tensor_util.h"
 #include "ocltune_torch/csrc/ops/device_math.h"
+#include "ocltune_torch/csrc/ops/flash_attention.h"
 #include "ocltune_torch/csrc/ops/random_ops.h"
 #include "ocltune_torch/csrc/plain/plain_kernels.h"
 
@@ -244,6 +251,18 @@ fused_attention(const at::Tensor& query, const at::Tensor& key, const at::Tensor
   TORCH_CHECK(!(is_causal && attn_bias && attn_bias->defined()),
               "_scaled_dot_product_fused_attention_overrideable: an attn_bias with is_causal=True");
   const Problem p = problem_of(query, key, value, scale);
+  // A mask that wants its gradient takes the GEMM backward, and so the GEMM forward: in 16 bits the
+  // GEMM backward's recomputed scores are rounded, consistent only with the lse of rounded scores.
+  const bool mask_grad = attn_bias && attn_bias->defined() && attn_bias->requires_grad();
+  if (!return_debug_mask && !mask_grad && flash_attention_wanted(query, p.s, p.ev)) {
+    // The same draw as below: one reservation of B*H*L*S numbers, the mask indexed as the dense scores.
+    FlashArgs args{p.scale, is_causal, dropout_p, {}};
+    if (dropout_p > 0.0) args.dropout_state = reserve_dropout(query, p.batches() * p.l * p.s);
+    auto [out, lse] = flash_attention_forward(query, key, value, attn_bias.value_or(at::Tensor()), args);
+    return std::make_tuple(out, lse, at::Tensor(), at::Tensor(), c10::SymInt(p.l), c10::SymInt(p.s),
+                           cpu_int64(args.dropout_state.seed), cpu_int64(4 * args.dropout_state.base),
+                           at::empty({0}, query.options()));
+  }
   const at::Tensor bias = additive_bias(attn_bias.value_or(at::Tensor()), query);
   const at::Tensor q3 = batches_of(query), k3 = batches_of(key), v3 = batches_of(value);
   at::Tensor s = scores(p, q3, k3, bias, is_causal);
@@ -274,20 +293,30 @@ at::Tensor bias_grad(const Problem& p, const at::Tensor& ds, at::IntArrayRef sha
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backward(
     const at::Tensor& grad_out, const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
-    const at::Tensor& attn_bias, std::array<bool, 4> grad_input_mask, const at::Tensor& /*out*/,
+    const at::Tensor& attn_bias, std::array<bool, 4> grad_input_mask, const at::Tensor& out,
     const at::Tensor& logsumexp, const at::Tensor& /*cum_seq_q*/, const at::Tensor& /*cum_seq_k*/,
     c10::SymInt /*max_q*/, c10::SymInt /*max_k*/, double dropout_p, bool is_causal, const at::Tensor& philox_seed,
     const at::Tensor& philox_offset, std::optional<double> scale) {
   check_ocl(grad_out, "_scaled_dot_product_fused_attention_overrideable_backward", "grad_out");
   const Problem p = problem_of(query, key, value, scale);
-  const at::Tensor bias = additive_bias(attn_bias, query);
-  const at::Tensor q3 = batches_of(query), k3 = batches_of(key), v3 = batches_of(value);
-  at::Tensor s = scores(p, q3, k3, bias, is_causal);
   Dropout dropout{dropout_p, {}};
   if (dropout_p > 0.0) {
     dropout.state = {static_cast<std::uint64_t>(philox_seed.item<std::int64_t>()),
                      static_cast<std::uint64_t>(philox_offset.item<std::int64_t>()) / 4};
   }
+  // Either forward gives the same lse and draws the same mask, so backward chooses on its own; a
+  // mask's gradient is dS summed, which only the GEMM path has in full.
+  const bool mask_grad = grad_input_mask[3] && attn_bias.defined();
+  if (!mask_grad && flash_attention_wanted(query, p.s, p.ev)) {
+    const FlashArgs args{p.scale, is_causal, dropout_p, dropout.state};
+    auto [grad_q, grad_k, grad_v] =
+        flash_attention_backward(grad_out, query, key, value, out, logsumexp, attn_bias, args,
+                                 {grad_input_mask[0], grad_input_mask[1], grad_input_mask[2]});
+    return {grad_q, grad_k, grad_v, at::Tensor()};
+  }
+  const at::Tensor bias = additive_bias(attn_bias, query);
+  const at::Tensor q3 = batches_of(query), k3 = batches_of(key), v3 = batches_of(value);
+  at::Tensor s = scores(p, q3, k3, bias, is_causal);
   const at::Tensor go3 = batches_of(grad_out);
   at::Tensor ds = at::bmm(go3, v3.transpose(1, 2));  // dP~, then dS in place
   softmax_dropout_backward_(s, ds, logsumexp.to(at::kFloat).contiguous(), dropout);
