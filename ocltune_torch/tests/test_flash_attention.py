@@ -207,6 +207,28 @@ def test_the_environment_variable_forces_a_path(path, monkeypatch, strict):
         assert gemm_kernels and not flash_kernels, names
 
 
+@pytest.mark.parametrize("causal, size, training, path", [
+    (True, 512, True, "flash"), (False, 512, True, "gemm"), (True, 256, True, "gemm"), (True, 256, False, "flash"),
+    (True, 200, False, "gemm")])
+def test_the_measured_rule(causal, size, training, path, monkeypatch, strict):
+    # Without OCLTUNE_SDPA: flash for causal calls from 512 keys and queries with a backward, from 256
+    # for a forward alone (where it measured faster on PoCL, decision 0064), the GEMM path elsewhere.
+    monkeypatch.delenv("OCLTUNE_SDPA", raising=False)
+    leaves = leaves_on(DEVICE, qkv(1, 1, size, size, 8, 8))
+
+    def step():
+        if training:
+            F.scaled_dot_product_attention(*leaves, is_causal=causal).sum().backward()
+        else:
+            with torch.no_grad():
+                F.scaled_dot_product_attention(*leaves, is_causal=causal)
+
+    names = kernel_names(step)
+    assert any(n.startswith("flash_attention") for n in names) == (path == "flash"), names
+    if training:
+        assert ("flash_attention_backward_q" in names) == (path == "flash"), names
+
+
 def test_a_mask_gradient_takes_the_gemm_path(flash):
     # dS summed is the mask's gradient: only the GEMM path has it, forward and backward.
     q, k, v = qkv(1, 2, 9, 13, 8, 8)

@@ -17,9 +17,9 @@
 // backward, softmax backward (backward): on the encoder's [96, 512, 512] scores 1.8 -> 1.0 ms a step.
 //
 // Each call (forward and backward apart) takes either that GEMM path or the flash kernels
-// (flash_attention.h: the scores never in memory, the same lse and the same dropout mask, so either
-// backward follows either forward); flash_attention_wanted decides, OCLTUNE_SDPA=flash|gemm forces
-// one. A mask's gradient and return_debug_mask need the scores in full: the GEMM path (decision 0064),
+// (flash_attention.h: the scores never in memory, the same lse and the same dropout mask);
+// flash_attention_wanted decides, alike for a call's forward and backward, OCLTUNE_SDPA=flash|gemm
+// forces one. A mask's gradient and return_debug_mask need the scores in full: the GEMM path (decision 0064),
 // and forward and backward then take it together (the lse of a 16-bit call depends on the path).
 #include <algorithm>
 #include <array>
@@ -254,7 +254,10 @@ fused_attention(const at::Tensor& query, const at::Tensor& key, const at::Tensor
   // A mask that wants its gradient takes the GEMM backward, and so the GEMM forward: in 16 bits the
   // GEMM backward's recomputed scores are rounded, consistent only with the lse of rounded scores.
   const bool mask_grad = attn_bias && attn_bias->defined() && attn_bias->requires_grad();
-  if (!return_debug_mask && !mask_grad && flash_attention_wanted(query, p.s, p.ev)) {
+  // Whether a backward will follow (the rule differs; backward asks with training = true).
+  const bool training =
+      at::GradMode::is_enabled() && (query.requires_grad() || key.requires_grad() || value.requires_grad());
+  if (!return_debug_mask && !mask_grad && flash_attention_wanted(query, p.s, p.ev, is_causal, training)) {
     // The same draw as below: one reservation of B*H*L*S numbers, the mask indexed as the dense scores.
     FlashArgs args{p.scale, is_causal, dropout_p, {}};
     if (dropout_p > 0.0) args.dropout_state = reserve_dropout(query, p.batches() * p.l * p.s);
@@ -304,10 +307,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
     dropout.state = {static_cast<std::uint64_t>(philox_seed.item<std::int64_t>()),
                      static_cast<std::uint64_t>(philox_offset.item<std::int64_t>()) / 4};
   }
-  // Either forward gives the same lse and draws the same mask, so backward chooses on its own; a
-  // mask's gradient is dS summed, which only the GEMM path has in full.
+  // The forward chose by the same rule (a training call); a mask's gradient is dS summed, which only
+  // the GEMM path has in full, and its forward took the GEMM path too.
   const bool mask_grad = grad_input_mask[3] && attn_bias.defined();
-  if (!mask_grad && flash_attention_wanted(query, p.s, p.ev)) {
+  if (!mask_grad && flash_attention_wanted(query, p.s, p.ev, is_causal, true)) {
     const FlashArgs args{p.scale, is_causal, dropout_p, dropout.state};
     auto [grad_q, grad_k, grad_v] =
         flash_attention_backward(grad_out, query, key, value, out, logsumexp, attn_bias, args,

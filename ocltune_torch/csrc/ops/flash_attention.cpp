@@ -110,11 +110,15 @@ std::optional<bool> forced_flash() {
 
 // Block sizes: a tile's work is FA_BM x FA_BN scores over 64 items (an 8 x 8 grid of items, each a
 // micro-tile of FA_BM / 8 rows by FA_BN / 8 keys whose operand vectors are loaded once and used
-// FA_BN / 8 or FA_BM / 8 times). 32 x 32 (4 x 4 scores per item: 16 vector accumulators, what a
-// CPU's 16 SIMD registers hold) is the largest, and on PoCL measured fastest (decision 0064); smaller
-// blocks where the backward kernel's tiles (q, dO, k, v, P~, dS) would take more than half the
-// device's local memory, so that two work-groups share a compute unit, then up to all of it (head
-// dims of 256 on a GPU with 48 KiB). Vectors: 8 floats on a CPU (AVX), 4 on a GPU (128-bit local loads).
+// FA_BN / 8 or FA_BM / 8 times). The largest blocks whose backward tiles (q, dO, k, v, P~, dS) take at
+// most half the device's local memory (two work-groups per compute unit), then up to all of it (head
+// dims of 256 on a GPU with 48 KiB):
+// - CPU (PoCL): 64 x 64 first. PoCL runs a work-group's items one after another between barriers,
+//   so the work between two barriers has to be large: forward + backward at [2, 4, 256, 64] took
+//   84 ms with 64 x 64, 147 with 32 x 32, 191 with 16 x 16 (64 x 128: 90; decision 0064).
+//   Vectors of 8 floats (AVX): 84 against 154 ms with 4.
+// - GPU: 32 x 32 at most: 64 x 64 gives each item 8 x 8 accumulators of 4 floats, 256 registers.
+//   Vectors of 4 (128-bit local loads). Not measured here (no GPU): a tuned family should search these.
 // OCLTUNE_SDPA_FLASH_BLOCKS=bm,bn,vec sets them instead, for measuring others (the hook a tuned
 // family would use).
 std::optional<FlashBlocks> flash_blocks(int device, std::int64_t e, std::int64_t ev) {
@@ -124,19 +128,21 @@ std::optional<FlashBlocks> flash_blocks(int device, std::int64_t e, std::int64_t
   if (const char* forced = std::getenv("OCLTUNE_SDPA_FLASH_BLOCKS"); forced != nullptr && *forced != '\0') {
     int bm = 0, bn = 0, vec = 0;
     const bool parsed = std::sscanf(forced, "%d,%d,%d", &bm, &bn, &vec) == 3;
-    auto block = [](int x) { return x == 8 || x == 16 || x == 32 || x == 64; };
-    TORCH_CHECK(parsed && block(bm) && block(bn) && (vec == 4 || vec == 8),
+    auto block = [](int x) { return x == 8 || x == 16 || x == 32 || x == 64 || x == 128; };
+    TORCH_CHECK(parsed && block(bm) && bm <= 64 && block(bn) && (vec == 4 || vec == 8),
                 "ocltune_torch: OCLTUNE_SDPA_FLASH_BLOCKS=", forced,
-                ": bm,bn,vec wanted, bm and bn of 8, 16, 32, 64 and vec 4 or 8");
+                ": bm,bn,vec wanted, bm and bn of 8, 16, 32, 64, 128 (bm at most 64) and vec 4 or 8");
     blocks = FlashBlocks{bm, bn, vec, static_cast<int>(round_up(e, vec)), static_cast<int>(round_up(ev, vec))};
     if (backward_local_bytes(bm, bn, blocks.ep, blocks.evp) > local) return std::nullopt;
     return blocks;
   }
   blocks.ep = static_cast<int>(round_up(e, blocks.vec));
   blocks.evp = static_cast<int>(round_up(ev, blocks.vec));
-  static constexpr std::pair<int, int> kCandidates[] = {{32, 32}, {32, 16}, {16, 16}, {16, 8}, {8, 8}};
+  static constexpr std::pair<int, int> kCandidates[] = {{64, 64}, {32, 32}, {32, 16}, {16, 16}, {16, 8}, {8, 8}};
+  const bool cpu = plain_cpu_device(device);
   for (const std::uint64_t budget : {local / 2, local}) {
     for (const auto& [bm, bn] : kCandidates) {
+      if (bm == 64 && !cpu) continue;
       if (backward_local_bytes(bm, bn, blocks.ep, blocks.evp) <= budget) {
         blocks.bm = bm;
         blocks.bn = bn;
@@ -242,7 +248,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> flash_attention_backward(const at
   return {grad_q, grad_k, grad_v};
 }
 
-bool flash_attention_wanted(const at::Tensor& q, std::int64_t s, std::int64_t ev) {
+bool flash_attention_wanted(const at::Tensor& q, std::int64_t s, std::int64_t ev, bool is_causal, bool training) {
   const int device = q.device().index();
   if (!flash_blocks(device, q.size(3), ev)) return false;
   if (const std::optional<bool> forced = forced_flash()) return *forced;
@@ -252,8 +258,14 @@ bool flash_attention_wanted(const at::Tensor& q, std::int64_t s, std::int64_t ev
   const std::uint64_t scores =
       static_cast<std::uint64_t>(q.size(0) * q.size(1) * q.size(2)) * static_cast<std::uint64_t>(s) * q.element_size();
   if (2 * scores > limits.global_mem_bytes / 8 || scores > limits.max_alloc_bytes / 2) return true;
-  // Speed: filled in from attention_bench.py's measurements (decision 0064).
-  return false;
+  // Speed, measured on PoCL (attention_bench.py --paths, E = 64; decision 0064): causal calls skip the
+  // key blocks past their rows' diagonal, where the GEMM path computes every score and masks half;
+  // flash / gemm forward 1.1x at L = S = 256, 1.3x at 512, 1.8x at 1024 (0.94x at 197), forward +
+  // backward 1.05x at 512 and 1.2x at 1024 (0.64x at 256). Not causal, flash measured 0.5-0.8x
+  // everywhere. No GPU has measured the kernels yet: the same rule there until one does.
+  if (!is_causal) return false;
+  const std::int64_t shortest = std::min(q.size(2), s);
+  return shortest >= (training ? 512 : 256);
 }
 
 }  // namespace ocltune_torch

@@ -49,10 +49,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> flash_attention_backward(const at
                                                                         const at::Tensor& mask, const FlashArgs& args,
                                                                         std::array<bool, 3> grad_qkv);
 
-// Whether a call of these sizes and dtype takes the flash kernels: OCLTUNE_SDPA=flash or gemm forces
-// one (another value raises), else flash where it measured faster on this kind of device and
-// wherever the scores [B*H, L, S] would not fit comfortably in the device's memory. Always false where
-// flash_blocks finds none (the GEMM path takes every input).
-bool flash_attention_wanted(const at::Tensor& q, std::int64_t s, std::int64_t ev);
+// Whether a call takes the flash kernels: OCLTUNE_SDPA=flash or gemm forces one (another value
+// raises), else flash wherever the scores [B*H, L, S] would not fit comfortably in the device's
+// memory, and where it measured faster: causal calls with L and S of 512 and more when a backward
+// follows (`training`: forward + backward measured), 256 and more for a forward alone (decision
+// 0064). Forward and backward of one call answer alike. Always false where flash_blocks finds none
+// (the GEMM path takes every input).
+bool flash_attention_wanted(const at::Tensor& q, std::int64_t s, std::int64_t ev, bool is_causal, bool training);
 
 }  // namespace ocltune_torch
