@@ -98,7 +98,7 @@ def test_head_dim_256(flash):
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_16_bit(dtype, flash):
     check(*qkv(2, 2, 37, 45, 64, 40, dtype=dtype))
-    check(*qkv(1, 2, 21, 50, 24, 24, dtype=dtype), is_causal=True)
+    check(*qkv(1, 2, 21, 50, 64, 40, dtype=dtype), is_causal=True)
 
 
 @pytest.mark.parametrize("l, s", [(37, 70), (70, 37), (33, 33)])
@@ -115,7 +115,7 @@ def bool_mask(*shape, seed=5):
 
 @pytest.mark.parametrize("mask_shape", [(37, 45), (2, 1, 1, 45), (1, 3, 37, 1), (2, 3, 37, 45)])
 def test_masks_broadcast(mask_shape, flash):
-    q, k, v = qkv(2, 3, 37, 45, 16, 8)
+    q, k, v = qkv(2, 3, 37, 45, 16, 24)
     check(q, k, v, mask=bool_mask(*mask_shape))
     check(q, k, v, mask=rand(*mask_shape, seed=6))
 
@@ -183,6 +183,8 @@ def test_dropout_keep_rate_and_edges(strict):
 
 
 # ---- the choice of path ----
+# (Head dims 16 and 24 or 8 and 8 as above where the case allows: each pair is a program PoCL compiles
+# on first use, most of this file's time on a cold cache.)
 
 def kernel_names(step):
     step()  # programs built first
@@ -196,7 +198,7 @@ def kernel_names(step):
 @pytest.mark.parametrize("path", ["flash", "gemm"])
 def test_the_environment_variable_forces_a_path(path, monkeypatch, strict):
     monkeypatch.setenv("OCLTUNE_SDPA", path)
-    leaves = leaves_on(DEVICE, qkv(1, 2, 33, 40, 16, 16))
+    leaves = leaves_on(DEVICE, qkv(1, 2, 33, 40, 16, 24))
     names = kernel_names(lambda: F.scaled_dot_product_attention(*leaves).sum().backward())
     flash_kernels = {n for n in names if n.startswith("flash_attention")}
     gemm_kernels = {n for n in names if n.startswith("gemm") or n.startswith("attention_softmax")}
@@ -253,8 +255,8 @@ def test_no_scores_buffer_on_the_flash_path(path, monkeypatch, strict):
     monkeypatch.setenv("OCLTUNE_SDPA", path)
     b, h, l, s, e = 1, 2, 512, 512, 16
     scores_bytes = b * h * l * s * 4
-    leaves = leaves_on(DEVICE, qkv(b, h, l, s, e, e))
-    grad = torch.ones(b, h, l, e, device=DEVICE)
+    leaves = leaves_on(DEVICE, qkv(b, h, l, s, e, 24))
+    grad = torch.ones(b, h, l, 24, device=DEVICE)
     F.scaled_dot_product_attention(*leaves).backward(grad)  # programs built, grads allocated
     torch.ocl.synchronize(DEVICE)
     for x in leaves:
