@@ -262,8 +262,8 @@ fused_attention(const at::Tensor& query, const at::Tensor& key, const at::Tensor
     FlashArgs args{p.scale, is_causal, dropout_p, {}};
     if (dropout_p > 0.0) args.dropout_state = reserve_dropout(query, p.batches() * p.l * p.s);
     auto [out, lse] = flash_attention_forward(query, key, value, attn_bias.value_or(at::Tensor()), args);
-    return std::make_tuple(out, lse, at::Tensor(), at::Tensor(), c10::SymInt(p.l), c10::SymInt(p.s),
-                           cpu_int64(args.dropout_state.seed), cpu_int64(4 * args.dropout_state.base),
+    return std::make_tuple(in_query_order(query, out), lse, at::Tensor(), at::Tensor(), c10::SymInt(p.l),
+                           c10::SymInt(p.s), cpu_int64(args.dropout_state.seed), cpu_int64(4 * args.dropout_state.base),
                            at::empty({0}, query.options()));
   }
   const at::Tensor bias = additive_bias(attn_bias.value_or(at::Tensor()), query);
@@ -315,7 +315,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
     auto [grad_q, grad_k, grad_v] =
         flash_attention_backward(grad_out, query, key, value, out, logsumexp, attn_bias, args,
                                  {grad_input_mask[0], grad_input_mask[1], grad_input_mask[2]});
-    return {grad_q, grad_k, grad_v, at::Tensor()};
+    return {like_input(query, grad_q), like_input(key, grad_k), like_input(value, grad_v), at::Tensor()};
   }
   const at::Tensor bias = additive_bias(attn_bias, query);
   const at::Tensor q3 = batches_of(query), k3 = batches_of(key), v3 = batches_of(value);
