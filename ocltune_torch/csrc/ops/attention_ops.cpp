@@ -254,10 +254,7 @@ fused_attention(const at::Tensor& query, const at::Tensor& key, const at::Tensor
   // A mask that wants its gradient takes the GEMM backward, and so the GEMM forward: in 16 bits the
   // GEMM backward's recomputed scores are rounded, consistent only with the lse of rounded scores.
   const bool mask_grad = attn_bias && attn_bias->defined() && attn_bias->requires_grad();
-  // Whether a backward will follow (the rule differs; backward asks with training = true).
-  const bool training =
-      at::GradMode::is_enabled() && (query.requires_grad() || key.requires_grad() || value.requires_grad());
-  if (!return_debug_mask && !mask_grad && flash_attention_wanted(query, p.s, p.ev, is_causal, training)) {
+  if (!return_debug_mask && !mask_grad && flash_attention_wanted(query, p.s, p.ev, is_causal)) {
     // The same draw as below: one reservation of B*H*L*S numbers, the mask indexed as the dense scores.
     FlashArgs args{p.scale, is_causal, dropout_p, {}};
     if (dropout_p > 0.0) args.dropout_state = reserve_dropout(query, p.batches() * p.l * p.s);
@@ -307,10 +304,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
     dropout.state = {static_cast<std::uint64_t>(philox_seed.item<std::int64_t>()),
                      static_cast<std::uint64_t>(philox_offset.item<std::int64_t>()) / 4};
   }
-  // The forward chose by the same rule (a training call); a mask's gradient is dS summed, which only
+  // The forward chose by the same rule; a mask's gradient is dS summed, which only
   // the GEMM path has in full, and its forward took the GEMM path too.
   const bool mask_grad = grad_input_mask[3] && attn_bias.defined();
-  if (!mask_grad && flash_attention_wanted(query, p.s, p.ev, is_causal, true)) {
+  if (!mask_grad && flash_attention_wanted(query, p.s, p.ev, is_causal)) {
     const FlashArgs args{p.scale, is_causal, dropout_p, dropout.state};
     auto [grad_q, grad_k, grad_v] =
         flash_attention_backward(grad_out, query, key, value, out, logsumexp, attn_bias, args,

@@ -248,7 +248,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> flash_attention_backward(const at
   return {grad_q, grad_k, grad_v};
 }
 
-bool flash_attention_wanted(const at::Tensor& q, std::int64_t s, std::int64_t ev, bool is_causal, bool training) {
+bool flash_attention_wanted(const at::Tensor& q, std::int64_t s, std::int64_t ev, bool is_causal) {
   const int device = q.device().index();
   if (!flash_blocks(device, q.size(3), ev)) return false;
   if (const std::optional<bool> forced = forced_flash()) return *forced;
@@ -263,9 +263,11 @@ bool flash_attention_wanted(const at::Tensor& q, std::int64_t s, std::int64_t ev
   // flash / gemm forward 1.1x at L = S = 256, 1.3x at 512, 1.8x at 1024 (0.94x at 197), forward +
   // backward 1.05x at 512 and 1.2x at 1024 (0.64x at 256). Not causal, flash measured 0.5-0.8x
   // everywhere. No GPU has measured the kernels yet: the same rule there until one does.
+  // One threshold for forward and backward: a backward must take the path its forward took (in 16 bits the
+  // lse depends on it), and whether a backward follows cannot be known in a compiled graph's forward (it
+  // runs with grad mode off), so the forward-alone gain at 256-511 is given up.
   if (!is_causal) return false;
-  const std::int64_t shortest = std::min(q.size(2), s);
-  return shortest >= (training ? 512 : 256);
+  return std::min(q.size(2), s) >= 512;
 }
 
 }  // namespace ocltune_torch

@@ -51,10 +51,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> flash_attention_backward(const at
 
 // Whether a call takes the flash kernels: OCLTUNE_SDPA=flash or gemm forces one (another value
 // raises), else flash wherever the scores [B*H, L, S] would not fit comfortably in the device's
-// memory, and where it measured faster: causal calls with L and S of 512 and more when a backward
-// follows (`training`: forward + backward measured), 256 and more for a forward alone (decision
-// 0064). Forward and backward of one call answer alike. Always false where flash_blocks finds none
-// (the GEMM path takes every input).
-bool flash_attention_wanted(const at::Tensor& q, std::int64_t s, std::int64_t ev, bool is_causal, bool training);
+// memory, and where it measured faster: causal calls with L and S of 512 and more (decision 0064).
+// Forward and backward of one call answer alike (nothing else decides). Always false where flash_blocks
+// finds none (the GEMM path takes every input).
+bool flash_attention_wanted(const at::Tensor& q, std::int64_t s, std::int64_t ev, bool is_causal);
 
 }  // namespace ocltune_torch
