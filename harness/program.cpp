@@ -111,13 +111,21 @@ cl::Program ProgramCache::build(const ProgramSource& source) {
   if (const char* dir = std::getenv("OCLTUNE_DUMP_SOURCES"); dir && *dir) {
     std::ofstream(fmt::format("{}/{}.cl", dir, source.key())) << "// options: " << source.options << "\n" << text;
   }
-  if (std::optional<cl::Program> loaded = load_binary(source)) {
+  const auto since = [](std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+  };
+  const auto load_start = std::chrono::steady_clock::now();
+  std::optional<cl::Program> loaded = load_binary(source);
+  load_ns_ += since(load_start);
+  if (loaded) {
     ++binary_loads_;
     return *loaded;
   }
   cl::Program program = compile(source, text);
   if (!source.ptx_target.empty()) program = retarget_ptx(source, program);
-  store_binary(source, program);
+  const auto store_start = std::chrono::steady_clock::now();
+  if (store_binary(source, program)) ++binary_stores_;
+  store_ns_ += since(store_start);
   return program;
 }
 
@@ -282,15 +290,15 @@ std::optional<cl::Program> ProgramCache::load_binary(const ProgramSource& source
   }
 }
 
-void ProgramCache::store_binary(const ProgramSource& source, const cl::Program& program) {
-  if (disk_.dir.empty()) return;
+bool ProgramCache::store_binary(const ProgramSource& source, const cl::Program& program) {
+  if (disk_.dir.empty()) return false;
   std::vector<std::vector<unsigned char>> binaries;
   try {
     binaries = program.getInfo<CL_PROGRAM_BINARIES>();
   } catch (const cl::Error&) {
-    return;  // a driver that offers no binaries: nothing to keep
+    return false;  // a driver that offers no binaries: nothing to keep
   }
-  if (binaries.size() != 1 || binaries[0].empty()) return;
+  if (binaries.size() != 1 || binaries[0].empty()) return false;
   const std::string path = binary_path(source);
   const std::string_view bytes(reinterpret_cast<const char*>(binaries[0].data()), binaries[0].size());
   const nlohmann::json header = {
@@ -308,11 +316,12 @@ void ProgramCache::store_binary(const ProgramSource& source, const cl::Program& 
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     if (!out) {
       std::filesystem::remove(temp, ec);
-      return;  // a full or read-only disk costs the cache, never the build
+      return false;  // a full or read-only disk costs the cache, never the build
     }
   }
   std::filesystem::rename(temp, path, ec);
   if (ec) std::filesystem::remove(temp, ec);
+  return !ec;
 }
 
 }  // namespace ocltune

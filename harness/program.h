@@ -74,6 +74,11 @@ class ProgramCache {
   double compile_seconds() const { return compile_ns_.load() * 1e-9; }
   int builds() const { return builds_.load(); }              // compiled from source
   int binary_loads() const { return binary_loads_.load(); }  // loaded from the on-disk cache
+  // Time spent reading and building binaries from the on-disk cache (misses included), and writing
+  // them: asking a driver for a program's binary may compile every kernel of it (PoCL does).
+  double load_seconds() const { return load_ns_.load() * 1e-9; }
+  double store_seconds() const { return store_ns_.load() * 1e-9; }
+  int binary_stores() const { return binary_stores_.load(); }
 
  private:
   cl::Program build(const ProgramSource& source);
@@ -81,7 +86,7 @@ class ProgramCache {
   cl::Program retarget_ptx(const ProgramSource& source, const cl::Program& built);
   std::string binary_path(const ProgramSource& source) const;
   std::optional<cl::Program> load_binary(const ProgramSource& source);
-  void store_binary(const ProgramSource& source, const cl::Program& program);
+  bool store_binary(const ProgramSource& source, const cl::Program& program);  // false: nothing kept
 
   cl::Context context_;
   cl::Device device_;
@@ -92,6 +97,9 @@ class ProgramCache {
   std::atomic<long long> compile_ns_{0};
   std::atomic<int> builds_{0};
   std::atomic<int> binary_loads_{0};
+  std::atomic<long long> load_ns_{0};
+  std::atomic<long long> store_ns_{0};
+  std::atomic<int> binary_stores_{0};
 };
 
 }  // namespace ocltune

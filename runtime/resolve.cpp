@@ -1,5 +1,8 @@
 // The runtime's cold path: the lookup chain (exact -> nearest -> device class -> built-in or
 // library), the first-dispatch check of borrowed configurations, and kernel preparation.
+#include <atomic>
+#include <chrono>
+
 #include <fmt/format.h>
 
 #include "db/transfer.h"
@@ -10,6 +13,21 @@
 
 namespace ocltune {
 namespace {
+
+// Adds the nanoseconds of its lifetime to `total` (RuntimeStats: where a first step's time went).
+class ScopedNanoseconds {
+ public:
+  explicit ScopedNanoseconds(std::atomic<long long>& total) : total_(total) {}
+  ~ScopedNanoseconds() {
+    total_ += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start_).count();
+  }
+  ScopedNanoseconds(const ScopedNanoseconds&) = delete;
+  ScopedNanoseconds& operator=(const ScopedNanoseconds&) = delete;
+
+ private:
+  std::atomic<long long>& total_;
+  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
 
 struct Candidate {
   Level level;
@@ -45,6 +63,8 @@ Runtime::Entry::Step make_step(const KernelLaunch& launch, cl::Program program) 
 }  // namespace
 
 std::string Runtime::check(const Problem& problem, const Config& config) {
+  ++checks_;
+  const ScopedNanoseconds timed(check_ns_);
   try {
     std::unique_ptr<Evaluation> evaluation = problem.instantiate(session_);
     const PreparedPlan prepared = prepare(session_, evaluation->plan(config));
@@ -63,6 +83,7 @@ void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call
   std::lock_guard lock(e.resolve_mutex);
   if (e.ready.load(std::memory_order_acquire)) return;
   ++resolutions_;
+  const ScopedNanoseconds timed(resolve_ns_);
   const std::unique_ptr<Problem> problem = adapter.problem(call);
   std::shared_ptr<const TunedTable> table;
   {

@@ -176,7 +176,17 @@ void Runtime::block(const std::string& key, BlockedConfig blocked) {
 RuntimeStats Runtime::stats() const {
   RuntimeStats s;
   s.resolutions = resolutions_.load();
-  s.programs_built = session_.programs().builds() + session_.programs().binary_loads();
+  const ProgramCache& programs = session_.programs();
+  s.programs_built = programs.builds() + programs.binary_loads();
+  s.resolve_seconds = resolve_ns_.load() * 1e-9;
+  s.checks = checks_.load();
+  s.check_seconds = check_ns_.load() * 1e-9;
+  s.programs_compiled = programs.builds();
+  s.compile_seconds = programs.compile_seconds();
+  s.binary_loads = programs.binary_loads();
+  s.load_seconds = programs.load_seconds();
+  s.binary_stores = programs.binary_stores();
+  s.store_seconds = programs.store_seconds();
   return s;
 }
 

@@ -58,6 +58,20 @@ struct BlockedConfig {
 struct RuntimeStats {
   std::uint64_t resolutions = 0;  // decision-cache misses
   int programs_built = 0;         // compiled, or loaded from the on-disk binary cache
+  // Where the cold path's time went since construction (a model's first step; seconds summed over
+  // threads): resolving new problems, which includes the first-dispatch checks and the program builds
+  // of the runtime's families (not those of callers' programs built through program()).
+  double resolve_seconds = 0;
+  std::uint64_t checks = 0;  // first-dispatch checks of borrowed configurations
+  double check_seconds = 0;
+  // Every program of the runtime's program cache, callers' included: compiled from source, loaded from
+  // the on-disk binary cache (misses included in the time), binaries written to it.
+  int programs_compiled = 0;
+  double compile_seconds = 0;
+  int binary_loads = 0;
+  double load_seconds = 0;
+  int binary_stores = 0;
+  double store_seconds = 0;
 };
 
 // Default system database: <prefix>/share/ocltune/system.db beside the binary this runtime is linked into
@@ -145,6 +159,9 @@ class Runtime {
   std::vector<std::unique_ptr<Entry>> retired_;
 
   std::atomic<std::uint64_t> resolutions_{0};
+  std::atomic<long long> resolve_ns_{0};
+  std::atomic<std::uint64_t> checks_{0};
+  std::atomic<long long> check_ns_{0};
 };
 
 }  // namespace ocltune

@@ -176,6 +176,10 @@ int main(void) {
   CHECK(strstr(json, "\"reduce\":{\"builtin\":1") != NULL, "%s", json);
   CHECK(count_of(json, "\"shape_key\"") == 3, "three problems: %s", json);
   CHECK(strstr(json, "\"databases\":[]") != NULL, "no database loaded (both layers off): %s", json);
+  /* Where the new problems' time went: three problems resolved, none checked (built-in configurations). */
+  CHECK(strstr(json, "\"cold_path\":{") != NULL && strstr(json, "\"checks\":0,") != NULL &&
+            strstr(json, "\"resolve_s\":0,") == NULL && strstr(json, "\"compile_s\":") != NULL,
+        "%s", json);
   free(json);
   CHECK(ocltune_runtime_dispatch_stats_json(rt, NULL, 4, &length) == OCLTUNE_INVALID_ARGUMENT, "size without buffer");
   CHECK(ocltune_runtime_dispatch_stats_json(rt, NULL, 0, NULL) == OCLTUNE_INVALID_ARGUMENT, "length is required");

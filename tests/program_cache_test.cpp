@@ -124,6 +124,32 @@ TEST(BinaryCache, InlineSourceIsKeptOnDiskAndKeyedByItsText) {
   EXPECT_EQ(session.programs().builds(), 1);
 }
 
+// The cache's counters say where a first step's time went (RuntimeStats, ocltune_torch.startup_stats()):
+// a binary written on the first build, loaded on the next, none written with the cache off.
+TEST(BinaryCache, StoresAndLoadsAreCounted) {
+  const std::string dir = fresh_dir("binaries-counted");
+  ProgramSource source;
+  source.inline_source = "__kernel void counted(__global float* x) { x[get_global_id(0)] = 2.0f; }\n";
+  {
+    Session session(testing::test_session().device(), dir);
+    session.programs().get(source);
+    session.programs().get(source);  // from memory: neither stored nor loaded again
+    EXPECT_EQ(session.programs().builds(), 1);
+    EXPECT_EQ(session.programs().binary_stores(), 1);
+    EXPECT_GT(session.programs().store_seconds(), 0.0);
+    EXPECT_EQ(session.programs().binary_loads(), 0);
+  }
+  Session session(testing::test_session().device(), dir);
+  session.programs().get(source);
+  EXPECT_EQ(session.programs().binary_loads(), 1);
+  EXPECT_GT(session.programs().load_seconds(), 0.0);
+  EXPECT_EQ(session.programs().binary_stores(), 0);
+  Session off(testing::test_session().device(), "");
+  off.programs().get(source);
+  EXPECT_EQ(off.programs().builds(), 1);
+  EXPECT_EQ(off.programs().binary_stores(), 0);
+}
+
 // The PTX rewrite itself: markers gone, the target replaced whatever follows it on the line, and
 // no rewrite of text that is not marked PTX (the binary of another driver).
 TEST(PtxTarget, RetargetingUncommentsMarkedLinesAndReplacesTheTarget) {

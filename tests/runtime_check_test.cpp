@@ -83,6 +83,11 @@ TEST(FirstDispatchCheck, BlocksAWrongNearestConfigurationAndTheNextLevelAnswers)
   EXPECT_EQ(again.config, testing::staged_tile_config());
   EXPECT_TRUE(again.verified);
   EXPECT_EQ(rt.stats().resolutions, 1u);
+  // Both borrowed rows were checked, within the one resolution's time (RuntimeStats: the cold path).
+  const RuntimeStats stats = rt.stats();
+  EXPECT_EQ(stats.checks, 2u);
+  EXPECT_GT(stats.check_seconds, 0.0);
+  EXPECT_GE(stats.resolve_seconds, stats.check_seconds);
 }
 
 TEST(FirstDispatchCheck, FallsBackToTheBuiltinWhenNothingElseIsLeft) {
