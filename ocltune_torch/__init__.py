@@ -14,7 +14,7 @@ import torch
 
 __all__ = [
     "fallback_stats", "reset_fallback_stats", "library_path",
-    "record_shapes", "dispatch_stats", "reset_dispatch_stats", "reload",
+    "record_shapes", "dispatch_stats", "reset_dispatch_stats", "reload", "startup_stats",
     "tune", "TuneReport", "TuneError", "TuneStepError", "TuneCliError",
 ]
 
@@ -165,6 +165,8 @@ from . import tune_loop  # noqa: E402  (its functions call the library's ops)
 from .tune_loop import dispatch_stats, record_shapes, reload, reset_dispatch_stats  # noqa: E402,F401
 
 tune_loop._record_from_environment()
+
+from .startup import startup_stats  # noqa: E402,F401  (where the first steps' time went)
 
 # tune(model, example_inputs): the loop above in one call (tune_model.py; `python -m ocltune_torch.tune`).
 from .tune_model import TuneCliError, TuneError, TuneReport, TuneStepError, tune  # noqa: E402,F401

@@ -210,3 +210,20 @@ def test_allreduce_bench_times_ocl_and_gloo_at_every_size(tmp_path, monkeypatch)
         assert all(positive(v) for v in figures[f"{side}_algbw_gbps"].values())
     assert figures["bytes"] == {"1K": 4096, "3001": 12004}
     assert "gloo/ocl" in text
+
+
+def test_first_step_times_a_new_process_and_says_where_its_first_step_went(tmp_path):
+    out = tmp_path / "first.json"
+    # "own": the suite's caches as they are (a cold state would compile every kernel: minutes on PoCL)
+    text = run_script("first_step.py", "--models", "resnet18", "--ocl", OCL, "--batch", "2", "--size", "32",
+                      "--steps", "3", "--runs", "1", "--states", "own", "--json", str(out))
+    figures = json.loads(out.read_text())["results"]["resnet18"]["own"]
+    assert all(positive(figures[key]) for key in ("first_s", "second_s", "steady_s", "import_s")), figures
+    startup = figures["startup"]
+    # A new process resolves each problem once, and builds or loads programs for them.
+    assert startup["resolutions"] > 10 and startup["compiled"] + startup["loaded"] > 0, startup
+    assert startup["plain_programs"] > 0, startup
+    assert "resnet18:" in text and "own" in text
+    bad = subprocess.run([sys.executable, str(BENCH / "first_step.py"), "--states", "tepid"], capture_output=True,
+                         text=True)
+    assert bad.returncode == 2 and "tepid" in bad.stderr

@@ -126,3 +126,35 @@ def test_record_shapes_errors_are_clear(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match="cannot write shapes file .*no-such-dir"):
         ocltune_torch.record_shapes(tmp_path / "no-such-dir" / "shapes.json")
     monkeypatch.setattr(ocltune_torch.tune_loop, "_record_path", None)  # no write at exit to that path
+
+
+def test_startup_stats_count_the_first_calls_builds_and_a_second_process_loads_them(tmp_path):
+    """startup_stats() (where a first step's time went, bench/first_step.py): a new process with an empty
+    binary cache compiles and stores its programs; the next one loads them."""
+    script = (
+        "import json, torch, ocltune_torch\n"
+        f"d = '{DEVICE}'\n"
+        "a = torch.arange(12.0).reshape(3, 4).to(d)\n"
+        "(a @ a.t()).sum().item(); torch.softmax(a, dim=1).to(torch.int32).cpu()\n"
+        "(a @ a.t()).sum().item()\n"
+        "print(json.dumps(ocltune_torch.startup_stats()))\n"
+    )
+    env = {**os.environ, "OCLTUNE_BINARY_CACHE": str(tmp_path / "binaries"), "OCLTUNE_DB": str(tmp_path / "tuned.db"),
+           "OCLTUNE_SYSTEM_DB": str(tmp_path / "no-system.db"),  # built-in configurations only: nothing to check
+           "PYTHONPATH": str(pathlib.Path(__file__).resolve().parents[2])}
+
+    def stats():
+        run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+        assert run.returncode == 0, run.stderr
+        return json.loads(run.stdout.splitlines()[-1])
+
+    first = stats()
+    # gemm, reduce and softmax at least, each resolved once however often it ran
+    assert first["resolutions"] >= 3 and first["resolve_s"] > 0, first
+    assert first["compiled"] >= 3 and first["compile_s"] > 0 and first["loaded"] == 0, first
+    assert first["stored"] == first["compiled"], first
+    assert first["checks"] == 0 and first["check_s"] == 0, first  # built-in configurations are not checked
+    assert first["plain_programs"] >= 1 and first["plain_s"] > 0, first  # the cast to int32
+    second = stats()
+    assert second["resolutions"] == first["resolutions"], second
+    assert second["compiled"] == 0 and second["loaded"] == first["compiled"] and second["stored"] == 0, second

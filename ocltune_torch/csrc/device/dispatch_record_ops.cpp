@@ -46,6 +46,12 @@ void op_reset_dispatch_stats() {
 
 std::int64_t op_plain_launches() { return plain_launches(); }
 
+// [programs, seconds] of the plain programs built since the start (ocltune_torch.startup_stats()).
+std::vector<double> op_plain_builds() {
+  const PlainBuilds b = plain_builds();
+  return {static_cast<double>(b.programs), b.seconds};
+}
+
 // Every used device's runtime reads its databases again (the user layer from $OCLTUNE_DB as it is now).
 void op_reload() {
   for (const int i : used_devices()) call_ocltune("reload", [&] { device_runtime(i).reload(); });
@@ -65,6 +71,7 @@ TORCH_LIBRARY_FRAGMENT(ocltune, m) {
   m.def("dispatch_stats_json(int device) -> str", &op_dispatch_stats_json);
   m.def("reset_dispatch_stats() -> ()", &op_reset_dispatch_stats);
   m.def("plain_launches() -> int", &op_plain_launches);
+  m.def("plain_builds() -> float[]", &op_plain_builds);
   m.def("reload() -> ()", &op_reload);
   m.def("write_shapes_file(str path) -> int", &op_write_shapes_file);
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -177,6 +178,8 @@ std::int64_t max_items(int device) {
 constexpr std::size_t kLocalSize = 64;
 
 std::atomic<std::int64_t> launch_count{0};
+std::atomic<std::int64_t> build_count{0};
+std::atomic<std::int64_t> build_ns{0};
 
 }  // namespace
 
@@ -232,8 +235,11 @@ cl_program plain_program(int device, const PlainFiles& files, const TypeSlots& t
   if (it != cache.programs.end()) return it->second;
   std::string source = header + "#line 1\n" + std::string(kernel_file("plain_common.cl"));
   for (const std::string& file : files) source += "\n#line 1\n" + std::string(kernel_file(file));
+  const auto start = std::chrono::steady_clock::now();
   cl_program program = plain_cpu_device(device) ? build_from_source(device, name, header, source)
                                                 : build_through_runtime(device, name, header, source);
+  build_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+  ++build_count;
   cache.programs.emplace(std::move(key), program);
   return program;
 }
@@ -356,6 +362,8 @@ void PlainLaunch::run(std::int64_t items) {
 
 std::int64_t plain_launches() { return launch_count.load(std::memory_order_relaxed); }
 void reset_plain_launches() { launch_count.store(0, std::memory_order_relaxed); }
+
+PlainBuilds plain_builds() { return {build_count.load(), build_ns.load() * 1e-9}; }
 
 ScalarArg scalar_arg(const c10::Scalar& value, at::ScalarType type) {
   ScalarArg s;

@@ -146,6 +146,13 @@ inline PlainLaunch& operator<<(PlainLaunch& launch, const ScalarArg& s) { return
 // dispatch_stats(): tests count the launches of an op, e.g. that a multi-tensor op batches).
 std::int64_t plain_launches();
 void reset_plain_launches();
+// The plain programs built since the start, over every device, and the seconds their builds took (for
+// ocltune_torch.startup_stats(): a model's first step builds each program it touches).
+struct PlainBuilds {
+  std::int64_t programs = 0;
+  double seconds = 0;
+};
+PlainBuilds plain_builds();
 
 // True when a and b may share memory (the same storage, and PyTorch cannot rule an overlap out; it
 // answers TooHard for any strided view, so storages are compared first).
