@@ -27,7 +27,8 @@ def startup_stats() -> dict:
         compiled, compile_s      programs compiled from source by the runtime's program cache
         loaded, load_s           programs loaded from ocltune's on-disk binary cache (misses included in load_s)
         stored, store_s          binaries written to that cache (a driver may compile every kernel to give one)
-        plain_programs, plain_s  the backend's own plain programs built (casts, indexing, optimisers, ...)
+        plain_programs, plain_s  the backend's own plain programs built (casts, indexing, optimisers, ...);
+                                 on GPUs they build through the runtime's cache, so compiled/loaded count them too
 
     A driver that compiles a kernel when it is first enqueued (PoCL) spends that time in the queue,
     outside these figures: in the step's synchronisation.
