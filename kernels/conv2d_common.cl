@@ -1,6 +1,7 @@
 // Shared by every conv2d kernel: problem-level switches, the shape argument list, the fused
 // activation, and the small elementwise kernels of the GEMM-based algorithms (bias + activation
-// epilogue, bias gradient). Prepended to each conv2d_*.cl program.
+// epilogue, bias gradient). Prepended to each conv2d_*.cl program, after storage.cl: tensors are
+// STORAGE (fp32, fp16 or bf16), read with LOAD and written with STORE, arithmetic is fp32.
 
 // ---- Problem layout (set by the host, not tuned) ----
 #ifndef HAS_BIAS
@@ -48,31 +49,31 @@ static inline float activate(const float x) {
 // Forward epilogue of the algorithms whose last step is a plain GEMM: y = act(y + bias[k]) in
 // place. Launch: global (ceil(P*Q/EPI_WG)*EPI_WG, N*K), local (EPI_WG, 1).
 __attribute__((reqd_work_group_size(EPI_WG, 1, 1)))
-kernel void conv2d_bias_act(const int plane, const int K, global float* y, const long y_offset,
-                            const global float* bias, const long b_offset) {
+kernel void conv2d_bias_act(const int plane, const int K, global STORAGE* y, const long y_offset,
+                            const global STORAGE* bias, const long b_offset) {
   const int i = get_global_id(0);
   const int nk = get_global_id(1);
   if (i >= plane) return;
-  global float* dst = y + y_offset + (long)nk * plane + i;
+  const long at = y_offset + (long)nk * plane + i;
 #if HAS_BIAS
-  *dst = activate(*dst + bias[b_offset + nk % K]);
+  STORE(activate(LOAD(y, at) + LOAD(bias, b_offset + nk % K)), y, at);
 #else
-  *dst = activate(*dst);
+  STORE(activate(LOAD(y, at)), y, at);
 #endif
 }
 
 // Bias gradient: db[k] = sum over n, p, q of dy[n][k][p][q]. One work-group per k, a tree
 // reduction in local memory. Launch: global (EPI_WG, K), local (EPI_WG, 1).
 __attribute__((reqd_work_group_size(EPI_WG, 1, 1)))
-kernel void conv2d_bias_grad(const int N, const int K, const int plane, const global float* dy, const long dy_offset,
-                             global float* db, const long db_offset) {
+kernel void conv2d_bias_grad(const int N, const int K, const int plane, const global STORAGE* dy,
+                             const long dy_offset, global STORAGE* db, const long db_offset) {
   local float partial[EPI_WG];
   const int t = get_local_id(0);
   const int k = get_group_id(1);
   float sum = 0.0f;
   for (int n = 0; n < N; ++n) {
-    const global float* row = dy + dy_offset + ((long)n * K + k) * plane;
-    for (int i = t; i < plane; i += EPI_WG) sum += row[i];
+    const global STORAGE* row = dy + dy_offset + ((long)n * K + k) * plane;
+    for (int i = t; i < plane; i += EPI_WG) sum += LOAD(row, i);
   }
   partial[t] = sum;
   barrier(CLK_LOCAL_MEM_FENCE);
@@ -80,5 +81,5 @@ kernel void conv2d_bias_grad(const int N, const int K, const int plane, const gl
     if (t < span) partial[t] += partial[t + span];
     barrier(CLK_LOCAL_MEM_FENCE);
   }
-  if (t == 0) db[db_offset + k] = partial[0];
+  if (t == 0) STORE(partial[0], db, db_offset + k);
 }

@@ -31,16 +31,16 @@
 #endif
 
 __attribute__((reqd_work_group_size(WGQ, WGP, 1)))
-kernel void conv2d_depthwise_fwd(CONV_SHAPE_PARAMS, const global float* restrict x, const long x_offset,
-                                 const global float* restrict w, const long w_offset, const global float* bias,
-                                 const long b_offset, global float* y, const long y_offset, local float* patch) {
+kernel void conv2d_depthwise_fwd(CONV_SHAPE_PARAMS, const global STORAGE* restrict x, const long x_offset,
+                                 const global STORAGE* restrict w, const long w_offset, const global STORAGE* bias,
+                                 const long b_offset, global STORAGE* y, const long y_offset, local float* patch) {
   const int mult = K / groups;
   const int lq = get_local_id(0), lp = get_local_id(1);
   const int q0 = get_group_id(0) * (WGQ * QPT), p0 = get_group_id(1) * (WGP * PPT);
   const int nk = get_group_id(2);
   const int k = nk % K, n = nk / K;
-  const global float* xc = x + x_offset + ((long)n * C + k / mult) * H * W;
-  const global float* wk = w + w_offset + (long)k * R * S;
+  const global STORAGE* xc = x + x_offset + ((long)n * C + k / mult) * H * W;
+  const global STORAGE* wk = w + w_offset + (long)k * R * S;
   (void)patch;
   float acc[PPT][QPT];
 #pragma unroll
@@ -56,13 +56,13 @@ kernel void conv2d_depthwise_fwd(CONV_SHAPE_PARAMS, const global float* restrict
   for (int e = lp * WGQ + lq; e < patch_h * patch_w; e += WGQ * WGP) {
     const int row = fastdiv(e, div_pw), col = e - row * patch_w;
     const int ih = ih0 + row, iw = iw0 + col;
-    patch[e] = ih >= 0 && ih < H && iw >= 0 && iw < W ? xc[ih * W + iw] : 0.0f;
+    patch[e] = ih >= 0 && ih < H && iw >= 0 && iw < W ? LOAD(xc, ih * W + iw) : 0.0f;
   }
   barrier(CLK_LOCAL_MEM_FENCE);
 #endif
   for (int r = 0; r < R; ++r) {
     for (int s = 0; s < S; ++s) {
-      const float wv = wk[r * S + s];
+      const float wv = LOAD(wk, r * S + s);
 #pragma unroll
       for (int i = 0; i < PPT; ++i) {
         const int pl = lp + i * WGP;
@@ -76,7 +76,7 @@ kernel void conv2d_depthwise_fwd(CONV_SHAPE_PARAMS, const global float* restrict
           const float xv = patch[(pl * stride_h + r * dil_h) * patch_w + ql * stride_w + s * dil_w];
 #else
           const int iw = (q0 + ql) * stride_w - pad_w + s * dil_w;
-          const float xv = ih >= 0 && ih < H && iw >= 0 && iw < W ? xc[ih * W + iw] : 0.0f;
+          const float xv = ih >= 0 && ih < H && iw >= 0 && iw < W ? LOAD(xc, ih * W + iw) : 0.0f;
 #endif
           acc[i][j] = fma(wv, xv, acc[i][j]);
         }
@@ -84,9 +84,9 @@ kernel void conv2d_depthwise_fwd(CONV_SHAPE_PARAMS, const global float* restrict
     }
   }
 #if HAS_BIAS
-  const float b = bias[b_offset + k];
+  const float b = LOAD(bias, b_offset + k);
 #endif
-  global float* yk = y + y_offset + ((long)n * K + k) * P * Q;
+  global STORAGE* yk = y + y_offset + ((long)n * K + k) * P * Q;
 #pragma unroll
   for (int i = 0; i < PPT; ++i) {
     const int p = p0 + lp + i * WGP;
@@ -94,18 +94,18 @@ kernel void conv2d_depthwise_fwd(CONV_SHAPE_PARAMS, const global float* restrict
     for (int j = 0; j < QPT; ++j) {
       const int q = q0 + lq + j * WGQ;
 #if HAS_BIAS
-      if (p < P && q < Q) yk[p * Q + q] = activate(acc[i][j] + b);
+      if (p < P && q < Q) STORE(activate(acc[i][j] + b), yk, p * Q + q);
 #else
-      if (p < P && q < Q) yk[p * Q + q] = activate(acc[i][j]);
+      if (p < P && q < Q) STORE(activate(acc[i][j]), yk, p * Q + q);
 #endif
     }
   }
 }
 
 __attribute__((reqd_work_group_size(WGQ, WGP, 1)))
-kernel void conv2d_depthwise_bwd_data(CONV_SHAPE_PARAMS, global float* dx, const long dx_offset,
-                                      const global float* restrict w, const long w_offset,
-                                      const global float* restrict dy, const long dy_offset) {
+kernel void conv2d_depthwise_bwd_data(CONV_SHAPE_PARAMS, global STORAGE* dx, const long dx_offset,
+                                      const global STORAGE* restrict w, const long w_offset,
+                                      const global STORAGE* restrict dy, const long dy_offset) {
   const int mult = K / groups;
   const int lw = get_local_id(0), lh = get_local_id(1);
   const int w0 = get_group_id(0) * (WGQ * QPT), h0 = get_group_id(1) * (WGP * PPT);
@@ -120,11 +120,11 @@ kernel void conv2d_depthwise_bwd_data(CONV_SHAPE_PARAMS, global float* dx, const
 
   for (int m = 0; m < mult; ++m) {
     const int k = c * mult + m;
-    const global float* dyk = dy + dy_offset + ((long)n * K + k) * P * Q;
-    const global float* wk = w + w_offset + (long)k * R * S;
+    const global STORAGE* dyk = dy + dy_offset + ((long)n * K + k) * P * Q;
+    const global STORAGE* wk = w + w_offset + (long)k * R * S;
     for (int r = 0; r < R; ++r) {
       for (int s = 0; s < S; ++s) {
-        const float wv = wk[r * S + s];
+        const float wv = LOAD(wk, r * S + s);
 #pragma unroll
         for (int i = 0; i < PPT; ++i) {
           const int th = h0 + lh + i * WGP + pad_h - r * dil_h;
@@ -135,27 +135,27 @@ kernel void conv2d_depthwise_bwd_data(CONV_SHAPE_PARAMS, global float* dx, const
             const int tw = w0 + lw + j * WGQ + pad_w - s * dil_w;
             const int q = fastdiv(tw, div_sw);
             const bool ok = row_ok && tw >= 0 && q * stride_w == tw && q < Q;
-            acc[i][j] = fma(wv, ok ? dyk[p * Q + q] : 0.0f, acc[i][j]);
+            acc[i][j] = fma(wv, ok ? LOAD(dyk, p * Q + q) : 0.0f, acc[i][j]);
           }
         }
       }
     }
   }
-  global float* dxc = dx + dx_offset + ((long)n * C + c) * H * W;
+  global STORAGE* dxc = dx + dx_offset + ((long)n * C + c) * H * W;
 #pragma unroll
   for (int i = 0; i < PPT; ++i) {
     const int hh = h0 + lh + i * WGP;
 #pragma unroll
     for (int j = 0; j < QPT; ++j) {
       const int ww = w0 + lw + j * WGQ;
-      if (hh < H && ww < W) dxc[hh * W + ww] = acc[i][j];
+      if (hh < H && ww < W) STORE(acc[i][j], dxc, hh * W + ww);
     }
   }
 }
 
 __attribute__((reqd_work_group_size(DW_WG, 1, 1)))
-kernel void conv2d_depthwise_bwd_weight(CONV_SHAPE_PARAMS, const global float* restrict x, const long x_offset,
-                                        global float* dw, const long dw_offset, const global float* restrict dy,
+kernel void conv2d_depthwise_bwd_weight(CONV_SHAPE_PARAMS, const global STORAGE* restrict x, const long x_offset,
+                                        global STORAGE* dw, const long dw_offset, const global STORAGE* restrict dy,
                                         const long dy_offset) {
   local float partial[DW_WG];
   const int mult = K / groups;
@@ -176,15 +176,15 @@ kernel void conv2d_depthwise_bwd_weight(CONV_SHAPE_PARAMS, const global float* r
   const int plane = P * Q;
   const FastDiv div_q = fastdiv_for(Q);
   for (int n = 0; n < N; ++n) {
-    const global float* dyk = dy + dy_offset + ((long)n * K + k) * plane;
-    const global float* xc = x + x_offset + ((long)n * C + c) * H * W;
+    const global STORAGE* dyk = dy + dy_offset + ((long)n * K + k) * plane;
+    const global STORAGE* xc = x + x_offset + ((long)n * C + c) * H * W;
     for (int pq = t; pq < plane; pq += DW_WG) {
       const int p = fastdiv(pq, div_q), q = pq - p * Q;
-      const float gv = dyk[pq];
+      const float gv = LOAD(dyk, pq);
 #pragma unroll
       for (int a = 0; a < TAPS; ++a) {
         const int ih = p * stride_h + ih_off[a], iw = q * stride_w + iw_off[a];
-        if (ih >= 0 && ih < H && iw >= 0 && iw < W) acc[a] = fma(gv, xc[ih * W + iw], acc[a]);
+        if (ih >= 0 && ih < H && iw >= 0 && iw < W) acc[a] = fma(gv, LOAD(xc, ih * W + iw), acc[a]);
       }
     }
   }
@@ -196,7 +196,7 @@ kernel void conv2d_depthwise_bwd_weight(CONV_SHAPE_PARAMS, const global float* r
       if (t < span) partial[t] += partial[t + span];
       barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (t == 0 && tap0 + a < R * S) dw[dw_offset + (long)k * R * S + tap0 + a] = partial[0];
+    if (t == 0 && tap0 + a < R * S) STORE(partial[0], dw, dw_offset + (long)k * R * S + tap0 + a);
     barrier(CLK_LOCAL_MEM_FENCE);
   }
 }

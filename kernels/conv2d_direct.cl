@@ -37,9 +37,9 @@
 #define TILE_K (WGK * KPT)
 
 __attribute__((reqd_work_group_size(WGQ, WGP, WGK)))
-kernel void conv2d_direct_fwd(CONV_SHAPE_PARAMS, const global float* restrict x, const long x_offset,
-                              const global float* restrict w, const long w_offset, const global float* bias,
-                              const long b_offset, global float* y, const long y_offset, local float* patch,
+kernel void conv2d_direct_fwd(CONV_SHAPE_PARAMS, const global STORAGE* restrict x, const long x_offset,
+                              const global STORAGE* restrict w, const long w_offset, const global STORAGE* bias,
+                              const long b_offset, global STORAGE* y, const long y_offset, local float* patch,
                               local float* wtile) {
   const int Cg = C / groups, Kg = K / groups;
   const int lq = get_local_id(0), lp = get_local_id(1), lk = get_local_id(2);
@@ -52,8 +52,8 @@ kernel void conv2d_direct_fwd(CONV_SHAPE_PARAMS, const global float* restrict x,
   z /= k_blocks;
   const int g = z % groups;
   const int n = z / groups;
-  const global float* xg = x + x_offset + ((long)n * C + (long)g * Cg) * H * W;
-  const global float* wg = w + w_offset + (long)g * Kg * Cg * R * S;
+  const global STORAGE* xg = x + x_offset + ((long)n * C + (long)g * Cg) * H * W;
+  const global STORAGE* wg = w + w_offset + (long)g * Kg * Cg * R * S;
   (void)patch;
   (void)wtile;
 
@@ -92,7 +92,7 @@ kernel void conv2d_direct_fwd(CONV_SHAPE_PARAMS, const global float* restrict x,
       const int row = fastdiv(rem, div_pw), col = rem - row * patch_w;
       const int ih = ih0 + row, iw = iw0 + col;
       const bool inside = c0 + cc < Cg && ih >= 0 && ih < H && iw >= 0 && iw < W;
-      patch[e] = inside ? xg[((long)(c0 + cc) * H + ih) * W + iw] : 0.0f;
+      patch[e] = inside ? LOAD(xg, ((long)(c0 + cc) * H + ih) * W + iw) : 0.0f;
     }
 #endif
 #if LDS_W
@@ -101,7 +101,7 @@ kernel void conv2d_direct_fwd(CONV_SHAPE_PARAMS, const global float* restrict x,
       const int rest = e - kl * (CPS * R * S);  // cc * R * S + rs
       const int cc = fastdiv(rest, div_rs);
       const int kk = min(k0 + kl, Kg - 1);
-      wtile[e] = c0 + cc < Cg ? wg[((long)kk * Cg + c0) * R * S + rest] : 0.0f;
+      wtile[e] = c0 + cc < Cg ? LOAD(wg, ((long)kk * Cg + c0) * R * S + rest) : 0.0f;
     }
 #endif
 #if LDS_IN || LDS_W
@@ -117,7 +117,7 @@ kernel void conv2d_direct_fwd(CONV_SHAPE_PARAMS, const global float* restrict x,
 #if LDS_W
             wv[a] = wtile[((lk + a * WGK) * CPS + cc) * R * S + r * S + s];
 #else
-            wv[a] = wg[(((long)kidx[a] * Cg + c0 + cc) * R + r) * S + s];
+            wv[a] = LOAD(wg, (((long)kidx[a] * Cg + c0 + cc) * R + r) * S + s);
 #endif
           }
 #pragma unroll
@@ -134,7 +134,7 @@ kernel void conv2d_direct_fwd(CONV_SHAPE_PARAMS, const global float* restrict x,
               const float xv = patch[(cc * patch_h + pl * stride_h + r * dil_h) * patch_w + ql * stride_w + s * dil_w];
 #else
               const int iw = (q0 + ql) * stride_w - pad_w + s * dil_w;
-              const float xv = row_ok && iw >= 0 && iw < W ? xg[((long)(c0 + cc) * H + ih) * W + iw] : 0.0f;
+              const float xv = row_ok && iw >= 0 && iw < W ? LOAD(xg, ((long)(c0 + cc) * H + ih) * W + iw) : 0.0f;
 #endif
 #pragma unroll
               for (int a = 0; a < KPT; ++a) acc[a][i][j] = fma(wv[a], xv, acc[a][i][j]);
@@ -151,9 +151,9 @@ kernel void conv2d_direct_fwd(CONV_SHAPE_PARAMS, const global float* restrict x,
     if (kk >= Kg) continue;
     const int kout = g * Kg + kk;
 #if HAS_BIAS
-    const float b = bias[b_offset + kout];
+    const float b = LOAD(bias, b_offset + kout);
 #endif
-    global float* yk = y + y_offset + ((long)n * K + kout) * P * Q;
+    global STORAGE* yk = y + y_offset + ((long)n * K + kout) * P * Q;
 #pragma unroll
     for (int i = 0; i < PPT; ++i) {
       const int p = p0 + lp + i * WGP;
@@ -162,9 +162,9 @@ kernel void conv2d_direct_fwd(CONV_SHAPE_PARAMS, const global float* restrict x,
         const int q = q0 + lq + j * WGQ;
         if (p < P && q < Q) {
 #if HAS_BIAS
-          yk[p * Q + q] = activate(acc[a][i][j] + b);
+          STORE(activate(acc[a][i][j] + b), yk, p * Q + q);
 #else
-          yk[p * Q + q] = activate(acc[a][i][j]);
+          STORE(activate(acc[a][i][j]), yk, p * Q + q);
 #endif
         }
       }

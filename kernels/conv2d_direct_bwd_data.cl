@@ -38,9 +38,9 @@
 #define TILE_C (WGC * CPT)
 
 __attribute__((reqd_work_group_size(WGW, WGH, WGC)))
-kernel void conv2d_direct_bwd_data(CONV_SHAPE_PARAMS, global float* dx, const long dx_offset,
-                                   const global float* restrict w, const long w_offset,
-                                   const global float* restrict dy, const long dy_offset, local float* wtile) {
+kernel void conv2d_direct_bwd_data(CONV_SHAPE_PARAMS, global STORAGE* dx, const long dx_offset,
+                                   const global STORAGE* restrict w, const long w_offset,
+                                   const global STORAGE* restrict dy, const long dy_offset, local float* wtile) {
   const int Cg = C / groups, Kg = K / groups;
   const int lw = get_local_id(0), lh = get_local_id(1), lc = get_local_id(2);
   const int tid = (lc * WGH + lh) * WGW + lw;
@@ -55,8 +55,8 @@ kernel void conv2d_direct_bwd_data(CONV_SHAPE_PARAMS, global float* dx, const lo
   const int g = z % groups;
   const int n = z / groups;
   const int phase_h = phase / stride_w, phase_w = phase - (phase / stride_w) * stride_w;
-  const global float* dyg = dy + dy_offset + ((long)n * K + (long)g * Kg) * P * Q;
-  const global float* wg = w + w_offset + (long)g * Kg * Cg * R * S;
+  const global STORAGE* dyg = dy + dy_offset + ((long)n * K + (long)g * Kg) * P * Q;
+  const global STORAGE* wg = w + w_offset + (long)g * Kg * Cg * R * S;
   (void)wtile;
 
   float acc[CPT][HPT][WPT];
@@ -81,13 +81,13 @@ kernel void conv2d_direct_bwd_data(CONV_SHAPE_PARAMS, global float* dx, const lo
       const int kk = rest / (R * S);
       const int rs = rest - kk * (R * S);
       const int cc = min(c0 + cl, Cg - 1);
-      wtile[e] = k0 + kk < Kg ? wg[((long)(k0 + kk) * Cg + cc) * R * S + rs] : 0.0f;
+      wtile[e] = k0 + kk < Kg ? LOAD(wg, ((long)(k0 + kk) * Cg + cc) * R * S + rs) : 0.0f;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 #endif
     const int ksteps = min(KPS, Kg - k0);
     for (int kk = 0; kk < ksteps; ++kk) {
-      const global float* dyk = dyg + (long)(k0 + kk) * P * Q;
+      const global STORAGE* dyk = dyg + (long)(k0 + kk) * P * Q;
       for (int r = 0; r < R; ++r) {
         const int th = phase_h + pad_h - r * dil_h;
         if (th % stride_h != 0) continue;  // no output row reaches this phase through tap r
@@ -102,7 +102,7 @@ kernel void conv2d_direct_bwd_data(CONV_SHAPE_PARAMS, global float* dx, const lo
 #if LDS_W
             wv[a] = wtile[((lc + a * WGC) * KPS + kk) * R * S + r * S + s];
 #else
-            wv[a] = wg[(((long)(k0 + kk) * Cg + cidx[a]) * R + r) * S + s];
+            wv[a] = LOAD(wg, (((long)(k0 + kk) * Cg + cidx[a]) * R + r) * S + s);
 #endif
           }
 #pragma unroll
@@ -113,7 +113,7 @@ kernel void conv2d_direct_bwd_data(CONV_SHAPE_PARAMS, global float* dx, const lo
             for (int j = 0; j < WPT; ++j) {
               const int q = w0 + lw + j * WGW + off_q;
               const bool ok = row_ok && q >= 0 && q < Q;
-              const float grad = dyk[ok ? p * Q + q : 0];
+              const float grad = LOAD(dyk, ok ? p * Q + q : 0);
 #pragma unroll
               for (int a = 0; a < CPT; ++a) acc[a][i][j] = fma(wv[a], ok ? grad : 0.0f, acc[a][i][j]);
             }
@@ -127,14 +127,14 @@ kernel void conv2d_direct_bwd_data(CONV_SHAPE_PARAMS, global float* dx, const lo
   for (int a = 0; a < CPT; ++a) {
     const int cc = c0 + lc + a * WGC;
     if (cc >= Cg) continue;
-    global float* dxc = dx + dx_offset + ((long)n * C + (long)g * Cg + cc) * H * W;
+    global STORAGE* dxc = dx + dx_offset + ((long)n * C + (long)g * Cg + cc) * H * W;
 #pragma unroll
     for (int i = 0; i < HPT; ++i) {
       const int hh = phase_h + stride_h * (h0 + lh + i * WGH);
 #pragma unroll
       for (int j = 0; j < WPT; ++j) {
         const int ww = phase_w + stride_w * (w0 + lw + j * WGW);
-        if (hh < H && ww < W) dxc[hh * W + ww] = acc[a][i][j];
+        if (hh < H && ww < W) STORE(acc[a][i][j], dxc, hh * W + ww);
       }
     }
   }

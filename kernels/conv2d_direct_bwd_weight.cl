@@ -3,7 +3,8 @@
 // of the N*P*Q output positions; the RED work-items of a tile combine their sums in local memory.
 // With SPLIT > 1 the images are split into SPLIT chunks, one work-group each, and chunk j writes its
 // partial sums to plane j of dw (a workspace of SPLIT weight planes, summed in order by
-// conv2d_sum_images): a first layer has a few hundred weights and millions of positions.
+// conv2d_sum_images; fp32 partials, whatever the storage type): a first layer has a few hundred
+// weights and millions of positions.
 // Launch: global (ceil(Cg/(WGC*CPT))*WGC, ceil(Kg/(WGK*KPT))*WGK, groups*R*S*SPLIT*RED),
 // local (WGC, WGK, RED).
 
@@ -28,8 +29,16 @@
 #endif
 
 __attribute__((reqd_work_group_size(WGC, WGK, RED)))
-kernel void conv2d_direct_bwd_weight(CONV_SHAPE_PARAMS, const global float* restrict x, const long x_offset,
-                                     global float* dw, const long dw_offset, const global float* restrict dy,
+#if SPLIT > 1
+#define DW_TYPE float  // the fp32 partial planes
+#define STORE_DW(v, p, i) ((p)[i] = (v))
+#else
+#define DW_TYPE STORAGE
+#define STORE_DW(v, p, i) STORE(v, p, i)
+#endif
+
+kernel void conv2d_direct_bwd_weight(CONV_SHAPE_PARAMS, const global STORAGE* restrict x, const long x_offset,
+                                     global DW_TYPE* dw, const long dw_offset, const global STORAGE* restrict dy,
                                      const long dy_offset) {
   const int Cg = C / groups, Kg = K / groups;
   const int lc = get_local_id(0), lk = get_local_id(1), lr = get_local_id(2);
@@ -59,8 +68,8 @@ kernel void conv2d_direct_bwd_weight(CONV_SHAPE_PARAMS, const global float* rest
   const int per_chunk = (N + SPLIT - 1) / SPLIT;
   const int n_end = min(N, (chunk + 1) * per_chunk);
   for (int n = chunk * per_chunk; n < n_end; ++n) {
-    const global float* xn = x + x_offset + (long)n * C * H * W;
-    const global float* dyn = dy + dy_offset + (long)n * K * plane;
+    const global STORAGE* xn = x + x_offset + (long)n * C * H * W;
+    const global STORAGE* dyn = dy + dy_offset + (long)n * K * plane;
     for (int pq = lr; pq < plane; pq += RED) {
       const int p = fastdiv(pq, div_q), q = pq - p * Q;
       const int ih = p * stride_h - pad_h + r * dil_h;
@@ -68,10 +77,10 @@ kernel void conv2d_direct_bwd_weight(CONV_SHAPE_PARAMS, const global float* rest
       if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
       float xv[CPT];
 #pragma unroll
-      for (int b = 0; b < CPT; ++b) xv[b] = xn[((long)cidx[b] * H + ih) * W + iw];
+      for (int b = 0; b < CPT; ++b) xv[b] = LOAD(xn, ((long)cidx[b] * H + ih) * W + iw);
 #pragma unroll
       for (int a = 0; a < KPT; ++a) {
-        const float gv = dyn[(long)kidx[a] * plane + pq];
+        const float gv = LOAD(dyn, (long)kidx[a] * plane + pq);
 #pragma unroll
         for (int b = 0; b < CPT; ++b) acc[a][b] = fma(gv, xv[b], acc[a][b]);
       }
@@ -105,7 +114,7 @@ kernel void conv2d_direct_bwd_weight(CONV_SHAPE_PARAMS, const global float* rest
     for (int b = 0; b < CPT; ++b) {
       const int cc = c0 + lc + b * WGC;
       if (kk < Kg && cc < Cg)
-        dw[dw_offset + (long)chunk * K * Cg * R * S + (((long)(g * Kg + kk) * Cg + cc) * R + r) * S + s] = acc[a][b];
+        STORE_DW(acc[a][b], dw, dw_offset + (long)chunk * K * Cg * R * S + (((long)(g * Kg + kk) * Cg + cc) * R + r) * S + s);
     }
   }
 }

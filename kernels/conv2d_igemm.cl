@@ -92,9 +92,9 @@
 #endif
 
 __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
-kernel void conv2d_igemm(CONV_SHAPE_PARAMS, const global float* restrict A, const long a_offset,
-                         const global float* restrict B, const long b_offset, global float* Cout, const long c_offset,
-                         const global float* bias, const long bias_offset) {
+kernel void conv2d_igemm(CONV_SHAPE_PARAMS, const global STORAGE* restrict A, const long a_offset,
+                         const global STORAGE* restrict B, const long b_offset, global STORAGE* Cout,
+                         const long c_offset, const global STORAGE* bias, const long bias_offset) {
   Dims d = conv_dims(CONV_SHAPE_ARGS, get_group_id(2));
   A += a_offset;
   B += b_offset;
@@ -168,18 +168,18 @@ kernel void conv2d_igemm(CONV_SHAPE_PARAMS, const global float* restrict A, cons
     const int m = m0 + ROW_OF(i, tm);
     if (m >= d.GM) continue;
 #if DIR == 0 && HAS_BIAS
-    const float b = bias[bias_offset + d.g * d.Kg + m];
+    const float b = LOAD(bias, bias_offset + d.g * d.Kg + m);
 #endif
 #pragma unroll
     for (int j = 0; j < WPTN; ++j) {
       const int nn = n0 + COL_OF(j, tn);
       if (nn >= d.GN) continue;
 #if DIR == 0 && HAS_BIAS
-      Cout[c_index(&d, m, nn)] = activate(acc[i * WPTN + j] + b);
+      STORE(activate(acc[i * WPTN + j] + b), Cout, c_index(&d, m, nn));
 #elif DIR == 0
-      Cout[c_index(&d, m, nn)] = activate(acc[i * WPTN + j]);
+      STORE(activate(acc[i * WPTN + j]), Cout, c_index(&d, m, nn));
 #else
-      Cout[c_index(&d, m, nn)] = acc[i * WPTN + j];
+      STORE(acc[i * WPTN + j], Cout, c_index(&d, m, nn));
 #endif
     }
   }

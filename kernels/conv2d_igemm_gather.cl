@@ -5,7 +5,8 @@
 //   bwd_data:   C[c][n,h,w] = w[k,r,s][c]  * dy(k,r,s ; n,h,w)     GM=Cg GN=N*H*W GK=Kg*R*S
 //   bwd_weight: C[k][c,r,s] = dy[k][n,p,q] * x(n,p,q ; c,r,s)      GM=Kg GN=Cg*R*S GK=N*P*Q
 // where x(...) is zero in the padding and dy(...) is zero where no output position maps to (h, w).
-// This file gathers elements of A and B from the NCHW tensors and says where C(m, nn) lives.
+// This file gathers elements of A and B from the NCHW tensors (STORAGE, read as fp32) and says
+// where C(m, nn) lives.
 
 // ---- Problem layout (set by the host, not tuned) ----
 #ifndef DIR
@@ -85,32 +86,32 @@ static inline Part b_row(const Dims* d, const int kk_in) {
 
 // Branch-free (a select on an always-valid address), so that CPU compilers can vectorise the
 // loads across work-items and GPUs do not diverge in the padding.
-static inline float b_elem(const Dims* d, const global float* B, const Part col, const Part row) {
+static inline float b_elem(const Dims* d, const global STORAGE* B, const Part col, const Part row) {
   const int y = col.a + row.a, x = col.b + row.b;
 #if DIR == 1
   // dy(p, q) contributes where y = p * stride exactly.
   const int p = fastdiv(max(y, 0), d->div_sh), q = fastdiv(max(x, 0), d->div_sw);
   const bool ok = row.offset >= 0 && y >= 0 && x >= 0 && p * d->sh == y && q * d->sw == x && p < d->P && q < d->Q;
-  const float v = B[ok ? col.offset + row.offset + p * d->Q + q : 0];
+  const float v = LOAD(B, ok ? col.offset + row.offset + p * d->Q + q : 0);
 #else
   const bool ok = row.offset >= 0 && y >= 0 && y < d->H && x >= 0 && x < d->W;
-  const float v = B[ok ? col.offset + row.offset + y * d->W + x : 0];
+  const float v = LOAD(B, ok ? col.offset + row.offset + y * d->W + x : 0);
 #endif
   return ok ? v : 0.0f;
 }
 
 // A(m, kk); zero past GK (m is clamped by the caller).
-static inline float a_elem(const Dims* d, const global float* A, const int m, const int kk) {
+static inline float a_elem(const Dims* d, const global STORAGE* A, const int m, const int kk) {
   const bool ok = kk < d->GK;
   const int k = min(kk, d->GK - 1);
 #if DIR == 0
-  const float v = A[(d->g * d->Kg + m) * d->GK + k];  // w[k][c,r,s]
+  const float v = LOAD(A, (d->g * d->Kg + m) * d->GK + k);  // w[k][c,r,s]
 #elif DIR == 1
   const int ko = fastdiv(k, d->div_rs), rs = k - ko * d->RS;
-  const float v = A[((d->g * d->Kg + ko) * d->Cg + m) * d->RS + rs];  // w[k][c][r,s]
+  const float v = LOAD(A, ((d->g * d->Kg + ko) * d->Cg + m) * d->RS + rs);  // w[k][c][r,s]
 #else
   const int n = fastdiv(k, d->div_pq), pq = k - n * d->PQ;
-  const float v = A[(n * d->K + d->g * d->Kg + m) * d->PQ + pq];  // dy[n][k][p,q]
+  const float v = LOAD(A, (n * d->K + d->g * d->Kg + m) * d->PQ + pq);  // dy[n][k][p,q]
 #endif
   return ok ? v : 0.0f;
 }

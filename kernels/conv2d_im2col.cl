@@ -5,7 +5,9 @@
 // [ow * stride_w - pad_w + s * dil_w], or 0 in the padding. The images of a chunk go in blocks of
 // `wide` images side by side (one GEMM per block: block b's matrix has C * R * S rows of wide * P * Q
 // columns, image j of the block in columns j * P * Q ...), blocks one after another; wide = 1 is one
-// matrix per image. Appended to conv2d_common.cl (shape arguments, fastdiv).
+// matrix per image. The tensors and the im2col matrices are STORAGE (storage.cl: for 16-bit storage
+// the GEMMs read 16-bit matrices); col2im sums in fp32 and rounds once. Appended to
+// conv2d_common.cl (shape arguments, fastdiv).
 
 #ifndef IM2COL_WG
 #define IM2COL_WG 64  // work-items per work-group along the pixels (not tuned: a copy)
@@ -24,23 +26,23 @@ inline long block_index(const int i, const int wide, const int rows, const int r
 // took 0.9 ms, more than its GEMMs.) A warp's stores of one tap are contiguous pixels.
 // Launch: global (ceil(P*Q / IM2COL_WG) * IM2COL_WG, C, images), local (IM2COL_WG, 1, 1).
 __attribute__((reqd_work_group_size(IM2COL_WG, 1, 1)))
-kernel void conv2d_im2col(CONV_SHAPE_PARAMS, const global float* restrict x, const long x_offset, const int first,
-                          const int wide, global float* restrict cols) {
+kernel void conv2d_im2col(CONV_SHAPE_PARAMS, const global STORAGE* restrict x, const long x_offset, const int first,
+                          const int wide, global STORAGE* restrict cols) {
   const int pq = get_global_id(0), c = get_global_id(1), i = get_global_id(2);
   const int PQ = P * Q, RS = R * S;
   if (pq >= PQ) return;
   const int oh = pq / Q, ow = pq - oh * Q;
   const int ih0 = oh * stride_h - pad_h, iw0 = ow * stride_w - pad_w;
-  const global float* plane = x + x_offset + ((long)(first + i) * C + c) * H * W;
-  global float* out = cols + block_index(i, wide, C * RS, c * RS, PQ, pq);  // tap (c, 0, 0)
-  const long tap_stride = (long)wide * PQ;                                   // the next tap's row
+  const global STORAGE* plane = x + x_offset + ((long)(first + i) * C + c) * H * W;
+  global STORAGE* out = cols + block_index(i, wide, C * RS, c * RS, PQ, pq);  // tap (c, 0, 0)
+  const long tap_stride = (long)wide * PQ;                                     // the next tap's row
   for (int r = 0; r < R; ++r) {
     const int ih = ih0 + r * dil_h;
     const bool row_inside = ih >= 0 && ih < H;
-    const global float* in = plane + (long)ih * W;
+    const global STORAGE* in = plane + (long)ih * W;
     for (int s = 0; s < S; ++s, out += tap_stride) {
       const int iw = iw0 + s * dil_w;
-      *out = row_inside && iw >= 0 && iw < W ? in[iw] : 0.0f;
+      STORE(row_inside && iw >= 0 && iw < W ? LOAD(in, iw) : 0.0f, out, 0);
     }
   }
 }
@@ -51,13 +53,13 @@ kernel void conv2d_im2col(CONV_SHAPE_PARAMS, const global float* restrict x, con
 // atomics: the result does not depend on the launch geometry); the element is overwritten.
 // Launch: global (ceil(H*W / IM2COL_WG) * IM2COL_WG, C, images), local (IM2COL_WG, 1, 1).
 __attribute__((reqd_work_group_size(IM2COL_WG, 1, 1)))
-kernel void conv2d_col2im(CONV_SHAPE_PARAMS, const global float* restrict cols, const int wide,
-                          global float* restrict dx, const long dx_offset, const int first) {
+kernel void conv2d_col2im(CONV_SHAPE_PARAMS, const global STORAGE* restrict cols, const int wide,
+                          global STORAGE* restrict dx, const long dx_offset, const int first) {
   const int hw = get_global_id(0), c = get_global_id(1), i = get_global_id(2);
   if (hw >= H * W) return;
   const int h = hw / W, w = hw - h * W;
   const int PQ = P * Q;
-  const global float* rows = cols + block_index(i, wide, C * R * S, c * R * S, PQ, 0);  // tap (c, 0, 0)
+  const global STORAGE* rows = cols + block_index(i, wide, C * R * S, c * R * S, PQ, 0);  // tap (c, 0, 0)
   const long tap_stride = (long)wide * PQ;
   float sum = 0.0f;
   if (stride_h == 1 && stride_w == 1) {  // the common case, without the divisions GPUs emulate
@@ -67,7 +69,7 @@ kernel void conv2d_col2im(CONV_SHAPE_PARAMS, const global float* restrict cols, 
       for (int s = 0; s < S; ++s) {
         const int ow = w + pad_w - s * dil_w;
         if (ow < 0 || ow >= Q) continue;
-        sum += rows[(r * S + s) * tap_stride + oh * Q + ow];
+        sum += LOAD(rows, (r * S + s) * tap_stride + oh * Q + ow);
       }
     }
   } else {
@@ -81,32 +83,33 @@ kernel void conv2d_col2im(CONV_SHAPE_PARAMS, const global float* restrict cols, 
         if (tw < 0 || tw % stride_w != 0) continue;
         const int ow = tw / stride_w;
         if (ow >= Q) continue;
-        sum += rows[(r * S + s) * tap_stride + oh * Q + ow];
+        sum += LOAD(rows, (r * S + s) * tap_stride + oh * Q + ow);
       }
     }
   }
-  dx[dx_offset + ((long)(first + i) * C + c) * H * W + hw] = sum;
+  STORE(sum, dx, dx_offset + ((long)(first + i) * C + c) * H * W + hw);
 }
 
 // The outputs (or output gradients) of the images of a chunk as the blocks' GEMMs see them, K rows of
 // wide * P * Q columns per block: blocks[b][k][j * P * Q + pq] is images[first + b * wide + j][k][pq].
 // Launch: global (ceil(P*Q / IM2COL_WG) * IM2COL_WG, K, images), local (IM2COL_WG, 1, 1).
 __attribute__((reqd_work_group_size(IM2COL_WG, 1, 1)))
-kernel void conv2d_images_to_blocks(CONV_SHAPE_PARAMS, const global float* restrict images, const long images_offset,
-                                    const int first, const int wide, global float* restrict blocks) {
+kernel void conv2d_images_to_blocks(CONV_SHAPE_PARAMS, const global STORAGE* restrict images, const long images_offset,
+                                    const int first, const int wide, global STORAGE* restrict blocks) {
   const int pq = get_global_id(0), k = get_global_id(1), i = get_global_id(2);
   const int PQ = P * Q;
   if (pq >= PQ) return;
-  blocks[block_index(i, wide, K, k, PQ, pq)] = images[images_offset + ((long)(first + i) * K + k) * PQ + pq];
+  // Copies through fp32 (half values cannot be moved directly without cl_khr_fp16): exact.
+  STORE(LOAD(images, images_offset + ((long)(first + i) * K + k) * PQ + pq), blocks, block_index(i, wide, K, k, PQ, pq));
 }
 
 __attribute__((reqd_work_group_size(IM2COL_WG, 1, 1)))
-kernel void conv2d_blocks_to_images(CONV_SHAPE_PARAMS, const global float* restrict blocks, const int wide,
-                                    global float* restrict images, const long images_offset, const int first) {
+kernel void conv2d_blocks_to_images(CONV_SHAPE_PARAMS, const global STORAGE* restrict blocks, const int wide,
+                                    global STORAGE* restrict images, const long images_offset, const int first) {
   const int pq = get_global_id(0), k = get_global_id(1), i = get_global_id(2);
   const int PQ = P * Q;
   if (pq >= PQ) return;
-  images[images_offset + ((long)(first + i) * K + k) * PQ + pq] = blocks[block_index(i, wide, K, k, PQ, pq)];
+  STORE(LOAD(blocks, block_index(i, wide, K, k, PQ, pq)), images, images_offset + ((long)(first + i) * K + k) * PQ + pq);
 }
 
 // CPU versions of the gather and scatter (the plans of the CPU GEMM variant, CPU=1, use them): a
@@ -127,42 +130,63 @@ inline int2 inside_columns(const int s, const int W, const int Q, const int stri
 
 // As conv2d_im2col, one work-item per tap row of an image: tap (c, r, s) of image i, all P * Q pixels.
 // Launch: global (C*R*S, images), local chosen by the driver.
-kernel void conv2d_im2col_cpu(CONV_SHAPE_PARAMS, const global float* restrict x, const long x_offset,
-                              const int first, const int wide, global float* restrict cols) {
+kernel void conv2d_im2col_cpu(CONV_SHAPE_PARAMS, const global STORAGE* restrict x, const long x_offset,
+                              const int first, const int wide, global STORAGE* restrict cols) {
   const int tap = get_global_id(0), i = get_global_id(1);
   const int RS = R * S, PQ = P * Q;
   const int c = tap / RS, rs = tap - c * RS;
   const int r = rs / S, s = rs - r * S;
   const int2 inside = inside_columns(s, W, Q, stride_w, pad_w, dil_w);
-  const global float* plane = x + x_offset + ((long)(first + i) * C + c) * H * W;
-  global float* row = cols + block_index(i, wide, C * RS, tap, PQ, 0);
+  const global STORAGE* plane = x + x_offset + ((long)(first + i) * C + c) * H * W;
+  global STORAGE* row = cols + block_index(i, wide, C * RS, tap, PQ, 0);
   for (int oh = 0; oh < P; ++oh, row += Q) {
     const int ih = oh * stride_h - pad_h + r * dil_h;
     if (ih < 0 || ih >= H) {
-      for (int ow = 0; ow < Q; ++ow) row[ow] = 0.0f;
+      for (int ow = 0; ow < Q; ++ow) STORE(0.0f, row, ow);
       continue;
     }
-    const global float* in = plane + (long)ih * W + s * dil_w - pad_w;  // in[ow * stride_w]
-    for (int ow = 0; ow < inside.x; ++ow) row[ow] = 0.0f;
+    const global STORAGE* in = plane + (long)ih * W + s * dil_w - pad_w;  // in[ow * stride_w]
+    // Copies through fp32: exact in every storage type.
+    for (int ow = 0; ow < inside.x; ++ow) STORE(0.0f, row, ow);
     if (stride_w == 1) {
-      for (int ow = inside.x; ow < inside.y; ++ow) row[ow] = in[ow];
+      for (int ow = inside.x; ow < inside.y; ++ow) STORE(LOAD(in, ow), row, ow);
     } else {
-      for (int ow = inside.x; ow < inside.y; ++ow) row[ow] = in[ow * stride_w];
+      for (int ow = inside.x; ow < inside.y; ++ow) STORE(LOAD(in, ow * stride_w), row, ow);
     }
-    for (int ow = inside.y; ow < Q; ++ow) row[ow] = 0.0f;
+    for (int ow = inside.y; ow < Q; ++ow) STORE(0.0f, row, ow);
   }
 }
 
 // As conv2d_col2im, one work-item per input row (c, h) of an image, accumulating the taps in the
 // same order (r, then s) as conv2d_col2im does per element, so both give the same sums.
 // Launch: global (H, C, images), local chosen by the driver.
-kernel void conv2d_col2im_cpu(CONV_SHAPE_PARAMS, const global float* restrict cols, const int wide,
-                              global float* restrict dx, const long dx_offset, const int first) {
+kernel void conv2d_col2im_cpu(CONV_SHAPE_PARAMS, const global STORAGE* restrict cols, const int wide,
+                              global STORAGE* restrict dx, const long dx_offset, const int first) {
   const int h = get_global_id(0), c = get_global_id(1), i = get_global_id(2);
   const int PQ = P * Q;
-  const global float* rows = cols + block_index(i, wide, C * R * S, c * R * S, PQ, 0);  // tap (c, 0, 0)
+  const global STORAGE* rows = cols + block_index(i, wide, C * R * S, c * R * S, PQ, 0);  // tap (c, 0, 0)
   const long tap_stride = (long)wide * PQ;
-  global float* out = dx + dx_offset + (((long)(first + i) * C + c) * H + h) * W;
+  global STORAGE* out = dx + dx_offset + (((long)(first + i) * C + c) * H + h) * W;
+#if DTYPE != 0
+  // 16-bit storage: the sums stay in fp32 and are rounded once, so one element at a time (the
+  // in-place row accumulation below would round after every tap).
+  for (int w = 0; w < W; ++w) {
+    float sum = 0.0f;
+    for (int r = 0; r < R; ++r) {
+      const int th = h + pad_h - r * dil_h;
+      if (th < 0 || th % stride_h != 0) continue;
+      const int oh = th / stride_h;
+      if (oh >= P) continue;
+      for (int s = 0; s < S; ++s) {
+        const int tw = w + pad_w - s * dil_w;
+        if (tw < 0 || tw % stride_w != 0) continue;
+        const int ow = tw / stride_w;
+        if (ow < Q) sum += LOAD(rows, (r * S + s) * tap_stride + oh * Q + ow);
+      }
+    }
+    STORE(sum, out, w);
+  }
+#else
   for (int w = 0; w < W; ++w) out[w] = 0.0f;
   for (int r = 0; r < R; ++r) {
     const int th = h + pad_h - r * dil_h;  // oh * stride_h
@@ -171,8 +195,8 @@ kernel void conv2d_col2im_cpu(CONV_SHAPE_PARAMS, const global float* restrict co
     if (oh >= P) continue;
     for (int s = 0; s < S; ++s) {
       const int2 inside = inside_columns(s, W, Q, stride_w, pad_w, dil_w);
-      const global float* in = rows + (r * S + s) * tap_stride + oh * Q;
-      global float* o = out + s * dil_w - pad_w;  // o[ow * stride_w] is dx[.., w]
+      const global STORAGE* in = rows + (r * S + s) * tap_stride + oh * Q;
+      global STORAGE* o = out + s * dil_w - pad_w;  // o[ow * stride_w] is dx[.., w]
       if (stride_w == 1) {
         for (int ow = inside.x; ow < inside.y; ++ow) o[ow] += in[ow];
       } else {
@@ -180,4 +204,5 @@ kernel void conv2d_col2im_cpu(CONV_SHAPE_PARAMS, const global float* restrict co
       }
     }
   }
+#endif
 }

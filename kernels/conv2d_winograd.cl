@@ -6,7 +6,9 @@
 //   gemm:               Mt[xi][ko][t] = sum_ci U[xi][ko][ci] V[xi][ci][t]
 //   conv2d_wino_output: y[ko][tile]   = act(A^T Mt A + bias)           one work-item per (ko, TPI tiles)
 // Tiles t run over (n, tile row, tile column); edge tiles read zeros past the input and store only
-// the outputs inside the image. Launch of each transform: 1-D, local (WINO_WG).
+// the outputs inside the image. The tensors are STORAGE (storage.cl); U, V and Mt are fp32
+// workspaces, so 16-bit storage rounds each output once, in conv2d_wino_output.
+// Launch of each transform: 1-D, local (WINO_WG).
 
 // ---- Problem layout (set by the host, not tuned) ----
 #ifndef FLIP
@@ -67,20 +69,20 @@
 
 // U[xi][ko][ci] for ko < k_out, ci < c_in; the filter is w[ko][ci] (FLIP=0) or rot180(w[ci][ko]).
 __attribute__((reqd_work_group_size(WINO_WG, 1, 1)))
-kernel void conv2d_wino_weight(const int k_out, const int c_in, const global float* restrict w, const long w_offset,
+kernel void conv2d_wino_weight(const int k_out, const int c_in, const global STORAGE* restrict w, const long w_offset,
                                global float* U) {
   const int id = get_global_id(0);
   if (id >= k_out * c_in) return;
   const int ko = id / c_in, ci = id - (id / c_in) * c_in;
   float g[9];
 #if FLIP
-  const global float* src = w + w_offset + ((long)ci * k_out + ko) * 9;
+  const global STORAGE* src = w + w_offset + ((long)ci * k_out + ko) * 9;
 #pragma unroll
-  for (int e = 0; e < 9; ++e) g[e] = src[8 - e];
+  for (int e = 0; e < 9; ++e) g[e] = LOAD(src, 8 - e);
 #else
-  const global float* src = w + w_offset + (long)id * 9;
+  const global STORAGE* src = w + w_offset + (long)id * 9;
 #pragma unroll
-  for (int e = 0; e < 9; ++e) g[e] = src[e];
+  for (int e = 0; e < 9; ++e) g[e] = LOAD(src, e);
 #endif
   float tmp[ALPHA * 3];  // G g: ALPHA rows x 3 columns
 #pragma unroll
@@ -105,7 +107,7 @@ kernel void conv2d_wino_weight(const int k_out, const int c_in, const global flo
 __attribute__((reqd_work_group_size(WINO_WG, 1, 1)))
 kernel void conv2d_wino_input(const int n_images, const int c_in, const int in_h, const int in_w, const int pad_top,
                               const int pad_left, const int tiles_h, const int tiles_w,
-                              const global float* restrict d, const long d_offset, global float* V) {
+                              const global STORAGE* restrict d, const long d_offset, global float* V) {
   const int groups_w = (tiles_w + WINO_TPI - 1) / WINO_TPI;
   const int id = get_global_id(0);
   if (id >= n_images * c_in * tiles_h * groups_w) return;
@@ -116,7 +118,7 @@ kernel void conv2d_wino_input(const int n_images, const int c_in, const int in_h
   rest /= tiles_h;
   const int ci = rest % c_in;
   const int n = rest / c_in;
-  const global float* plane_in = d + d_offset + ((long)n * c_in + ci) * in_h * in_w;
+  const global STORAGE* plane_in = d + d_offset + ((long)n * c_in + ci) * in_h * in_w;
   const int row0 = th * WINO_M - pad_top;
   const int col0 = tgw * (WINO_TPI * WINO_M) - pad_left;
   float patch[ALPHA * SPAN];
@@ -126,7 +128,7 @@ kernel void conv2d_wino_input(const int n_images, const int c_in, const int in_h
 #pragma unroll
     for (int j = 0; j < SPAN; ++j) {
       const int col = col0 + j;
-      patch[i * SPAN + j] = row >= 0 && row < in_h && col >= 0 && col < in_w ? plane_in[row * in_w + col] : 0.0f;
+      patch[i * SPAN + j] = row >= 0 && row < in_h && col >= 0 && col < in_w ? LOAD(plane_in, row * in_w + col) : 0.0f;
     }
   }
   const long t_count = (long)n_images * tiles_h * tiles_w;
@@ -159,7 +161,7 @@ kernel void conv2d_wino_input(const int n_images, const int c_in, const int in_h
 __attribute__((reqd_work_group_size(WINO_WG, 1, 1)))
 kernel void conv2d_wino_output(const int n_images, const int k_out, const int out_h, const int out_w,
                                const int tiles_h, const int tiles_w, const global float* restrict Mt,
-                               global float* y, const long y_offset, const global float* bias, const long b_offset) {
+                               global STORAGE* y, const long y_offset, const global STORAGE* bias, const long b_offset) {
   const int groups_w = (tiles_w + WINO_TPI - 1) / WINO_TPI;
   const int id = get_global_id(0);
   if (id >= n_images * k_out * tiles_h * groups_w) return;
@@ -172,9 +174,9 @@ kernel void conv2d_wino_output(const int n_images, const int k_out, const int ou
   const long t_count = (long)n_images * tiles_h * tiles_w;
   const long plane = (long)k_out * t_count;
 #if HAS_BIAS && !FLIP
-  const float b = bias[b_offset + ko];
+  const float b = LOAD(bias, b_offset + ko);
 #endif
-  global float* out = y + y_offset + ((long)n * k_out + ko) * out_h * out_w;
+  global STORAGE* out = y + y_offset + ((long)n * k_out + ko) * out_h * out_w;
 #pragma unroll
   for (int u = 0; u < WINO_TPI; ++u) {
     const int tw = tgw * WINO_TPI + u;
@@ -202,11 +204,11 @@ kernel void conv2d_wino_output(const int n_images, const int k_out, const int ou
         const int col = tw * WINO_M + j;
         if (row < out_h && col < out_w) {
 #if FLIP
-          out[row * out_w + col] = o[j];
+          STORE(o[j], out, row * out_w + col);
 #elif HAS_BIAS
-          out[row * out_w + col] = activate(o[j] + b);
+          STORE(activate(o[j] + b), out, row * out_w + col);
 #else
-          out[row * out_w + col] = activate(o[j]);
+          STORE(activate(o[j]), out, row * out_w + col);
 #endif
         }
       }

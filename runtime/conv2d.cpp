@@ -59,27 +59,28 @@ void check_conv2d_call(const Conv2dCall& c) {
   if (static_cast<int>(s.act) < 0 || static_cast<int>(s.act) > static_cast<int>(Activation::kSigmoid)) {
     throw Error("conv2d: unknown activation");
   }
-  s.validate();
+  s.validate();  // the dtype code too
   if (!c.input || !c.weight || !c.output) throw Error("conv2d: a buffer is null (input, weight and output are needed)");
   if (s.bias && !c.bias) throw Error("conv2d: the shape has a bias but the bias buffer is null");
   if (c.input_offset < 0 || c.weight_offset < 0 || c.output_offset < 0 || c.bias_offset < 0) {
     throw Error("conv2d: negative buffer offset");
   }
-  // The same four tensors in every direction: dense NCHW input and output, KCRS weight.
-  const std::size_t f32 = sizeof(float);
-  check_buffer_extent(c.input, c.input_offset, s.n * s.c * s.h * s.w, f32, "conv2d", "the input");
-  check_buffer_extent(c.weight, c.weight_offset, s.k * (s.c / s.groups) * s.r * s.s, f32, "conv2d", "the weight");
-  check_buffer_extent(c.output, c.output_offset, s.n * s.k * s.p() * s.q(), f32, "conv2d", "the output");
-  if (s.bias) check_buffer_extent(c.bias, c.bias_offset, s.k, f32, "conv2d", "the bias");
+  // The same four tensors in every direction: dense NCHW input and output, KCRS weight, all of the
+  // shape's storage type (offsets count its elements).
+  const std::size_t bytes = dtype_bytes(s.dtype);
+  check_buffer_extent(c.input, c.input_offset, s.n * s.c * s.h * s.w, bytes, "conv2d", "the input");
+  check_buffer_extent(c.weight, c.weight_offset, s.k * (s.c / s.groups) * s.r * s.s, bytes, "conv2d", "the weight");
+  check_buffer_extent(c.output, c.output_offset, s.n * s.k * s.p() * s.q(), bytes, "conv2d", "the output");
+  if (s.bias) check_buffer_extent(c.bias, c.bias_offset, s.k, bytes, "conv2d", "the bias");
 }
 
 ShapeCode conv2d_shape_code(const DispatchAdapter& adapter, const Conv2dCall& c) {
-  // 18 fields in 11 dimensions; check_conv2d_call bounds every packed value below 2^31.
+  // 19 fields in 11 dimensions; check_conv2d_call bounds every packed value below 2^31.
   const Conv2dShape& s = c.shape;
   ShapeCode code;
   code.adapter = &adapter;
   code.push(static_cast<std::int64_t>(s.dir) | (std::int64_t{s.bias} << 4) | (static_cast<std::int64_t>(s.act) << 8) |
-            (std::int64_t{s.math == MathMode::kTf32} << 12));
+            (std::int64_t{s.math == MathMode::kTf32} << 12) | (static_cast<std::int64_t>(s.dtype) << 16));
   code.push(s.n);
   code.push(s.c);
   code.push(s.h);

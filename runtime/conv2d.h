@@ -33,12 +33,13 @@ const Conv2dAdapter& conv2d_adapter();
 // Throws ocltune::Error for a call no kernel can serve: a size outside what the database accepts
 // (n in [1, 65535], c, k, groups up to 2^20, h, w up to 2^16, r, s, stride, pad, dilation up to 64),
 // groups not dividing c and k, a filter larger than the padded input, an activation outside the
-// forward direction, a null buffer, a negative offset.
+// forward direction, an unknown dtype, a null buffer, a negative offset, a buffer too small for its
+// tensor in the shape's storage type.
 void check_conv2d_call(const Conv2dCall& call);
 // Constructing the checked form of a call runs check_conv2d_call (runtime/checked.h).
 template <>
 Checked<Conv2dCall>::Checked(Conv2dCall call);
-// Direction, bias, activation, sizes; pairs of per-axis values packed two 32-bit halves per dimension.
+// Direction, bias, activation, math, dtype, sizes; pairs of per-axis values packed two 32-bit halves per dimension.
 ShapeCode conv2d_shape_code(const DispatchAdapter& adapter, const Conv2dCall& call);
 
 namespace ops {

@@ -158,6 +158,69 @@ static void gemm_bf16_case(ocltune_runtime rt) {
   clReleaseMemObject(args.c);
 }
 
+/* A bf16 forward conv2d (dtype 2: all four tensors bf16) through ocltune_conv2d, checked in double on
+ * the values the buffers hold: within two bf16 roundings (2^-7) of the sum of |terms| (the GEMM-based
+ * algorithms round their GEMM's result before the bias), an unknown dtype refused. */
+static void conv2d_bf16_case(ocltune_runtime rt) {
+  enum { NI = 2, C = 3, H = 9, W = 10, K = 4, R = 3 };
+  const int P = H - R + 1 + 2, Q = W - R + 1 + 2; /* padding 1 */
+  cl_context context = ocltune_runtime_context(rt);
+  cl_command_queue queue = ocltune_runtime_queue(rt);
+  uint16_t x[NI * C * H * W], wt[K * C * R * R], bias[K], y[NI * K * (H + 2 - R + 1) * (W + 2 - R + 1)];
+  unsigned state = 4242u;
+  for (size_t i = 0; i < sizeof x / 2; ++i) x[i] = to_bf16(next_value(&state));
+  for (size_t i = 0; i < sizeof wt / 2; ++i) wt[i] = to_bf16(next_value(&state));
+  for (size_t i = 0; i < sizeof bias / 2; ++i) bias[i] = to_bf16(next_value(&state));
+  ocltune_conv2d_args args;
+  ocltune_conv2d_args_init(&args, OCLTUNE_CONV_FORWARD, NI, C, H, W, K, R, R, NULL, NULL, NULL);
+  CHECK(args.dtype == OCLTUNE_DTYPE_FP32, "conv2d dtype after init: %d", args.dtype);
+  args.dtype = OCLTUNE_DTYPE_BF16;
+  args.pad_h = args.pad_w = 1;
+  args.has_bias = 1;
+  cl_int err = CL_SUCCESS;
+  args.input = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof x, x, &err);
+  args.weight = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof wt, wt, &err);
+  args.bias = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof bias, bias, &err);
+  args.output = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof y, NULL, &err);
+  CHECK(err == CL_SUCCESS, "clCreateBuffer: %d", err);
+  ocltune_status status = ocltune_conv2d(rt, queue, &args, 0, NULL, NULL, NULL);
+  CHECK(status == OCLTUNE_SUCCESS, "bf16 conv2d: %s: %s", ocltune_status_name(status), ocltune_last_error());
+  clEnqueueReadBuffer(queue, args.output, CL_TRUE, 0, sizeof y, y, 0, NULL, NULL);
+  int wrong = 0;
+  for (int n = 0; n < NI; ++n) {
+    for (int k = 0; k < K; ++k) {
+      for (int i = 0; i < P; ++i) {
+        for (int j = 0; j < Q; ++j) {
+          double sum = from_bf16(bias[k]), scale = fabs(sum);
+          for (int c = 0; c < C; ++c) {
+            for (int r = 0; r < R; ++r) {
+              for (int s = 0; s < R; ++s) {
+                const int h = i - 1 + r, w = j - 1 + s;
+                if (h < 0 || h >= H || w < 0 || w >= W) continue;
+                const double term =
+                    (double)from_bf16(x[((n * C + c) * H + h) * W + w]) * from_bf16(wt[((k * C + c) * R + r) * R + s]);
+                sum += term;
+                scale += fabs(term);
+              }
+            }
+          }
+          const double got = from_bf16(y[((n * K + k) * P + i) * Q + j]);
+          if (!(fabs(got - sum) <= 0x1.0p-7 * scale + 1e-6)) ++wrong;
+        }
+      }
+    }
+  }
+  CHECK(wrong == 0, "bf16 conv2d: %d wrong elements", wrong);
+  args.dtype = 3;
+  status = ocltune_conv2d(rt, queue, &args, 0, NULL, NULL, NULL);
+  CHECK(status == OCLTUNE_INVALID_ARGUMENT, "conv2d dtype 3: %s", ocltune_status_name(status));
+  CHECK(strstr(ocltune_last_error(), "dtype") != NULL, "message: %s", ocltune_last_error());
+  clReleaseMemObject(args.input);
+  clReleaseMemObject(args.weight);
+  clReleaseMemObject(args.bias);
+  clReleaseMemObject(args.output);
+}
+
 static void conv2d_case(ocltune_runtime rt) {
   cl_context context = ocltune_runtime_context(rt);
   cl_command_queue queue = ocltune_runtime_queue(rt);
@@ -384,6 +447,7 @@ int main(void) {
   gemm_case(rt, 1, 1, 19, 23, 29, 3, 3, 5, -1.5f, 0.5f, OCLTUNE_LEVEL_BUILTIN);
   gemm_bf16_case(rt);
   conv2d_case(rt);
+  conv2d_bf16_case(rt);
   pool_case(rt);
   build_program_case(rt);
   kernel_observer_case(rt);

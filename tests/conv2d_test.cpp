@@ -103,7 +103,9 @@ struct SampledCase {
   std::int64_t algo;
   Conv2dShape shape;
 };
-void PrintTo(const SampledCase& c, std::ostream* os) { *os << algorithm_name(c.algo) << " " << c.shape.key(); }
+void PrintTo(const SampledCase& c, std::ostream* os) {
+  *os << algorithm_name(c.algo) << " " << dtype_name(c.shape.dtype) << " " << c.shape.key();
+}
 
 // Groups of two, a stride, a dilation and uneven padding; three images for uneven chunks of images.
 Conv2dShape grouped_shape(ConvDirection dir, Activation forward_act) {
@@ -167,6 +169,14 @@ std::vector<SampledCase> sampled_cases() {
     cases.push_back({kAlgoDepthwise, in_dir(depthwise)});
     cases.push_back({kAlgoIm2col, in_dir(grouped)});
   }
+  // 16-bit storage: each algorithm and direction once more, fp16 and bf16 in turn (each algorithm
+  // meets both across its directions), so the staged and unstaged loads of every kernel read 16 bits.
+  const std::size_t fp32_cases = cases.size();
+  for (std::size_t i = 0; i < fp32_cases; ++i) {
+    SampledCase c = cases[i];
+    c.shape.dtype = i % 2 == 0 ? DType::kFp16 : DType::kBf16;
+    cases.push_back(c);
+  }
   return cases;
 }
 
@@ -227,7 +237,9 @@ TEST_P(Conv2dSampled, EveryParameterValueMatchesTheReference) {
 }
 
 std::string sampled_name(const ::testing::TestParamInfo<SampledCase>& info) {
-  return fmt::format("{}_{}", algorithm_name(info.param.algo), direction_name(info.param.shape.dir));
+  const DType dtype = info.param.shape.dtype;
+  return fmt::format("{}_{}{}", algorithm_name(info.param.algo), direction_name(info.param.shape.dir),
+                     dtype == DType::kFp32 ? "" : std::string("_") + dtype_name(dtype));
 }
 
 INSTANTIATE_TEST_SUITE_P(Algorithms, Conv2dSampled, ::testing::ValuesIn(sampled_cases()), sampled_name);
@@ -597,6 +609,7 @@ TEST(Conv2dTf32, TensorCoreAlgorithmOnlyWhereTheDeviceHasIt) {
   const DeviceInfo h200 = testing::described_h200();
   ASSERT_TRUE(satisfies(h200, nvidia_mma_tf32()));
   for (const Conv2dTestCase& c : conv2d_test_cases()) {
+    if (c.shape.dtype != DType::kFp32) continue;  // no TF32 algorithm for 16-bit storage (Conv2dSixteenBit)
     const Conv2dShape tf32 = with_tf32(c.shape);
     EXPECT_EQ(tf32.key(), c.shape.key()) << "math is in the database key, not the shape key";
     EXPECT_EQ(Conv2dProblem(tf32).math(), MathMode::kTf32);
@@ -884,6 +897,143 @@ TEST(Conv2dVerification, DetectsWritesOutsideTheOutput) {
   const Conv2dShape s{.n = 1, .c = 3, .h = 6, .w = 6, .k = 2, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1};
   const Conv2dProblem problem(s, {.output_offset = 2});
   EXPECT_FALSE(run_sabotaged(problem, conv2d_default_config(s, kAlgoDirect), 0, 5, 1).ok);  // P
+}
+
+// ---- 16-bit storage (fp16, bf16): the tensors as they are, fp32 arithmetic, one rounding of each
+// result (two for the GEMM-based algorithms' GEMM outputs that go on). The table and the sampled
+// cases above run every algorithm and direction in both types; here what they do not reach.
+
+Conv2dShape with_dtype(Conv2dShape s, DType dtype) {
+  s.dtype = dtype;
+  return s;
+}
+
+TEST(Conv2dSixteenBit, ShapeJsonCarriesTheDtypeOnlyWhenNotFp32) {
+  const Conv2dShape fp32{.n = 2, .c = 8, .h = 9, .w = 7, .k = 4, .r = 3, .s = 3};
+  EXPECT_FALSE(fp32.to_json().contains("dtype"));
+  for (const DType dtype : {DType::kFp16, DType::kBf16}) {
+    const Conv2dShape s = with_dtype(fp32, dtype);
+    EXPECT_EQ(s.to_json().at("dtype"), dtype_name(dtype));
+    EXPECT_EQ(Conv2dShape::from_json(s.to_json()).dtype, dtype);
+    EXPECT_EQ(s.key(), fp32.key()) << "the dtype is in the database key, not the shape key";
+    EXPECT_EQ(Conv2dProblem(s).dtype(), dtype);
+    EXPECT_EQ(Conv2dProblem(s).matrix_inputs(), dtype_name(dtype));
+    EXPECT_EQ(s.bytes() * 2, fp32.bytes());
+    EXPECT_EQ(Conv2dProblem(s).device_buffers().front().bytes * 2, Conv2dProblem(fp32).device_buffers().front().bytes);
+  }
+  EXPECT_EQ(Conv2dShape::from_json(
+                nlohmann::json::parse(R"({"c": 3, "h": 5, "w": 5, "k": 2, "r": 3, "s": 3, "dtype": "fp32"})"))
+                .dtype,
+            DType::kFp32);
+  EXPECT_THROW(Conv2dShape::from_json(
+                   nlohmann::json::parse(R"({"c": 3, "h": 5, "w": 5, "k": 2, "r": 3, "s": 3, "dtype": "fp8"})")),
+               Error);
+  Conv2dShape unknown = fp32;
+  unknown.dtype = static_cast<DType>(7);
+  EXPECT_THROW(unknown.validate(), Error);
+}
+
+TEST(Conv2dSixteenBit, SpacesNeverOfferTheTf32Algorithms) {
+  for (const DeviceInfo& device : {testing::test_session().device(), testing::described_h200()}) {
+    for (const Conv2dTestCase& c : conv2d_test_cases()) {
+      if (c.shape.dtype == DType::kFp32) continue;
+      for (const MathMode math : {MathMode::kExact, MathMode::kTf32}) {
+        Conv2dShape s = c.shape;
+        s.math = math;
+        const SearchSpace space = conv2d_space(s, device);
+        const std::set<std::int64_t> algos = algorithms_in(space);
+        EXPECT_EQ(algos.count(kAlgoImplicitGemmTf32), 0u) << s.key();
+        EXPECT_EQ(algos.count(kAlgoIm2colTf32), 0u) << s.key();
+        const std::vector<std::int64_t> applicable = applicable_algorithms(s);
+        EXPECT_EQ(algos, std::set<std::int64_t>(applicable.begin(), applicable.end())) << s.key();
+        for (const Config& d : Conv2dProblem(s).default_configs(device)) {
+          EXPECT_TRUE(space.contains(d)) << s.key() << ": " << space.check(d);
+        }
+      }
+    }
+  }
+}
+
+// A kernel built for another storage type than the tensors' reads garbage: the verification must
+// catch it (only programs whose elements are no wider than the buffers', so that nothing is
+// accessed past them).
+TEST(Conv2dSixteenBit, VerificationCatchesAProgramOfTheWrongStorageType) {
+  Session& session = testing::test_session();
+  const Conv2dShape base{.n = 1, .c = 5, .h = 7, .w = 6, .k = 3, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1};
+  for (const auto& [shape_dtype, program_dtype] : std::vector<std::pair<DType, DType>>{{DType::kFp16, DType::kBf16},
+                                                                                       {DType::kBf16, DType::kFp16},
+                                                                                       {DType::kFp32, DType::kFp16},
+                                                                                       {DType::kFp32, DType::kBf16}}) {
+    const Conv2dShape s = with_dtype(base, shape_dtype);
+    const Conv2dProblem problem(s);
+    auto evaluation = problem.instantiate(session);
+    LaunchPlan plan = evaluation->plan(conv2d_default_config(s, kAlgoDirect));
+    for (auto& [name, value] : plan.kernels.at(0).program.defines) {
+      if (name == "DTYPE") value = dtype_define(program_dtype).second;
+    }
+    evaluation->reset();
+    enqueue(session.queue(), prepare(session, plan));
+    session.queue().finish();
+    EXPECT_FALSE(evaluation->verify().ok)
+        << dtype_name(shape_dtype) << " tensors, " << dtype_name(program_dtype) << " program";
+  }
+}
+
+// The chunks and blocks of im2col (16-bit blocks, 16-bit partials summed in fp32 across chunks)
+// and every split of the direct weight gradient (fp32 partials), in both 16-bit types.
+TEST(Conv2dSixteenBit, ChunksBlocksAndSplitsMatchTheReference) {
+  const DeviceInfo& device = testing::test_session().device();
+  for (const DType dtype : {DType::kFp16, DType::kBf16}) {
+    for (const ConvDirection dir :
+         {ConvDirection::kForward, ConvDirection::kBackwardData, ConvDirection::kBackwardWeight}) {
+      Conv2dShape s = with_dtype(grouped_shape(dir, Activation::kGelu), dtype);
+      s.n = 6;
+      const Conv2dProblem problem(s);
+      const Config first = conv2d_default_config(s, kAlgoIm2col);
+      const SearchSpace space = variant(problem.space(device), "im2col_gemm");
+      ASSERT_FALSE(space.variants().empty());
+      std::vector<Config> configs;
+      for (const std::int64_t chunk : {1, 4, 8}) {
+        for (const std::int64_t wide : {1, 2, 4}) {
+          Config c = first;
+          c["CHUNK"] = chunk;
+          c["WIDE"] = wide;
+          if (wide <= chunk && space.contains(c)) configs.push_back(c);
+        }
+      }
+      EXPECT_GE(configs.size(), 6u);
+      if (const std::optional<Config> cpu = conv2d_cpu_default_config(s); cpu && problem.space(device).contains(*cpu)) {
+        Config c = *cpu;
+        c["CHUNK"] = 4;  // two chunks of six images: the second accumulates
+        c["WIDE"] = 2;
+        configs.push_back(c);
+      }
+      expect_all_ok(problem, configs);
+    }
+    const Conv2dShape wgrad{.dir = ConvDirection::kBackwardWeight,
+                            .n = 37,
+                            .c = 3,
+                            .h = 9,
+                            .w = 10,
+                            .k = 5,
+                            .r = 3,
+                            .s = 3,
+                            .stride_h = 2,
+                            .stride_w = 2,
+                            .pad_h = 1,
+                            .pad_w = 1,
+                            .bias = true,
+                            .dtype = dtype};
+    const Conv2dProblem problem(wgrad, {.input_offset = 1, .weight_offset = 2, .output_offset = 3, .bias_offset = 4});
+    std::vector<Config> configs;
+    for (const std::int64_t split : {2, 8, 32}) {
+      Config c = conv2d_default_config(wgrad, kAlgoDirect);
+      c["SPLIT"] = split;
+      ASSERT_TRUE(problem.space(device).contains(c)) << problem.space(device).check(c);
+      configs.push_back(c);
+    }
+    expect_all_ok(problem, configs);
+  }
 }
 
 TEST(Conv2dReference, WinogradFactorsComeFromTheTransforms) {

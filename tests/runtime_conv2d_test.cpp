@@ -1,9 +1,11 @@
 // ops::conv2d through the runtime: every direction of odd, depthwise and 1x1 shapes against the
 // float64 reference at the built-in level; exact and nearest database rows; refused calls.
 #include <cmath>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
+#include "core/storage.h"
 #include "harness/capability.h"
 #include "harness/verify.h"
 #include "ops/conv2d/conv2d_problem.h"
@@ -28,7 +30,7 @@ BestRow conv2d_row(const Conv2dShape& shape, const Config& config) {
   BestRow r;
   r.device_key = session().device().key();
   r.op = "conv2d";
-  r.dtype = "fp32";
+  r.dtype = dtype_name(shape.dtype);
   r.math = math_name(shape.math);
   r.shape_key = shape.key();
   r.shape_json = shape.to_json().dump();
@@ -38,21 +40,24 @@ BestRow conv2d_row(const Conv2dShape& shape, const Config& config) {
   return r;
 }
 
-// One tensor in its own buffer at an offset, followed by canary words.
+// One tensor in its own buffer at an offset, followed by canary words, in the storage type.
 struct Tensor {
   std::int64_t offset = 0, elements = 0;
   bool written = false;
+  DType dtype = DType::kFp32;
   std::vector<float> before;
   std::vector<std::uint8_t> mask;
   cl::Buffer buffer;
 
-  void init(std::int64_t off, std::int64_t count, bool out, std::uint64_t seed) {
+  void init(std::int64_t off, std::int64_t count, bool out, std::uint64_t seed, DType type) {
     offset = off;
     elements = count;
     written = out;
+    dtype = type;
     before.assign(static_cast<std::size_t>(off + count) + kCanaryWords, canary_value());
     if (!out) {
       fill_uniform(before, seed);
+      round_to_storage(before, dtype);
     } else {
       mask.assign(before.size(), 0);
       for (std::int64_t i = off; i < off + count; ++i) {
@@ -60,8 +65,7 @@ struct Tensor {
         mask[static_cast<std::size_t>(i)] = 1;
       }
     }
-    buffer = cl::Buffer(session().context(), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, before.size() * sizeof(float),
-                        before.data());
+    buffer = make_buffer(session().context(), before, dtype);
   }
   std::span<const float> data() const {
     if (before.empty()) return {};
@@ -75,10 +79,10 @@ class HostConv {
  public:
   explicit HostConv(const Conv2dShape& shape) : shape_(shape) {
     const ConvDirection dir = shape.dir;
-    input_.init(3, shape.input_elements(), dir == ConvDirection::kBackwardData, 1);
-    weight_.init(5, shape.weight_elements(), dir == ConvDirection::kBackwardWeight, 2);
-    output_.init(7, shape.output_elements(), dir == ConvDirection::kForward, 3);
-    if (shape.bias) bias_.init(2, shape.k, dir == ConvDirection::kBackwardWeight, 4);
+    input_.init(3, shape.input_elements(), dir == ConvDirection::kBackwardData, 1, shape.dtype);
+    weight_.init(5, shape.weight_elements(), dir == ConvDirection::kBackwardWeight, 2, shape.dtype);
+    output_.init(7, shape.output_elements(), dir == ConvDirection::kForward, 3, shape.dtype);
+    if (shape.bias) bias_.init(2, shape.k, dir == ConvDirection::kBackwardWeight, 4, shape.dtype);
     call_.shape = shape;
     call_.input = input_.buffer();
     call_.weight = weight_.buffer();
@@ -96,8 +100,11 @@ class HostConv {
     const Conv2dShape& s = shape_;
     const Conv2dReference ref(s, input_.data(), weight_.data(), output_.data(), bias_.data());
     std::vector<Expected> out, bias;
-    const auto add = [](std::vector<Expected>& e, const Tensor& t, std::int64_t i, ReferenceValue v) {
-      e.push_back({static_cast<std::size_t>(t.offset + i), v.value, v.scale});
+    // 16-bit: up to two roundings of each result (Conv2dProblem's verification), the fp16 floor.
+    const double rounding = s.dtype == DType::kFp32 ? 0.0 : 2.0 * dtype_roundoff(s.dtype);
+    const double floor = s.dtype == DType::kFp32 ? 0.0 : dtype_abs_floor(s.dtype) / rounding;
+    const auto add = [&](std::vector<Expected>& e, const Tensor& t, std::int64_t i, ReferenceValue v) {
+      e.push_back({static_cast<std::size_t>(t.offset + i), saturate_to_storage(v.value, s.dtype), v.scale + floor});
     };
     Tensor* written = nullptr;
     if (s.dir == ConvDirection::kForward) {
@@ -128,11 +135,11 @@ class HostConv {
     if (config.at("ALGO") == kAlgoWinograd) {
       tol *= winograd_magnitude_factor(static_cast<int>(value_or(config, "WINO_M", 2)));
     }
+    tol += rounding;
     std::string failures;
     for (Tensor* t : {&input_, &weight_, &output_, &bias_}) {
       if (t->before.empty()) continue;
-      std::vector<float> after(t->before.size());
-      session().queue().enqueueReadBuffer(t->buffer, CL_TRUE, 0, after.size() * sizeof(float), after.data());
+      const std::vector<float> after = read_buffer(session().queue(), t->buffer, t->before.size(), s.dtype);
       // Read-only tensors must come back bit-identical; written ones match the reference.
       const std::vector<Expected> none;
       const std::vector<Expected>& e = t == written ? out : (t == &bias_ && t->written ? bias : none);
@@ -185,6 +192,58 @@ std::vector<Conv2dShape> odd_shapes(ConvDirection dir) {
 
 constexpr ConvDirection kDirections[] = {ConvDirection::kForward, ConvDirection::kBackwardData,
                                          ConvDirection::kBackwardWeight};
+
+Conv2dShape with_dtype(Conv2dShape s, DType dtype) {
+  s.dtype = dtype;
+  return s;
+}
+
+// 16-bit calls: the built-in configuration of their own problem (no fp32 copies), every direction.
+TEST(RuntimeConv2d, SixteenBitCallsMatchTheReferenceInEveryDirection) {
+  auto rt = make_runtime("");
+  for (const DType dtype : {DType::kFp16, DType::kBf16}) {
+    for (const ConvDirection dir : kDirections) {
+      for (const Conv2dShape& fp32 : odd_shapes(dir)) {
+        const Conv2dShape shape = with_dtype(fp32, dtype);
+        HostConv conv(shape);
+        const Dispatch d = ops::conv2d(*rt, session().queue()(), conv.call());
+        EXPECT_EQ(d.level, Level::kBuiltin) << shape.key();
+        ASSERT_NE(d.last(), nullptr);
+        d.last()->wait();
+        const Decision decision = ops::conv2d_decision(*rt, conv.call());
+        EXPECT_EQ(decision.config, Conv2dProblem(shape).default_config(session().device())) << shape.key();
+        EXPECT_EQ(conv.check(decision.config), "") << dtype_name(dtype) << " " << shape.key();
+      }
+    }
+  }
+  EXPECT_EQ(rt->stats().resolutions, 18u) << "a problem per dtype: the shape code tells them apart";
+}
+
+// A row is a row of its dtype, as the GEMM's: a 16-bit call takes its dtype's row and never the fp32
+// row of the same shape (nor an fp32 call the 16-bit one); a miss is served by the built-in
+// configuration of the 16-bit problem.
+TEST(RuntimeConv2d, SixteenBitCallsUseTheRowsOfTheirDtype) {
+  const Conv2dShape fp32 = odd_shapes(ConvDirection::kBackwardData)[0];
+  const Conv2dShape fp16 = with_dtype(fp32, DType::kFp16), bf16 = with_dtype(fp32, DType::kBf16);
+  const Config fp16_row = conv2d_default_config(fp16, kAlgoImplicitGemm);
+  const Config fp32_row = conv2d_default_config(fp32, kAlgoDirect);
+  ASSERT_NE(fp16_row, Conv2dProblem(fp16).default_config(session().device()));
+  ASSERT_NE(fp32_row, Conv2dProblem(fp32).default_config(session().device()));
+  auto rt = make_runtime(testing::write_database(testing::temp_path("conv2d_16bit_rows.db"), {session().device()},
+                                                 {conv2d_row(fp16, fp16_row), conv2d_row(fp32, fp32_row)}));
+  EXPECT_TRUE(rt->messages().empty()) << (rt->messages().empty() ? "" : rt->messages().front());
+  for (const auto& [shape, config, level] : std::vector<std::tuple<Conv2dShape, Config, Level>>{
+           {fp16, fp16_row, Level::kExact},
+           {fp32, fp32_row, Level::kExact},
+           {bf16, Conv2dProblem(bf16).default_config(session().device()), Level::kBuiltin}}) {
+    HostConv conv(shape);
+    const Dispatch d = ops::conv2d(*rt, session().queue()(), conv.call());
+    EXPECT_EQ(d.level, level) << dtype_name(shape.dtype);
+    d.last()->wait();
+    EXPECT_EQ(ops::conv2d_decision(*rt, conv.call()).config, config) << dtype_name(shape.dtype);
+    EXPECT_EQ(conv.check(config), "") << dtype_name(shape.dtype);
+  }
+}
 
 TEST(RuntimeConv2d, BuiltinLevelMatchesTheReferenceInEveryDirection) {
   auto rt = make_runtime("");
@@ -419,6 +478,13 @@ TEST(RuntimeConv2d, CallsNoKernelCanServeThrowBeforeEnqueueing) {
   EXPECT_THROW(refused([](Conv2dCall& c) { c.shape.pad_w = 65; })(), Error);
   EXPECT_THROW(refused([](Conv2dCall& c) { c.shape.r = 40; })(), Error);  // larger than the padded input
   EXPECT_THROW(refused([](Conv2dCall& c) { c.output_offset = -1; })(), Error);
+  EXPECT_THROW(refused([](Conv2dCall& c) { c.shape.dtype = static_cast<DType>(3); })(), Error);
+  // A 16-bit call's buffers hold half the bytes: the same call in fp32 would read past them.
+  HostConv half(with_dtype(odd_shapes(ConvDirection::kForward)[0], DType::kFp16));
+  EXPECT_NO_THROW(check_conv2d_call(half.call()));
+  Conv2dCall widened = half.call();
+  widened.shape.dtype = DType::kFp32;
+  EXPECT_THROW(check_conv2d_call(widened), Error);
   auto rt = make_runtime("");
   Conv2dCall bad = conv.call();
   bad.input = nullptr;
@@ -446,6 +512,8 @@ TEST(RuntimeConv2d, ShapeCodeTellsApartEveryPackedField) {
   EXPECT_TRUE(differs([](Conv2dShape& s) { s.act = Activation::kGelu; }));
   EXPECT_TRUE(differs([](Conv2dShape& s) { s.dir = ConvDirection::kBackwardWeight; }));
   EXPECT_TRUE(differs([](Conv2dShape& s) { s.math = MathMode::kTf32; }));
+  EXPECT_TRUE(differs([](Conv2dShape& s) { s.dtype = DType::kFp16; }));
+  EXPECT_TRUE(differs([](Conv2dShape& s) { s.dtype = DType::kBf16; }));
   // Buffers and offsets are not part of the problem.
   Conv2dCall moved = a;
   moved.input_offset = 11;

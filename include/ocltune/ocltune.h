@@ -19,10 +19,11 @@ extern "C" {
  * argument structs are passed by pointer and their layout changes with the version.
  *   1: ocltune 0.1 before the version existed (strings for the memory-bound families' dtype).
  *   2: one ocltune_dtype code in every argument struct.
+ *   3: ocltune_conv2d_args gained its dtype (16-bit convolutions).
  * Functions are added within a version without changing any struct (version 2 gained the dispatch
  * statistics, ocltune_write_shapes_file and ocltune_runtime_build_program): a program that calls one needs a library
  * that has it. */
-#define OCLTUNE_API_VERSION 2
+#define OCLTUNE_API_VERSION 3
 int ocltune_api_version(void);
 
 /* Storage type of a tensor: every op computes in fp32 and stores in this type. */
@@ -136,7 +137,8 @@ typedef enum ocltune_activation {
   OCLTUNE_ACTIVATION_SIGMOID = 4
 } ocltune_activation;
 
-/* 2-D convolution, fp32, PyTorch semantics: dense NCHW input and output, KCRS weight, element offsets. */
+/* 2-D convolution, PyTorch semantics: dense NCHW input and output, KCRS weight, element offsets; all four
+ * tensors of one storage type (fp32, fp16 or bf16), fp32 arithmetic. */
 typedef struct ocltune_conv2d_args {
   int direction;      /* ocltune_conv_direction */
   int64_t n, c, h, w; /* input N x C x H x W */
@@ -147,10 +149,11 @@ typedef struct ocltune_conv2d_args {
   cl_mem input, weight, output, bias; /* bias may be NULL without has_bias */
   int64_t input_offset, weight_offset, output_offset, bias_offset;
   int allow_tf32; /* tensor cores with TF32 inputs where the device has them ("tf32" math mode) */
+  int dtype;      /* ocltune_dtype of input, weight, output and bias; offsets count its elements */
 } ocltune_conv2d_args;
 
 /* Sets the direction and sizes, the buffers with offset 0, stride 1, no padding, dilation 1, groups 1,
- * no bias, no activation, allow_tf32 = 0. */
+ * no bias, no activation, allow_tf32 = 0, dtype fp32. */
 void ocltune_conv2d_args_init(ocltune_conv2d_args* args, int direction, int64_t n, int64_t c, int64_t h, int64_t w,
                               int64_t k, int64_t r, int64_t s, cl_mem input, cl_mem weight, cl_mem output);
 

@@ -71,13 +71,14 @@ nlohmann::json Conv2dShape::to_json() const {
                       {"bias", bias},
                       {"act", activation_name(act)}};
   if (math != MathMode::kExact) j["math"] = math_name(math);
+  if (dtype != DType::kFp32) j["dtype"] = dtype_name(dtype);
   return j;
 }
 
 Conv2dShape Conv2dShape::from_json(const nlohmann::json& j) {
   check_known_fields(
       j, {"dir", "n",     "c",     "h",   "w",     "k",     "r",      "s",    "stride", "stride_h", "stride_w",
-          "pad", "pad_h", "pad_w", "dil", "dil_h", "dil_w", "groups", "bias", "act",    "math"});
+          "pad", "pad_h", "pad_w", "dil", "dil_h", "dil_w", "groups", "bias", "act",    "math",     "dtype"});
   Conv2dShape shape;
   shape.dir = parse_name<ConvDirection>(j, "dir", kDirectionNames, "fwd");
   shape.n = int_field(j, "n", 1, 65535, 1);
@@ -94,11 +95,15 @@ Conv2dShape Conv2dShape::from_json(const nlohmann::json& j) {
   shape.bias = bool_field(j, "bias", false);
   shape.act = parse_name<Activation>(j, "act", kActivationNames, "none");
   shape.math = parse_math(string_field(j, "math", "exact"));
+  shape.dtype = parse_dtype(string_field(j, "dtype", "fp32"));
   shape.validate();
   return shape;
 }
 
 void Conv2dShape::validate() const {
+  if (dtype != DType::kFp32 && dtype != DType::kFp16 && dtype != DType::kBf16) {
+    throw Error(fmt::format("conv2d: unknown dtype code {} (0 fp32, 1 fp16, 2 bf16)", static_cast<int>(dtype)));
+  }
   if (c % groups != 0 || k % groups != 0)
     throw Error(fmt::format("conv2d: groups {} must divide c {} and k {}", groups, c, k));
   if (h + 2 * pad_h < dil_h * (r - 1) + 1 || w + 2 * pad_w < dil_w * (s - 1) + 1) {
@@ -121,7 +126,8 @@ double Conv2dShape::flops() const {
 
 double Conv2dShape::bytes() const {
   const double bias_elements = bias ? static_cast<double>(k) : 0;
-  return 4.0 * (static_cast<double>(input_elements() + weight_elements() + output_elements()) + bias_elements);
+  return static_cast<double>(dtype_bytes(dtype)) *
+         (static_cast<double>(input_elements() + weight_elements() + output_elements()) + bias_elements);
 }
 
 bool algorithm_applies(const Conv2dShape& s, std::int64_t algo) {
@@ -138,8 +144,10 @@ bool algorithm_applies(const Conv2dShape& s, std::int64_t algo) {
       return s.r == 1 && s.s == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_h == 0 && s.pad_w == 0 &&
              s.groups == 1;
     case kAlgoDepthwise: return s.depthwise();
-    case kAlgoImplicitGemmTf32: return !s.depthwise() && s.math == MathMode::kTf32;
-    case kAlgoIm2colTf32: return s.dir == ConvDirection::kForward && s.groups == 1 && s.math == MathMode::kTf32;
+    // The TF32 kernels read and write fp32 tensors only: a 16-bit shape's space never offers them.
+    case kAlgoImplicitGemmTf32: return !s.depthwise() && s.math == MathMode::kTf32 && s.dtype == DType::kFp32;
+    case kAlgoIm2colTf32:
+      return s.dir == ConvDirection::kForward && s.groups == 1 && s.math == MathMode::kTf32 && s.dtype == DType::kFp32;
     case kAlgoIm2col:
       // The GEMMs index one image's im2col matrix with 32-bit ints.
       return !s.depthwise() && s.c * s.r * s.s * s.p() * s.q() <= kMaxDimension;

@@ -1,5 +1,6 @@
-// 2-D convolution (PyTorch semantics, NCHW fp32): shape, operands, parameter space and launch plan
-// of forward, backward-data and backward-weight, with the algorithm itself as a tuning parameter.
+// 2-D convolution (PyTorch semantics, NCHW; fp32, fp16 or bf16 storage with fp32 arithmetic): shape, operands,
+// parameter space and launch plan of forward, backward-data and backward-weight, with the algorithm itself as a tuning
+// parameter.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include "core/config.h"
 #include "core/math_mode.h"
 #include "core/space.h"
+#include "core/storage.h"
 #include "harness/cl.h"
 #include "harness/device.h"
 #include "harness/launch.h"
@@ -60,6 +62,11 @@ struct Conv2dShape {
   // "exact" (fp32 FMA) or "tf32" (matrix units allowed, like PyTorch's allow_tf32). Part of the
   // database key through Problem::math(), not of the shape key.
   MathMode math = MathMode::kExact;
+  // Storage type of all four tensors (a database key of its own through Problem::dtype(), like
+  // math, and in the JSON only when not fp32, so fp32 rows and shapes files stay as they were).
+  // 16-bit tensors are read and written as such; every algorithm computes in fp32 and rounds each
+  // result to the storage type once (the GEMM-based ones: see their files).
+  DType dtype = DType::kFp32;
 
   std::int64_t p() const { return (h + 2 * pad_h - dil_h * (r - 1) - 1) / stride_h + 1; }  // output height
   std::int64_t q() const { return (w + 2 * pad_w - dil_w * (s - 1) - 1) / stride_w + 1; }  // output width
@@ -78,7 +85,7 @@ struct Conv2dShape {
   // 2 * N*K*P*Q * C/groups*R*S in every direction (the same multiply-adds, re-indexed); the
   // bias gradient's N*K*P*Q additions are included for bwd_weight.
   double flops() const;
-  double bytes() const;  // each tensor read or written once
+  double bytes() const;  // each tensor read or written once, in the storage type
 };
 
 // Where the tensors live (see ConvDirection for which are read and written): buffers and element

@@ -82,6 +82,7 @@ inline constexpr int kPartialSlot = 8;   // per-image weight-gradient partials o
 inline constexpr int kSplitSlot = 9;     // the direct weight gradient's per-chunk partials (direct_split)
 inline constexpr int kColumnsSlot = 10;  // im2col matrices
 inline constexpr int kBlocksSlot = 11;   // im2col's outputs or output gradients in blocks of WIDE images
+inline constexpr int kTotalSlot = 13;    // a 16-bit weight gradient's fp32 sum of the chunks before the last
 // The per-image partials of one chunk of images stay within this many bytes.
 inline constexpr std::int64_t kPartialBytes = std::int64_t{256} << 20;
 
@@ -100,9 +101,13 @@ Config gemm_part(const Config& config, std::initializer_list<const char*> own = 
 // launch is still short of work-items and `space` has the split (gemm_gpu_split).
 Config on_gpu_tile(const Config& base, const GemmShape& gemm, const DeviceInfo& device, const SearchSpace& space);
 // dw = (or += with `accumulate`) the sum of `images` partial planes of `plane` weights, in order
-// (kernels/conv2d_sum_images.cl).
-KernelLaunch sum_images_launch(std::int64_t images, std::int64_t plane, const cl::Buffer& partial,
-                               const Conv2dOperands& o, bool accumulate);
+// (kernels/conv2d_sum_images.cl), in fp32, rounded to the shape's storage type once. The partials
+// are fp32 (the direct kernel's) or of the shape's storage type (a 16-bit GEMM's C): `partial_dtype`.
+// `last`: the last chunk of images (16-bit storage keeps the sum of the earlier ones in fp32, in
+// `workspace`, and stores dw at the last).
+KernelLaunch sum_images_launch(const Conv2dShape& shape, std::int64_t images, std::int64_t plane,
+                               const cl::Buffer& partial, const Conv2dOperands& o, bool accumulate, bool last,
+                               Workspace& workspace, DType partial_dtype = DType::kFp32);
 
 std::int64_t at(const Config& config, const char* name);
 std::int64_t ceil_div(std::int64_t a, std::int64_t b);

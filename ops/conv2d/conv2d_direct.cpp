@@ -243,7 +243,7 @@ void direct_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c,
   plan.kernels.push_back(make_launch(std::move(program), "conv2d_direct_bwd_weight", std::move(args),
                                      ceil_div(cg, wgc * cpt) * wgc, ceil_div(kg, wgk * kpt) * wgk,
                                      s.groups * s.r * s.s * split * red, wgc, wgk, red));
-  if (split > 1) plan.kernels.push_back(sum_images_launch(split, plane, partial, o, false));
+  if (split > 1) plan.kernels.push_back(sum_images_launch(s, split, plane, partial, o, false, true, workspace));
   add_bias_grad(s, o, plan);
 }
 

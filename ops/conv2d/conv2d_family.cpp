@@ -104,7 +104,8 @@ class Conv2dFamily : public OpFamily {
  public:
   std::string name() const override { return "conv2d"; }
   std::string description() const override {
-    return "2-D convolution, NCHW fp32, fwd/bwd_data/bwd_weight; algorithm tuned: direct, implicit GEMM, Winograd, 1x1 "
+    return "2-D convolution, NCHW fp32/fp16/bf16, fwd/bwd_data/bwd_weight; algorithm tuned: direct, implicit GEMM, "
+           "Winograd, 1x1 "
            "GEMM, depthwise, im2col + GEMM";
   }
   ProblemList preset(const std::string& preset) const override {
@@ -261,13 +262,21 @@ std::vector<Conv2dTestCase> conv2d_test_cases() {
         .bias = true,
         .act = Activation::kRelu}},
   };
+  // 16-bit storage, fp16 and bf16: the rows that reach every algorithm (Winograd, groups, stride,
+  // dilation, depthwise, the 1x1 GEMM over three images), every activation and non-zero offsets.
+  const std::size_t sixteen_bit_rows[] = {0, 2, 3, 4, 6, 10, 11};
   std::vector<Conv2dTestCase> cases;
   for (const ConvDirection dir : kDirections) {
-    for (const Row& row : rows) {
+    const auto add = [&](const Row& row, DType dtype) {
       Conv2dShape s = row.shape;
       s.dir = dir;
+      s.dtype = dtype;
       if (dir != ConvDirection::kForward) s.act = none;
       cases.push_back({s, row.layout});
+    };
+    for (const Row& row : rows) add(row, DType::kFp32);
+    for (const DType dtype : {DType::kFp16, DType::kBf16}) {
+      for (const std::size_t i : sixteen_bit_rows) add(rows[i], dtype);
     }
   }
   return cases;

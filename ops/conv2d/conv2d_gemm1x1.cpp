@@ -1,7 +1,11 @@
 // The 1x1 algorithm of conv2d: a 1x1, stride-1, unpadded convolution is a GEMM per image on the
 // NCHW planes, run by the GEMM family's kernels with its own space (in math "tf32" on NVIDIA also
 // its tensor-core variant); bias and activation follow as an elementwise epilogue (the GEMM
-// kernels are not changed for them).
+// kernels are not changed for them). 16-bit tensors are the GEMM's 16-bit operands as they are, so
+// the GEMM family's 16-bit variants (tensor cores on NVIDIA) serve them. The GEMM rounds its C to
+// 16 bits: a result that goes on through the epilogue or the per-image sum is rounded twice
+// (Conv2dEvaluation's tolerance allows it); keeping an fp32 C would need a GEMM of 16-bit inputs
+// and fp32 output, which the family does not have.
 #include <algorithm>
 
 #include "ops/conv2d/conv2d_algorithms.h"
@@ -18,10 +22,10 @@ namespace {
 GemmShape plane_gemm(const Conv2dShape& s) {
   const std::int64_t hw = s.h * s.w;
   switch (s.dir) {
-    case ConvDirection::kForward: return {.m = s.k, .n = hw, .k = s.c, .batch = s.n, .math = s.math};
+    case ConvDirection::kForward: return {.m = s.k, .n = hw, .k = s.c, .batch = s.n, .math = s.math, .dtype = s.dtype};
     case ConvDirection::kBackwardData:
-      return {.m = s.c, .n = hw, .k = s.k, .batch = s.n, .trans_a = true, .math = s.math};
-    default: return {.m = s.k, .n = s.c, .k = hw, .trans_b = true, .math = s.math};
+      return {.m = s.c, .n = hw, .k = s.k, .batch = s.n, .trans_a = true, .math = s.math, .dtype = s.dtype};
+    default: return {.m = s.k, .n = s.c, .k = hw, .trans_b = true, .math = s.math, .dtype = s.dtype};
   }
 }
 
@@ -97,8 +101,9 @@ void gemm1x1_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c
     return;
   }
   const std::int64_t plane = s.k * s.c;
-  const std::int64_t per_chunk = std::clamp<std::int64_t>(kPartialBytes / (plane * 4), 1, s.n);
-  const cl::Buffer partial = workspace.get(static_cast<std::size_t>(per_chunk * plane * 4), kPartialSlot);
+  const std::int64_t bytes = static_cast<std::int64_t>(dtype_bytes(s.dtype));  // the partials are the GEMM's C
+  const std::int64_t per_chunk = std::clamp<std::int64_t>(kPartialBytes / (plane * bytes), 1, s.n);
+  const cl::Buffer partial = workspace.get(static_cast<std::size_t>(per_chunk * plane * bytes), kPartialSlot);
   ops.stride_a = s.k * hw;
   ops.stride_b = s.c * hw;
   ops.c = partial;
@@ -112,7 +117,8 @@ void gemm1x1_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c
     ops.a_offset = o.output_offset + first * s.k * hw;
     ops.b_offset = o.input_offset + first * s.c * hw;
     append(ops);
-    plan.kernels.push_back(sum_images_launch(images, plane, partial, o, first > 0));
+    plan.kernels.push_back(
+        sum_images_launch(s, images, plane, partial, o, first > 0, first + images == s.n, workspace, s.dtype));
   }
   add_bias_grad(s, o, plan);
 }

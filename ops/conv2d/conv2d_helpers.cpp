@@ -41,9 +41,12 @@ ProgramSource conv_program(const std::string& file, const Conv2dShape& shape, co
 ProgramSource conv_program(const std::vector<std::string>& files, const Conv2dShape& shape, const Config& config,
                            std::initializer_list<const char*> params) {
   ProgramSource source;
-  source.files = {"conv2d_common.cl"};
+  // storage.cl first: the kernels read and write the tensors as STORAGE (LOAD/STORE), in fp32 registers.
+  source.files = {"storage.cl", "conv2d_common.cl"};
   source.files.insert(source.files.end(), files.begin(), files.end());
-  source.defines = {{"HAS_BIAS", shape.bias ? "1" : "0"}, {"ACT", std::to_string(static_cast<int>(shape.act))}};
+  source.defines = {dtype_define(shape.dtype),
+                    {"HAS_BIAS", shape.bias ? "1" : "0"},
+                    {"ACT", std::to_string(static_cast<int>(shape.act))}};
   for (const char* name : params) source.defines.emplace_back(name, std::to_string(at(config, name)));
   return source;
 }
@@ -68,8 +71,9 @@ constexpr std::int64_t kEpilogueWg = 64;
 
 ProgramSource epilogue_program(const Conv2dShape& shape) {
   ProgramSource source;
-  source.files = {"conv2d_common.cl"};
-  source.defines = {{"HAS_BIAS", shape.bias ? "1" : "0"},
+  source.files = {"storage.cl", "conv2d_common.cl"};
+  source.defines = {dtype_define(shape.dtype),
+                    {"HAS_BIAS", shape.bias ? "1" : "0"},
                     {"ACT", std::to_string(static_cast<int>(shape.act))},
                     {"EPI_WG", std::to_string(kEpilogueWg)}};
   return source;
@@ -143,8 +147,8 @@ SearchSpace gemm_based_space(const std::string& name, std::int64_t algo, const G
 }
 
 Config gemm_part(const Config& config, std::initializer_list<const char*> own) {
-  const bool own_defaults =
-      is_mma_config(config) || is_wgmma_config(config) || is_wgmma_packed_config(config) || is_cpu_config(config);
+  const bool own_defaults = is_mma_config(config) || is_wgmma_config(config) || is_wgmma_packed_config(config) ||
+                            is_mma_packed_config(config) || is_cpu_config(config);
   Config gemm = own_defaults ? Config{} : gemm_default_config();
   for (const auto& [name, value] : config) {
     const bool algorithm_own =
@@ -170,16 +174,27 @@ Config on_gpu_tile(const Config& base, const GemmShape& gemm, const DeviceInfo& 
   return gemm_gpu_split(chosen, gemm, device, [&](const Config& c) { return space.contains(c); });
 }
 
-KernelLaunch sum_images_launch(std::int64_t images, std::int64_t plane, const cl::Buffer& partial,
-                               const Conv2dOperands& o, bool accumulate) {
+KernelLaunch sum_images_launch(const Conv2dShape& shape, std::int64_t images, std::int64_t plane,
+                               const cl::Buffer& partial, const Conv2dOperands& o, bool accumulate, bool last,
+                               Workspace& workspace, DType partial_dtype) {
   ProgramSource sum;
-  sum.files = {"conv2d_sum_images.cl"};
+  sum.files = {"storage.cl", "conv2d_sum_images.cl"};
+  sum.defines = {dtype_define(shape.dtype), {"PARTIAL_DTYPE", std::to_string(static_cast<int>(partial_dtype))}};
+  // The running fp32 sum between chunks: dw itself in fp32; for 16-bit storage a workspace plane,
+  // so that dw is rounded once, by the last chunk.
+  const bool fp32 = shape.dtype == DType::kFp32;
+  const bool one_pass = !accumulate && last;
+  const cl::Buffer total =
+      fp32 ? o.weight : (one_pass ? partial : workspace.get(static_cast<std::size_t>(plane) * 4, kTotalSlot));
   std::vector<KernelArg> args = {static_cast<cl_int>(images),
                                  static_cast<cl_long>(plane),
                                  partial,
+                                 total,
+                                 static_cast<cl_long>(fp32 ? o.weight_offset : 0),
                                  o.weight,
                                  static_cast<cl_long>(o.weight_offset),
-                                 static_cast<cl_int>(accumulate ? 1 : 0)};
+                                 static_cast<cl_int>(accumulate ? 1 : 0),
+                                 static_cast<cl_int>(fp32 || last ? 1 : 0)};
   return make_launch(std::move(sum), "conv2d_sum_images", std::move(args), ceil_div(plane, 256) * 256, 1, 1, 256, 1, 1);
 }
 

@@ -1,4 +1,4 @@
-// The im2col algorithm of conv2d in fp32 (any groups but depthwise, any stride, padding and
+// The im2col algorithm of conv2d (any groups but depthwise, any stride, padding and
 // dilation): the images go in chunks of CHUNK; each chunk's im2col matrices (C*R*S taps x P*Q
 // pixels per image, kernels/conv2d_im2col.cl) live in the workspace, and one batched GEMM per
 // group runs on them with any of the GEMM family's variants, so on a CPU the CPU GEMM kernel
@@ -15,6 +15,10 @@
 //   bwd_weight: partial[b][g]           = dy[b][g] * cols[b][g]^T (Kg x CgRS), summed over the
 //               blocks in order (no atomics; written to dw directly where one block holds every
 //               image), then the bias gradient
+// With 16-bit storage the im2col matrices, blocks and partials are 16-bit too: the GEMMs take
+// 16-bit operands (the GEMM family's 16-bit variants, tensor cores on NVIDIA), at the price of a
+// second rounding where a GEMM's 16-bit C goes on into col2im's or the blocks' sums (the
+// tolerance allows it; the GEMM family has no 16-bit-input, fp32-output GEMM).
 #include <algorithm>
 #include <numeric>
 
@@ -40,10 +44,12 @@ KernelLaunch driver_local(KernelLaunch launch) {
 GemmShape group_gemm(const Conv2dShape& s, std::int64_t blocks, std::int64_t wide) {
   const std::int64_t kg = s.k_per_group(), columns = wide * pixels(s);
   switch (s.dir) {
-    case ConvDirection::kForward: return {.m = kg, .n = columns, .k = taps(s), .batch = blocks, .math = s.math};
+    case ConvDirection::kForward:
+      return {.m = kg, .n = columns, .k = taps(s), .batch = blocks, .math = s.math, .dtype = s.dtype};
     case ConvDirection::kBackwardData:
-      return {.m = taps(s), .n = columns, .k = kg, .batch = blocks, .trans_a = true, .math = s.math};
-    default: return {.m = kg, .n = taps(s), .k = columns, .batch = blocks, .trans_b = true, .math = s.math};
+      return {.m = taps(s), .n = columns, .k = kg, .batch = blocks, .trans_a = true, .math = s.math, .dtype = s.dtype};
+    default:
+      return {.m = kg, .n = taps(s), .k = columns, .batch = blocks, .trans_b = true, .math = s.math, .dtype = s.dtype};
   }
 }
 
@@ -53,11 +59,12 @@ std::int64_t block_images(const Config& c, std::int64_t images) { return std::gc
 
 // Images per chunk: CHUNK, within the workspace limits (at least one image).
 std::int64_t chunk_images(const Conv2dShape& s, const Config& c) {
-  const std::int64_t columns = s.c * s.r * s.s * pixels(s) * 4;
+  const std::int64_t bytes = static_cast<std::int64_t>(dtype_bytes(s.dtype));
+  const std::int64_t columns = s.c * s.r * s.s * pixels(s) * bytes;
   std::int64_t images = std::min(at(c, "CHUNK"), s.n);
   images = std::min(images, std::max<std::int64_t>(1, kColumnsBytes / columns));
   if (s.dir == ConvDirection::kBackwardWeight) {
-    images = std::min(images, std::max<std::int64_t>(1, kPartialBytes / (s.weight_elements() * 4)));
+    images = std::min(images, std::max<std::int64_t>(1, kPartialBytes / (s.weight_elements() * bytes)));
   }
   return std::max<std::int64_t>(1, images);
 }
@@ -66,7 +73,7 @@ std::int64_t chunk_images(const Conv2dShape& s, const Config& c) {
 // take at most `bytes`: large enough for a batched GEMM to fill a device with small images, small
 // enough for a CPU's caches (16 MiB) to hold what the GEMM reads right after it was gathered.
 std::int64_t default_chunk(const Conv2dShape& s, std::int64_t bytes) {
-  const std::int64_t columns = s.c * s.r * s.s * pixels(s) * 4;
+  const std::int64_t columns = s.c * s.r * s.s * pixels(s) * static_cast<std::int64_t>(dtype_bytes(s.dtype));
   std::int64_t chunk = 1;
   while (chunk < 64 && chunk < s.n && 2 * chunk * columns <= bytes) chunk *= 2;
   return chunk;
@@ -195,18 +202,20 @@ void im2col_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c,
   const std::int64_t image_columns = s.c * s.r * s.s * pq;  // one image's im2col matrix, all groups
   const std::int64_t image_outputs = s.k * pq;              // one image's y or dy
   const std::int64_t per_chunk = chunk_images(s, c);
-  const cl::Buffer cols = workspace.get(static_cast<std::size_t>(per_chunk * image_columns * 4), kColumnsSlot);
+  const std::size_t bytes = dtype_bytes(s.dtype);  // the im2col matrices, blocks and partials are of the storage type
+  const cl::Buffer cols = workspace.get(static_cast<std::size_t>(per_chunk * image_columns) * bytes, kColumnsSlot);
   // y or dy in blocks, where a chunk has blocks of more than one image.
-  const cl::Buffer blocks = at(c, "WIDE") > 1 && per_chunk > 1
-                                ? workspace.get(static_cast<std::size_t>(per_chunk * image_outputs * 4), kBlocksSlot)
-                                : cl::Buffer();
+  const cl::Buffer blocks =
+      at(c, "WIDE") > 1 && per_chunk > 1
+          ? workspace.get(static_cast<std::size_t>(per_chunk * image_outputs) * bytes, kBlocksSlot)
+          : cl::Buffer();
   // The weight gradient is written by the GEMMs where one block holds every image; otherwise the
   // blocks' partials are summed into dw, chunk after chunk.
   const bool weight_grad = s.dir == ConvDirection::kBackwardWeight;
   const std::int64_t plane = s.weight_elements();
   const bool partials = weight_grad && block_images(c, std::min(per_chunk, s.n)) < s.n;
   const cl::Buffer partial =
-      partials ? workspace.get(static_cast<std::size_t>(per_chunk * plane * 4), kPartialSlot) : cl::Buffer();
+      partials ? workspace.get(static_cast<std::size_t>(per_chunk * plane) * bytes, kPartialSlot) : cl::Buffer();
   for (std::int64_t first = 0; first < s.n; first += per_chunk) {
     const std::int64_t images = std::min(per_chunk, s.n - first);
     const std::int64_t wide = block_images(c, images), block_count = images / wide, columns = wide * pq;
@@ -260,7 +269,10 @@ void im2col_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c,
     }
     if (s.dir == ConvDirection::kBackwardData)
       plan.kernels.push_back(col2im_launch(s, o, first, images, wide, cols, cpu));
-    if (partials) plan.kernels.push_back(sum_images_launch(block_count, plane, partial, o, first > 0));
+    if (partials) {
+      plan.kernels.push_back(
+          sum_images_launch(s, block_count, plane, partial, o, first > 0, first + images == s.n, workspace, s.dtype));
+    }
   }
   if (s.dir == ConvDirection::kForward) add_bias_act(s, o, plan);
   if (weight_grad) add_bias_grad(s, o, plan);

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/storage.h"
 #include "harness/capability.h"
 #include "harness/error.h"
 #include "harness/session.h"
@@ -47,7 +48,7 @@ class Conv2dEvaluation : public Evaluation {
 };
 
 void init_tensor(Tensor& t, const char* name, std::int64_t offset, std::int64_t elements, bool written,
-                 std::uint64_t seed) {
+                 std::uint64_t seed, DType dtype) {
   t.name = name;
   t.offset = offset;
   t.elements = elements;
@@ -55,6 +56,7 @@ void init_tensor(Tensor& t, const char* name, std::int64_t offset, std::int64_t 
   t.before.resize(static_cast<std::size_t>(offset + elements) + kCanaryWords);
   if (!written) {
     fill_uniform(t.before, seed);
+    round_to_storage(t.before, dtype);  // the reference reads exactly what the buffer holds
     return;
   }
   // Written elements start as NaN, so a kernel that reads its output before writing it fails.
@@ -76,18 +78,19 @@ Conv2dEvaluation::Conv2dEvaluation(Session& session, const Conv2dShape& shape, c
     : session_(session), shape_(shape), workspace_(session.context()) {
   shape.validate();
   const ConvDirection dir = shape.dir;
-  init_tensor(input_, "input", layout.input_offset, shape.input_elements(), dir == ConvDirection::kBackwardData, 1);
+  const DType dt = shape.dtype;
+  init_tensor(input_, "input", layout.input_offset, shape.input_elements(), dir == ConvDirection::kBackwardData, 1, dt);
   init_tensor(weight_, "weight", layout.weight_offset, shape.weight_elements(), dir == ConvDirection::kBackwardWeight,
-              2);
-  init_tensor(output_, "output", layout.output_offset, shape.output_elements(), dir == ConvDirection::kForward, 3);
-  if (shape.bias) init_tensor(bias_, "bias", layout.bias_offset, shape.k, dir == ConvDirection::kBackwardWeight, 4);
+              2, dt);
+  init_tensor(output_, "output", layout.output_offset, shape.output_elements(), dir == ConvDirection::kForward, 3, dt);
+  if (shape.bias) init_tensor(bias_, "bias", layout.bias_offset, shape.k, dir == ConvDirection::kBackwardWeight, 4, dt);
   build_reference();
   try {
     const cl::Context& ctx = session.context();
     for (Tensor* t : {&input_, &weight_, &output_, &bias_}) {
       if (t->before.empty()) continue;
-      const cl_mem_flags flags = t->written ? CL_MEM_READ_WRITE : (CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR);
-      t->buffer = cl::Buffer(ctx, flags, t->before.size() * sizeof(float), t->written ? nullptr : t->before.data());
+      t->buffer = t->written ? cl::Buffer(ctx, CL_MEM_READ_WRITE, t->before.size() * dtype_bytes(dt))
+                             : make_buffer(ctx, t->before, dt, CL_MEM_READ_ONLY);
     }
   } catch (const cl::Error& e) {
     throw ClError(e);
@@ -101,8 +104,12 @@ void Conv2dEvaluation::build_reference() {
   const Conv2dShape& s = shape_;
   const Conv2dReference ref(s, data(input_), data(weight_), data(output_), data(bias_));
   const std::int64_t terms = accumulation_length(s);
-  const auto add = [](Tensor& t, std::int64_t index, ReferenceValue v) {
-    t.expected.push_back({static_cast<std::size_t>(t.offset + index), v.value, v.scale});
+  // 16-bit results within the floor of the storage type (fp16 subnormals) pass whatever their
+  // magnitude: the floor joins the scale as floor / tolerance (as in the GEMM's verification).
+  const double floor_scale = s.dtype == DType::kFp32 ? 0.0 : dtype_abs_floor(s.dtype) / tolerance();
+  const auto add = [&](Tensor& t, std::int64_t index, ReferenceValue v) {
+    t.expected.push_back(
+        {static_cast<std::size_t>(t.offset + index), saturate_to_storage(v.value, s.dtype), v.scale + floor_scale});
   };
   if (s.dir == ConvDirection::kForward) {
     const std::int64_t p = s.p(), q = s.q();
@@ -133,7 +140,7 @@ void Conv2dEvaluation::reset() {
   try {
     for (Tensor* t : {&input_, &weight_, &output_, &bias_}) {
       if (t->written) {
-        session_.queue().enqueueWriteBuffer(t->buffer, CL_TRUE, 0, t->before.size() * sizeof(float), t->before.data());
+        write_buffer(session_.queue(), t->buffer, t->before, shape_.dtype);
       }
     }
   } catch (const cl::Error& e) {
@@ -150,7 +157,15 @@ double Conv2dEvaluation::tolerance() const {
     tol *= winograd_magnitude_factor(static_cast<int>(value_or(last_config_, "WINO_M", 2)));
   }
   // TF32 operands carry up to 2^-10 relative error per product (as in the GEMM's verification).
-  if (shape_.math == MathMode::kTf32) tol += 8.0 * 0x1.0p-10 / std::sqrt(terms);
+  if (shape_.math == MathMode::kTf32 && shape_.dtype == DType::kFp32) tol += 8.0 * 0x1.0p-10 / std::sqrt(terms);
+  // 16-bit storage rounds each result once more, by at most u(dtype) of its value (<= its scale);
+  // the GEMM-based algorithms twice where the GEMM's 16-bit C goes on into an epilogue, col2im or a
+  // sum of partials (ops/conv2d/conv2d_gemm1x1.cpp, conv2d_im2col.cpp).
+  if (shape_.dtype != DType::kFp32) {
+    const std::int64_t algo = value_or(last_config_, "ALGO", kAlgoDirect);
+    const bool gemm_rounded = algo == kAlgoGemm1x1 || algo == kAlgoIm2col;
+    tol += (gemm_rounded ? 2.0 : 1.0) * dtype_roundoff(shape_.dtype);
+  }
   return tol;
 }
 
@@ -158,9 +173,9 @@ VerifyResult Conv2dEvaluation::verify() {
   VerifyResult total;
   for (Tensor* t : {&input_, &weight_, &output_, &bias_}) {
     if (!t->written) continue;
-    std::vector<float> after(t->before.size());
+    std::vector<float> after;
     try {
-      session_.queue().enqueueReadBuffer(t->buffer, CL_TRUE, 0, after.size() * sizeof(float), after.data());
+      after = read_buffer(session_.queue(), t->buffer, t->before.size(), shape_.dtype);
     } catch (const cl::Error& e) {
       throw ClError(e);
     }
@@ -222,15 +237,35 @@ std::vector<Config> Conv2dProblem::seed_configs(const DeviceInfo& device) const 
 }
 
 std::vector<std::string> Conv2dProblem::kernel_files() const {
-  std::vector<std::string> files = {
-      "conv2d_common.cl",       "conv2d_direct.cl", "conv2d_direct_bwd_data.cl", "conv2d_direct_bwd_weight.cl",
-      "conv2d_igemm_gather.cl", "conv2d_igemm.cl",  "conv2d_winograd.cl",        "conv2d_depthwise.cl",
-      "gemm_layout.cl",         "gemm.cl",          "gemm_ksplit_sum.cl",        "conv2d_sum_images.cl",
-      "conv2d_im2col.cl",       "gemm_cpu.cl"};
-  if (shape_.math == MathMode::kTf32)
-    files.insert(files.end(), {"tile_order.cl", "mma_tf32.cl", "conv2d_igemm_mma.cl", "gemm_mma.cl", "storage.cl",
-                               "wgmma.cl", "gemm_wgmma.cl", "gemm_pack_tf32.cl", "packed_pipeline.cl",
-                               "gemm_wgmma_packed.cl", "conv2d_im2col_tf32.cl"});
+  std::vector<std::string> files = {"storage.cl",
+                                    "conv2d_common.cl",
+                                    "conv2d_direct.cl",
+                                    "conv2d_direct_bwd_data.cl",
+                                    "conv2d_direct_bwd_weight.cl",
+                                    "conv2d_igemm_gather.cl",
+                                    "conv2d_igemm.cl",
+                                    "conv2d_winograd.cl",
+                                    "conv2d_depthwise.cl",
+                                    "gemm_layout.cl",
+                                    "gemm.cl",
+                                    "gemm_ksplit_sum.cl",
+                                    "conv2d_sum_images.cl",
+                                    "conv2d_im2col.cl",
+                                    "gemm_cpu.cl"};
+  if (shape_.math == MathMode::kTf32 && shape_.dtype == DType::kFp32)
+    files.insert(files.end(),
+                 {"tile_order.cl", "mma_tf32.cl", "conv2d_igemm_mma.cl", "gemm_mma.cl", "wgmma.cl", "gemm_wgmma.cl",
+                  "gemm_pack_tf32.cl", "packed_pipeline.cl", "gemm_wgmma_packed.cl", "conv2d_im2col_tf32.cl"});
+  // 16-bit storage: the GEMM-based algorithms run the GEMM family's 16-bit plans (conversions,
+  // packing, tensor-core kernels).
+  if (shape_.dtype != DType::kFp32) {
+    GemmShape gemm;
+    gemm.dtype = shape_.dtype;
+    gemm.math = shape_.math;
+    for (const std::string& f : GemmProblem(gemm).kernel_files()) {
+      if (std::find(files.begin(), files.end(), f) == files.end()) files.push_back(f);
+    }
+  }
   return files;
 }
 

@@ -24,6 +24,11 @@ class Conv2dProblem : public Problem {
   const Conv2dShape& shape() const { return shape_; }
   std::string op() const override { return "conv2d"; }
   MathMode math() const override { return shape_.math; }
+  DType dtype() const override { return shape_.dtype; }
+  // 16-bit storage runs the GEMM-based algorithms on 16-bit tensor-core inputs (as the GEMM does).
+  std::string matrix_inputs() const override {
+    return shape_.dtype != DType::kFp32 ? dtype_name(shape_.dtype) : Problem::matrix_inputs();
+  }
   std::string shape_key() const override { return shape_.key(); }
   nlohmann::json shape_json() const override { return shape_.to_json(); }
   SearchSpace space(const DeviceInfo& device) const override { return conv2d_space(shape_, device); }
@@ -38,9 +43,10 @@ class Conv2dProblem : public Problem {
   double flops() const override { return shape_.flops(); }
   double bytes() const override { return shape_.bytes(); }
   std::vector<DeviceBuffer> device_buffers() const override {
-    return {{"input", 4.0 * static_cast<double>(shape_.input_elements())},
-            {"weight", 4.0 * static_cast<double>(shape_.weight_elements())},
-            {"output", 4.0 * static_cast<double>(shape_.output_elements())}};
+    const double bytes = static_cast<double>(dtype_bytes(shape_.dtype));
+    return {{"input", bytes * static_cast<double>(shape_.input_elements())},
+            {"weight", bytes * static_cast<double>(shape_.weight_elements())},
+            {"output", bytes * static_cast<double>(shape_.output_elements())}};
   }
   std::vector<std::string> kernel_files() const override;
   std::unique_ptr<Evaluation> instantiate(Session& session) const override;

@@ -1,6 +1,9 @@
 // The Winograd algorithm of conv2d (kernels/conv2d_winograd.cl + gemm.cl): F(2x2,3x3) or
 // F(4x4,3x3) for forward and backward-data; transform tunables plus the GEMM family's space for the
-// batched multiply over the transform points; the transformed tiles live in the workspace.
+// batched multiply over the transform points; the transformed tiles live in the workspace. They
+// stay fp32 for 16-bit tensors too: the transforms read and write the tensors in their storage type
+// (kernels/conv2d_winograd.cl), and the GEMM's operands are no user tensors, whose 16-bit form would
+// round the transformed values (intermediates larger than the products) a second time.
 #include "ops/conv2d/conv2d_algorithms.h"
 #include "ops/gemm/gemm.h"
 

@@ -32,6 +32,7 @@ ocltune::Checked<ocltune::Conv2dCall> to_call(const ocltune_conv2d_args& a, cons
   s.bias = a.has_bias != 0;
   s.act = static_cast<ocltune::Activation>(a.activation);
   s.math = a.allow_tf32 != 0 && runtime.has_tf32_units() ? ocltune::MathMode::kTf32 : ocltune::MathMode::kExact;
+  s.dtype = static_cast<ocltune::DType>(a.dtype);  // an unknown code is refused by the check
   c.input = a.input;
   c.weight = a.weight;
   c.output = a.output;
@@ -63,6 +64,7 @@ void ocltune_conv2d_args_init(ocltune_conv2d_args* args, int direction, int64_t 
   args->dil_h = args->dil_w = 1;
   args->groups = 1;
   args->activation = OCLTUNE_ACTIVATION_NONE;
+  args->dtype = OCLTUNE_DTYPE_FP32;
   args->input = input;
   args->weight = weight;
   args->output = output;
