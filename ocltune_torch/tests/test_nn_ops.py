@@ -164,13 +164,108 @@ def test_conv_fallbacks_are_counted(monkeypatch):
         F.conv3d(x3.to(DEVICE), w3.to(DEVICE))
 
 
-@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-def test_conv_16bit(dtype, strict):
-    # On fp32 copies made on the device, rounded back.
-    x, wt, b = rand(2, 4, 7, 6, dtype=dtype), rand(6, 2, 3, 3, dtype=dtype, seed=1), rand(6, dtype=dtype, seed=2)
-    check(lambda x, wt, b: F.conv2d(x, wt, b, padding=1, groups=2), x, wt, b, scale=4, fp32_reference=True)
+# ---- 16-bit convolutions: the family's fp16 / bf16 storage, no fp32 copies on the way ----
+
+HALF_TYPES = [torch.float16, torch.bfloat16]
+# (input, weight, stride, padding, dilation, groups, bias): groups, stride with dilation and uneven
+# padding, depthwise, 1x1 (the GEMM algorithm), 3x3 stride 1 (Winograd), odd sizes throughout.
+CONV16_CASES = [
+    ((2, 4, 7, 6), (6, 2, 3, 3), 1, 1, 1, 2, True),
+    ((1, 3, 11, 9), (5, 3, 3, 2), 2, (1, 0), (1, 2), 1, False),
+    ((2, 6, 9, 9), (6, 1, 3, 3), 1, 1, 1, 6, True),
+    ((3, 5, 5, 7), (7, 5, 1, 1), 1, 0, 1, 1, True),
+    ((2, 3, 13, 11), (4, 3, 3, 3), 1, 1, 1, 1, False),
+]
+
+
+def conv_of(stride, padding, dilation, groups):
+    return lambda x, wt, b: F.conv2d(x, wt, b, stride, padding, dilation, groups)
+
+
+def within_float64(conv, x, wt, b, dtype):
+    """Output and input gradients of the 16-bit conv on ocl against float64 on the same (16-bit) values:
+    |ocl - exact| <= (2 u + 1e-5) * scale + 1e-6 per element, u the dtype's unit roundoff (two roundings:
+    the GEMM-based algorithms round their GEMM's result and the final one) and scale the same op on
+    the absolute values (the sum of |terms| of each element, as the family's own verification)."""
+    u = 2.0 ** -11 if dtype == torch.float16 else 2.0 ** -8
+    g = torch.randn(conv(x.float(), wt.float(), None if b is None else b.float()).shape,
+                    generator=torch.Generator().manual_seed(7)).to(dtype)
+
+    def grads(device, cast, x, wt, b, g):
+        leaves = [None if t is None else cast(t).to(device).requires_grad_() for t in (x, wt, b)]
+        y = conv(*leaves)
+        y.backward(cast(g).to(device))
+        return [y.detach()] + [None if t is None else t.grad for t in leaves]
+
+    ocl = grads(DEVICE, lambda t: t, x, wt, b, g)
+    exact = grads("cpu", torch.Tensor.double, x, wt, b, g)
+    scale = grads("cpu", lambda t: t.double().abs(), x, wt, b, g)
+    for name, a, e, s in zip(["output", "input gradient", "weight gradient", "bias gradient"], ocl, exact, scale):
+        if e is None:
+            continue
+        assert a.dtype == dtype, f"{name}: {a.dtype}"
+        error = (a.cpu().double() - e).abs()
+        bound = (2 * u + 1e-5) * s + 1e-6
+        assert bool((error <= bound).all()), f"{name}: error {float((error / bound).max()):.2f} x the bound"
+
+
+@pytest.mark.parametrize("dtype", HALF_TYPES, ids=str)
+@pytest.mark.parametrize("case", CONV16_CASES, ids=lambda c: "x".join(map(str, c[0])) + f"_g{c[5]}")
+def test_conv2d_16bit(case, dtype, strict):
+    x_shape, w_shape, stride, padding, dilation, groups, has_bias = case
+    x, wt = rand(*x_shape, dtype=dtype), rand(*w_shape, dtype=dtype, seed=1)
+    b = rand(w_shape[0], dtype=dtype, seed=2) if has_bias else None
+    conv = conv_of(stride, padding, dilation, groups)
+    check(conv, x, wt, b, scale=4)  # PyTorch's CPU result of the same 16-bit op
+    within_float64(conv, x, wt, b, dtype)
+
+
+@pytest.mark.parametrize("dtype", HALF_TYPES, ids=str)
+def test_conv_16bit_non_contiguous_and_transposed(dtype, strict):
+    wt, b = rand(6, 4, 3, 3, dtype=dtype, seed=1), rand(6, dtype=dtype, seed=2)
+    conv = conv_of(1, 1, 1, 1)
+    for x in [rand(2, 4, 9, 7, dtype=dtype).to(memory_format=torch.channels_last),
+              rand(2, 4, 7, 9, dtype=dtype).transpose(2, 3), rand(3, 6, 12, 10, dtype=dtype)[1:, 1:5, 2:11]]:
+        check(conv, x, wt, b, scale=4)
+        within_float64(conv, x, wt, b, dtype)
     check(lambda x, wt, b: F.conv_transpose1d(x, wt, b, stride=2), rand(2, 6, 5, dtype=dtype),
-          rand(6, 3, 3, dtype=dtype, seed=1), rand(3, dtype=dtype, seed=2), scale=4, fp32_reference=True)
+          rand(6, 3, 3, dtype=dtype, seed=1), rand(3, dtype=dtype, seed=2), scale=4)
+
+
+@pytest.mark.parametrize("dtype", HALF_TYPES, ids=str)
+def test_conv2d_16bit_makes_no_fp32_copies(dtype, strict):
+    # The convolution and its gradients read and write the 16-bit tensors themselves: no cast
+    # (aten::_to_copy) around them, and every runtime call is a conv2d problem of that dtype.
+    x = rand(2, 4, 9, 8, dtype=dtype).to(DEVICE).requires_grad_()
+    wt = rand(6, 4, 3, 3, dtype=dtype, seed=1).to(DEVICE).requires_grad_()
+    b = rand(6, dtype=dtype, seed=2).to(DEVICE).requires_grad_()
+    g = rand(2, 6, 9, 8, dtype=dtype, seed=3).to(DEVICE)
+    F.conv2d(x, wt, b, padding=1).backward(g)  # builds the programs
+    x.grad = wt.grad = b.grad = None  # no accumulation (an add) into the gradients below
+    torch.ocl.synchronize()
+    ocltune_torch.reset_dispatch_stats()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        F.conv2d(x, wt, b, padding=1).backward(g)
+        torch.ocl.synchronize()
+    ops = {e.name for e in prof.events()}
+    assert "aten::_to_copy" not in ops and "aten::copy_" not in ops, sorted(ops)
+    stats = ocltune_torch.dispatch_stats()
+    assert set(stats["families"]) == {"conv2d"}, stats["families"]
+    problems = [p for d in stats["devices"].values() for p in d["problems"]]
+    name = {torch.float16: "fp16", torch.bfloat16: "bf16"}[dtype]
+    assert problems and all(p["dtype"] == name for p in problems), problems
+
+
+def test_conv2d_mixed_dtypes_raise_as_on_cpu():
+    # PyTorch refuses an input, weight or bias of another dtype on the CPU; so does ocl.
+    for x_type, w_type, b_type in [(torch.float16, torch.float32, None), (torch.float32, torch.bfloat16, None),
+                                   (torch.bfloat16, torch.float16, None), (torch.float16, torch.float16, torch.float32)]:
+        x, wt = rand(1, 2, 5, 5, dtype=x_type), rand(3, 2, 3, 3, dtype=w_type, seed=1)
+        b = None if b_type is None else rand(3, dtype=b_type, seed=2)
+        with pytest.raises(RuntimeError):
+            F.conv2d(x, wt, b)
+        with pytest.raises(RuntimeError):
+            F.conv2d(x.to(DEVICE), wt.to(DEVICE), None if b is None else b.to(DEVICE))
 
 
 def test_conv2d_follows_cudnns_tf32_switch(strict):

@@ -3,9 +3,11 @@
 // depthwise, stride, padding, dilation, bias, and transposed convolutions as the family's other
 // directions (a transposed forward is a backward-data, its input gradient a forward).
 //
-// The family computes dense NCHW fp32: inputs are packed on the device first, and fp16 / bf16
-// convolutions compute on fp32 copies made on the device (results rounded back), as PyTorch's
-// CPU kernels accumulate 16-bit convolutions in fp32 too. What it cannot take (other dtypes, 3-D
+// The family computes dense NCHW in fp32, fp16 or bf16 storage: inputs are packed on the device
+// first; fp16 / bf16 tensors go to it as they are, with no fp32 copies (it accumulates in fp32 and
+// rounds each result once, as PyTorch's CPU kernels accumulate 16-bit convolutions in fp32 too), and
+// outputs and gradients come out in the input's dtype. Mixed dtypes (a 16-bit input with an fp32
+// weight or bias) go to the CPU path, which raises as PyTorch does. What it cannot take (other dtypes, 3-D
 // convolutions, sizes beyond its ranges, an output_padding of a transposed convolution not below
 // its stride) runs at::convolution on CPU copies, counted as a fallback: these two ops have no boxed
 // fallback to reach (their default kernel raises).
@@ -108,8 +110,9 @@ bool allow_tf32() {
   return cudnn_conv_tf32<Arg>(at::globalContext());
 }
 
-// One call of the family on packed fp32 4-D tensors: x [n, c, h, w], weight [k, c / groups, r, s],
-// y [n, k, p, q], bias [k] (undefined: none). Which are read and which written is the direction's.
+// One call of the family on packed 4-D tensors of one dtype (fp32, fp16 or bf16): x [n, c, h, w],
+// weight [k, c / groups, r, s], y [n, k, p, q], bias [k] (undefined: none). Which are read and which
+// written is the direction's.
 void run_conv2d(int direction, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& y,
                 const at::Tensor& bias, const ConvGeometry& g, int activation = OCLTUNE_ACTIVATION_NONE) {
   ocltune_conv2d_args a;
@@ -134,6 +137,7 @@ void run_conv2d(int direction, const at::Tensor& x, const at::Tensor& weight, co
   }
   a.activation = activation;
   a.allow_tf32 = allow_tf32() ? 1 : 0;
+  a.dtype = ocltune_dtype_of(x.scalar_type()).value();  // plan_conv took only the kernels' dtypes
   call_ocltune("conv2d", [&] { device_runtime(x.device().index()).conv2d(a); });
 }
 
@@ -158,7 +162,8 @@ struct ConvPlan {
 std::optional<ConvPlan> plan_conv(const at::Tensor& input, const at::Tensor& weight, c10::IntArrayRef stride,
                                   c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed,
                                   c10::IntArrayRef output_padding, std::int64_t groups) {
-  if (input.scalar_type() != at::kFloat || weight.scalar_type() != at::kFloat) return std::nullopt;
+  // One of the family's storage types for both (mixed dtypes: the CPU path, which raises).
+  if (!kernel_dtype(input.scalar_type()) || weight.scalar_type() != input.scalar_type()) return std::nullopt;
   if ((input.dim() != 4 && input.dim() != 3) || weight.dim() != input.dim()) return std::nullopt;
   const std::optional<ConvGeometry> g = geometry_of(input.dim() - 2, stride, padding, dilation, groups);
   if (!g) return std::nullopt;
@@ -204,12 +209,6 @@ bool family_takes_4d(const at::Tensor& x4, const at::Tensor& w4, const ConvGeome
   return family_takes(x4.size(0), x4.size(1), x4.size(2), x4.size(3), w4.size(0), w4.size(2), w4.size(3), g);
 }
 
-bool is_16bit(at::ScalarType t) { return t == at::kHalf || t == at::kBFloat16; }
-
-// fp32 copies (on the device) of 16-bit tensors; undefined ones stay undefined.
-at::Tensor widened(const at::Tensor& t) { return t.defined() ? t.to(at::kFloat) : t; }
-at::Tensor narrowed(const at::Tensor& t, at::ScalarType type) { return t.defined() ? t.to(type) : t; }
-
 // The activation by ATen ops, where the family's fused one does not run (the CPU path, transposed
 // convolutions, no input channels).
 at::Tensor activated(const at::Tensor& y, int activation) {
@@ -229,21 +228,12 @@ at::Tensor conv_forward_act(const at::Tensor& input, const at::Tensor& weight,
                             c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed,
                             c10::IntArrayRef output_padding, int64_t groups, int activation) {
   check_ocl(input, "convolution", "input");
-  const at::ScalarType type = input.scalar_type();
-  if (is_16bit(type) && weight.scalar_type() == type &&
-      (!bias_opt || !bias_opt->defined() || bias_opt->scalar_type() == type)) {
-    const std::optional<at::Tensor> bias32 =
-        bias_opt && bias_opt->defined() ? std::optional<at::Tensor>(widened(*bias_opt)) : std::nullopt;
-    return narrowed(conv_forward_act(widened(input), widened(weight), bias32, stride, padding, dilation, transposed,
-                                     output_padding, groups, activation),
-                    type);
-  }
   check_same_device(input, weight, "convolution", "weight");
   const at::Tensor bias = bias_opt && bias_opt->defined() ? *bias_opt : at::Tensor();
   if (bias.defined()) check_same_device(input, bias, "convolution", "bias");
   const std::optional<ConvPlan> plan =
       plan_conv(input, weight, stride, padding, dilation, transposed, output_padding, groups);
-  if (!plan || (bias.defined() && bias.scalar_type() != at::kFloat)) {
+  if (!plan || (bias.defined() && bias.scalar_type() != input.scalar_type())) {
     return activated(
         convolution_on_cpu(input, weight, bias_opt, stride, padding, dilation, transposed, output_padding, groups),
         activation);
@@ -337,19 +327,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> conv_backward(const at::Tensor& g
   check_ocl(grad_output, "convolution_backward", "grad_output");
   check_same_device(grad_output, input, "convolution_backward", "input");
   check_same_device(grad_output, weight, "convolution_backward", "weight");
-  const at::ScalarType type = input.scalar_type();
-  if (is_16bit(type) && weight.scalar_type() == type && grad_output.scalar_type() == type) {
-    auto [gi, gw, gb] = conv_backward(widened(grad_output), widened(input), widened(weight), stride, padding, dilation,
-                                      transposed, output_padding, groups, output_mask);
-    return {narrowed(gi, type), narrowed(gw, type), narrowed(gb, type)};
-  }
   const std::optional<ConvPlan> plan =
       plan_conv(input, weight, stride, padding, dilation, transposed, output_padding, groups);
   auto on_cpu = [&] {
     return convolution_backward_on_cpu(grad_output, input, weight, stride, padding, dilation, transposed,
                                        output_padding, groups, output_mask);
   };
-  if (!plan || grad_output.scalar_type() != at::kFloat || grad_output.dim() != input.dim()) return on_cpu();
+  if (!plan || grad_output.scalar_type() != input.scalar_type() || grad_output.dim() != input.dim()) return on_cpu();
   const ConvGeometry& g = plan->g;
   const at::Tensor x4 = as_4d(input).contiguous(), w4 = as_4d(weight).contiguous();
   const at::Tensor dy4 = as_4d(grad_output).contiguous();
