@@ -5,7 +5,8 @@ command: where a model's convolution time goes (forward, input gradient, weight 
     python ocltune_torch/bench/conv_bench.py --baseline cpu --shapes small    (PoCL)
 
 Each case is aten.convolution (forward) or aten.convolution_backward with one output (the input or
-the weight gradient), fp32, TF32 off on both sides. Two figures per case, medians of --reps:
+the weight gradient), fp32 (or `--dtype fp16|bf16`: input, weight and gradient of that dtype, as under
+autocast), TF32 off on both sides. Two figures per case, medians of --reps:
 "synced" times one call with the device idle before and after it (what models.py --breakdown sees);
 "chained" times --chain calls back to back, per call (what a model step sees when the host keeps
 ahead). A large synced figure with a small chained one is latency (host cost, gaps between kernels);
@@ -49,16 +50,19 @@ SHAPES = {
 DIRECTIONS = ("forward", "input grad", "weight grad")
 
 
-def cases(device, shapes):
+DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+def cases(device, shapes, dtype):
     """(name, direction, call) for every shape and direction."""
     out = []
     for name, n, c, h, k, r, stride in SHAPES[shapes]:
         gen = torch.Generator().manual_seed(0)
-        x = torch.randn(n, c, h, h, generator=gen).to(device)
-        w = (torch.randn(k, c, r, r, generator=gen) / (c * r * r) ** 0.5).to(device)
+        x = torch.randn(n, c, h, h, generator=gen).to(dtype).to(device)
+        w = (torch.randn(k, c, r, r, generator=gen) / (c * r * r) ** 0.5).to(dtype).to(device)
         pad = r // 2
         y = torch.nn.functional.conv2d(x, w, stride=stride, padding=pad)
-        dy = torch.randn(y.shape, generator=gen).to(device)
+        dy = torch.randn(y.shape, generator=gen).to(dtype).to(device)
         common = ([stride, stride], [pad, pad], [1, 1], False, [0, 0], 1)
 
         def backward(mask, dy=dy, x=x, w=w, common=common):
@@ -70,14 +74,14 @@ def cases(device, shapes):
     return out
 
 
-def measure(device, shapes, chain, reps):
+def measure(device, shapes, chain, reps, dtype):
     """{"name / direction": [synced ms, chained ms per call]}."""
     if device.type == "cuda":
         torch.backends.cudnn.allow_tf32 = False
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.benchmark = True
     figures = {}
-    for name, direction, call in cases(device, shapes):
+    for name, direction, call in cases(device, shapes, DTYPES[dtype]):
         for _ in range(3):  # programs, decisions, cuDNN's algorithm search
             call()
         synchronize(device)
@@ -117,12 +121,14 @@ parser.add_argument("--ocl", default="ocl:0")
 parser.add_argument("--shapes", default="resnet", choices=sorted(SHAPES))
 parser.add_argument("--chain", type=int, default=10)
 parser.add_argument("--reps", type=int, default=11)
+parser.add_argument("--dtype", default="fp32", choices=sorted(DTYPES))
 parser.add_argument("--json", help="write the figures here")
 parser.add_argument("--measure-only", help=argparse.SUPPRESS)  # the child process of a CUDA baseline
 args = parser.parse_args()
 
 if args.measure_only:
-    print(json.dumps(measure(torch.device(args.measure_only), args.shapes, args.chain, args.reps)), flush=True)
+    print(json.dumps(measure(torch.device(args.measure_only), args.shapes, args.chain, args.reps, args.dtype)),
+          flush=True)
     sys.exit(0)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -135,11 +141,11 @@ if args.baseline == "cuda":
                            capture_output=True, text=True, check=True)
     base = json.loads([line for line in child.stdout.splitlines() if line.startswith("{")][-1])
 elif args.baseline != "none":
-    base = measure(torch.device(args.baseline), args.shapes, args.chain, args.reps)
+    base = measure(torch.device(args.baseline), args.shapes, args.chain, args.reps, args.dtype)
 ocltune_torch.reset_dispatch_stats()
-ours = measure(ocl, args.shapes, args.chain, args.reps)
+ours = measure(ocl, args.shapes, args.chain, args.reps, args.dtype)
 found = levels()
-print(f"torch {torch.__version__}; ocl: {torch.ocl.get_device_name(ocl)}; baseline: {args.baseline}; fp32; "
+print(f"torch {torch.__version__}; ocl: {torch.ocl.get_device_name(ocl)}; baseline: {args.baseline}; {args.dtype}; "
       f"medians of {args.reps}; chains of {args.chain}")
 print(f"levels of the {len(found)} conv2d problems: "
       + ", ".join(f"{lv} {sum(1 for v in found.values() if v == lv)}" for lv in sorted(set(found.values()))))
@@ -152,4 +158,4 @@ for key, (synced, chained) in ours.items():
 if args.json:
     with open(args.json, "w") as f:
         json.dump(dict(command=" ".join(sys.argv), torch=torch.__version__, ocl_device=torch.ocl.get_device_name(ocl),
-                       baseline=b, baseline_ms=base, ocl_ms=ours, ocl_levels=found), f, indent=1)
+                       dtype=args.dtype, baseline=b, baseline_ms=base, ocl_ms=ours, ocl_levels=found), f, indent=1)

@@ -45,6 +45,17 @@ def test_conv_bench_times_every_direction_of_every_shape(tmp_path):
     assert "3x3 16@14 / weight grad" in text
 
 
+def test_conv_bench_times_16bit_convolutions(tmp_path):
+    out = tmp_path / "conv16.json"
+    text = run_script("conv_bench.py", "--shapes", "small", "--baseline", "cpu", "--ocl", OCL, "--reps", "1",
+                      "--chain", "1", "--dtype", "bf16", "--json", str(out))
+    figures = json.loads(out.read_text())
+    assert figures["dtype"] == "bf16" and "; bf16;" in text
+    assert len(figures["ocl_ms"]) == 9 and figures["ocl_ms"].keys() == figures["baseline_ms"].keys()
+    for key, (synced, chained) in figures["ocl_ms"].items():
+        assert positive(synced) and positive(chained), key
+
+
 def test_gemm_bench_times_every_precision_and_names_the_math_it_ran(tmp_path):
     out = tmp_path / "gemm.json"
     text = run_script("gemm_bench.py", "--shapes", "small", "--baseline", "cpu", "--ocl", OCL, "--reps", "1",
