@@ -285,8 +285,10 @@ TEST(Conv2dIm2col, CpuGemmVariantMatchesTheReferenceInEveryDirection) {
 // (conv2d_im2col_cpu, conv2d_col2im_cpu), which compute each row's padded columns from stride,
 // padding and dilation, and the GPU variants' per-pixel gather (conv2d_im2col, a channel's taps
 // per work-item): column strides of 1, 2 and 3, padding wider than a tap's reach (taps with no input
-// column at all), dilation, a 1-pixel-wide image, and the 3-channel 5x5 shape of the defaults
-// test; every direction, one and two images per block.
+// column at all), dilation, a 1-pixel-wide image, the 3-channel 5x5 shape of the defaults test, and
+// a 150-pixel-wide one (the 16-bit CPU scatter sums a row in chunks of 64 columns); every direction,
+// one and two images per block, fp32 and bf16 tensors (fp32 im2col matrices where the GEMM variant
+// would widen 16-bit ones).
 TEST(Conv2dIm2col, GathersMatchTheReferenceAtOddStridesAndPadding) {
   const DeviceInfo& device = testing::test_session().device();
   const bool cpu = satisfies(device, cpu_device());
@@ -306,23 +308,27 @@ TEST(Conv2dIm2col, GathersMatchTheReferenceAtOddStridesAndPadding) {
        .pad_w = 4,
        .dil_w = 2},
       {.n = 2, .c = 2, .h = 6, .w = 1, .k = 3, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1, .dil_h = 2},
+      {.n = 1, .c = 2, .h = 4, .w = 150, .k = 2, .r = 2, .s = 5, .stride_w = 2, .pad_h = 1, .pad_w = 3, .dil_w = 2},
   };
   for (const ConvDirection dir :
        {ConvDirection::kForward, ConvDirection::kBackwardData, ConvDirection::kBackwardWeight}) {
     for (Conv2dShape s : shapes) {
-      s.dir = dir;
-      const Conv2dProblem problem(s);
-      const SearchSpace space = problem.space(device);
-      std::vector<Config> configs = {conv2d_default_config(s, kAlgoIm2col)};  // gemm.cl: the GPU gather
-      if (cpu) configs.push_back(*conv2d_cpu_default_config(s));
-      for (std::size_t j = 0, n = configs.size(); j < n; ++j) {
-        ASSERT_TRUE(space.contains(configs[j])) << s.key() << ": " << space.check(configs[j]);
-        Config pairs = configs[j];
-        pairs["CHUNK"] = 2;
-        pairs["WIDE"] = 2;
-        if (space.contains(pairs)) configs.push_back(pairs);
+      for (const DType dtype : {DType::kFp32, DType::kBf16}) {
+        s.dir = dir;
+        s.dtype = dtype;
+        const Conv2dProblem problem(s);
+        const SearchSpace space = problem.space(device);
+        std::vector<Config> configs = {conv2d_default_config(s, kAlgoIm2col)};  // gemm.cl: the GPU gather
+        if (cpu) configs.push_back(*conv2d_cpu_default_config(s));
+        for (std::size_t j = 0, n = configs.size(); j < n; ++j) {
+          ASSERT_TRUE(space.contains(configs[j])) << s.key() << ": " << space.check(configs[j]);
+          Config pairs = configs[j];
+          pairs["CHUNK"] = 2;
+          pairs["WIDE"] = 2;
+          if (space.contains(pairs)) configs.push_back(pairs);
+        }
+        expect_all_ok(problem, configs);
       }
-      expect_all_ok(problem, configs);
     }
   }
 }

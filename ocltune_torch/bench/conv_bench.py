@@ -2,7 +2,7 @@
 command: where a model's convolution time goes (forward, input gradient, weight gradient).
 
     python ocltune_torch/bench/conv_bench.py --baseline cuda --ocl ocl:1      (on the H200)
-    python ocltune_torch/bench/conv_bench.py --baseline cpu --shapes small    (PoCL)
+    python ocltune_torch/bench/conv_bench.py --baseline cpu --shapes small    (PoCL; resnet-b4: larger)
 
 Each case is aten.convolution (forward) or aten.convolution_backward with one output (the input or
 the weight gradient), fp32 (or `--dtype fp16|bf16`: input, weight and gradient of that dtype, as under
@@ -40,6 +40,13 @@ SHAPES = {
         ("resnet50 1x1 256->1024@14", 32, 256, 14, 1024, 1, 1),
         ("resnet50 1x1 s2 256->512@56", 32, 256, 56, 512, 1, 2),
         ("resnet 7x7 s2 3->64@224", 32, 3, 224, 64, 7, 2),
+    ],
+    # resnet50's layers at batch 4: large enough on a CPU device for the passes' memory traffic, not
+    # the launches, to decide.
+    "resnet-b4": [
+        ("resnet50 3x3 64@56 b4", 4, 64, 56, 64, 3, 1),
+        ("resnet50 3x3 s2 128@56 b4", 4, 128, 56, 128, 3, 2),
+        ("resnet50 1x1 256->64@56 b4", 4, 256, 56, 64, 1, 1),
     ],
     "small": [
         ("3x3 16@14", 4, 16, 14, 16, 3, 1),

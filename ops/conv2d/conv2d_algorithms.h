@@ -83,6 +83,7 @@ inline constexpr int kSplitSlot = 9;     // the direct weight gradient's per-chu
 inline constexpr int kColumnsSlot = 10;  // im2col matrices
 inline constexpr int kBlocksSlot = 11;   // im2col's outputs or output gradients in blocks of WIDE images
 inline constexpr int kTotalSlot = 13;    // a 16-bit weight gradient's fp32 sum of the chunks before the last
+inline constexpr int kWeightsSlot = 14;  // 16-bit weights widened for im2col's fp32 GEMMs
 // The per-image partials of one chunk of images stay within this many bytes.
 inline constexpr std::int64_t kPartialBytes = std::int64_t{256} << 20;
 

@@ -15,10 +15,14 @@
 //   bwd_weight: partial[b][g]           = dy[b][g] * cols[b][g]^T (Kg x CgRS), summed over the
 //               blocks in order (no atomics; written to dw directly where one block holds every
 //               image), then the bias gradient
-// With 16-bit storage the im2col matrices, blocks and partials are 16-bit too: the GEMMs take
-// 16-bit operands (the GEMM family's 16-bit variants, tensor cores on NVIDIA), at the price of a
-// second rounding where a GEMM's 16-bit C goes on into col2im's or the blocks' sums (the
-// tolerance allows it; the GEMM family has no 16-bit-input, fp32-output GEMM).
+// With 16-bit storage the im2col matrices, blocks and partials are of the type the GEMM variant
+// reads (work_dtype): 16-bit for the variants on packed operands (tensor cores on NVIDIA), at the
+// price of a second rounding where a GEMM's 16-bit C goes on into col2im's or the blocks' sums (the
+// tolerance allows it; the GEMM family has no 16-bit-input, fp32-output GEMM); fp32 for every other
+// variant, which would widen a 16-bit matrix into an fp32 copy first (an extra pass over a matrix
+// nine times the input for 3x3 filters: twice the time of the fp32 convolution on PoCL). There the
+// gathers read 16-bit and write fp32, the weights are widened once, the GEMMs run in fp32 on blocks
+// (every direction goes through blocks) and the last pass rounds once.
 #include <algorithm>
 #include <numeric>
 
@@ -57,9 +61,14 @@ GemmShape group_gemm(const Conv2dShape& s, std::int64_t blocks, std::int64_t wid
 // below it that divides the chunk (a last, shorter chunk).
 std::int64_t block_images(const Config& c, std::int64_t images) { return std::gcd(at(c, "WIDE"), images); }
 
+// The type of the im2col matrices, blocks and partials (see the top of the file).
+DType work_dtype(const Conv2dShape& s, const Config& c) {
+  return s.dtype != DType::kFp32 && !gemm_reads_16bit(gemm_part(c, {"CHUNK", "WIDE"})) ? DType::kFp32 : s.dtype;
+}
+
 // Images per chunk: CHUNK, within the workspace limits (at least one image).
 std::int64_t chunk_images(const Conv2dShape& s, const Config& c) {
-  const std::int64_t bytes = static_cast<std::int64_t>(dtype_bytes(s.dtype));
+  const std::int64_t bytes = static_cast<std::int64_t>(dtype_bytes(work_dtype(s, c)));
   const std::int64_t columns = s.c * s.r * s.s * pixels(s) * bytes;
   std::int64_t images = std::min(at(c, "CHUNK"), s.n);
   images = std::min(images, std::max<std::int64_t>(1, kColumnsBytes / columns));
@@ -72,8 +81,8 @@ std::int64_t chunk_images(const Conv2dShape& s, const Config& c) {
 // The largest power of two of images, at most 64 and at most next_pow2(N), whose im2col matrices
 // take at most `bytes`: large enough for a batched GEMM to fill a device with small images, small
 // enough for a CPU's caches (16 MiB) to hold what the GEMM reads right after it was gathered.
-std::int64_t default_chunk(const Conv2dShape& s, std::int64_t bytes) {
-  const std::int64_t columns = s.c * s.r * s.s * pixels(s) * static_cast<std::int64_t>(dtype_bytes(s.dtype));
+std::int64_t default_chunk(const Conv2dShape& s, DType work, std::int64_t bytes) {
+  const std::int64_t columns = s.c * s.r * s.s * pixels(s) * static_cast<std::int64_t>(dtype_bytes(work));
   std::int64_t chunk = 1;
   while (chunk < 64 && chunk < s.n && 2 * chunk * columns <= bytes) chunk *= 2;
   return chunk;
@@ -107,14 +116,21 @@ SearchSpace with_chunk(const SearchSpace& gemm_based, const Conv2dShape& s) {
   return out;
 }
 
+// conv2d_im2col.cl for matrices and blocks of type `work`.
+ProgramSource im2col_program(const Conv2dShape& s, DType work) {
+  ProgramSource program = conv_program("conv2d_im2col.cl", s, {}, {});
+  if (work != s.dtype) program.defines.emplace_back("WORK_FP32", "1");
+  return program;
+}
+
 // The gather into the im2col matrices: per element on GPUs, per tap row on CPUs (`cpu`, the plans
 // of the CPU GEMM variant; see kernels/conv2d_im2col.cl).
 KernelLaunch im2col_launch(const Conv2dShape& s, const Conv2dOperands& o, std::int64_t first, std::int64_t images,
-                           std::int64_t wide, const cl::Buffer& cols, bool cpu) {
+                           std::int64_t wide, const cl::Buffer& cols, DType work, bool cpu) {
   std::vector<KernelArg> args = shape_args(s);
   args.insert(args.end(), {o.input, static_cast<cl_long>(o.input_offset), static_cast<cl_int>(first),
                            static_cast<cl_int>(wide), cols});
-  ProgramSource program = conv_program("conv2d_im2col.cl", s, {}, {});
+  ProgramSource program = im2col_program(s, work);
   if (cpu)
     return driver_local(
         make_launch(std::move(program), "conv2d_im2col_cpu", std::move(args), s.c * s.r * s.s, images, 1, 1, 1, 1));
@@ -122,13 +138,21 @@ KernelLaunch im2col_launch(const Conv2dShape& s, const Conv2dOperands& o, std::i
                      s.c, images, kIm2colWg, 1, 1);
 }
 
+// The weights (all groups) widened into `w32` for GEMMs on fp32 matrices.
+KernelLaunch widen_weights_launch(const Conv2dShape& s, const Conv2dOperands& o, const cl::Buffer& w32) {
+  const std::int64_t count = s.weight_elements();
+  return make_launch(im2col_program(s, DType::kFp32), "conv2d_widen_weights",
+                     {static_cast<cl_long>(count), o.weight, static_cast<cl_long>(o.weight_offset), w32},
+                     ceil_div(count, 256) * 256, 1, 1, 256, 1, 1);
+}
+
 // The scatter back from the im2col shape into dx: per element on GPUs, per input row on CPUs.
 KernelLaunch col2im_launch(const Conv2dShape& s, const Conv2dOperands& o, std::int64_t first, std::int64_t images,
-                           std::int64_t wide, const cl::Buffer& cols, bool cpu) {
+                           std::int64_t wide, const cl::Buffer& cols, DType work, bool cpu) {
   std::vector<KernelArg> args = shape_args(s);
   args.insert(args.end(), {cols, static_cast<cl_int>(wide), o.input, static_cast<cl_long>(o.input_offset),
                            static_cast<cl_int>(first)});
-  ProgramSource program = conv_program("conv2d_im2col.cl", s, {}, {});
+  ProgramSource program = im2col_program(s, work);
   if (cpu)
     return driver_local(
         make_launch(std::move(program), "conv2d_col2im_cpu", std::move(args), s.h, s.c, images, 1, 1, 1));
@@ -138,7 +162,7 @@ KernelLaunch col2im_launch(const Conv2dShape& s, const Conv2dOperands& o, std::i
 
 // dy (or y) of the chunk's images to their blocks (to_blocks), or back.
 KernelLaunch blocks_launch(const Conv2dShape& s, const Conv2dOperands& o, std::int64_t first, std::int64_t images,
-                           std::int64_t wide, const cl::Buffer& blocks, bool to_blocks) {
+                           std::int64_t wide, const cl::Buffer& blocks, DType work, bool to_blocks) {
   std::vector<KernelArg> args = shape_args(s);
   const cl_long images_offset = static_cast<cl_long>(o.output_offset);
   if (to_blocks) {
@@ -146,9 +170,8 @@ KernelLaunch blocks_launch(const Conv2dShape& s, const Conv2dOperands& o, std::i
   } else {
     args.insert(args.end(), {blocks, static_cast<cl_int>(wide), o.output, images_offset, static_cast<cl_int>(first)});
   }
-  return make_launch(conv_program("conv2d_im2col.cl", s, {}, {}),
-                     to_blocks ? "conv2d_images_to_blocks" : "conv2d_blocks_to_images", std::move(args),
-                     ceil_div(pixels(s), kIm2colWg) * kIm2colWg, s.k, images, kIm2colWg, 1, 1);
+  return make_launch(im2col_program(s, work), to_blocks ? "conv2d_images_to_blocks" : "conv2d_blocks_to_images",
+                     std::move(args), ceil_div(pixels(s), kIm2colWg) * kIm2colWg, s.k, images, kIm2colWg, 1, 1);
 }
 
 }  // namespace
@@ -173,7 +196,8 @@ Config im2col_default(const Conv2dShape& s, const DeviceInfo* gpu) {
   c["MWG"] = g.m <= 16 ? 16 : 32;
   c["NWG"] = g.n <= 16 ? 16 : 32;
   c["ALGO"] = kAlgoIm2col;
-  c["CHUNK"] = default_chunk(s, s.dir == ConvDirection::kBackwardWeight ? kColumnsBytes : std::int64_t{64} << 20);
+  c["CHUNK"] = default_chunk(s, work_dtype(s, c),
+                             s.dir == ConvDirection::kBackwardWeight ? kColumnsBytes : std::int64_t{64} << 20);
   std::int64_t wide = 1;
   while (wide < c["CHUNK"] && wide * pixels(s) < 1024) wide *= 2;
   c["WIDE"] = wide;
@@ -189,7 +213,7 @@ Config im2col_default(const Conv2dShape& s, const DeviceInfo* gpu) {
 Config im2col_cpu_default(const Conv2dShape& s) {
   Config c = gemm_cpu_default_config(group_gemm(s, s.n, 1));
   c["ALGO"] = kAlgoIm2col;
-  c["CHUNK"] = default_chunk(s, std::int64_t{16} << 20);
+  c["CHUNK"] = default_chunk(s, work_dtype(s, c), std::int64_t{16} << 20);
   c["WIDE"] = 1;
   return c;
 }
@@ -202,40 +226,51 @@ void im2col_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c,
   const std::int64_t image_columns = s.c * s.r * s.s * pq;  // one image's im2col matrix, all groups
   const std::int64_t image_outputs = s.k * pq;              // one image's y or dy
   const std::int64_t per_chunk = chunk_images(s, c);
-  const std::size_t bytes = dtype_bytes(s.dtype);  // the im2col matrices, blocks and partials are of the storage type
+  const DType work = work_dtype(s, c);   // of the im2col matrices, blocks and partials
+  const bool widened = work != s.dtype;  // fp32 matrices for 16-bit tensors: the GEMMs see no tensor
+  const std::size_t bytes = dtype_bytes(work);
   const cl::Buffer cols = workspace.get(static_cast<std::size_t>(per_chunk * image_columns) * bytes, kColumnsSlot);
-  // y or dy in blocks, where a chunk has blocks of more than one image.
+  // y or dy in blocks, where a chunk has blocks of more than one image or the GEMMs need fp32 copies.
+  const bool any_blocks = (at(c, "WIDE") > 1 && per_chunk > 1) || widened;
   const cl::Buffer blocks =
-      at(c, "WIDE") > 1 && per_chunk > 1
-          ? workspace.get(static_cast<std::size_t>(per_chunk * image_outputs) * bytes, kBlocksSlot)
-          : cl::Buffer();
-  // The weight gradient is written by the GEMMs where one block holds every image; otherwise the
-  // blocks' partials are summed into dw, chunk after chunk.
+      any_blocks ? workspace.get(static_cast<std::size_t>(per_chunk * image_outputs) * bytes, kBlocksSlot)
+                 : cl::Buffer();
+  // The weight gradient is written by the GEMMs where one block holds every image and is of dw's
+  // type; otherwise the blocks' partials are summed into dw, chunk after chunk.
   const bool weight_grad = s.dir == ConvDirection::kBackwardWeight;
   const std::int64_t plane = s.weight_elements();
-  const bool partials = weight_grad && block_images(c, std::min(per_chunk, s.n)) < s.n;
+  const bool partials = weight_grad && (block_images(c, std::min(per_chunk, s.n)) < s.n || widened);
+  // The weights as the fp32 GEMMs of the other directions read them.
+  cl::Buffer weights = o.weight;
+  std::int64_t weights_at = o.weight_offset;
+  if (widened && !weight_grad) {
+    weights = workspace.get(static_cast<std::size_t>(plane) * sizeof(float), kWeightsSlot);
+    weights_at = 0;
+    plan.kernels.push_back(widen_weights_launch(s, o, weights));
+  }
   const cl::Buffer partial =
       partials ? workspace.get(static_cast<std::size_t>(per_chunk * plane) * bytes, kPartialSlot) : cl::Buffer();
   for (std::int64_t first = 0; first < s.n; first += per_chunk) {
     const std::int64_t images = std::min(per_chunk, s.n - first);
     const std::int64_t wide = block_images(c, images), block_count = images / wide, columns = wide * pq;
     // The GEMMs' view of y or dy: the tensor itself (one image per block), or its blocks.
-    const bool in_blocks = wide > 1;
+    const bool in_blocks = wide > 1 || widened;
     const cl::Buffer& outputs = in_blocks ? blocks : o.output;
     const std::int64_t outputs_at = in_blocks ? 0 : o.output_offset + first * image_outputs;
     if (s.dir != ConvDirection::kBackwardData)
-      plan.kernels.push_back(im2col_launch(s, o, first, images, wide, cols, cpu));
+      plan.kernels.push_back(im2col_launch(s, o, first, images, wide, cols, work, cpu));
     if (s.dir != ConvDirection::kForward && in_blocks) {
-      plan.kernels.push_back(blocks_launch(s, o, first, images, wide, blocks, true));
+      plan.kernels.push_back(blocks_launch(s, o, first, images, wide, blocks, work, true));
     }
-    const GemmShape g = group_gemm(s, block_count, wide);
+    GemmShape g = group_gemm(s, block_count, wide);
+    g.dtype = work;
     for (std::int64_t group = 0; group < s.groups; ++group) {
       GemmOperands m;
-      const std::int64_t group_weights = o.weight_offset + group * kg * cgrs, group_taps = group * cgrs * columns,
+      const std::int64_t group_weights = weights_at + group * kg * cgrs, group_taps = group * cgrs * columns,
                          group_outputs = outputs_at + group * kg * columns;
       if (s.dir == ConvDirection::kForward || s.dir == ConvDirection::kBackwardData) {
         const bool forward = s.dir == ConvDirection::kForward;
-        m.a = o.weight;  // w[g] is Kg x CgRS in both directions; bwd_data reads it transposed
+        m.a = weights;  // w[g] is Kg x CgRS in both directions; bwd_data reads it transposed
         m.a_offset = group_weights;
         m.lda = cgrs;
         m.b = forward ? cols : outputs;
@@ -265,13 +300,13 @@ void im2col_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c,
       }
     }
     if (s.dir == ConvDirection::kForward && in_blocks) {
-      plan.kernels.push_back(blocks_launch(s, o, first, images, wide, blocks, false));
+      plan.kernels.push_back(blocks_launch(s, o, first, images, wide, blocks, work, false));
     }
     if (s.dir == ConvDirection::kBackwardData)
-      plan.kernels.push_back(col2im_launch(s, o, first, images, wide, cols, cpu));
+      plan.kernels.push_back(col2im_launch(s, o, first, images, wide, cols, work, cpu));
     if (partials) {
       plan.kernels.push_back(
-          sum_images_launch(s, block_count, plane, partial, o, first > 0, first + images == s.n, workspace, s.dtype));
+          sum_images_launch(s, block_count, plane, partial, o, first > 0, first + images == s.n, workspace, work));
     }
   }
   if (s.dir == ConvDirection::kForward) add_bias_act(s, o, plan);

@@ -419,6 +419,8 @@ LaunchPlan ksplit_plan(const GemmShape& s, const GemmOperands& o, const Config& 
 
 }  // namespace
 
+bool gemm_reads_16bit(const Config& config) { return is_wgmma_packed_config(config) || is_mma_packed_config(config); }
+
 LaunchPlan gemm_plan(const GemmShape& s, const GemmOperands& o, const Config& config, Workspace& workspace) {
   check_operands(s, o);
   return gemm_plan_unchecked(s, o, config, workspace);
@@ -427,7 +429,7 @@ LaunchPlan gemm_plan(const GemmShape& s, const GemmOperands& o, const Config& co
 LaunchPlan gemm_plan_unchecked(const GemmShape& s, const GemmOperands& o, const Config& config, Workspace& workspace) {
   // 16-bit storage: the variants on packed operands read it themselves, every other one through
   // fp32 copies.
-  if (s.dtype != DType::kFp32 && !is_wgmma_packed_config(config) && !is_mma_packed_config(config)) {
+  if (s.dtype != DType::kFp32 && !gemm_reads_16bit(config)) {
     return gemm_detail::widened_plan(s, o, config, workspace);
   }
   if (is_mma_packed_config(config)) return gemm_detail::mma_packed_plan(s, o, config, workspace);

@@ -121,6 +121,10 @@ bool is_mma_packed_config(const Config& config);
 // The untuned configuration of the warpgroup variant on packed operands (wgmma_packed_tf32).
 Config gemm_wgmma_packed_default_config();
 bool is_wgmma_packed_config(const Config& config);
+// Whether a 16-bit GEMM on `config` reads its 16-bit operands as they are: the variants on packed
+// operands do; every other one multiplies fp32 copies that its plan widens first. A caller that
+// builds an operand for the GEMM (conv2d's im2col matrix) builds it in fp32 where it would be widened.
+bool gemm_reads_16bit(const Config& config);
 // The untuned CPU configuration for `shape` (only meaningful where the cpu variant exists).
 Config gemm_cpu_default_config(const GemmShape& shape);
 bool is_cpu_config(const Config& config);
