@@ -49,6 +49,11 @@ class Problem {
     (void)config;
     return false;
   }
+  // Whether a 16-bit call may run an fp32 row's configuration where its own dtype has no row: true
+  // where a configuration names the same kernels in every storage type (conv2d), so that an fp32
+  // tuning serves autocast until 16-bit rows exist; false where the 16-bit problem has variants of
+  // its own that an fp32 row would pass over (the GEMM's packed tensor-core ones).
+  virtual bool fp32_rows_serve() const { return false; }
   virtual std::string shape_key() const = 0;      // canonical text of the shape: the database key
   virtual nlohmann::json shape_json() const = 0;  // accepted back by the family's from_json
   virtual SearchSpace space(const DeviceInfo& device) const = 0;

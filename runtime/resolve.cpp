@@ -138,6 +138,30 @@ void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call
                             describe(*nearest->second), nearest->first});
     }
   }
+  // A 16-bit call with no row of its dtype at some level: the fp32 rows of its family where their
+  // configurations run in 16 bits too (conv2d: the same kernels, the storage type a define), this
+  // shape's first, then the nearest; checked at first dispatch against the 16-bit tolerance like any
+  // borrowed row. Before them an autocast step ran every convolution on a built-in configuration
+  // (measured on an H100: 0.07-0.34 of cuDNN per layer direction) where fp32 had tuned rows.
+  if (problem->dtype() != DType::kFp32 && problem->fp32_rows_serve()) {
+    const std::string fp32 = dtype_name(DType::kFp32);
+    nlohmann::json fp32_shape = shape_json;
+    fp32_shape.erase("dtype");
+    const ShapeInfo fp32_info = shape_info(fp32_shape);
+    const TunedEntry* row = table->exact(op, fp32, math, key);
+    if (row && space.contains(row->config) && !is_blocked(blocked_key(*problem, row->config))) {
+      candidates.push_back({Level::kNearest, row->config, "fp32 " + describe(*row), 0.0});
+    }
+    for (const bool same_device : {true, false}) {
+      for (const auto& [distance, tuned] :
+           table->nearest(op, fp32, math, key, fp32_info, same_device, options_.max_nearest_distance)) {
+        if (!space.contains(tuned->config) || is_blocked(blocked_key(*problem, tuned->config))) continue;
+        candidates.push_back(
+            {same_device ? Level::kNearest : Level::kClass, tuned->config, "fp32 " + describe(*tuned), distance});
+        break;
+      }
+    }
+  }
   const bool use_library = !adapter.library().empty() && op == "gemm" && gemm_fallback_ == adapter.library() &&
                            adapter.library_serves(call, session_.device());
   if (use_library) {

@@ -219,9 +219,10 @@ TEST(RuntimeConv2d, SixteenBitCallsMatchTheReferenceInEveryDirection) {
   EXPECT_EQ(rt->stats().resolutions, 18u) << "a problem per dtype: the shape code tells them apart";
 }
 
-// A row is a row of its dtype, as the GEMM's: a 16-bit call takes its dtype's row and never the fp32
-// row of the same shape (nor an fp32 call the 16-bit one); a miss is served by the built-in
-// configuration of the 16-bit problem.
+// A row is a row of its dtype, as the GEMM's: a 16-bit call takes its dtype's row before the fp32
+// row of the same shape, and an fp32 call never takes a 16-bit row. A 16-bit call whose dtype has
+// no row takes the fp32 row (the same kernels in 16 bits), checked at first dispatch, before its
+// built-in configuration.
 TEST(RuntimeConv2d, SixteenBitCallsUseTheRowsOfTheirDtype) {
   const Conv2dShape fp32 = odd_shapes(ConvDirection::kBackwardData)[0];
   const Conv2dShape fp16 = with_dtype(fp32, DType::kFp16), bf16 = with_dtype(fp32, DType::kBf16);
@@ -233,16 +234,22 @@ TEST(RuntimeConv2d, SixteenBitCallsUseTheRowsOfTheirDtype) {
                                                  {conv2d_row(fp16, fp16_row), conv2d_row(fp32, fp32_row)}));
   EXPECT_TRUE(rt->messages().empty()) << (rt->messages().empty() ? "" : rt->messages().front());
   for (const auto& [shape, config, level] : std::vector<std::tuple<Conv2dShape, Config, Level>>{
-           {fp16, fp16_row, Level::kExact},
-           {fp32, fp32_row, Level::kExact},
-           {bf16, Conv2dProblem(bf16).default_config(session().device()), Level::kBuiltin}}) {
+           {fp16, fp16_row, Level::kExact}, {fp32, fp32_row, Level::kExact}, {bf16, fp32_row, Level::kNearest}}) {
     HostConv conv(shape);
     const Dispatch d = ops::conv2d(*rt, session().queue()(), conv.call());
     EXPECT_EQ(d.level, level) << dtype_name(shape.dtype);
     d.last()->wait();
-    EXPECT_EQ(ops::conv2d_decision(*rt, conv.call()).config, config) << dtype_name(shape.dtype);
+    const Decision decision = ops::conv2d_decision(*rt, conv.call());
+    EXPECT_EQ(decision.config, config) << dtype_name(shape.dtype);
+    EXPECT_EQ(decision.verified, level == Level::kNearest) << dtype_name(shape.dtype);
     EXPECT_EQ(conv.check(config), "") << dtype_name(shape.dtype);
   }
+  // Without the fp32 row the bf16 call has its built-in configuration.
+  auto own = make_runtime(testing::write_database(testing::temp_path("conv2d_16bit_rows_own.db"), {session().device()},
+                                                  {conv2d_row(fp16, fp16_row)}));
+  HostConv conv(bf16);
+  EXPECT_EQ(ops::conv2d(*own, session().queue()(), conv.call()).level, Level::kBuiltin);
+  EXPECT_EQ(ops::conv2d_decision(*own, conv.call()).config, Conv2dProblem(bf16).default_config(session().device()));
 }
 
 TEST(RuntimeConv2d, BuiltinLevelMatchesTheReferenceInEveryDirection) {
