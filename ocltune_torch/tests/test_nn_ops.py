@@ -6,6 +6,8 @@ time), so a CPU fallback anywhere in forward or backward fails them; the cases t
 purpose check that they are counted.
 """
 
+import contextlib
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -283,29 +285,34 @@ def test_conv2d_follows_cudnns_tf32_switch(strict):
     # What the conftest set (the legacy getter raises once conv and rnn differ, so new API first).
     saved = cudnn.conv.fp32_precision if new_api else cudnn.allow_tf32
     saved_matmul = torch.get_float32_matmul_precision()
-    try:
-        cudnn.allow_tf32 = True
-        assert allowed()
-        y = F.conv2d(x.to(DEVICE), wt.to(DEVICE), padding=1)
-        assert_close(y, F.conv2d(x, wt, padding=1), rtol=1e-2, atol=1e-2)
-        cudnn.allow_tf32 = False
-        assert not allowed()
-        torch.set_float32_matmul_precision("high")
-        assert not allowed(), "the matmul precision does not govern convolutions"
-        if new_api:
-            cudnn.conv.fp32_precision = "tf32"  # the rnn switch stays off
+    # torch's test utilities (test_opinfo.py imports them) freeze cuDNN's flags on import, and their
+    # flags() context cannot set conv's precision apart from rnn's: allow setting them directly, as
+    # flags() itself does, where a file before this one in the process froze them.
+    unfrozen = getattr(torch.backends, "__allow_nonbracketed_mutation", contextlib.nullcontext)
+    with unfrozen():
+        try:
+            cudnn.allow_tf32 = True
             assert allowed()
-            cudnn.conv.fp32_precision = "ieee"
+            y = F.conv2d(x.to(DEVICE), wt.to(DEVICE), padding=1)
+            assert_close(y, F.conv2d(x, wt, padding=1), rtol=1e-2, atol=1e-2)
+            cudnn.allow_tf32 = False
             assert not allowed()
-        y = F.conv2d(x.to(DEVICE), wt.to(DEVICE), padding=1)
-        assert_close(y, F.conv2d(x, wt, padding=1))
-    finally:
-        torch.set_float32_matmul_precision(saved_matmul)
-        if new_api:
-            cudnn.allow_tf32 = True  # rnn back to its default
-            cudnn.conv.fp32_precision = saved
-        else:
-            cudnn.allow_tf32 = saved
+            torch.set_float32_matmul_precision("high")
+            assert not allowed(), "the matmul precision does not govern convolutions"
+            if new_api:
+                cudnn.conv.fp32_precision = "tf32"  # the rnn switch stays off
+                assert allowed()
+                cudnn.conv.fp32_precision = "ieee"
+                assert not allowed()
+            y = F.conv2d(x.to(DEVICE), wt.to(DEVICE), padding=1)
+            assert_close(y, F.conv2d(x, wt, padding=1))
+        finally:
+            torch.set_float32_matmul_precision(saved_matmul)
+            if new_api:
+                cudnn.allow_tf32 = True  # rnn back to its default
+                cudnn.conv.fp32_precision = saved
+            else:
+                cudnn.allow_tf32 = saved
 
 
 # ---- pooling ----
