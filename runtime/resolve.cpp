@@ -123,21 +123,27 @@ void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call
     if (row && space.contains(row->config) && (!exact || row->median_ns < exact->median_ns)) exact = row;
   }
   if (exact) candidates.push_back({Level::kExact, exact->config, describe(*exact)});
-  for (const bool same_device : {true, false}) {
-    std::optional<std::pair<double, const TunedEntry*>> nearest;
-    for (const auto& [m, m_shape] : maths) {
-      for (const auto& [distance, tuned] :
-           table->nearest(op, dtype, m, key, m_shape, same_device, options_.max_nearest_distance)) {
-        if (!space.contains(tuned->config) || is_blocked(blocked_key(*problem, tuned->config))) continue;
-        if (!nearest || distance < nearest->first) nearest = {distance, tuned};
-        break;
+  // The nearest usable row of `rows_dtype` in any of `row_maths`, on this device, then on its class.
+  const auto add_nearest = [&](const std::string& rows_dtype,
+                               const std::vector<std::pair<std::string, ShapeInfo>>& row_maths,
+                               const std::string& source_prefix) {
+    for (const bool same_device : {true, false}) {
+      std::optional<std::pair<double, const TunedEntry*>> nearest;
+      for (const auto& [m, m_shape] : row_maths) {
+        for (const auto& [distance, tuned] :
+             table->nearest(op, rows_dtype, m, key, m_shape, same_device, options_.max_nearest_distance)) {
+          if (!space.contains(tuned->config) || is_blocked(blocked_key(*problem, tuned->config))) continue;
+          if (!nearest || distance < nearest->first) nearest = {distance, tuned};
+          break;
+        }
+      }
+      if (nearest) {
+        candidates.push_back({same_device ? Level::kNearest : Level::kClass, nearest->second->config,
+                              source_prefix + describe(*nearest->second), nearest->first});
       }
     }
-    if (nearest) {
-      candidates.push_back({same_device ? Level::kNearest : Level::kClass, nearest->second->config,
-                            describe(*nearest->second), nearest->first});
-    }
-  }
+  };
+  add_nearest(dtype, maths, "");
   // A 16-bit call with no row of its dtype at some level: the fp32 rows of its family where their
   // configurations run in 16 bits too (conv2d: the same kernels, the storage type a define), this
   // shape's first, then the nearest; checked at first dispatch against the 16-bit tolerance like any
@@ -145,22 +151,20 @@ void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call
   // (measured on an H100: 0.07-0.34 of cuDNN per layer direction) where fp32 had tuned rows.
   if (problem->dtype() != DType::kFp32 && problem->fp32_rows_serve()) {
     const std::string fp32 = dtype_name(DType::kFp32);
-    nlohmann::json fp32_shape = shape_json;
-    fp32_shape.erase("dtype");
-    const ShapeInfo fp32_info = shape_info(fp32_shape);
-    const TunedEntry* row = table->exact(op, fp32, math, key);
-    if (row && space.contains(row->config) && !is_blocked(blocked_key(*problem, row->config))) {
-      candidates.push_back({Level::kNearest, row->config, "fp32 " + describe(*row), 0.0});
+    std::vector<std::pair<std::string, ShapeInfo>> fp32_maths;  // the shape as an fp32 row names it
+    for (const auto& [m, m_shape] : maths) {
+      nlohmann::json fp32_shape = shape_json;
+      fp32_shape.erase("dtype");
+      if (m != math) fp32_shape.erase("math");
+      fp32_maths.emplace_back(m, shape_info(fp32_shape));
     }
-    for (const bool same_device : {true, false}) {
-      for (const auto& [distance, tuned] :
-           table->nearest(op, fp32, math, key, fp32_info, same_device, options_.max_nearest_distance)) {
-        if (!space.contains(tuned->config) || is_blocked(blocked_key(*problem, tuned->config))) continue;
-        candidates.push_back(
-            {same_device ? Level::kNearest : Level::kClass, tuned->config, "fp32 " + describe(*tuned), distance});
-        break;
-      }
+    const TunedEntry* row = nullptr;
+    for (const auto& m : fp32_maths) {
+      const TunedEntry* r = table->exact(op, fp32, m.first, key);
+      if (r && space.contains(r->config) && (!row || r->median_ns < row->median_ns)) row = r;
     }
+    if (row) candidates.push_back({Level::kNearest, row->config, "fp32 " + describe(*row), 0.0});
+    add_nearest(fp32, fp32_maths, "fp32 ");
   }
   const bool use_library = !adapter.library().empty() && op == "gemm" && gemm_fallback_ == adapter.library() &&
                            adapter.library_serves(call, session_.device());
