@@ -5,7 +5,9 @@
 
 For each model and mode (inference: eval + no_grad; training: forward, loss, backward, optimiser step)
 it times `--reps` steps after `--warmup` steps on each device, synchronising the device after every
-step, and prints the median per device and the ratio baseline / ocl (above 1: ocl is faster), the peak
+step, and prints the median per device and the ratio baseline / ocl (above 1: ocl is faster); then
+`--reps` steps back to back with one synchronisation at the end, as a training loop runs them (the
+"b2b" columns: ms per step, and their ratio), the peak
 memory each caching allocator had allocated (MiB; cuda and ocl) and the buffers ocl created during
 the timed steps (clCreateBuffer calls: 0 once the allocator serves a steady state). Both
 devices get the same weights and inputs. `--precision fp32` turns TF32 off on both sides (CUDA's
@@ -73,9 +75,10 @@ def allocator(device):
 
 
 def time_steps(step, device, warmup, reps):
-    """The median step in ms, every step's seconds, and the memory: peak allocated MiB since run()
-    reset it, and the driver allocations (cudaMalloc, clCreateBuffer) the timed steps made, which a
-    caching allocator keeps at 0 in steady state."""
+    """The median step in ms, every step's seconds, the memory (peak allocated MiB since run() reset
+    it, and the driver allocations, cudaMalloc or clCreateBuffer, the synchronised steps made, which a
+    caching allocator keeps at 0 in steady state), and the ms per step of `reps` steps back to back,
+    the device synchronised once after the last."""
     for _ in range(warmup):
         step()
     synchronize(device)
@@ -91,7 +94,12 @@ def time_steps(step, device, warmup, reps):
     if mem:
         memory = dict(peak_mib=mem.max_memory_allocated(device) / 2**20,
                       steady_device_allocs=mem.memory_stats(device).get("num_device_alloc", 0) - allocs)
-    return statistics.median(times) * 1e3, times, memory
+    start = time.perf_counter()
+    for _ in range(reps):
+        step()
+    synchronize(device)
+    back_to_back_ms = (time.perf_counter() - start) / reps * 1e3
+    return statistics.median(times) * 1e3, times, memory, back_to_back_ms
 
 
 def run(name, mode, device, model, x, target, compiled=False):
@@ -130,9 +138,9 @@ def run(name, mode, device, model, x, target, compiled=False):
             loss.backward()
             opt.step()
 
-    ms, times, memory = time_steps(step, device, args.warmup, args.reps)
+    ms, times, memory, back_to_back_ms = time_steps(step, device, args.warmup, args.reps)
     ops = op_breakdown.breakdown(step, device, args.breakdown_only) if args.breakdown else None
-    return ms, times, ops, memory
+    return ms, times, ops, memory, back_to_back_ms
 
 
 AUTOCAST = {"none": None, "fp16": torch.float16, "bf16": torch.bfloat16}
@@ -207,8 +215,9 @@ def cases():
 
 if args.measure_only:  # child: one JSON line per case, no ocltune_torch in this process
     for name, mode, model, x, target in cases():
-        ms, times, ops, memory = run(name, mode, torch.device(args.measure_only), model, x, target)
-        print(json.dumps(dict(model=name, mode=mode, ms=ms, times=times, breakdown=ops, memory=memory)), flush=True)
+        ms, times, ops, memory, b2b = run(name, mode, torch.device(args.measure_only), model, x, target)
+        print(json.dumps(dict(model=name, mode=mode, ms=ms, times=times, breakdown=ops, memory=memory,
+                              back_to_back_ms=b2b)), flush=True)
     sys.exit(0)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -224,33 +233,38 @@ if baseline is not None and baseline.type == "cuda":
     for line in child.stdout.splitlines():
         if line.startswith("{"):
             r = json.loads(line)
-            baseline_figures[(r["model"], r["mode"])] = (r["ms"], r["times"], r["breakdown"], r["memory"])
+            baseline_figures[(r["model"], r["mode"])] = (r["ms"], r["times"], r["breakdown"], r["memory"],
+                                                         r["back_to_back_ms"])
 results = []
 print(f"torch {torch.__version__}; ocl: {torch.ocl.get_device_name(ocl)}; baseline: {args.baseline}; precision {args.precision}; autocast {args.autocast}")
 print(f"{'model':14} {'mode':10} {'batch':>5} {args.baseline + ' ms':>10} {'ocl ms':>10} {'ratio':>7}"
-      f" {args.baseline + ' MiB':>10} {'ocl MiB':>9} {'allocs':>6}")
+      f" {args.baseline + ' b2b':>10} {'ocl b2b':>10} {'ratio':>7} {args.baseline + ' MiB':>10} {'ocl MiB':>9}"
+      f" {'allocs':>6}")
 for name, mode, model, x, target in cases():
     batch = batch_of(name)
     if baseline is None:
-        base_ms, base_times, base_ops, base_memory = float("nan"), [], None, None
+        base_ms, base_times, base_ops, base_memory, base_b2b = float("nan"), [], None, None, float("nan")
     elif baseline.type == "cuda":
-        base_ms, base_times, base_ops, base_memory = baseline_figures[(name, mode)]
+        base_ms, base_times, base_ops, base_memory, base_b2b = baseline_figures[(name, mode)]
     else:
-        base_ms, base_times, base_ops, base_memory = run(name, mode, baseline, model, x, target)
+        base_ms, base_times, base_ops, base_memory, base_b2b = run(name, mode, baseline, model, x, target)
     ocltune_torch.reset_fallback_stats()
-    ocl_ms, ocl_times, ocl_ops, ocl_memory = run(name, mode, ocl, model, x, target, compiled=bool(args.compile))
+    ocl_ms, ocl_times, ocl_ops, ocl_memory, ocl_b2b = run(name, mode, ocl, model, x, target,
+                                                          compiled=bool(args.compile))
     fallbacks = ocltune_torch.fallback_stats()
-    ratio = base_ms / ocl_ms
+    ratio, b2b_ratio = base_ms / ocl_ms, base_b2b / ocl_b2b
     base_mib = f"{base_memory['peak_mib']:10.0f}" if base_memory else f"{'-':>10}"
     # allocs: the buffers ocl created during the timed steps (0 when the caching allocator serves them)
-    print(f"{name:14} {mode:10} {batch:5d} {base_ms:10.2f} {ocl_ms:10.2f} {ratio:7.3f} {base_mib} "
+    print(f"{name:14} {mode:10} {batch:5d} {base_ms:10.2f} {ocl_ms:10.2f} {ratio:7.3f} {base_b2b:10.2f} "
+          f"{ocl_b2b:10.2f} {b2b_ratio:7.3f} {base_mib} "
           f"{ocl_memory['peak_mib']:9.0f} {ocl_memory['steady_device_allocs']:6d}" +
           (f"  fallbacks: {fallbacks}" if fallbacks else ""))
     if args.breakdown:
         op_breakdown.print_comparison(args.baseline, base_ops or dict(op={}, problem=[], step_ms=float("nan")), ocl_ops,
                                       args.breakdown)
     results.append(dict(model=name, mode=mode, batch=batch, baseline=args.baseline, baseline_ms=base_ms,
-                        ocl_ms=ocl_ms, ratio=ratio, baseline_times_ms=[t * 1e3 for t in base_times],
+                        ocl_ms=ocl_ms, ratio=ratio, baseline_back_to_back_ms=base_b2b, ocl_back_to_back_ms=ocl_b2b,
+                        back_to_back_ratio=b2b_ratio, baseline_times_ms=[t * 1e3 for t in base_times],
                         ocl_times_ms=[t * 1e3 for t in ocl_times], fallbacks=fallbacks,
                         baseline_memory=base_memory, ocl_memory=ocl_memory,
                         baseline_breakdown=base_ops, ocl_breakdown=ocl_ops))

@@ -102,6 +102,9 @@ def test_models_bench_runs_a_training_step_without_fallbacks(tmp_path):
     (row,) = json.loads(out.read_text())["results"]
     assert (row["model"], row["mode"], row["batch"]) == ("resnet18", "training", 2)
     assert positive(row["ocl_ms"]) and positive(row["baseline_ms"]) and row["fallbacks"] == {}
+    # Steps back to back, one synchronisation at the end, as a training loop runs them.
+    assert positive(row["ocl_back_to_back_ms"]) and positive(row["baseline_back_to_back_ms"])
+    assert row["back_to_back_ratio"] == row["baseline_back_to_back_ms"] / row["ocl_back_to_back_ms"]
     assert "convolution_backward" in row["ocl_breakdown"]["op"]
     # --breakdown-only: the same step with only the convolutions synchronised and timed.
     run_script("models.py", "--baseline", "cpu", "--ocl", OCL, "--models", "resnet18", "--modes", "training",
@@ -191,7 +194,7 @@ def test_model_targets_judges_each_row_by_its_target():
     assert lines[("resnet50", "inference", "32")][-2:] == ["1.0", "yes"]  # 1.008 against 1.0
     assert lines[("resnet50", "inference", "64")][-2:] == ["1.0", "no"]  # 0.909
     assert lines[("mobilenet_v2", "inference", "32")][-2:] == ["0.8", "no"]  # 0.776
-    assert len(lines[("resnet18", "training", "32")]) == 6  # batch 32 is not a resnet18 target row
+    assert len(lines[("resnet18", "training", "32")]) == 7  # batch 32 is not a resnet18 target row
     assert "3 rows met, 2 missed" in text
 
 
