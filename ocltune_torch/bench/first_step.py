@@ -60,6 +60,8 @@ def child(args):
     moved = time.perf_counter()
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     model.train()
+    if args.progress > 0:
+        start_progress(args.progress, moved)
     steps = []
     for _ in range(args.steps):
         start = time.perf_counter()
@@ -72,6 +74,22 @@ def child(args):
                           startup=ocltune_torch.startup_stats())), flush=True)
 
 
+def start_progress(every_s, since):
+    """Prints the cold path's counters every `every_s` seconds, so that a child the parent stops still
+    says where its first step went (the parent reports the last such line)."""
+    import threading
+
+    import ocltune_torch
+
+    def report():
+        while True:
+            time.sleep(every_s)
+            print(json.dumps(dict(progress_s=time.perf_counter() - since, startup=ocltune_torch.startup_stats())),
+                  flush=True)
+
+    threading.Thread(target=report, daemon=True).start()
+
+
 def run_child(args, model, home=None, binaries=None):
     """A child with its caches under `home` and ocltune's binary cache in `binaries` (None: the caller's)."""
     env = dict(os.environ, OCLTUNE_TORCH_STRICT="1")
@@ -80,16 +98,39 @@ def run_child(args, model, home=None, binaries=None):
         env.update(HOME=home, XDG_CACHE_HOME=cache, OCLTUNE_BINARY_CACHE=binaries,
                    POCL_CACHE_DIR=os.path.join(cache, "pocl"), CUDA_CACHE_PATH=os.path.join(home, ".nv", "ComputeCache"))
         env.pop("OCLTUNE_DB", None)  # the user database of a fresh machine: none (HOME is new)
-    done = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", model] + child_flags(args),
-                          capture_output=True, text=True, env=env, timeout=args.timeout)
+    command = [sys.executable, os.path.abspath(__file__), "--child", model] + child_flags(args)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=args.timeout)
+    except subprocess.TimeoutExpired as e:
+        # Where the time went until the child was stopped: its last progress line.
+        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        lines = [json.loads(line) for line in out.splitlines() if line.startswith('{"progress_s"')]
+        last = lines[-1] if lines else None
+        print(f"first_step.py: the {model} child did not finish within {args.timeout:.0f} s"
+              + (f"; after {last['progress_s']:.0f} s of steps: " + format_startup(last["startup"]) if last else ""),
+              flush=True)
+        return None
     if done.returncode != 0:
         sys.exit(f"first_step.py: the {model} child exited {done.returncode}:\n{done.stdout[-2000:]}\n"
                  f"{done.stderr[-4000:]}")
-    return json.loads([line for line in done.stdout.splitlines() if line.startswith("{")][-1])
+    result = json.loads([line for line in done.stdout.splitlines() if line.startswith('{"import_s"')][-1])
+    print(f"  {model}: first step {result['steps_s'][0]:.2f} s; " + format_startup(result["startup"]), flush=True)
+    return result
+
+
+def format_startup(startup):
+    return ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}" for k, v in startup.items())
 
 
 def child_flags(args):
-    return ["--ocl", args.ocl, "--batch", str(args.batch), "--size", str(args.size), "--steps", str(args.steps)]
+    return ["--ocl", args.ocl, "--batch", str(args.batch), "--size", str(args.size), "--steps", str(args.steps),
+            "--progress", str(args.progress)]
+
+
+def keep(runs, result):
+    """Adds a finished child's figures (None: stopped by --timeout, reported where it stopped)."""
+    if result is not None:
+        runs.append(result)
 
 
 def median(values):
@@ -97,7 +138,10 @@ def median(values):
 
 
 def summary(runs):
-    """Medians over runs of one model and state."""
+    """Medians over runs of one model and state (runs stopped by --timeout are not among them)."""
+    if not runs:
+        return dict(first_s=float("nan"), second_s=float("nan"), steady_s=float("nan"), import_s=float("nan"),
+                    to_device_s=float("nan"), startup={})
     out = dict(first_s=median([r["steps_s"][0] for r in runs]),
                second_s=median([r["steps_s"][1] for r in runs if len(r["steps_s"]) > 1]),
                steady_s=median([median(r["steps_s"][2:]) for r in runs if len(r["steps_s"]) > 2]),
@@ -116,6 +160,8 @@ def main():
     parser.add_argument("--runs", type=int, default=3, help="processes per model and state")
     parser.add_argument("--states", default="cold,binaries,warm", help="comma-separated: " + ",".join(STATES))
     parser.add_argument("--timeout", type=float, default=3600, help="seconds per child process")
+    parser.add_argument("--progress", type=float, default=30,
+                        help="seconds between a child's progress lines (what a child stopped by --timeout reports)")
     parser.add_argument("--json", help="write every run's figures here")
     parser.add_argument("--child", help=argparse.SUPPRESS)  # the measured process: this model
     args = parser.parse_args()
@@ -135,7 +181,7 @@ def main():
         runs = {state: [] for state in states}
         for _ in range(args.runs):
             if "own" in runs:
-                runs["own"].append(run_child(args, model))
+                keep(runs["own"], run_child(args, model))
             if not set(runs) - {"own"}:
                 continue
             # A cold run fills the caches that the other states start from; each round has its own folder.
@@ -144,14 +190,14 @@ def main():
                 seed = os.path.join(root, "seed")
                 seeded = run_child(args, model, seed, os.path.join(seed, "binaries"))
                 if "cold" in runs:
-                    runs["cold"].append(seeded)
+                    keep(runs["cold"], seeded)
                 for state in states:
                     if state == "binaries":
-                        runs[state].append(run_child(args, model, os.path.join(root, "fresh"),
-                                                     os.path.join(seed, "binaries")))
+                        keep(runs[state], run_child(args, model, os.path.join(root, "fresh"),
+                                                    os.path.join(seed, "binaries")))
                         shutil.rmtree(os.path.join(root, "fresh"), ignore_errors=True)
                     elif state == "warm":
-                        runs[state].append(run_child(args, model, seed, os.path.join(seed, "binaries")))
+                        keep(runs[state], run_child(args, model, seed, os.path.join(seed, "binaries")))
             finally:
                 shutil.rmtree(root, ignore_errors=True)
         results[model] = {state: dict(summary(r), runs=r) for state, r in runs.items()}
@@ -163,8 +209,7 @@ def main():
         print(f"{'':{len(model) + 1}} where the first step went (medians, seconds or counts):")
         for state in states:
             st = results[model][state]["startup"]
-            print(f"{'':{len(model) + 1}} {state:9} " + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
-                                                             for k, v in st.items()))
+            print(f"{'':{len(model) + 1}} {state:9} " + format_startup(st))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dict(command=" ".join(sys.argv), batch=args.batch, size=args.size, steps=args.steps,
