@@ -49,11 +49,14 @@ class Problem {
     (void)config;
     return false;
   }
-  // Whether a 16-bit call may run an fp32 row's configuration where its own dtype has no row: true
-  // where a configuration names the same kernels in every storage type (conv2d), so that an fp32
-  // tuning serves autocast until 16-bit rows exist; false where the 16-bit problem has variants of
-  // its own that an fp32 row would pass over (the GEMM's packed tensor-core ones).
-  virtual bool fp32_rows_serve() const { return false; }
+  // Problems of other shapes whose every configuration runs this one unchanged, best first: their
+  // rows may serve this problem where it has none of its own (the runtime checks such a borrowed
+  // configuration at first dispatch). conv2d gives its other epilogues (bias, activation: the same
+  // kernels with another output pass, so the rows of eager's plain convolution serve torch.compile's
+  // fused ones) and, for 16-bit storage, the fp32 problems (the storage type is a define), so that
+  // an fp32 tuning serves autocast until 16-bit rows exist. Empty where a problem has variants of
+  // its own that another's row would pass over (the GEMM's packed tensor-core ones for 16 bits).
+  virtual std::vector<std::unique_ptr<Problem>> equivalent_problems() const { return {}; }
   virtual std::string shape_key() const = 0;      // canonical text of the shape: the database key
   virtual nlohmann::json shape_json() const = 0;  // accepted back by the family's from_json
   virtual SearchSpace space(const DeviceInfo& device) const = 0;

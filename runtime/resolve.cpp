@@ -94,7 +94,6 @@ void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call
                     key = problem->shape_key();
   const SearchSpace space = problem->space(session_.device());
   const nlohmann::json shape_json = problem->shape_json();
-  const ShapeInfo shape = shape_info(shape_json);
   // What dispatched_problems() reports; readers look only at entries that are ready.
   e.op = op;
   e.dtype = dtype;
@@ -107,31 +106,46 @@ void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call
   // modes compete at each level: of two rows of this very shape the one recorded faster, of the
   // nearest ones the nearer (tf32 on a tie). Without that, a tf32 call of a shape tuned only in exact
   // mode ran a built-in configuration where the exact call ran its tuned row (docs/decisions/0048).
-  // Each math mode with the shape as its rows describe it (an exact row's shape names no math).
-  std::vector<std::pair<std::string, ShapeInfo>> maths = {{math, shape}};
-  if (problem->math() == MathMode::kTf32) {
-    nlohmann::json exact_shape = shape_json;
-    exact_shape.erase("math");
-    maths.emplace_back(math_name(MathMode::kExact), shape_info(exact_shape));
-  }
+  // A problem's rows as the lookup reads them: its dtype and key, and each math mode whose rows it may
+  // run with the shape as those rows describe it (an exact row's shape names no math).
+  struct RowsOf {
+    std::string dtype, key;
+    std::vector<std::pair<std::string, ShapeInfo>> maths;
+  };
+  const auto rows_of = [&](const Problem& p) {
+    RowsOf r{dtype_name(p.dtype()), p.shape_key(), {}};
+    const nlohmann::json p_shape = p.shape_json();
+    r.maths.emplace_back(math, shape_info(p_shape));
+    if (p.math() == MathMode::kTf32) {
+      nlohmann::json exact_shape = p_shape;
+      exact_shape.erase("math");
+      r.maths.emplace_back(math_name(MathMode::kExact), shape_info(exact_shape));
+    }
+    return r;
+  };
+  // The fastest usable row of this very shape among `r`'s math modes.
+  const auto exact_row = [&](const RowsOf& r) {
+    const TunedEntry* best = nullptr;
+    for (const auto& m : r.maths) {
+      const TunedEntry* row = table->exact(op, r.dtype, m.first, r.key);
+      if (row && space.contains(row->config) && (!best || row->median_ns < best->median_ns)) best = row;
+    }
+    return best;
+  };
   std::vector<Candidate> candidates;
-  const TunedEntry* exact = nullptr;
-  bool own_math_row = false;  // a row of this shape in the call's own math mode (tf32: tuned with tensor cores)
-  for (const auto& m : maths) {
-    const TunedEntry* row = table->exact(op, dtype, m.first, key);
-    if (row && space.contains(row->config)) own_math_row = own_math_row || m.first == math;
-    if (row && space.contains(row->config) && (!exact || row->median_ns < exact->median_ns)) exact = row;
-  }
+  const RowsOf own = rows_of(*problem);
+  const TunedEntry* exact = exact_row(own);
+  // A row of this shape in the call's own math mode (tf32: tuned with tensor cores).
+  const TunedEntry* own_math = table->exact(op, dtype, math, key);
+  const bool own_math_row = own_math && space.contains(own_math->config);
   if (exact) candidates.push_back({Level::kExact, exact->config, describe(*exact)});
-  // The nearest usable row of `rows_dtype` in any of `row_maths`, on this device, then on its class.
-  const auto add_nearest = [&](const std::string& rows_dtype,
-                               const std::vector<std::pair<std::string, ShapeInfo>>& row_maths,
-                               const std::string& source_prefix) {
+  // The nearest usable row of `r` in any of its math modes, on this device, then on its class.
+  const auto add_nearest = [&](const RowsOf& r, const std::string& source_prefix) {
     for (const bool same_device : {true, false}) {
       std::optional<std::pair<double, const TunedEntry*>> nearest;
-      for (const auto& [m, m_shape] : row_maths) {
+      for (const auto& [m, m_shape] : r.maths) {
         for (const auto& [distance, tuned] :
-             table->nearest(op, rows_dtype, m, key, m_shape, same_device, options_.max_nearest_distance)) {
+             table->nearest(op, r.dtype, m, r.key, m_shape, same_device, options_.max_nearest_distance)) {
           if (!space.contains(tuned->config) || is_blocked(blocked_key(*problem, tuned->config))) continue;
           if (!nearest || distance < nearest->first) nearest = {distance, tuned};
           break;
@@ -143,29 +157,33 @@ void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call
       }
     }
   };
-  add_nearest(dtype, maths, "");
-  // A 16-bit call with no row of its dtype at some level: the fp32 rows of its family where their
-  // configurations run in 16 bits too (conv2d: the same kernels, the storage type a define), this
-  // shape's first, then the nearest; checked at first dispatch against the 16-bit tolerance like any
-  // borrowed row. Before them an autocast step ran every convolution on a built-in configuration
-  // (measured on an H100: 0.07-0.34 of cuDNN per layer direction) where fp32 had tuned rows.
-  if (problem->dtype() != DType::kFp32 && problem->fp32_rows_serve()) {
-    const std::string fp32 = dtype_name(DType::kFp32);
-    std::vector<std::pair<std::string, ShapeInfo>> fp32_maths;  // the shape as an fp32 row names it
-    for (const auto& [m, m_shape] : maths) {
-      nlohmann::json fp32_shape = shape_json;
-      fp32_shape.erase("dtype");
-      if (m != math) fp32_shape.erase("math");
-      fp32_maths.emplace_back(m, shape_info(fp32_shape));
-    }
-    const TunedEntry* row = nullptr;
-    for (const auto& m : fp32_maths) {
-      const TunedEntry* r = table->exact(op, fp32, m.first, key);
-      if (r && space.contains(r->config) && (!row || r->median_ns < row->median_ns)) row = r;
-    }
-    if (row) candidates.push_back({Level::kNearest, row->config, "fp32 " + describe(*row), 0.0});
-    add_nearest(fp32, fp32_maths, "fp32 ");
+  // Problems whose configurations run this one unchanged (Problem::equivalent_problems: conv2d's
+  // other epilogues, and fp32 for 16-bit storage). Their rows come after the call's own at each
+  // level, checked at first dispatch like any borrowed row: of this dtype, the exact rows of the
+  // equivalent shapes before the nearest of any shape (the configuration does not depend on the
+  // epilogue: torch.compile's fused convolutions ran built-in configurations where eager's plain
+  // ones had tuned rows); then the fp32 rows, exact before nearest (an autocast step ran every
+  // convolution on a built-in configuration, measured on an H100 at 0.07-0.34 of cuDNN per layer
+  // direction, where fp32 had tuned rows).
+  std::vector<std::pair<RowsOf, std::string>> same_dtype, other_dtype;
+  for (const auto& equivalent : problem->equivalent_problems()) {
+    const bool same = equivalent->dtype() == problem->dtype();
+    (same ? same_dtype : other_dtype)
+        .emplace_back(rows_of(*equivalent),
+                      same ? "equivalent shape's " : std::string(dtype_name(equivalent->dtype())) + " ");
   }
+  const auto add_exact_of = [&](const std::vector<std::pair<RowsOf, std::string>>& group) {
+    for (const auto& [r, prefix] : group) {
+      if (const TunedEntry* row = exact_row(r)) {
+        candidates.push_back({Level::kNearest, row->config, prefix + describe(*row), 0.0});
+      }
+    }
+  };
+  add_exact_of(same_dtype);
+  add_nearest(own, "");
+  for (const auto& [r, prefix] : same_dtype) add_nearest(r, prefix);
+  add_exact_of(other_dtype);
+  for (const auto& [r, prefix] : other_dtype) add_nearest(r, prefix);
   const bool use_library = !adapter.library().empty() && op == "gemm" && gemm_fallback_ == adapter.library() &&
                            adapter.library_serves(call, session_.device());
   if (use_library) {

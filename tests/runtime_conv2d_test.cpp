@@ -252,6 +252,65 @@ TEST(RuntimeConv2d, SixteenBitCallsUseTheRowsOfTheirDtype) {
   EXPECT_EQ(ops::conv2d_decision(*own, conv.call()).config, Conv2dProblem(bf16).default_config(session().device()));
 }
 
+// torch.compile's fused convolutions (bias, activation) have shape keys of their own: the rows of the
+// same convolution with another epilogue serve them (eager's plain convolution, the family's fused
+// inference shapes), checked at first dispatch, before any nearer shape and before the built-in; a
+// 16-bit fused call takes its dtype's equivalent row before the fp32 ones.
+TEST(RuntimeConv2d, CallsTakeTheRowsOfTheSameConvolutionWithAnotherEpilogue) {
+  Conv2dShape plain = odd_shapes(ConvDirection::kForward)[0];
+  plain.bias = false;
+  plain.act = Activation::kNone;
+  Conv2dShape fused = plain;
+  fused.bias = true;
+  fused.act = Activation::kGelu;
+  const Config plain_row = conv2d_default_config(plain, kAlgoDirect);
+  const Config bf16_row = conv2d_default_config(plain, kAlgoImplicitGemm);
+  ASSERT_NE(plain_row, Conv2dProblem(fused).default_config(session().device()));
+  ASSERT_NE(bf16_row, plain_row);
+  // A nearer shape's row with the call's own epilogue comes after the equivalent shape's exact row.
+  Conv2dShape other = fused;
+  other.h += 1;
+  const Config other_row = conv2d_default_config(other, kAlgoIm2col);
+  ASSERT_NE(other_row, plain_row);
+  auto rt = make_runtime(
+      testing::write_database(testing::temp_path("conv2d_epilogue_rows.db"), {session().device()},
+                              {conv2d_row(plain, plain_row), conv2d_row(with_dtype(plain, DType::kBf16), bf16_row),
+                               conv2d_row(other, other_row)}));
+  EXPECT_TRUE(rt->messages().empty()) << (rt->messages().empty() ? "" : rt->messages().front());
+  Conv2dShape relu = fused;
+  relu.act = Activation::kRelu;
+  for (const auto& [shape, config] :
+       std::vector<std::pair<Conv2dShape, Config>>{{fused, plain_row},
+                                                   {relu, plain_row},
+                                                   {with_dtype(fused, DType::kBf16), bf16_row},
+                                                   {with_dtype(fused, DType::kFp16), plain_row}}) {
+    HostConv conv(shape);
+    const Dispatch d = ops::conv2d(*rt, session().queue()(), conv.call());
+    EXPECT_EQ(d.level, Level::kNearest) << shape.key() << " " << dtype_name(shape.dtype);
+    d.last()->wait();
+    const Decision decision = ops::conv2d_decision(*rt, conv.call());
+    EXPECT_EQ(decision.config, config) << shape.key() << " " << dtype_name(shape.dtype);
+    EXPECT_TRUE(decision.verified) << shape.key();
+    // The fp16 call has no row of its dtype: the fp32 plain convolution's.
+    const std::string source = shape.dtype == DType::kFp16 ? "fp32 " : "equivalent shape's ";
+    EXPECT_EQ(decision.source.rfind(source, 0), 0u) << decision.source;
+    EXPECT_EQ(conv.check(config), "") << shape.key() << " " << dtype_name(shape.dtype);
+  }
+  // The backward directions vary the bias only: a weight gradient with a bias gradient takes the row
+  // of the one without.
+  Conv2dShape weight_grad = odd_shapes(ConvDirection::kBackwardWeight)[0];
+  weight_grad.bias = false;
+  const Config weight_row = conv2d_default_config(weight_grad, kAlgoDirect);
+  auto wrt = make_runtime(testing::write_database(testing::temp_path("conv2d_epilogue_rows_bwd.db"),
+                                                  {session().device()}, {conv2d_row(weight_grad, weight_row)}));
+  weight_grad.bias = true;
+  HostConv conv(weight_grad);
+  EXPECT_EQ(ops::conv2d(*wrt, session().queue()(), conv.call()).level, Level::kNearest);
+  session().queue().finish();
+  EXPECT_EQ(ops::conv2d_decision(*wrt, conv.call()).config, weight_row);
+  EXPECT_EQ(conv.check(weight_row), "");
+}
+
 TEST(RuntimeConv2d, BuiltinLevelMatchesTheReferenceInEveryDirection) {
   auto rt = make_runtime("");
   for (const ConvDirection dir : kDirections) {

@@ -197,6 +197,32 @@ bool Conv2dProblem::uses_matrix_units(const Config& config) const {
          is_wgmma_packed_config(config);
 }
 
+std::vector<std::unique_ptr<Problem>> Conv2dProblem::equivalent_problems() const {
+  // Backward directions take the gradient of the convolution's own output: no activation there.
+  const std::vector<Activation> activations =
+      shape_.dir == ConvDirection::kForward
+          ? std::vector<Activation>{Activation::kNone, Activation::kRelu, Activation::kRelu6, Activation::kGelu,
+                                    Activation::kSigmoid}
+          : std::vector<Activation>{Activation::kNone};
+  std::vector<DType> dtypes = {shape_.dtype};
+  if (shape_.dtype != DType::kFp32) dtypes.push_back(DType::kFp32);
+  std::vector<std::unique_ptr<Problem>> out;
+  for (const DType dtype : dtypes) {
+    // The same bias first (its rows timed the same output pass), the plain activation first.
+    for (const bool bias : {shape_.bias, !shape_.bias}) {
+      for (const Activation act : activations) {
+        Conv2dShape s = shape_;
+        s.dtype = dtype;
+        s.bias = bias;
+        s.act = act;
+        if (s.key() == shape_.key() && dtype == shape_.dtype) continue;
+        out.push_back(std::make_unique<Conv2dProblem>(s));
+      }
+    }
+  }
+  return out;
+}
+
 std::vector<Config> Conv2dProblem::default_configs(const DeviceInfo& device) const {
   const SearchSpace space = conv2d_space(shape_, device);
   std::vector<Config> configs;

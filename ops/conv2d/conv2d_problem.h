@@ -25,7 +25,8 @@ class Conv2dProblem : public Problem {
   std::string op() const override { return "conv2d"; }
   MathMode math() const override { return shape_.math; }
   DType dtype() const override { return shape_.dtype; }
-  bool fp32_rows_serve() const override { return true; }  // the same kernels in every storage type
+  // The same convolution with every other bias and activation, in this dtype, then (16-bit) in fp32.
+  std::vector<std::unique_ptr<Problem>> equivalent_problems() const override;
   // 16-bit storage runs the GEMM-based algorithms on 16-bit tensor-core inputs (as the GEMM does).
   std::string matrix_inputs() const override {
     return shape_.dtype != DType::kFp32 ? dtype_name(shape_.dtype) : Problem::matrix_inputs();
