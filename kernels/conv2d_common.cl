@@ -47,19 +47,28 @@ static inline float activate(const float x) {
 }
 
 // Forward epilogue of the algorithms whose last step is a plain GEMM: y = act(y + bias[k]) in
-// place. Launch: global (ceil(P*Q/EPI_WG)*EPI_WG, N*K), local (EPI_WG, 1).
+// place. A work-group covers `chunk` elements of `rows` consecutive (n, k) planes, so that small
+// planes do not make one tiny work-group each (PoCL pays about 0.1 us per work-group: 768 groups of a
+// 16x16 layer took 93 us for 49 K elements). Launch: global (ceil(P*Q/chunk)*EPI_WG,
+// ceil(N*K/rows)), local (EPI_WG, 1).
 __attribute__((reqd_work_group_size(EPI_WG, 1, 1)))
-kernel void conv2d_bias_act(const int plane, const int K, global STORAGE* y, const long y_offset,
-                            const global STORAGE* bias, const long b_offset) {
-  const int i = get_global_id(0);
-  const int nk = get_global_id(1);
-  if (i >= plane) return;
-  const long at = y_offset + (long)nk * plane + i;
+kernel void conv2d_bias_act(const int plane, const int K, const int NK, const int chunk, const int rows,
+                            global STORAGE* y, const long y_offset, const global STORAGE* bias,
+                            const long b_offset) {
+  const int t = get_local_id(0);
+  const int start = get_group_id(0) * chunk;
+  const int end = min(start + chunk, plane);
+  const int first = get_group_id(1) * rows;
+  const int last = min(first + rows, NK);
+  for (int nk = first; nk < last; ++nk) {
+    const long row = y_offset + (long)nk * plane;
 #if HAS_BIAS
-  STORE(activate(LOAD(y, at) + LOAD(bias, b_offset + nk % K)), y, at);
+    const float b = LOAD(bias, b_offset + nk % K);
 #else
-  STORE(activate(LOAD(y, at)), y, at);
+    const float b = 0.0f;
 #endif
+    for (int i = start + t; i < end; i += EPI_WG) STORE(activate(LOAD(y, row + i) + b), y, row + i);
+  }
 }
 
 // Bias gradient: db[k] = sum over n, p, q of dy[n][k][p][q]. One work-group per k, a tree

@@ -305,12 +305,32 @@ def _only_user(node):
     return users[0] if len(users) == 1 else None
 
 
+def _hinted_numel(node) -> int | None:
+    """A node's element count from its meta value (a dynamic size at its example's value); None if unknown."""
+    value = _value(node)
+    if value is None:
+        return None
+    numel = value.numel()
+    if isinstance(numel, torch.SymInt):
+        return numel.node.hint
+    return int(numel)
+
+
+def _folding_pays(weight, conv) -> bool:
+    """Whether folding moves fewer bytes than the batch norm it removes: the fold reads and writes the
+    weight at every call, the batch norm reads and writes the convolution's output. Measured on PoCL
+    (resnet18, batch 2 at 32x32), folding every batch norm made the inference step 1.6x slower: the
+    fold moved 11 M weights per step to spare passes over a few thousand activations."""
+    weights, outputs = _hinted_numel(weight), _hinted_numel(conv)
+    return weights is not None and outputs is not None and weights < outputs
+
+
 def fold_batch_norms(gm: torch.fx.GraphModule) -> int:
     """Inference graphs: each eval-mode batch norm whose input is a convolution used by nothing else
     is folded into that convolution's weight and bias (w * s and (b - mean) * s + beta, with s =
     gamma / sqrt(var + eps)): one ocltune::fold_batch_norm kernel over the weight at every call, from
-    the parameters as they are then, instead of the batch norm's pass over the activations. Returns
-    how many it folded."""
+    the parameters as they are then, instead of the batch norm's pass over the activations, where the
+    weight is the smaller of the two (_folding_pays). Returns how many it folded."""
     graph = gm.graph
     folded = 0
     for bn in list(graph.nodes):
@@ -326,6 +346,8 @@ def fold_batch_norms(gm: torch.fx.GraphModule) -> int:
         if any(t is not None and (_value(t) is None or _value(t).dtype != dtype) for t in (gamma, beta, mean, var)):
             continue
         x, w, b = conv.args[:3]
+        if not _folding_pays(w, conv):
+            continue
         with graph.inserting_before(conv):
             folded_pair = graph.call_function(torch.ops.ocltune.fold_batch_norm.default,
                                               (w, b, gamma, beta, mean, var, eps))

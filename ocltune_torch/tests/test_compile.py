@@ -192,6 +192,29 @@ def test_inference_folds_batch_norms_and_fuses_activations_into_convolutions(mon
     assert eager_elementwise == 5 and compiled_elementwise == 1, (eager_elementwise, compiled_elementwise)
 
 
+def test_a_batch_norm_stays_where_its_weights_outweigh_the_activations(monkeypatch):
+    """The fold reads and writes the convolution's weight at every call: over a 2x2 output of 64
+    channels (512 values) a 3x3 convolution's 36864 weights are not worth it; the batch norm stays, and
+    so does the activation after it."""
+    from ocltune_torch import compiler
+
+    monkeypatch.setattr(compiler, "CONV_EPILOGUES", True)
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(64, 64, 3, padding=1, bias=False), nn.BatchNorm2d(64), nn.ReLU())
+    model[1].running_mean.uniform_(-1, 1)
+    model[1].running_var.uniform_(0.25, 4)
+    model.eval()
+    x = rand(2, 64, 2, 2)
+    passes = []
+    lower = compiler.lower
+    monkeypatch.setattr(compiler, "lower", lambda gm: passes.append(lower(gm)) or passes[-1])
+    with torch.no_grad():
+        expected = model(x)
+        compiled = torch.compile(model.to(DEVICE), backend="ocltune")(x.to(DEVICE))
+    assert passes[0]["batch_norms_folded"] == 0 and passes[0]["conv_epilogues"] == 0, passes
+    assert_close(compiled, expected, rtol=1e-4, atol=1e-5)
+
+
 def test_training_graphs_fuse_conv_epilogues_and_keep_their_gradients(monkeypatch):
     from ocltune_torch import compiler
 

@@ -83,12 +83,22 @@ ProgramSource epilogue_program(const Conv2dShape& shape) {
 
 void add_bias_act(const Conv2dShape& shape, const Conv2dOperands& o, LaunchPlan& plan) {
   if (!shape.bias && shape.act == Activation::kNone) return;
-  const std::int64_t plane = shape.p() * shape.q();
-  std::vector<KernelArg> args = {
-      static_cast<cl_int>(plane), static_cast<cl_int>(shape.k),       o.output, static_cast<cl_long>(o.output_offset),
-      bias_or(o, o.output),       static_cast<cl_long>(o.bias_offset)};
+  // About kEpilogueElements per work-group: a chunk of a large plane, or several small planes.
+  constexpr std::int64_t kEpilogueElements = 2048;
+  const std::int64_t plane = shape.p() * shape.q(), planes = shape.n * shape.k;
+  const std::int64_t chunk = std::min(plane, kEpilogueElements);
+  const std::int64_t rows = std::max<std::int64_t>(1, kEpilogueElements / plane);
+  std::vector<KernelArg> args = {static_cast<cl_int>(plane),
+                                 static_cast<cl_int>(shape.k),
+                                 static_cast<cl_int>(planes),
+                                 static_cast<cl_int>(chunk),
+                                 static_cast<cl_int>(rows),
+                                 o.output,
+                                 static_cast<cl_long>(o.output_offset),
+                                 bias_or(o, o.output),
+                                 static_cast<cl_long>(o.bias_offset)};
   plan.kernels.push_back(make_launch(epilogue_program(shape), "conv2d_bias_act", std::move(args),
-                                     ceil_div(plane, kEpilogueWg) * kEpilogueWg, shape.n * shape.k, 1, kEpilogueWg, 1,
+                                     ceil_div(plane, chunk) * kEpilogueWg, ceil_div(planes, rows), 1, kEpilogueWg, 1,
                                      1));
 }
 
