@@ -15,8 +15,8 @@ import torch
 __all__ = ["startup_stats"]
 
 # The runtime's "cold_path" counters (include/ocltune/ocltune.h), summed over the devices used.
-_COLD_PATH = ("resolutions", "resolve_s", "checks", "check_s", "compiled", "compile_s", "loaded", "load_s",
-              "stored", "store_s")
+_COLD_PATH = ("resolutions", "resolve_s", "checks", "check_s", "checks_remembered", "compiled", "compile_s", "loaded",
+              "load_s", "stored", "store_s")
 
 
 def startup_stats() -> dict:
@@ -24,6 +24,8 @@ def startup_stats() -> dict:
 
         resolutions, resolve_s   new problems resolved by ocltune's runtime (all below that they need included)
         checks, check_s          first-dispatch checks of configurations borrowed from other shapes or devices
+        checks_remembered        borrowed configurations run unchecked: an earlier process checked the same
+                                 kernels on this device (kept beside ocltune's binary cache)
         compiled, compile_s      programs compiled from source by the runtime's program cache
         loaded, load_s           programs loaded from ocltune's on-disk binary cache (misses included in load_s)
         stored, store_s          binaries written to that cache (a driver may compile every kernel to give one)

@@ -10,6 +10,7 @@
 
 #include "db/database.h"
 #include "harness/capability.h"
+#include "runtime/check_record.h"
 #include "runtime/entry.h"
 
 namespace ocltune {
@@ -76,6 +77,14 @@ Runtime::Runtime(cl::Context context, cl::Device device, RuntimeOptions options)
     throw Error(fmt::format("GEMM fallback '{}' is neither builtin nor clblast", gemm_fallback_.substr(0, 40)));
   }
   tf32_units_ = satisfies(session_.device(), nvidia_mma_tf32());
+  std::string record = options_.check_record;
+  if (record.empty()) {
+    const std::string binaries = default_binary_cache_dir();
+    if (!binaries.empty()) record = fmt::format("{}/{}/checks.txt", binaries, session_.device().key());
+  } else if (record == "off") {
+    record.clear();
+  }
+  check_record_ = std::make_unique<CheckRecord>(record);
   load_layers();
 }
 
@@ -181,6 +190,7 @@ RuntimeStats Runtime::stats() const {
   s.resolve_seconds = resolve_ns_.load() * 1e-9;
   s.checks = checks_.load();
   s.check_seconds = check_ns_.load() * 1e-9;
+  s.checks_remembered = checks_remembered_.load();
   s.programs_compiled = programs.builds();
   s.compile_seconds = programs.compile_seconds();
   s.binary_loads = programs.binary_loads();

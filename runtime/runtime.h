@@ -35,6 +35,10 @@ struct RuntimeOptions {
   double max_nearest_distance = 8.0;
   // Verify a configuration taken from another shape or device the first time it runs on a shape.
   bool verify_first_dispatch = true;
+  // Where passed first-dispatch checks are remembered for later processes (runtime/check_record.h).
+  // Empty: <binary cache>/<device key>/checks.txt beside the program binaries (none where the binary
+  // cache is off, $OCLTUNE_BINARY_CACHE=off); "off": nowhere, every process checks again.
+  std::string check_record;
   // A database file that is refused (corrupt, foreign, newer) fails construction instead of being skipped.
   bool strict_databases = false;
   // Warnings (refused files, rejected rows, blocked configurations). Default: stderr.
@@ -64,6 +68,9 @@ struct RuntimeStats {
   double resolve_seconds = 0;
   std::uint64_t checks = 0;  // first-dispatch checks of borrowed configurations
   double check_seconds = 0;
+  // Borrowed configurations that ran without a check: an earlier process's check of the same kernels
+  // on this device passed (RuntimeOptions::check_record).
+  std::uint64_t checks_remembered = 0;
   // Every program of the runtime's program cache, callers' included: compiled from source, loaded from
   // the on-disk binary cache (misses included in the time), binaries written to it.
   int programs_compiled = 0;
@@ -77,6 +84,8 @@ struct RuntimeStats {
 // Default system database: <prefix>/share/ocltune/system.db beside the binary this runtime is linked into
 // (a moved install, a wheel), else the configured install's <datadir>/ocltune/system.db, else the build tree's.
 std::string default_system_database_path();
+
+class CheckRecord;  // runtime/check_record.h
 
 class Runtime {
  public:
@@ -162,6 +171,8 @@ class Runtime {
   std::atomic<long long> resolve_ns_{0};
   std::atomic<std::uint64_t> checks_{0};
   std::atomic<long long> check_ns_{0};
+  std::atomic<std::uint64_t> checks_remembered_{0};
+  std::unique_ptr<CheckRecord> check_record_;
 };
 
 }  // namespace ocltune

@@ -1,5 +1,8 @@
 // The first-dispatch check: a borrowed configuration that computes a wrong result is blocked for
 // that shape, logged, and the next level answers.
+#include <filesystem>
+#include <fstream>
+
 #include <gtest/gtest.h>
 
 #include "tests/support/runtime_support.h"
@@ -149,6 +152,67 @@ TEST(AdapterSafety, FastArgumentsThatDifferFromThePlanAreNotUsed) {
   rt.dispatch(adapter, gemm_shape_code(adapter, g.call()), &g.call(), session().queue()());
   EXPECT_EQ(g.check(session().queue()), "");
   EXPECT_TRUE(sink->contains("fast arguments differ")) << sink->all();
+}
+
+}  // namespace
+}  // namespace ocltune
+
+namespace ocltune {
+namespace {
+
+// A passed check is remembered for later processes (a new runtime here): the same borrowed
+// configuration on the same shape runs without a check and is still right; a configuration whose
+// check failed is not remembered and is checked (and refused) again; a torn or foreign line in the
+// record costs nothing but a check.
+TEST(FirstDispatchCheck, ALaterRuntimeRemembersPassedChecksOnly) {
+  const SabotagedAdapter adapter;
+  const std::string key = session().device().key();
+  const DeviceInfo sibling = testing::sibling_device(session().device());
+  const std::string user = testing::write_database(
+      testing::temp_path("check-remembered.db"), {session().device(), sibling},
+      {testing::gemm_row(key, {.m = 64, .n = 32, .k = 32}, testing::small_tile_config()),
+       testing::gemm_row(sibling.key(), {.m = 48, .n = 24, .k = 32}, testing::staged_tile_config())});
+  const std::string record = testing::temp_path("checks.txt");
+  std::filesystem::remove(record);
+  auto sink = std::make_shared<LogSink>();
+  RuntimeOptions options = testing::isolated(user, "", sink);
+  options.check_record = record;
+  const auto run = [&](std::uint64_t checks, std::uint64_t remembered) {
+    Runtime rt(session().context(), session().device().device, options);
+    HostGemm g(session().context(), {.m = 40, .n = 24, .k = 31});
+    const Dispatch d = rt.dispatch(adapter, gemm_shape_code(adapter, g.call()), &g.call(), session().queue()());
+    EXPECT_EQ(d.level, Level::kClass);
+    EXPECT_EQ(g.check(session().queue()), "");
+    const Decision decision = rt.decide(adapter, gemm_shape_code(adapter, g.call()), &g.call());
+    EXPECT_EQ(decision.config, testing::staged_tile_config());
+    EXPECT_TRUE(decision.verified);
+    EXPECT_EQ(rt.blocked().size(), 1u) << "the sabotaged configuration is refused in every process";
+    EXPECT_EQ(rt.stats().checks, checks);
+    EXPECT_EQ(rt.stats().checks_remembered, remembered);
+  };
+  run(2, 0);  // both borrowed rows checked; the good one's pass is written down
+  {
+    std::ifstream in(record);
+    std::string line;
+    int lines = 0;
+    while (std::getline(in, line)) ++lines;
+    EXPECT_EQ(lines, 1) << "only the passed check";
+  }
+  run(1, 1);  // the sabotaged row is checked again, the good one is not
+  // Garbage before the good line and a torn line after it: the good line still counts.
+  {
+    std::ifstream in(record);
+    std::string good;
+    std::getline(in, good);
+    std::ofstream out(record, std::ios::trunc);
+    out << "not a key\ncheck1 zzzzzzzzzzzzzzzz\n" << good << "\ncheck1 0123";
+  }
+  run(1, 1);
+  // An unreadable record (a directory) means checking, not failing.
+  std::filesystem::remove(record);
+  std::filesystem::create_directories(record);
+  run(2, 0);
+  std::filesystem::remove_all(record);
 }
 
 }  // namespace

@@ -46,11 +46,17 @@ ocltune_status ocltune_runtime_dispatch_stats_json(ocltune_runtime runtime, char
     nlohmann::json stats = ocltune::dispatch_stats_json(runtime->runtime->dispatched_problems());
     stats["databases"] = runtime->runtime->layer_paths();
     const ocltune::RuntimeStats cold = runtime->runtime->stats();
-    stats["cold_path"] = {
-        {"resolutions", cold.resolutions}, {"resolve_s", cold.resolve_seconds},  {"checks", cold.checks},
-        {"check_s", cold.check_seconds},   {"compiled", cold.programs_compiled}, {"compile_s", cold.compile_seconds},
-        {"loaded", cold.binary_loads},     {"load_s", cold.load_seconds},        {"stored", cold.binary_stores},
-        {"store_s", cold.store_seconds}};
+    stats["cold_path"] = {{"resolutions", cold.resolutions},
+                          {"resolve_s", cold.resolve_seconds},
+                          {"checks", cold.checks},
+                          {"check_s", cold.check_seconds},
+                          {"compiled", cold.programs_compiled},
+                          {"compile_s", cold.compile_seconds},
+                          {"loaded", cold.binary_loads},
+                          {"load_s", cold.load_seconds},
+                          {"stored", cold.binary_stores},
+                          {"store_s", cold.store_seconds},
+                          {"checks_remembered", cold.checks_remembered}};
     const std::string text = stats.dump();
     *length = text.size();
     if (size == 0) return;

@@ -98,6 +98,7 @@ RuntimeOptions isolated(const std::string& user_db, const std::string& system_db
   o.use_user_db = !user_db.empty();
   o.use_system_db = !system_db.empty();
   o.gemm_fallback = "builtin";
+  o.check_record = "off";  // every runtime checks afresh, whatever earlier test runs checked
   o.log = [sink](const std::string& line) {
     std::lock_guard lock(sink->mutex);
     sink->lines.push_back(line);
