@@ -2,9 +2,12 @@
 // on-disk cache of program binaries.
 #include "harness/program.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -63,6 +66,11 @@ std::string default_binary_cache_dir() {
 ProgramCache::ProgramCache(cl::Context context, cl::Device device, DiskCache disk)
     : context_(std::move(context)), device_(std::move(device)), disk_(std::move(disk)) {}
 
+ProgramCache::~ProgramCache() {
+  stop_prefetch_ = true;
+  for (std::thread& t : prefetchers_) t.join();
+}
+
 bool ProgramCache::contains(const ProgramSource& source) const {
   std::lock_guard lock(mutex_);
   return programs_.count(source.key()) != 0;
@@ -74,35 +82,50 @@ double ProgramCache::build_ms(const ProgramSource& source) const {
   return it == build_ms_.end() ? 0.0 : it->second;
 }
 
+namespace {
+
+// A prefetched binary that did not load: its entry is gone, and whoever waited for it builds.
+struct PrefetchMiss {};
+
+}  // namespace
+
 cl::Program ProgramCache::get(const ProgramSource& source) {
   const std::string key = source.key();
-  std::promise<cl::Program> promise;
-  std::shared_future<cl::Program> future;
-  bool owner = false;
-  {
-    std::lock_guard lock(mutex_);
-    auto it = programs_.find(key);
-    if (it == programs_.end()) {
-      future = promise.get_future().share();
-      programs_.emplace(key, future);
-      owner = true;
-    } else {
-      future = it->second;
+  for (;;) {
+    std::promise<cl::Program> promise;
+    std::shared_future<cl::Program> future;
+    bool owner = false;
+    {
+      std::lock_guard lock(mutex_);
+      auto it = programs_.find(key);
+      if (it == programs_.end()) {
+        future = promise.get_future().share();
+        programs_.emplace(key, future);
+        owner = true;
+      } else {
+        future = it->second;
+      }
     }
-  }
-  // The first requester builds outside the lock, so different programs build concurrently.
-  if (owner) {
-    const auto start = std::chrono::steady_clock::now();
+    // The first requester builds outside the lock, so different programs build concurrently.
+    if (owner) {
+      const auto start = std::chrono::steady_clock::now();
+      try {
+        promise.set_value(build(source));
+      } catch (...) {
+        promise.set_exception(std::current_exception());
+      }
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      std::lock_guard lock(mutex_);
+      build_ms_[key] = ms;
+    }
     try {
-      promise.set_value(build(source));
-    } catch (...) {
-      promise.set_exception(std::current_exception());
+      cl::Program program = future.get();
+      note_use(source);
+      return program;
+    } catch (const PrefetchMiss&) {
+      continue;  // the prefetcher removed its entry: build it here
     }
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    std::lock_guard lock(mutex_);
-    build_ms_[key] = ms;
   }
-  return future.get();
 }
 
 cl::Program ProgramCache::build(const ProgramSource& source) {
@@ -256,9 +279,8 @@ std::string ProgramCache::binary_path(const ProgramSource& source) const {
   return fmt::format("{}/{}/{}.bin", disk_.dir, disk_.device_key.empty() ? "unknown" : disk_.device_key, name);
 }
 
-std::optional<cl::Program> ProgramCache::load_binary(const ProgramSource& source) {
-  if (disk_.dir.empty()) return std::nullopt;
-  std::ifstream in(binary_path(source), std::ios::binary);
+std::optional<ProgramCache::BinaryFile> ProgramCache::read_binary(const std::string& path) const {
+  std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
   std::string magic(kMagic.size(), '\0');
   std::string header_line;
@@ -268,25 +290,152 @@ std::optional<cl::Program> ProgramCache::load_binary(const ProgramSource& source
   }
   const nlohmann::json header = nlohmann::json::parse(header_line, nullptr, false);
   if (!header.is_object() || header.value("device_key", "") != disk_.device_key ||
-      header.value("driver", "") != disk_.driver_version || header.value("key", "") != source.key() ||
-      header.value("options", "") != source.options || !header.contains("size") ||
+      header.value("driver", "") != disk_.driver_version || !header.contains("key") || !header["key"].is_string() ||
+      !header.contains("options") || !header["options"].is_string() || !header.contains("size") ||
       !header["size"].is_number_unsigned()) {
-    return std::nullopt;  // another device, driver or program under a colliding name: rebuild
+    return std::nullopt;  // another device or driver, or not a header of ours: rebuild
   }
   const auto size = header["size"].get<std::size_t>();
   if (size == 0 || size > (std::size_t{1} << 30)) return std::nullopt;
-  std::vector<unsigned char> payload(size);
-  if (!in.read(reinterpret_cast<char*>(payload.data()), static_cast<std::streamsize>(size)) || in.peek() != EOF) {
+  BinaryFile file{header["key"].get<std::string>(), header["options"].get<std::string>(),
+                  std::vector<unsigned char>(size)};
+  if (!in.read(reinterpret_cast<char*>(file.payload.data()), static_cast<std::streamsize>(size)) || in.peek() != EOF) {
     return std::nullopt;  // truncated or trailing bytes
   }
-  const std::string_view bytes(reinterpret_cast<const char*>(payload.data()), payload.size());
+  const std::string_view bytes(reinterpret_cast<const char*>(file.payload.data()), file.payload.size());
   if (header.value("hash", "") != hash_hex(bytes)) return std::nullopt;
+  return file;
+}
+
+cl::Program ProgramCache::build_binary(const std::vector<unsigned char>& payload, const std::string& options) {
+  cl::Program program(context_, {device_}, cl::Program::Binaries{payload});
+  program.build({device_}, ("-w " + options).c_str());
+  return program;
+}
+
+std::optional<cl::Program> ProgramCache::load_binary(const ProgramSource& source) {
+  if (disk_.dir.empty()) return std::nullopt;
+  const std::optional<BinaryFile> file = read_binary(binary_path(source));
+  // Another program under a colliding name: rebuild.
+  if (!file || file->key != source.key() || file->options != source.options) return std::nullopt;
   try {
-    cl::Program program(context_, {device_}, cl::Program::Binaries{payload});
-    program.build({device_}, ("-w " + source.options).c_str());
-    return program;
+    return build_binary(file->payload, file->options);
   } catch (const cl::Error&) {
     return std::nullopt;  // a binary the driver no longer accepts: compile from source
+  }
+}
+
+// ---- Prefetch of the programs earlier processes used ----
+// DIR/<device key>/used.txt: one binary file name per line, appended by each process for each
+// program it used. Lines that are not a name of ours are ignored.
+
+namespace {
+
+constexpr std::size_t kMaxPrefetch = 512;           // the most recently used programs
+constexpr std::uintmax_t kUsedFileLimit = 1 << 20;  // then rewritten with its most recent names only
+
+bool is_binary_name(const std::string& name) {
+  if (name.size() != 16 + 4 || name.compare(16, 4, ".bin") != 0) return false;
+  return std::all_of(name.begin(), name.begin() + 16,
+                     [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+}
+
+}  // namespace
+
+std::string ProgramCache::used_path() const {
+  return fmt::format("{}/{}/used.txt", disk_.dir, disk_.device_key.empty() ? "unknown" : disk_.device_key);
+}
+
+void ProgramCache::note_use(const ProgramSource& source) {
+  std::string name = std::filesystem::path(binary_path(source)).filename().string();
+  {
+    std::lock_guard lock(mutex_);
+    if (!note_uses_ || !noted_.insert(name).second) return;
+  }
+  const std::string path = used_path();
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  // One write(2) of a whole line with O_APPEND: lines of concurrent processes do not interleave.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  name += '\n';
+  [[maybe_unused]] const ssize_t written = ::write(fd, name.data(), name.size());
+  ::close(fd);
+}
+
+void ProgramCache::prefetch_one(const std::string& file_name) {
+  const auto start = std::chrono::steady_clock::now();
+  std::optional<BinaryFile> file = read_binary(
+      fmt::format("{}/{}/{}", disk_.dir, disk_.device_key.empty() ? "unknown" : disk_.device_key, file_name));
+  if (!file) return;
+  std::promise<cl::Program> promise;
+  {
+    std::lock_guard lock(mutex_);
+    if (programs_.count(file->key)) return;  // requested, built or prefetched already
+    programs_.emplace(file->key, promise.get_future().share());
+  }
+  try {
+    promise.set_value(build_binary(file->payload, file->options));
+    ++binary_loads_;
+  } catch (...) {
+    {
+      std::lock_guard lock(mutex_);
+      programs_.erase(file->key);
+    }
+    promise.set_exception(std::make_exception_ptr(PrefetchMiss{}));
+  }
+  const auto ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+  load_ns_ += ns;
+  std::lock_guard lock(mutex_);
+  build_ms_[file->key] = static_cast<double>(ns) * 1e-6;
+}
+
+void ProgramCache::prefetch_used_programs(unsigned threads) {
+  {
+    std::lock_guard lock(mutex_);
+    if (disk_.dir.empty() || note_uses_) return;
+    note_uses_ = true;
+  }
+  // The most recently used names first, each once.
+  const std::string path = used_path();
+  std::vector<std::string> lines;
+  {
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (is_binary_name(line)) lines.push_back(line);
+    }
+  }
+  std::vector<std::string> names;
+  std::set<std::string> seen;
+  for (auto it = lines.rbegin(); it != lines.rend() && names.size() < kMaxPrefetch; ++it) {
+    if (seen.insert(*it).second) names.push_back(*it);
+  }
+  std::error_code ec;
+  if (std::filesystem::file_size(path, ec) > kUsedFileLimit && !ec) {
+    // Keep the recent names only (written beside, then renamed over: a reader sees one or the other).
+    const std::string temp = fmt::format("{}.tmp.{}", path, getpid());
+    {
+      std::ofstream out(temp);
+      for (auto it = names.rbegin(); it != names.rend(); ++it) out << *it << '\n';
+    }
+    std::filesystem::rename(temp, path, ec);
+    if (ec) std::filesystem::remove(temp, ec);
+  }
+  if (names.empty() || threads == 0) return;
+  auto queue = std::make_shared<std::vector<std::string>>(std::move(names));
+  auto next = std::make_shared<std::atomic<std::size_t>>(0);
+  for (unsigned t = 0; t < threads; ++t) {
+    prefetchers_.emplace_back([this, queue, next] {
+      for (std::size_t i = (*next)++; i < queue->size() && !stop_prefetch_; i = (*next)++) {
+        try {
+          prefetch_one((*queue)[i]);
+        } catch (...) {
+          // A prefetch is an optimisation: whatever fails here is built on demand.
+        }
+      }
+    });
   }
 }
 

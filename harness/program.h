@@ -7,7 +7,9 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -63,6 +65,17 @@ class ProgramCache {
   };
 
   ProgramCache(cl::Context context, cl::Device device, DiskCache disk = {});
+  ~ProgramCache();  // stops and joins the prefetch threads
+  ProgramCache(const ProgramCache&) = delete;
+  ProgramCache& operator=(const ProgramCache&) = delete;
+
+  // With an on-disk cache: writes down each program a get() returns (once per process) in
+  // DIR/<device key>/used.txt, and loads the binaries of the programs earlier processes used, most
+  // recent first, on `threads` background threads, so that a new process finds them built (a get()
+  // of a program in flight waits for it; one whose binary fails to load builds as before). For the
+  // runtime: on an H100, resnet50's first step with the binary cache carried over spent 17 s loading
+  // 80 programs one after the other (NVIDIA compiles PTX at load). Idempotent.
+  void prefetch_used_programs(unsigned threads);
 
   // The built program; throws BuildError with the build log when it does not compile.
   cl::Program get(const ProgramSource& source);
@@ -86,6 +99,17 @@ class ProgramCache {
   cl::Program retarget_ptx(const ProgramSource& source, const cl::Program& built);
   std::string binary_path(const ProgramSource& source) const;
   std::optional<cl::Program> load_binary(const ProgramSource& source);
+  // A binary file's program key, options and payload, when its header names this device and driver
+  // and its payload is whole.
+  struct BinaryFile {
+    std::string key, options;
+    std::vector<unsigned char> payload;
+  };
+  std::optional<BinaryFile> read_binary(const std::string& path) const;
+  cl::Program build_binary(const std::vector<unsigned char>& payload, const std::string& options);
+  void note_use(const ProgramSource& source);
+  void prefetch_one(const std::string& file_name);
+  std::string used_path() const;
   bool store_binary(const ProgramSource& source, const cl::Program& program);  // false: nothing kept
 
   cl::Context context_;
@@ -100,6 +124,11 @@ class ProgramCache {
   std::atomic<long long> load_ns_{0};
   std::atomic<long long> store_ns_{0};
   std::atomic<int> binary_stores_{0};
+  // The prefetch (prefetch_used_programs): programs a get() returned and noted, and the threads.
+  bool note_uses_ = false;
+  std::set<std::string> noted_;
+  std::atomic<bool> stop_prefetch_{false};
+  std::vector<std::thread> prefetchers_;
 };
 
 }  // namespace ocltune

@@ -1,9 +1,11 @@
 // The on-disk cache of program binaries: a second session loads instead of compiling, and entries
 // that are corrupt, truncated or written for another device are ignored and rebuilt.
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -148,6 +150,74 @@ TEST(BinaryCache, StoresAndLoadsAreCounted) {
   off.programs().get(source);
   EXPECT_EQ(off.programs().builds(), 1);
   EXPECT_EQ(off.programs().binary_stores(), 0);
+}
+
+// prefetch_used_programs: a process that prefetches writes down what it used; the next one loads
+// those binaries in the background before anyone asks, so its get() neither compiles nor loads
+// again; a program nobody used before builds as usual; a bad used.txt or binary costs only a build.
+TEST(BinaryCache, APrefetchingSessionFindsTheProgramsTheLastOneUsed) {
+  const std::string dir = fresh_dir("binaries-prefetch");
+  const auto source = [](const std::string& name) {
+    ProgramSource s;
+    s.inline_source = "__kernel void " + name + "(__global float* x) { x[get_global_id(0)] = 3.0f; }\n";
+    return s;
+  };
+  const std::string device_dir = dir + "/" + testing::test_session().device().key();
+  {
+    Session session(testing::test_session().device(), dir);
+    session.programs().prefetch_used_programs(2);  // nothing written down yet: nothing to load
+    session.programs().get(source("first"));
+    session.programs().get(source("second"));
+    session.programs().get(source("first"));  // noted once
+    EXPECT_EQ(session.programs().builds(), 2);
+  }
+  {
+    std::ifstream in(device_dir + "/used.txt");
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    ASSERT_EQ(lines.size(), 2u);
+  }
+  // Garbage lines and a name whose file is not a binary of ours are skipped.
+  std::ofstream(device_dir + "/used.txt", std::ios::app) << "../../etc/passwd\nnot a name\n0123456789abcdef.bin\n";
+  std::ofstream(device_dir + "/0123456789abcdef.bin") << "OCLTBIN1\n{\"device_key\": \"someone else\"}\n";
+  {
+    Session session(testing::test_session().device(), dir);
+    session.programs().prefetch_used_programs(2);
+    // Both load in the background, before anyone asks.
+    for (int i = 0; i < 600 && session.programs().binary_loads() < 2; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_EQ(session.programs().binary_loads(), 2);
+    EXPECT_TRUE(session.programs().contains(source("first")));
+    // get() finds them: never a build.
+    session.programs().get(source("second"));
+    session.programs().get(source("first"));
+    EXPECT_EQ(session.programs().builds(), 0);
+    EXPECT_EQ(session.programs().binary_loads(), 2);
+    session.programs().get(source("third"));
+    EXPECT_EQ(session.programs().builds(), 1);
+    // A program from the prefetch runs.
+    cl::Kernel kernel(session.programs().get(source("first")), "first");
+    cl::Buffer x(session.context(), CL_MEM_READ_WRITE, 4 * sizeof(float));
+    kernel.setArg(0, x);
+    session.queue().enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(4));
+    std::vector<float> out(4);
+    session.queue().enqueueReadBuffer(x, CL_TRUE, 0, 4 * sizeof(float), out.data());
+    EXPECT_EQ(out, std::vector<float>(4, 3.0f));
+  }
+  // A binary the driver refuses: the prefetch drops it and get() compiles.
+  for (const auto& e : fs::directory_iterator(device_dir)) {
+    if (e.path().extension() != ".bin" || e.path().filename() == "0123456789abcdef.bin") continue;
+    std::fstream f(e.path(), std::ios::in | std::ios::out | std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    f.seekp(static_cast<std::streamoff>(text.size() - 2));
+    f.put('\x7f');  // payload hash no longer matches: not loaded
+  }
+  Session session(testing::test_session().device(), dir);
+  session.programs().prefetch_used_programs(2);
+  session.programs().get(source("first"));
+  session.programs().get(source("second"));
+  EXPECT_EQ(session.programs().builds(), 2);
 }
 
 // The PTX rewrite itself: markers gone, the target replaced whatever follows it on the line, and
