@@ -88,6 +88,10 @@ class Problem {
   // kernels/ files whose text decides the result; their hash keys resumable measurements.
   virtual std::vector<std::string> kernel_files() const = 0;
   virtual std::unique_ptr<Evaluation> instantiate(Session& session) const = 0;
+  // The instance of the runtime's first-dispatch check of a borrowed configuration: the same checks
+  // on fewer reference elements where a family's full sample is costly (conv2d), since each check
+  // stands in the way of a model's first step. By default instantiate()'s.
+  virtual std::unique_ptr<Evaluation> instantiate_for_check(Session& session) const { return instantiate(session); }
 };
 
 using ProblemList = std::vector<std::unique_ptr<Problem>>;

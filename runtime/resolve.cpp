@@ -67,7 +67,7 @@ std::string Runtime::check(const Problem& problem, const Config& config) {
   ++checks_;
   const ScopedNanoseconds timed(check_ns_);
   try {
-    std::unique_ptr<Evaluation> evaluation = problem.instantiate(session_);
+    std::unique_ptr<Evaluation> evaluation = problem.instantiate_for_check(session_);
     const PreparedPlan prepared = prepare(session_, evaluation->plan(config));
     enqueue(session_.queue(), prepared);
     session_.queue().finish();

@@ -30,13 +30,14 @@ struct Tensor {
 
 class Conv2dEvaluation : public Evaluation {
  public:
-  Conv2dEvaluation(Session& session, const Conv2dShape& shape, const Conv2dLayout& layout);
+  Conv2dEvaluation(Session& session, const Conv2dShape& shape, const Conv2dLayout& layout,
+                   double reference_macs = kConv2dFullCheckMacs);
   LaunchPlan plan(const Config& config) override;
   void reset() override;
   VerifyResult verify() override;
 
  private:
-  void build_reference();
+  void build_reference(double reference_macs);
   double tolerance() const;
 
   Session& session_;
@@ -74,7 +75,8 @@ std::span<const float> data(const Tensor& t) {
                                                   static_cast<std::size_t>(t.elements));
 }
 
-Conv2dEvaluation::Conv2dEvaluation(Session& session, const Conv2dShape& shape, const Conv2dLayout& layout)
+Conv2dEvaluation::Conv2dEvaluation(Session& session, const Conv2dShape& shape, const Conv2dLayout& layout,
+                                   double reference_macs)
     : session_(session), shape_(shape), workspace_(session.context()) {
   shape.validate();
   const ConvDirection dir = shape.dir;
@@ -84,7 +86,7 @@ Conv2dEvaluation::Conv2dEvaluation(Session& session, const Conv2dShape& shape, c
               2, dt);
   init_tensor(output_, "output", layout.output_offset, shape.output_elements(), dir == ConvDirection::kForward, 3, dt);
   if (shape.bias) init_tensor(bias_, "bias", layout.bias_offset, shape.k, dir == ConvDirection::kBackwardWeight, 4, dt);
-  build_reference();
+  build_reference(reference_macs);
   try {
     const cl::Context& ctx = session.context();
     for (Tensor* t : {&input_, &weight_, &output_, &bias_}) {
@@ -100,7 +102,7 @@ Conv2dEvaluation::Conv2dEvaluation(Session& session, const Conv2dShape& shape, c
   reset();
 }
 
-void Conv2dEvaluation::build_reference() {
+void Conv2dEvaluation::build_reference(double reference_macs) {
   const Conv2dShape& s = shape_;
   const Conv2dReference ref(s, data(input_), data(weight_), data(output_), data(bias_));
   const std::int64_t terms = accumulation_length(s);
@@ -113,16 +115,16 @@ void Conv2dEvaluation::build_reference() {
   };
   if (s.dir == ConvDirection::kForward) {
     const std::int64_t p = s.p(), q = s.q();
-    for (const auto& e : reference_sample({s.n, s.k, p, q}, terms, kConv2dFullCheckMacs)) {
+    for (const auto& e : reference_sample({s.n, s.k, p, q}, terms, reference_macs)) {
       add(output_, ((e[0] * s.k + e[1]) * p + e[2]) * q + e[3], ref.forward(e[0], e[1], e[2], e[3]));
     }
   } else if (s.dir == ConvDirection::kBackwardData) {
-    for (const auto& e : reference_sample({s.n, s.c, s.h, s.w}, terms, kConv2dFullCheckMacs)) {
+    for (const auto& e : reference_sample({s.n, s.c, s.h, s.w}, terms, reference_macs)) {
       add(input_, ((e[0] * s.c + e[1]) * s.h + e[2]) * s.w + e[3], ref.backward_data(e[0], e[1], e[2], e[3]));
     }
   } else {
     const std::int64_t cg = s.c_per_group();
-    for (const auto& e : reference_sample({s.k, cg, s.r, s.s}, terms, kConv2dFullCheckMacs)) {
+    for (const auto& e : reference_sample({s.k, cg, s.r, s.s}, terms, reference_macs)) {
       add(weight_, ((e[0] * cg + e[1]) * s.r + e[2]) * s.s + e[3], ref.backward_weight(e[0], e[1], e[2], e[3]));
     }
     if (s.bias) {
@@ -297,6 +299,10 @@ std::vector<std::string> Conv2dProblem::kernel_files() const {
 
 std::unique_ptr<Evaluation> Conv2dProblem::instantiate(Session& session) const {
   return std::make_unique<Conv2dEvaluation>(session, shape_, layout_);
+}
+
+std::unique_ptr<Evaluation> Conv2dProblem::instantiate_for_check(Session& session) const {
+  return std::make_unique<Conv2dEvaluation>(session, shape_, layout_, kConv2dCheckMacs);
 }
 
 }  // namespace ocltune
