@@ -66,9 +66,44 @@ std::string default_binary_cache_dir() {
 ProgramCache::ProgramCache(cl::Context context, cl::Device device, DiskCache disk)
     : context_(std::move(context)), device_(std::move(device)), disk_(std::move(disk)) {}
 
+namespace {
+
+// The caches with prefetch threads. At exit they are stopped and joined before the driver's own exit
+// handlers run (registered earlier, so they run later): a process that ends while a binary is
+// loading must not tear the driver down under a build (runtimes of ocltune_torch are never
+// destroyed, so their destructors cannot do it).
+std::mutex& prefetching_mutex() {
+  static auto* m = new std::mutex;
+  return *m;
+}
+std::set<ProgramCache*>& prefetching() {
+  static auto* caches = new std::set<ProgramCache*>;
+  return *caches;
+}
+
+void stop_every_prefetch() {
+  std::lock_guard lock(prefetching_mutex());
+  for (ProgramCache* cache : prefetching()) cache->stop_prefetch();
+}
+
+}  // namespace
+
 ProgramCache::~ProgramCache() {
+  {
+    std::lock_guard lock(prefetching_mutex());
+    prefetching().erase(this);
+  }
+  stop_prefetch();
+}
+
+void ProgramCache::stop_prefetch() {
   stop_prefetch_ = true;
-  for (std::thread& t : prefetchers_) t.join();
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard lock(mutex_);
+    threads.swap(prefetchers_);
+  }
+  for (std::thread& t : threads) t.join();
 }
 
 bool ProgramCache::contains(const ProgramSource& source) const {
@@ -426,6 +461,13 @@ void ProgramCache::prefetch_used_programs(unsigned threads) {
   if (names.empty() || threads == 0) return;
   auto queue = std::make_shared<std::vector<std::string>>(std::move(names));
   auto next = std::make_shared<std::atomic<std::size_t>>(0);
+  static std::once_flag at_exit;
+  std::call_once(at_exit, [] { std::atexit(stop_every_prefetch); });
+  {
+    std::lock_guard lock(prefetching_mutex());
+    prefetching().insert(this);
+  }
+  std::lock_guard lock(mutex_);
   for (unsigned t = 0; t < threads; ++t) {
     prefetchers_.emplace_back([this, queue, next] {
       for (std::size_t i = (*next)++; i < queue->size() && !stop_prefetch_; i = (*next)++) {

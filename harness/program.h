@@ -76,6 +76,8 @@ class ProgramCache {
   // runtime: on an H100, resnet50's first step with the binary cache carried over spent 17 s loading
   // 80 programs one after the other (NVIDIA compiles PTX at load). Idempotent.
   void prefetch_used_programs(unsigned threads);
+  // Stops the prefetch threads after the loads in flight and joins them (also at exit).
+  void stop_prefetch();
 
   // The built program; throws BuildError with the build log when it does not compile.
   cl::Program get(const ProgramSource& source);

@@ -61,3 +61,25 @@ def test_strict_refusal_after_a_two_layer_lstm_then_a_clean_exit(tmp_path):
     """, tmp_path, OCLTUNE_TORCH_STRICT="1")
     assert done.returncode == 0, f"exited {done.returncode}:\n{done.stdout[-1000:]}\n{done.stderr[-3000:]}"
     assert done.stdout.split() == ["refused:", "True", "end", "of", "script"]
+
+
+def test_exit_while_the_programs_of_the_last_process_are_still_loading(tmp_path):
+    # A runtime loads the programs the last process used on background threads (on GPUs by default;
+    # forced on here). A script that ends at once must not tear the driver down under those loads:
+    # the threads are stopped and joined at exit. The first child leaves used programs behind.
+    binaries = str(tmp_path / "binaries")
+    script = """
+        import sys, torch, ocltune_torch
+        x = torch.randn(256, 256).to(sys.argv[1])
+        if len(sys.argv) > 2:
+            (x @ x).sum().item(); x.sigmoid().cumsum(0).flip(0).sum().item(); torch.softmax(x, 1).max().item()
+        print("end of script")
+    """
+    for extra in (["work"], []):
+        done = subprocess.run([sys.executable, "-c", textwrap.dedent(script), OCL] + extra, capture_output=True,
+                              text=True, timeout=300,
+                              env={**os.environ, "OCLTUNE_BINARY_CACHE": binaries, "OCLTUNE_PREFETCH_PROGRAMS": "on"})
+        assert done.returncode == 0, f"exited {done.returncode}:\n{done.stdout[-1000:]}\n{done.stderr[-3000:]}"
+        assert done.stdout.strip().endswith("end of script")
+    used = [p for p in (tmp_path / "binaries").rglob("used.txt")]
+    assert used and len(used[0].read_text().split()) >= 3, used
