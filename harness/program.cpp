@@ -2,7 +2,6 @@
 // on-disk cache of program binaries.
 #include "harness/program.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +18,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/append_line.h"
 #include "harness/error.h"
 #include "harness/hash.h"
 #include "harness/kernel_files.h"
@@ -155,7 +155,7 @@ cl::Program ProgramCache::get(const ProgramSource& source) {
     }
     try {
       cl::Program program = future.get();
-      note_use(source);
+      note_use(source, key);
       return program;
     } catch (const PrefetchMiss&) {
       continue;  // the prefetcher removed its entry: build it here
@@ -381,21 +381,12 @@ std::string ProgramCache::used_path() const {
   return fmt::format("{}/{}/used.txt", disk_.dir, disk_.device_key.empty() ? "unknown" : disk_.device_key);
 }
 
-void ProgramCache::note_use(const ProgramSource& source) {
-  std::string name = std::filesystem::path(binary_path(source)).filename().string();
+void ProgramCache::note_use(const ProgramSource& source, const std::string& key) {
   {
     std::lock_guard lock(mutex_);
-    if (!note_uses_ || !noted_.insert(name).second) return;
+    if (!note_uses_ || !noted_.insert(key).second) return;
   }
-  const std::string path = used_path();
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  // One write(2) of a whole line with O_APPEND: lines of concurrent processes do not interleave.
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return;
-  name += '\n';
-  [[maybe_unused]] const ssize_t written = ::write(fd, name.data(), name.size());
-  ::close(fd);
+  append_line(used_path(), std::filesystem::path(binary_path(source)).filename().string());
 }
 
 void ProgramCache::prefetch_one(const std::string& file_name) {

@@ -109,7 +109,7 @@ class ProgramCache {
   };
   std::optional<BinaryFile> read_binary(const std::string& path) const;
   cl::Program build_binary(const std::vector<unsigned char>& payload, const std::string& options);
-  void note_use(const ProgramSource& source);
+  void note_use(const ProgramSource& source, const std::string& key);  // key: source.key()
   void prefetch_one(const std::string& file_name);
   std::string used_path() const;
   bool store_binary(const ProgramSource& source, const cl::Program& program);  // false: nothing kept
@@ -126,7 +126,8 @@ class ProgramCache {
   std::atomic<long long> load_ns_{0};
   std::atomic<long long> store_ns_{0};
   std::atomic<int> binary_stores_{0};
-  // The prefetch (prefetch_used_programs): programs a get() returned and noted, and the threads.
+  // The prefetch (prefetch_used_programs): keys of the programs a get() returned and noted, and the
+  // threads.
   bool note_uses_ = false;
   std::set<std::string> noted_;
   std::atomic<bool> stop_prefetch_{false};

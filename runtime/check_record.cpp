@@ -1,8 +1,5 @@
 #include "runtime/check_record.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/config.h"
+#include "harness/append_line.h"
 #include "harness/device.h"
 #include "harness/hash.h"
 #include "ops/problem.h"
@@ -83,15 +81,7 @@ void CheckRecord::add(const std::string& key) {
   std::lock_guard lock(mutex_);
   load();
   if (!keys_.insert(key).second || path_.empty()) return;
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
-  // One write(2) of a whole line to a file opened with O_APPEND: lines of several processes do not
-  // interleave within a line on a local file system.
-  const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return;
-  const std::string line = key + "\n";
-  [[maybe_unused]] const ssize_t written = ::write(fd, line.data(), line.size());
-  ::close(fd);
+  append_line(path_, key);
 }
 
 }  // namespace ocltune
