@@ -188,6 +188,29 @@ def test_index_tensor(dtype):
         x[idx(0, 1).to(DEVICE), idx(-7, 0).to(DEVICE)]
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.uint8], ids=str)
+def test_index_fill(dtype, strict):
+    a = sample((4, 5, 6), dtype)
+    x = a.to(DEVICE)
+    for dim, index in ((0, idx(3, 0, 3)), (1, idx(-1, 2)), (2, idx(4)), (-1, torch.tensor(0))):
+        same(x.clone().index_fill_(dim, index.to(DEVICE), 7), a.clone().index_fill_(dim, index, 7))
+        value = torch.tensor(3, dtype=dtype)  # a 0-dim value tensor, on the CPU or the device
+        same(x.clone().index_fill(dim, index.to(DEVICE), value), a.clone().index_fill(dim, index, value))
+        same(x.clone().index_fill(dim, index.to(DEVICE), value.to(DEVICE)), a.clone().index_fill(dim, index, value))
+    t = x.clone().transpose(0, 2)  # into a transposed view
+    same(t.index_fill_(1, idx(1, 3).to(DEVICE), 0), a.clone().transpose(0, 2).index_fill_(1, idx(1, 3), 0))
+    same(torch.zeros((), dtype=dtype).to(DEVICE).index_fill_(0, idx(0).to(DEVICE), 2),
+         torch.zeros((), dtype=dtype).index_fill_(0, idx(0), 2))
+    with pytest.raises(IndexError, match="out of bounds"):
+        x.clone().index_fill_(1, idx(5).to(DEVICE), 1)
+    with pytest.raises(IndexError, match="int64"):
+        x.clone().index_fill_(1, idx(1).int().to(DEVICE), 1)
+    with pytest.raises(RuntimeError, match="vector/scalar"):
+        x.clone().index_fill_(1, idx(1)[None].to(DEVICE), 1)
+    with pytest.raises(RuntimeError, match="0-dimensional value"):
+        x.clone().index_fill_(1, idx(1).to(DEVICE), torch.ones(2, dtype=dtype).to(DEVICE))
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.int32, torch.uint8], ids=str)
 def test_index_put(dtype):
     a = sample((5, 6), dtype)

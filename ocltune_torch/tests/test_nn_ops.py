@@ -632,6 +632,22 @@ def test_mse_loss(reduction, dtype, strict):
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("beta", [1.0, 1.0 / 9, 0.0])
+def test_smooth_l1_loss(beta, reduction, dtype, strict):
+    # Differences on both sides of beta (and exactly 0: beta = 0 takes the CPU's -grad there), transposed.
+    a, b = rand(4, 7, dtype=dtype), rand(4, 7, dtype=dtype, seed=1)
+    b[0, :3] = a[0, :3]
+    check(lambda a, b: F.smooth_l1_loss(a, b, reduction=reduction, beta=beta), a, b, scale=4)
+    check(lambda a, b: F.smooth_l1_loss(a, b, reduction=reduction, beta=beta), a.t(), b.t(), scale=4)
+
+
+def test_smooth_l1_loss_refuses_a_negative_beta():
+    with pytest.raises(RuntimeError, match="negative values for beta"):
+        F.smooth_l1_loss(rand(3).to(DEVICE), rand(3, seed=1).to(DEVICE), beta=-1.0)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_binary_cross_entropy_with_logits(reduction, dtype, strict):
     logits = rand(5, 3, dtype=dtype) * 4
     target = torch.rand(5, 3, generator=torch.Generator().manual_seed(1)).to(dtype)

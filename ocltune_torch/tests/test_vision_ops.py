@@ -4,6 +4,8 @@ torchvision's roi_align and nms. Then the models that need them, in eval, in str
 deeplabv3_mobilenet_v3_large, fcn_resnet50 and fasterrcnn_mobilenet_v3_large_320_fpn at small sizes.
 """
 
+import copy
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -104,6 +106,46 @@ def test_roi_align_matches_cpu(aligned, sampling_ratio, scale):
     assert_close(got, want)
 
 
+@pytest.mark.parametrize("aligned", [False, True])
+@pytest.mark.parametrize("sampling_ratio", [0, 2])
+@pytest.mark.parametrize("scale", [1.0, 0.25])
+def test_roi_align_backward_matches_cpu(aligned, sampling_ratio, scale):
+    # Overlapping RoIs of both images and a degenerate one: their bins share input pixels, which the
+    # backward sums with atomics. The output gradient comes as a stepped view (a packed copy inside).
+    x = rand(2, 3, 13, 17, seed=9).requires_grad_()
+    xd = x.detach().to(DEVICE).requires_grad_()
+    rois = random_rois(12, 2, 13 / scale, 17 / scale, seed=10)
+    options = dict(spatial_scale=scale, sampling_ratio=sampling_ratio, aligned=aligned)
+    y = roi_align(x, rois, (5, 4), **options)
+    yd = roi_align(xd, rois.to(DEVICE), (5, 4), **options)
+    g = rand(12, 3, 5, 8, seed=11)[..., ::2]
+    y.backward(g)
+    yd.backward(g.to(DEVICE))
+    assert x.grad.abs().max() > 0
+    assert_close(xd.grad, x.grad)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_roi_align_backward_16_bit_matches_the_float_result(dtype):
+    # Summed in float and rounded once: the CPU's float gradient of the same 16-bit values, rounded.
+    x = rand(1, 4, 12, 12, dtype=dtype, seed=12)
+    rois = random_rois(6, 1, 12, 12, seed=13).to(dtype)
+    g = rand(6, 4, 3, 3, dtype=dtype, seed=14)
+    want = torch.ops.torchvision._roi_align_backward(g.float(), rois.float(), 1.0, 3, 3, 1, 4, 12, 12, 2, False)
+    got = torch.ops.torchvision._roi_align_backward(g.to(DEVICE), rois.to(DEVICE), 1.0, 3, 3, 1, 4, 12, 12, 2, False)
+    assert_close(got, want.to(dtype))
+
+
+def test_roi_align_backward_bad_grad():
+    rois = torch.tensor([[0.0, 1, 1, 4, 4]]).to(DEVICE)
+    with pytest.raises(RuntimeError, match=r"grad must be \[K, C, pooled_height, pooled_width\]"):
+        torch.ops.torchvision._roi_align_backward(torch.zeros(1, 2, 3, 3).to(DEVICE), rois, 1.0, 2, 2, 1, 2, 8, 8, 0,
+                                                  False)
+    empty = torch.ops.torchvision._roi_align_backward(torch.zeros(0, 2, 2, 2).to(DEVICE), torch.zeros(0, 5).to(DEVICE),
+                                                      1.0, 2, 2, 1, 2, 8, 8, 0, False)
+    assert empty.device.type == "ocl" and empty.shape == (1, 2, 8, 8) and not empty.cpu().any()
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_roi_align_16_bit_matches_the_float_result(dtype):
     x = rand(1, 4, 12, 12, seed=7)
@@ -200,3 +242,36 @@ def test_fasterrcnn_in_eval():
         close_to_cpu(g["scores"], w["scores"], atol=1e-4)
         close_to_cpu(g["boxes"], w["boxes"], atol=1e-2)
         assert torch.equal(g["labels"].cpu(), w["labels"])
+
+
+def test_fasterrcnn_training_step():
+    # One training step in strict mode: roi_align's backward, smooth_l1_loss and the samplers'
+    # index_fill_ on the device. The samplers draw random subsets (from each device's own generator);
+    # with batches larger than there are anchors and proposals they take every one, so both sides sum
+    # the same terms.
+    torch.manual_seed(0)
+    model = torchvision.models.detection.fasterrcnn_mobilenet_v3_large_320_fpn(
+        weights=None, weights_backbone=None, num_classes=3, min_size=96, max_size=128).train()
+    for sampler in (model.rpn.fg_bg_sampler, model.roi_heads.fg_bg_sampler):
+        sampler.batch_size_per_image = 1 << 20
+    images = [torch.rand(3, 90, 120), torch.rand(3, 100, 100)]
+    targets = [dict(boxes=torch.tensor([[10.0, 10, 50, 60], [30, 20, 90, 80]]), labels=torch.tensor([1, 2])),
+               dict(boxes=torch.tensor([[5.0, 5, 40, 40]]), labels=torch.tensor([1]))]
+    device_model = copy.deepcopy(model).to(DEVICE)
+    want = model(images, targets)
+    got = device_model([i.to(DEVICE) for i in images], [{k: v.to(DEVICE) for k, v in t.items()} for t in targets])
+    assert set(got) == set(want) == {"loss_classifier", "loss_box_reg", "loss_objectness", "loss_rpn_box_reg"}
+    for name in want:
+        close_to_cpu(got[name], want[name].detach(), atol=1e-4)
+    sum(want.values()).backward()
+    sum(got.values()).backward()
+    # Each gradient against its own largest element, floored at 1e-3 of the model's largest (issue 39's
+    # rule: the gradients of near-dead parameters are rounding noise on both sides).
+    device_params = dict(device_model.named_parameters())
+    largest = max(p.grad.abs().max().item() for p in model.parameters() if p.grad is not None)
+    for name, p in model.named_parameters():
+        if p.grad is None:
+            assert device_params[name].grad is None, name
+            continue
+        scale = max(p.grad.abs().max().item(), 1e-3 * largest)
+        close_to_cpu(device_params[name].grad, p.grad, atol=1e-3 * scale)

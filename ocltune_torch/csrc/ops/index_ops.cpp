@@ -1,6 +1,6 @@
 // index_select (so embedding), gather, scatter and scatter_add, scatter_reduce (and scatter's reduce
 // forms), index_add, embedding_dense_backward, index.Tensor and _index_put_impl_ (index_put_, with
-// accumulate) on the plain kernels of plain/kernels/plain_index.cl.
+// accumulate; index_fill_ through it) on the plain kernels of plain/kernels/plain_index.cl.
 //
 // Indices are checked on the device: a kernel sets a flag for an index out of range and the op raises
 // PyTorch's IndexError after reading it (one small blocking read per op). Accumulation is atomic in
@@ -672,6 +672,41 @@ at::Tensor& index_put_impl(at::Tensor& self, const c10::List<std::optional<at::T
   return self;
 }
 
+// self.index_fill_(dim, index, value): index_put_ with every other dim whole, value a 0-dim tensor of
+// self's dtype on the device (what fasterrcnn's samplers write their masks with).
+at::Tensor& index_fill_value_(at::Tensor& self, std::int64_t dim, const at::Tensor& index_arg,
+                              const at::Tensor& value) {
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  const at::Tensor index = index_on(index_arg, self);
+  check_same_device(self, index, "index_fill_", "index");
+  TORCH_CHECK_INDEX(index.scalar_type() == at::kLong, "index_fill_(): Expected dtype int64 for index.");
+  TORCH_CHECK(index.dim() <= 1, "Index has to be a vector/scalar");
+  at::Tensor target = self.dim() == 0 ? self.view({1}) : self;
+  c10::List<std::optional<at::Tensor>> indices;
+  for (std::int64_t d = 0; d < dim; ++d) indices.push_back(std::nullopt);
+  indices.push_back(index.reshape({-1}));
+  index_put_impl(target, indices, value.to(self.options()), false, false);
+  return self;
+}
+
+at::Tensor& index_fill_scalar_(at::Tensor& self, std::int64_t dim, const at::Tensor& index, const at::Scalar& value) {
+  check_ocl(self, "index_fill_", "self");
+  if (!plain_dtype(self.scalar_type())) {
+    return fallback<ATEN_OP2(index_fill_, int_Scalar)>::call(self, dim, index, value);
+  }
+  return index_fill_value_(self, dim, index, at::scalar_tensor(value, self.options()));
+}
+
+at::Tensor& index_fill_tensor_(at::Tensor& self, std::int64_t dim, const at::Tensor& index, const at::Tensor& value) {
+  check_ocl(self, "index_fill_", "self");
+  TORCH_CHECK(value.dim() == 0, "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+              value.dim(), " dimension(s).");
+  if (!plain_dtype(self.scalar_type())) {
+    return fallback<ATEN_OP2(index_fill_, int_Tensor)>::call(self, dim, index, value);
+  }
+  return index_fill_value_(self, dim, index, value);
+}
+
 }  // namespace
 
 at::Tensor ocl_index_select(const at::Tensor& self, std::int64_t dim, const at::Tensor& index_arg) {
@@ -748,6 +783,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("embedding_dense_backward", embedding_dense_backward);
   m.impl("index.Tensor", index_tensor);
   m.impl("_index_put_impl_", index_put_impl);
+  m.impl("index_fill_.int_Scalar", index_fill_scalar_);
+  m.impl("index_fill_.int_Tensor", index_fill_tensor_);
 }
 
 }  // namespace ocltune_torch

@@ -1,13 +1,14 @@
-// torchvision's detection ops on the device: roi_align (forward) and nms on plain kernels
+// torchvision's detection ops on the device: roi_align, its backward and nms on plain kernels
 // (plain/kernels/plain_vision.cl), what fasterrcnn's RoI heads and its box post-processing dispatch
-// in eval. torchvision registers the operators (torch.ops.torchvision.*) when it is imported; the
+// (the backward in training). torchvision registers the operators (torch.ops.torchvision.*) when it is imported; the
 // kernels here attach to them whenever that happens (the dispatcher keeps an implementation that
 // arrives before its schema).
 //
 // nms follows torchvision's CUDA design: scores sorted on the device, a bit matrix of suppressions
 // (one work item per box and 64 later boxes), one greedy pass, and the kept indices selected on the
 // device; the matrix takes n * ceil(n / 64) * 8 bytes (2 MB for 4,000 boxes), so larger inputs run the
-// counted CPU fallback. roi_align's backward (training) is not here: the CPU fallback runs it, counted.
+// counted CPU fallback. roi_align's backward scatters with float atomics, as torchvision's CUDA kernel
+// does, so its sums vary in the last bits from run to run (torchvision marks it nondeterministic).
 #include <cmath>
 #include <limits>
 
@@ -31,6 +32,12 @@ struct TorchvisionRoiAlign {
   static constexpr const char* name = "torchvision::roi_align";
   static constexpr const char* overload_name = "";
   using schema = at::Tensor(const at::Tensor&, const at::Tensor&, double, c10::SymInt, c10::SymInt, int64_t, bool);
+};
+struct TorchvisionRoiAlignBackward {
+  static constexpr const char* name = "torchvision::_roi_align_backward";
+  static constexpr const char* overload_name = "";
+  using schema = at::Tensor(const at::Tensor&, const at::Tensor&, double, c10::SymInt, c10::SymInt, c10::SymInt,
+                            c10::SymInt, c10::SymInt, c10::SymInt, int64_t, bool);
 };
 
 bool vision_dtype(at::ScalarType d) { return d == at::kFloat || d == at::kHalf || d == at::kBFloat16; }
@@ -80,6 +87,45 @@ at::Tensor roi_align(const at::Tensor& input, const at::Tensor& rois, double spa
   launch.arg(g).tensor_at(packed_input).tensor_at(packed_rois).tensor_at(out);
   launch.run(out.numel());
   return out;
+}
+
+at::Tensor roi_align_backward(const at::Tensor& grad, const at::Tensor& rois, double spatial_scale,
+                              int64_t pooled_height, int64_t pooled_width, int64_t batch_size, int64_t channels,
+                              int64_t height, int64_t width, int64_t sampling_ratio, bool aligned) {
+  check_ocl(grad, "torchvision::_roi_align_backward", "grad");
+  check_same_device(grad, rois, "torchvision::_roi_align_backward", "rois");
+  TORCH_CHECK(rois.dim() == 2 && rois.size(1) == 5,
+              "torchvision::_roi_align_backward: rois must have shape [K, 5], got ", rois.sizes());
+  TORCH_CHECK(grad.dim() == 4 && grad.size(0) == rois.size(0) && grad.size(1) == channels &&
+                  grad.size(2) == pooled_height && grad.size(3) == pooled_width,
+              "torchvision::_roi_align_backward: grad must be [K, C, pooled_height, pooled_width] = [", rois.size(0),
+              ", ", channels, ", ", pooled_height, ", ", pooled_width, "], got ", grad.sizes());
+  TORCH_CHECK(grad.scalar_type() == rois.scalar_type(), "torchvision::_roi_align_backward: grad (", grad.scalar_type(),
+              ") and rois (", rois.scalar_type(), ") must have the same dtype");
+  if (!vision_dtype(grad.scalar_type())) {
+    return fallback<TorchvisionRoiAlignBackward>::call(grad, rois, spatial_scale, pooled_height, pooled_width,
+                                                       batch_size, channels, height, width, sampling_ratio, aligned);
+  }
+  // Summed in float whatever the dtype, and rounded once at the end.
+  at::Tensor grad_input = at::zeros({batch_size, channels, height, width}, grad.options().dtype(at::kFloat));
+  if (grad.numel() == 0 || grad_input.numel() == 0) return grad_input.to(grad.scalar_type());
+  const RoiAlignGeometry g{rois.size(0),
+                           channels,
+                           height,
+                           width,
+                           pooled_height,
+                           pooled_width,
+                           static_cast<float>(spatial_scale),
+                           static_cast<cl_int>(sampling_ratio),
+                           aligned ? 1 : 0};
+  const int device = grad.device().index();
+  // The forward's program (the backward's float buffer is typed in the kernel): no second build.
+  cl_program program = plain_program(device, "plain_vision.cl", {{"A", grad.scalar_type()}, {"O", grad.scalar_type()}});
+  PlainLaunch launch(device, program, "roi_align_backward");
+  const at::Tensor packed_grad = grad.contiguous(), packed_rois = rois.contiguous();
+  launch.arg(g).tensor_at(packed_grad).tensor_at(packed_rois).tensor_at(grad_input);
+  launch.run(grad.numel());
+  return grad_input.to(grad.scalar_type());
 }
 
 // ---- nms ----
@@ -138,6 +184,7 @@ at::Tensor nms(const at::Tensor& dets, const at::Tensor& scores, double iou_thre
 TORCH_LIBRARY_IMPL(torchvision, PrivateUse1, m) {
   m.impl("nms", nms);
   m.impl("roi_align", roi_align);
+  m.impl("_roi_align_backward", roi_align_backward);
 }
 
 }  // namespace ocltune_torch

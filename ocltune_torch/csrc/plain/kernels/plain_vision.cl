@@ -1,7 +1,8 @@
-// torchvision's detection ops on the device (csrc/ops/vision_ops.cpp): roi_align and nms, as
-// fasterrcnn's RoI heads and box post-processing run them.
+// torchvision's detection ops on the device (csrc/ops/vision_ops.cpp): roi_align, its backward and
+// nms, as fasterrcnn's RoI heads and box post-processing run them.
 //
-// Slots: A (the feature map, the boxes), O (the output), one float dtype; values are computed in float
+// Slots: A (the feature map, the boxes, the output gradient), O (the output), one float dtype; the
+// backward accumulates into a float buffer whatever the dtype. Values are computed in float
 // as torchvision's CUDA kernels do (its CPU kernels take float32 and float64 only). The arithmetic
 // follows torchvision's CPU kernels (torchvision/csrc/ops/cpu/{roi_align,nms}_kernel.cpp) step for
 // step, without contraction, so fp32 results are the CPU's.
@@ -16,29 +17,72 @@ typedef struct {
   int sampling_ratio, aligned;
 } RoiAlignGeometry;
 
-// bilinear_interpolate of roi_align_kernel.cpp: 0 outside [-1, size], edges clamped.
-inline float roi_bilinear(global const A_S* plane, long height, long width, float y, float x) {
-  if (y < -1.0f || y > (float)height || x < -1.0f || x > (float)width) return 0.0f;
+// bilinear_interpolate_gradient of roi_align_kernel.cpp (and the first half of bilinear_interpolate):
+// the four corners a sample at (y, x) reads
+// and their weights; *y_low < 0 for a sample outside [-1, size], which contributes nothing.
+inline void roi_bilinear_corners(long height, long width, float y, float x, long* y_low, long* y_high, long* x_low,
+                                 long* x_high, float4* w) {
+  if (y < -1.0f || y > (float)height || x < -1.0f || x > (float)width) {
+    *y_low = *y_high = *x_low = *x_high = -1;
+    *w = (float4)(0.0f);
+    return;
+  }
   if (y <= 0.0f) y = 0.0f;
   if (x <= 0.0f) x = 0.0f;
-  long y_low = (long)y, x_low = (long)x, y_high, x_high;
-  if (y_low >= height - 1) {
-    y_high = y_low = height - 1;
-    y = (float)y_low;
+  *y_low = (long)y;
+  *x_low = (long)x;
+  if (*y_low >= height - 1) {
+    *y_high = *y_low = height - 1;
+    y = (float)*y_low;
   } else {
-    y_high = y_low + 1;
+    *y_high = *y_low + 1;
   }
-  if (x_low >= width - 1) {
-    x_high = x_low = width - 1;
-    x = (float)x_low;
+  if (*x_low >= width - 1) {
+    *x_high = *x_low = width - 1;
+    x = (float)*x_low;
   } else {
-    x_high = x_low + 1;
+    *x_high = *x_low + 1;
   }
-  const float ly = y - (float)y_low, lx = x - (float)x_low;
+  const float ly = y - (float)*y_low, lx = x - (float)*x_low;
   const float hy = 1.0f - ly, hx = 1.0f - lx;
-  const float w1 = hy * hx, w2 = hy * lx, w3 = ly * hx, w4 = ly * lx;
-  return w1 * A_LOAD(plane, y_low * width + x_low) + w2 * A_LOAD(plane, y_low * width + x_high) +
-         w3 * A_LOAD(plane, y_high * width + x_low) + w4 * A_LOAD(plane, y_high * width + x_high);
+  *w = (float4)(hy * hx, hy * lx, ly * hx, ly * lx);
+}
+
+// bilinear_interpolate of roi_align_kernel.cpp, on the corners above.
+inline float roi_bilinear(global const A_S* plane, long height, long width, float y, float x) {
+  long y_low, y_high, x_low, x_high;
+  float4 w;
+  roi_bilinear_corners(height, width, y, x, &y_low, &y_high, &x_low, &x_high, &w);
+  if (y_low < 0) return 0.0f;
+  return w.s0 * A_LOAD(plane, y_low * width + x_low) + w.s1 * A_LOAD(plane, y_low * width + x_high) +
+         w.s2 * A_LOAD(plane, y_high * width + x_low) + w.s3 * A_LOAD(plane, y_high * width + x_high);
+}
+
+// A RoI's bins: where the first starts, their size, and the sampling grid of each (roi_align_kernel.cpp).
+typedef struct {
+  long batch, grid_h, grid_w;
+  float start_h, start_w, bin_h, bin_w, count;
+} RoiBins;
+
+inline RoiBins roi_bins(const RoiAlignGeometry g, global const A_S* roi) {
+  RoiBins b;
+  b.batch = (long)A_LOAD(roi, 0);
+  const float offset = g.aligned ? 0.5f : 0.0f;
+  b.start_w = A_LOAD(roi, 1) * g.spatial_scale - offset;
+  b.start_h = A_LOAD(roi, 2) * g.spatial_scale - offset;
+  const float end_w = A_LOAD(roi, 3) * g.spatial_scale - offset;
+  const float end_h = A_LOAD(roi, 4) * g.spatial_scale - offset;
+  float roi_width = end_w - b.start_w, roi_height = end_h - b.start_h;
+  if (!g.aligned) {  // malformed RoIs forced to 1x1, as torchvision does for the legacy mode
+    roi_width = max(roi_width, 1.0f);
+    roi_height = max(roi_height, 1.0f);
+  }
+  b.bin_h = roi_height / (float)g.pooled_height;
+  b.bin_w = roi_width / (float)g.pooled_width;
+  b.grid_h = g.sampling_ratio > 0 ? g.sampling_ratio : (long)ceil(roi_height / (float)g.pooled_height);
+  b.grid_w = g.sampling_ratio > 0 ? g.sampling_ratio : (long)ceil(roi_width / (float)g.pooled_width);
+  b.count = (float)max(b.grid_h * b.grid_w, 1L);
+  return b;
 }
 
 // One work item per output element [roi, channel, ph, pw]: the average of the bin's sampling grid.
@@ -52,32 +96,61 @@ kernel void roi_align(const RoiAlignGeometry g, global const A_S* in_base, const
     const long pw = i % g.pooled_width, ph = (i / g.pooled_width) % g.pooled_height;
     const long c = (i / (g.pooled_width * g.pooled_height)) % g.channels;
     const long n = i / (g.pooled_width * g.pooled_height * g.channels);
-    global const A_S* roi = rois + n * 5;
-    const long batch = (long)A_LOAD(roi, 0);
-    const float offset = g.aligned ? 0.5f : 0.0f;
-    const float start_w = A_LOAD(roi, 1) * g.spatial_scale - offset;
-    const float start_h = A_LOAD(roi, 2) * g.spatial_scale - offset;
-    const float end_w = A_LOAD(roi, 3) * g.spatial_scale - offset;
-    const float end_h = A_LOAD(roi, 4) * g.spatial_scale - offset;
-    float roi_width = end_w - start_w, roi_height = end_h - start_h;
-    if (!g.aligned) {  // malformed RoIs forced to 1x1, as torchvision does for the legacy mode
-      roi_width = max(roi_width, 1.0f);
-      roi_height = max(roi_height, 1.0f);
-    }
-    const float bin_h = roi_height / (float)g.pooled_height, bin_w = roi_width / (float)g.pooled_width;
-    const long grid_h = g.sampling_ratio > 0 ? g.sampling_ratio : (long)ceil(roi_height / (float)g.pooled_height);
-    const long grid_w = g.sampling_ratio > 0 ? g.sampling_ratio : (long)ceil(roi_width / (float)g.pooled_width);
-    const float count = (float)max(grid_h * grid_w, 1L);
-    global const A_S* plane = in + (batch * g.channels + c) * g.height * g.width;
+    const RoiBins b = roi_bins(g, rois + n * 5);
+    global const A_S* plane = in + (b.batch * g.channels + c) * g.height * g.width;
     float sum = 0.0f;
-    for (long iy = 0; iy < grid_h; ++iy) {
-      const float y = start_h + (float)ph * bin_h + ((float)iy + 0.5f) * bin_h / (float)grid_h;
-      for (long ix = 0; ix < grid_w; ++ix) {
-        const float x = start_w + (float)pw * bin_w + ((float)ix + 0.5f) * bin_w / (float)grid_w;
+    for (long iy = 0; iy < b.grid_h; ++iy) {
+      const float y = b.start_h + (float)ph * b.bin_h + ((float)iy + 0.5f) * b.bin_h / (float)b.grid_h;
+      for (long ix = 0; ix < b.grid_w; ++ix) {
+        const float x = b.start_w + (float)pw * b.bin_w + ((float)ix + 0.5f) * b.bin_w / (float)b.grid_w;
         sum += roi_bilinear(plane, g.height, g.width, y, x);
       }
     }
-    O_STORE(out, i, TO_O(sum / count));
+    O_STORE(out, i, TO_O(sum / b.count));
+  }
+}
+
+// grad_in[i] += v with a compare-and-swap loop: RoIs overlap, so bins of different work items share
+// input pixels (as torchvision's CUDA kernel, which uses atomicAdd; the order of the sums varies).
+inline void roi_atomic_add(global float* grad_in, long i, float v) {
+  volatile global uint* a = (volatile global uint*)(grad_in + i);
+  uint old = *a, assumed;
+  do {
+    assumed = old;
+    old = atomic_cmpxchg(a, assumed, as_uint(as_float(assumed) + v));
+  } while (old != assumed);
+}
+
+// roi_align's backward: one work item per output gradient element [roi, channel, ph, pw], which
+// spreads its value over the four corners of each sample of its bin, as the forward read them.
+// grad_out is packed [K, C, PH, PW] in A; grad_in is a zeroed float [N, C, H, W].
+kernel void roi_align_backward(const RoiAlignGeometry g, global const A_S* grad_out_base, const long grad_out_at,
+                               global const A_S* rois_base, const long rois_at, global float* grad_in_base,
+                               const long grad_in_at) {
+  global const A_S* grad_out = grad_out_base + grad_out_at;
+  global const A_S* rois = rois_base + rois_at;
+  global float* grad_in = grad_in_base + grad_in_at;
+  FOR_EACH_INDEX(i, g.rois * g.channels * g.pooled_height * g.pooled_width) {
+    const long pw = i % g.pooled_width, ph = (i / g.pooled_width) % g.pooled_height;
+    const long c = (i / (g.pooled_width * g.pooled_height)) % g.channels;
+    const long n = i / (g.pooled_width * g.pooled_height * g.channels);
+    const RoiBins b = roi_bins(g, rois + n * 5);
+    const long plane = (b.batch * g.channels + c) * g.height * g.width;
+    const float grad = A_LOAD(grad_out, i);
+    for (long iy = 0; iy < b.grid_h; ++iy) {
+      const float y = b.start_h + (float)ph * b.bin_h + ((float)iy + 0.5f) * b.bin_h / (float)b.grid_h;
+      for (long ix = 0; ix < b.grid_w; ++ix) {
+        const float x = b.start_w + (float)pw * b.bin_w + ((float)ix + 0.5f) * b.bin_w / (float)b.grid_w;
+        long y_low, y_high, x_low, x_high;
+        float4 w;
+        roi_bilinear_corners(g.height, g.width, y, x, &y_low, &y_high, &x_low, &x_high, &w);
+        if (y_low < 0) continue;
+        roi_atomic_add(grad_in, plane + y_low * g.width + x_low, grad * w.s0 / b.count);
+        roi_atomic_add(grad_in, plane + y_low * g.width + x_high, grad * w.s1 / b.count);
+        roi_atomic_add(grad_in, plane + y_high * g.width + x_low, grad * w.s2 / b.count);
+        roi_atomic_add(grad_in, plane + y_high * g.width + x_high, grad * w.s3 / b.count);
+      }
+    }
   }
 }
 
