@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/db_check.h"
+#include "cli/db_holdout.h"
 #include "core/usage_error.h"
 #include "db/provenance.h"
 #include "db/sqlite.h"
@@ -28,6 +29,7 @@ struct DbOptions {
   CLI::App* verifier = nullptr;
   CLI::App* importer = nullptr;
   CLI::App* checker = nullptr;
+  CLI::App* holder = nullptr;
   std::string device_key;
   bool best_only = false;
   bool force = false;
@@ -38,6 +40,7 @@ struct DbOptions {
   std::string system_db;
   std::int64_t min_evaluations = kMinEvaluations;
   DbCheckOptions check;
+  DbHoldoutOptions holdout;
 };
 
 DbOptions& db_options() {
@@ -263,6 +266,20 @@ CLI::App* add_db_command(CLI::App& app) {
   o.checker->add_option("--time-budget", o.check.time_budget,
                         "start no row after this wall time, e.g. 120s (the rest are listed as not checked)");
   o.checker->fallthrough();
+  o.holder = db->add_subcommand(
+      "holdout",
+      "hold out each group's rows (one model's), predict them from the rest as the runtime would, time both");
+  o.holder->add_option("file", o.holdout.file, "tuned-rows file (.jsonl or .db)")->required()->check(CLI::ExistingFile);
+  o.holder
+      ->add_option("--groups", o.holdout.groups,
+                   "JSON object: group name -> list of {op, dtype, math, shape_key} (bench/gpu/holdout_groups.py)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  o.holder->add_option("--rows-per-group", o.holdout.rows_per_group, "evenly spaced rows to time per group (0: all)")
+      ->capture_default_str();
+  o.holder->add_option("--time-budget", o.holdout.time_budget,
+                       "start no row after this wall time, e.g. 5m (the rest are counted as not reached)");
+  o.holder->fallthrough();
   return db;
 }
 
@@ -272,6 +289,7 @@ int run_db(const CliOptions& options) {
   if (o.merger->parsed()) return run_merge();
   if (o.verifier->parsed()) return run_verify();
   if (o.checker->parsed()) return run_db_check(options, o.check);
+  if (o.holder->parsed()) return run_db_holdout(options, o.holdout);
   return run_import();
 }
 

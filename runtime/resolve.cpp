@@ -7,9 +7,9 @@
 
 #include "db/transfer.h"
 #include "harness/error.h"
-#include "runtime/candidate_order.h"
 #include "runtime/check_record.h"
 #include "runtime/entry.h"
+#include "runtime/lookup.h"
 #include "runtime/runtime.h"
 
 namespace ocltune {
@@ -30,21 +30,9 @@ class ScopedNanoseconds {
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
-struct Candidate {
-  Level level;
-  Config config;
-  std::string source;
-  double distance = 0;
-};
-
 std::string blocked_key(const Problem& p, const Config& config) {
   return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}", p.op(), dtype_name(p.dtype()), math_name(p.math()), p.shape_key(),
                      to_string(config));
-}
-
-std::string describe(const TunedEntry& e) {
-  return fmt::format("{} database {}: device {}, shape {}, math {}", e.layer, e.path, e.device_key, e.shape_key,
-                     e.math);
 }
 
 Runtime::Entry::Step make_step(const KernelLaunch& launch, cl::Program program) {
@@ -93,7 +81,6 @@ void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call
   }
   const std::string op = problem->op(), dtype = dtype_name(problem->dtype()), math = math_name(problem->math()),
                     key = problem->shape_key();
-  const SearchSpace space = problem->space(session_.device());
   const nlohmann::json shape_json = problem->shape_json();
   // What dispatched_problems() reports; readers look only at entries that are ready.
   e.op = op;
@@ -102,107 +89,17 @@ void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call
   e.shape_key = key;
   e.shape = shape_json;
 
-  // One candidate per level: the first usable configuration that level has. A tf32 call may run
-  // what an exact call runs (exact arithmetic is within TF32's permission), so the rows of both math
-  // modes compete at each level: of two rows of this very shape the one recorded faster, of the
-  // nearest ones the nearer (tf32 on a tie). Without that, a tf32 call of a shape tuned only in exact
-  // mode ran a built-in configuration where the exact call ran its tuned row (docs/decisions/0048).
-  // A problem's rows as the lookup reads them: its dtype and key, and each math mode whose rows it may
-  // run with the shape as those rows describe it (an exact row's shape names no math).
-  struct RowsOf {
-    std::string dtype, key;
-    std::vector<std::pair<std::string, ShapeInfo>> maths;
-  };
-  const auto rows_of = [&](const Problem& p) {
-    RowsOf r{dtype_name(p.dtype()), p.shape_key(), {}};
-    const nlohmann::json p_shape = p.shape_json();
-    r.maths.emplace_back(math, shape_info(p_shape));
-    if (p.math() == MathMode::kTf32) {
-      nlohmann::json exact_shape = p_shape;
-      exact_shape.erase("math");
-      r.maths.emplace_back(math_name(MathMode::kExact), shape_info(exact_shape));
-    }
-    return r;
-  };
-  // The fastest usable row of this very shape among `r`'s math modes.
-  const auto exact_row = [&](const RowsOf& r) {
-    const TunedEntry* best = nullptr;
-    for (const auto& m : r.maths) {
-      const TunedEntry* row = table->exact(op, r.dtype, m.first, r.key);
-      if (row && space.contains(row->config) && (!best || row->median_ns < best->median_ns)) best = row;
-    }
-    return best;
-  };
-  std::vector<Candidate> candidates;
-  const RowsOf own = rows_of(*problem);
-  const TunedEntry* exact = exact_row(own);
-  // A row of this shape in the call's own math mode (tf32: tuned with tensor cores).
-  const TunedEntry* own_math = table->exact(op, dtype, math, key);
-  const bool own_math_row = own_math && space.contains(own_math->config);
-  if (exact) candidates.push_back({Level::kExact, exact->config, describe(*exact)});
-  // The nearest usable row of `r` in any of its math modes, on this device, then on its class.
-  const auto add_nearest = [&](const RowsOf& r, const std::string& source_prefix) {
-    for (const bool same_device : {true, false}) {
-      std::optional<std::pair<double, const TunedEntry*>> nearest;
-      for (const auto& [m, m_shape] : r.maths) {
-        for (const auto& [distance, tuned] :
-             table->nearest(op, r.dtype, m, r.key, m_shape, same_device, options_.max_nearest_distance)) {
-          if (!space.contains(tuned->config) || is_blocked(blocked_key(*problem, tuned->config))) continue;
-          if (!nearest || distance < nearest->first) nearest = {distance, tuned};
-          break;
-        }
-      }
-      if (nearest) {
-        candidates.push_back({same_device ? Level::kNearest : Level::kClass, nearest->second->config,
-                              source_prefix + describe(*nearest->second), nearest->first});
-      }
-    }
-  };
-  // Problems whose configurations run this one unchanged (Problem::equivalent_problems: conv2d's
-  // other epilogues, and fp32 for 16-bit storage). Their rows come after the call's own at each
-  // level, checked at first dispatch like any borrowed row: of this dtype, the exact rows of the
-  // equivalent shapes before the nearest of any shape (the configuration does not depend on the
-  // epilogue: torch.compile's fused convolutions ran built-in configurations where eager's plain
-  // ones had tuned rows); then the fp32 rows, exact before nearest (an autocast step ran every
-  // convolution on a built-in configuration, measured on an H100 at 0.07-0.34 of cuDNN per layer
-  // direction, where fp32 had tuned rows).
-  std::vector<std::pair<RowsOf, std::string>> same_dtype, other_dtype;
-  for (const auto& equivalent : problem->equivalent_problems()) {
-    const bool same = equivalent->dtype() == problem->dtype();
-    (same ? same_dtype : other_dtype)
-        .emplace_back(rows_of(*equivalent),
-                      same ? "equivalent shape's " : std::string(dtype_name(equivalent->dtype())) + " ");
+  LookupContext lookup{.table = *table,
+                       .device = session_.device(),
+                       .max_nearest_distance = options_.max_nearest_distance,
+                       .tf32_units = tf32_units_,
+                       .library = {},
+                       .blocked = [&](const Config& config) { return is_blocked(blocked_key(*problem, config)); }};
+  if (!adapter.library().empty() && op == "gemm" && gemm_fallback_ == adapter.library() &&
+      adapter.library_serves(call, session_.device())) {
+    lookup.library = adapter.library();
   }
-  const auto add_exact_of = [&](const std::vector<std::pair<RowsOf, std::string>>& group) {
-    for (const auto& [r, prefix] : group) {
-      if (const TunedEntry* row = exact_row(r)) {
-        candidates.push_back({Level::kNearest, row->config, prefix + describe(*row), 0.0});
-      }
-    }
-  };
-  add_exact_of(same_dtype);
-  add_nearest(own, "");
-  for (const auto& [r, prefix] : same_dtype) add_nearest(r, prefix);
-  add_exact_of(other_dtype);
-  for (const auto& [r, prefix] : other_dtype) add_nearest(r, prefix);
-  const bool use_library = !adapter.library().empty() && op == "gemm" && gemm_fallback_ == adapter.library() &&
-                           adapter.library_serves(call, session_.device());
-  if (use_library) {
-    candidates.push_back({Level::kLibrary, {}, adapter.library()});
-  } else {
-    candidates.push_back({Level::kBuiltin, problem->default_config(session_.device()), "built-in configuration"});
-  }
-  // TF32 allowed where there are TF32 units means tensor cores, as with cuBLAS and cuDNN: a
-  // tensor-core configuration (a tf32 row's, or the built-in of a tf32 GEMM) before any that runs
-  // on the FMA units, which an exact-math row of the shape would otherwise be (measured on the
-  // H200: 4096x768x3072 ran its exact row at 0.17 of cuBLAS TF32). Where this very shape has a
-  // tf32 row, the exact level's pick keeps the head, be it that row or the shape's exact row
-  // recorded faster: that was measured (the tf32 tuning searched the tensor-core configurations).
-  if (problem->math() == MathMode::kTf32 && tf32_units_) {
-    const bool measured_first = own_math_row && !candidates.empty() && candidates.front().level == Level::kExact;
-    matrix_units_first(candidates, measured_first,
-                       [&](const Candidate& c) { return !c.config.empty() && problem->uses_matrix_units(c.config); });
-  }
+  std::vector<Candidate> candidates = lookup_candidates(*problem, lookup);
 
   std::string failures;
   for (Candidate& c : candidates) {

@@ -14,23 +14,27 @@
 namespace ocltune {
 
 void TunedTable::add_layer(Database& db, const std::string& layer, const Log& log) {
+  add_rows(TunedRows{db.devices(), db.all_best()}, layer, db.path(), log);
+}
+
+void TunedTable::add_rows(const TunedRows& rows, const std::string& layer, const std::string& path, const Log& log) {
   const std::string my_key = device_.key();
   const std::string my_class = device_.device_class();
   std::set<std::string> usable = {my_key};
   std::map<std::string, std::optional<double>> bandwidth;  // measured copy bandwidth per device key
-  for (const DeviceRow& d : db.devices()) {
+  for (const DeviceRow& d : rows.devices) {
     if (device_from_row(d).device_class() == my_class) usable.insert(d.device_key);
     bandwidth[d.device_key] = d.copy_bandwidth_gbs;
   }
   std::set<std::string> unknown_ops;
-  for (const BestRow& row : db.all_best()) {
+  for (const BestRow& row : rows.best) {
     if (!usable.count(row.device_key)) continue;
     try {
       // A row's time is checked against the bandwidth of the device it was measured on.
       CheckedRow checked = check_row(row, device_, bandwidth[row.device_key]);
       TunedEntry e;
       e.layer = layer;
-      e.path = db.path();
+      e.path = path;
       e.device_key = row.device_key;
       e.op = row.op;
       e.dtype = row.dtype;
@@ -46,13 +50,13 @@ void TunedTable::add_layer(Database& db, const std::string& layer, const Log& lo
       // Rows of op families this build does not have are expected in a shared database: say so once.
       if (std::string(ex.what()).rfind("unknown op", 0) == 0) {
         if (unknown_ops.insert(row.op).second && log) {
-          log(fmt::format("{} database {}: skipping rows of op '{}', which this build does not know", layer, db.path(),
+          log(fmt::format("{} database {}: skipping rows of op '{}', which this build does not know", layer, path,
                           printable(row.op, 40)));
         }
         continue;
       }
       std::string message =
-          fmt::format("{} database {}: rejected table best row {}: {}", layer, db.path(), describe_row(row), ex.what());
+          fmt::format("{} database {}: rejected table best row {}: {}", layer, path, describe_row(row), ex.what());
       if (log) log(message);
       rejected_.push_back(std::move(message));
     }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "db/database.h"
+#include "db/jsonl.h"
 #include "harness/device.h"
 #include "runtime/tuned_rows.h"
 
@@ -39,6 +40,8 @@ class TunedTable {
   // this device; a refused row is reported through `log` (naming the table and row) and skipped.
   // A later layer's row replaces an earlier one's of the same key: add the system layer first.
   void add_layer(Database& db, const std::string& layer, const Log& log);
+  // The same for rows already read (`path`: the file they came from, for messages and sources).
+  void add_rows(const TunedRows& rows, const std::string& layer, const std::string& path, const Log& log);
 
   // The entry of exactly this key on this device, if any.
   const TunedEntry* exact(const std::string& op, const std::string& dtype, const std::string& math,

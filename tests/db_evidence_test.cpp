@@ -1,5 +1,6 @@
 // Shipped rows carry their evidence (issue 20): evaluations counted at export, shallow rows left out,
-// older files without the count still read, and `ocltune db check` re-timing rows on the device.
+// older files without the count still read, `ocltune db check` re-timing rows on the device, and
+// `ocltune db holdout` predicting held-out rows from the rest.
 #include <sys/wait.h>
 
 #include <array>
@@ -291,6 +292,57 @@ TEST(DbCheck, ShapesPickRowsAndTimeBudgetListsTheRest) {
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_TRUE(contains(r.output, "--shapes")) << r.output;
   EXPECT_EQ(ocltune(check_args(file) + " --time-budget soon").code, 2);
+}
+
+// A group's rows leave the table; the lookup chain picks from the rest (here the other shape's row
+// at the nearest level), and both configurations are verified and timed.
+TEST(DbHoldout, PredictsEachGroupsRowsFromTheOthers) {
+  const Config tuned = testing::small_tile_config();
+  BestRow x = testing::gemm_row(device().key(), kX, tuned, 1e6);
+  BestRow y = testing::gemm_row(device().key(), kY, tuned, 1e6);
+  const std::string file = rows_file("holdout.jsonl", {device()}, {x, y});
+  const std::string groups = testing::temp_path("holdout-groups.json");
+  std::ofstream(groups) << nlohmann::json{{"model-x", {{{"op", "gemm"}, {"shape_key", kX.key()}}}},
+                                          {"model-z", {{{"op", "gemm"}, {"shape_key", kZ.key()}}}}}
+                               .dump();
+  const std::string args = fmt::format("db holdout --device {} {} --groups {}", device().index, file, groups);
+  Result r = ocltune("--json " + args);
+  ASSERT_EQ(r.code, 0) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+  ASSERT_EQ(j["rows"].size(), 1u) << r.output;  // model-z's shape has no row: nothing to hold out
+  const nlohmann::json& row = j["rows"][0];
+  EXPECT_EQ(row["group"], "model-x");
+  EXPECT_EQ(row["shape_key"], kX.key());
+  EXPECT_EQ(row["verdict"], "timed") << row.dump();
+  EXPECT_EQ(row["level"], "nearest") << row.dump();  // kY's row: kX's own is held out
+  EXPECT_NE(row["source"].get<std::string>().find(kY.key()), std::string::npos) << row.dump();
+  EXPECT_EQ(row["same_config"], true);  // both rows hold the same configuration
+  EXPECT_GT(row["tuned_ns"].get<double>(), 0);
+  EXPECT_DOUBLE_EQ(row["ratio"].get<double>(), 1.0);
+  EXPECT_EQ(j["groups"]["model-x"]["rows_timed"], 1);
+  EXPECT_EQ(j["overall"]["levels"]["nearest"], 1);
+
+  // Without kY's row the chain falls to the built-in configuration, timed on its own.
+  const std::string alone = rows_file("holdout-alone.jsonl", {device()}, {x});
+  r = ocltune(fmt::format("--json db holdout --device {} {} --groups {}", device().index, alone, groups));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const nlohmann::json k = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+  ASSERT_EQ(k["rows"].size(), 1u) << r.output;
+  EXPECT_EQ(k["rows"][0]["level"], "builtin") << r.output;
+  EXPECT_GT(k["rows"][0]["predicted_ns"].get<double>(), 0);
+
+  r = ocltune(args + " --time-budget 0s");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "1 not reached")) << r.output;
+  // Bad input: a groups file that is not an object of lists of rows, a negative sample size.
+  const std::string bad = testing::temp_path("holdout-bad.json");
+  for (const char* text : {"[1, 2]", R"({"m": [{"shape_key": 3}]})", R"({"m": 5})", "not json"}) {
+    std::ofstream(bad) << text;
+    r = ocltune(fmt::format("db holdout --device {} {} --groups {}", device().index, file, bad));
+    EXPECT_EQ(r.code, 2) << text << ": " << r.output;
+    EXPECT_TRUE(contains(r.output, "--groups")) << r.output;
+  }
+  EXPECT_EQ(ocltune(args + " --rows-per-group -1").code, 2);
 }
 
 // Of two rows equally near a call's shape, the runtime takes the one chosen from more evaluations.
