@@ -192,21 +192,22 @@ std::set<ProblemKey> problem_keys(const std::string& path) {
 
 }  // namespace
 
+std::optional<double> wall_budget_seconds(const std::string& text) {
+  // 0 (which the tuner's budgets refuse) lists the rows without timing any.
+  if (text == "0" || text == "0s") return 0.0;
+  if (text.empty()) return std::nullopt;
+  try {
+    return parse_duration(text);
+  } catch (const Error& e) {
+    throw UsageError(fmt::format("--time-budget: {}", e.what()));
+  }
+}
+
 int run_db_check(const CliOptions& options, const DbCheckOptions& o) {
   if (!(o.max_loss >= 0 && o.max_loss < 1)) throw UsageError("--max-loss must be at least 0 and below 1");
   // The file is refused whole (not ours, malformed, oversized, newer) before a device is opened.
   TunedRows rows = load_tuned_rows(o.file);
-  std::optional<double> budget_s;
-  try {
-    // 0 (which the tuner's budgets refuse) lists the rows a check would time without timing any.
-    if (o.time_budget == "0" || o.time_budget == "0s") {
-      budget_s = 0.0;
-    } else if (!o.time_budget.empty()) {
-      budget_s = parse_duration(o.time_budget);
-    }
-  } catch (const Error& e) {
-    throw UsageError(fmt::format("--time-budget: {}", e.what()));
-  }
+  const std::optional<double> budget_s = wall_budget_seconds(o.time_budget);
   if (!o.shapes.empty()) {
     const std::set<ProblemKey> wanted = problem_keys(o.shapes);
     std::erase_if(rows.best, [&](const BestRow& r) { return !wanted.count({r.op, r.dtype, r.math, r.shape_key}); });

@@ -1,6 +1,7 @@
 // `ocltune db check`: re-times the rows of a tuned-rows file on a device and says which went stale.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "cli/commands.h"
@@ -27,5 +28,9 @@ struct DbCheckOptions {
 // the tuner's timing policy and prints recorded and current figures, their ratio and whether the
 // kernel source changed. 0 when no row fails, 1 otherwise (or for a refused file).
 int run_db_check(const CliOptions& options, const DbCheckOptions& check);
+
+// A --time-budget of db check and db holdout in seconds: empty gives none, "0" or "0s" zero (list the
+// rows, time none), else a duration as "90s", "5m"; UsageError for anything else.
+std::optional<double> wall_budget_seconds(const std::string& text);
 
 }  // namespace ocltune

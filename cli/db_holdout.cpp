@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/db_check.h"
 #include "core/usage_error.h"
 #include "db/transfer.h"
 #include "harness/capability.h"
@@ -21,7 +22,6 @@
 #include "runtime/db_verify.h"
 #include "runtime/lookup.h"
 #include "runtime/tuned_rows.h"
-#include "tuner/budget.h"
 #include "tuner/evaluator.h"
 #include "tuner/tuner.h"
 
@@ -222,17 +222,7 @@ std::vector<const BestRow*> evenly_spaced(const std::vector<const BestRow*>& all
 
 int run_db_holdout(const CliOptions& options, const DbHoldoutOptions& o) {
   if (o.rows_per_group < 0) throw UsageError("--rows-per-group must be at least 0");
-  std::optional<double> budget_s;
-  try {
-    // 0 (which the tuner's budgets refuse) lists the groups' rows without timing any.
-    if (o.time_budget == "0" || o.time_budget == "0s") {
-      budget_s = 0.0;
-    } else if (!o.time_budget.empty()) {
-      budget_s = parse_duration(o.time_budget);
-    }
-  } catch (const Error& e) {
-    throw UsageError(fmt::format("--time-budget: {}", e.what()));
-  }
+  const std::optional<double> budget_s = wall_budget_seconds(o.time_budget);
   // Both files are refused whole before a device is opened.
   const TunedRows rows = load_tuned_rows(o.file);
   const auto groups = read_groups(o.groups);
