@@ -33,7 +33,8 @@ def startup_stats() -> dict:
                                  on GPUs they build through the runtime's cache, so compiled/loaded count them too
 
     A driver that compiles a kernel when it is first enqueued (PoCL) spends that time in the queue,
-    outside these figures: in the step's synchronisation.
+    outside these figures: in the step's synchronisation. OCLTUNE_TORCH_LOG_BUILDS=1 names each plain
+    program on stderr as it is built, with its type slots and build time.
     """
     total = dict.fromkeys(_COLD_PATH, 0)
     for device in torch.ops.ocltune.used_devices():

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -238,8 +240,19 @@ cl_program plain_program(int device, const PlainFiles& files, const TypeSlots& t
   const auto start = std::chrono::steady_clock::now();
   cl_program program = plain_cpu_device(device) ? build_from_source(device, name, header, source)
                                                 : build_through_runtime(device, name, header, source);
-  build_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+  const std::int64_t ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+  build_ns += ns;
   ++build_count;
+  // Which program a first step waited for, and how long (startup_stats() has only the sum).
+  if (const char* log = std::getenv("OCLTUNE_TORCH_LOG_BUILDS"); log && *log == '1') {
+    std::string what;
+    for (const auto& [slot, type] : types) what += slot + "=" + std::string(c10::toString(type)) + " ";
+    what += defines;
+    std::replace(what.begin(), what.end(), '\n', ' ');
+    std::fprintf(stderr, "ocltune_torch: plain program %s built in %.1f ms (%s)\n", name.c_str(), ns * 1e-6,
+                 what.c_str());
+  }
   cache.programs.emplace(std::move(key), program);
   return program;
 }
