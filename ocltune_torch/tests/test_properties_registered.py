@@ -118,6 +118,7 @@ REACHED_BY_GRADIENT = {
     "nll_loss_backward": "nn.functional.nll_loss",
     "sigmoid_backward": "sigmoid",
     "silu_backward": "nn.functional.silu",
+    "smooth_l1_loss_backward": "nn.functional.smooth_l1_loss",
     "softplus_backward": "nn.functional.softplus",
     "tanh_backward": "tanh",
     "threshold_backward": "nn.functional.relu",
