@@ -7,9 +7,10 @@
 // reaches native_layer_norm, whose CompositeExplicitAutograd kernel would otherwise run it as a batch
 // norm. The family computes training statistics; eval mode (running statistics) is one plain kernel
 // forward (plain/kernels/plain_norm.cl) and elementwise ops and sums backward, in fp32. Weights and running
-// statistics may be fp32 with 16-bit input (autocast's mix). What the family cannot take (statistics
-// of another dtype, one value per channel in training, more than 2^31 elements) runs on the CPU,
-// counted, with the running statistics written back.
+// statistics may be fp32 with 16-bit input (autocast's mix) or 16-bit with it (a module converted to
+// 16 bits: its running statistics are updated in fp32 and rounded once). What the family cannot take
+// (statistics of another dtype, one value per channel in training, more than 2^31 elements) runs on
+// the CPU, counted, with the running statistics written back.
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -175,21 +176,24 @@ BatchNormResult batch_norm_forward(const at::Tensor& input, const std::optional<
   const std::vector<std::int64_t> dims = batch_dims(input);
   const std::int64_t per_channel_values = input.numel() / std::max<std::int64_t>(channels, 1);
   if (per_channel_values < 2 || !(momentum >= 0.0 && momentum <= 1.0) ||
-      !optional_fits(running_mean, input, at::kFloat, channels) ||
-      !optional_fits(running_var, input, at::kFloat, channels) || running_mean.defined() != running_var.defined()) {
+      !parameter_fits(running_mean, input, channels) || !parameter_fits(running_var, input, channels) ||
+      running_mean.defined() != running_var.defined()) {
     return on_cpu();
   }
   const at::Tensor x = input.contiguous();
   // The family takes weights of x's dtype: fp32 ones of 16-bit x (autocast) are rounded to it.
   const at::Tensor gamma = weight.defined() ? weight.to(dtype).contiguous() : at::ones({channels}, input.options());
   const at::Tensor beta = bias.defined() ? bias.to(dtype).contiguous() : at::zeros({channels}, input.options());
-  // Without running statistics the family still moves some: scratch ones here.
+  // Without running statistics the family still moves some: scratch ones here. The family keeps them
+  // in fp32: 16-bit ones (a module converted with .half()) are updated on fp32 copies and rounded
+  // once when written back, as CUDA's kernels do; strided ones are updated on dense copies.
   const bool track = running_mean.defined();
   at::Tensor rm = track ? running_mean : at::zeros({channels}, input.options().dtype(at::kFloat));
   at::Tensor rv = track ? running_var : at::ones({channels}, input.options().dtype(at::kFloat));
-  const bool rm_dense = rm.is_contiguous(), rv_dense = rv.is_contiguous();
-  if (!rm_dense) rm = rm.contiguous();
-  if (!rv_dense) rv = rv.contiguous();
+  const bool rm_copy = rm.scalar_type() != at::kFloat || !rm.is_contiguous();
+  const bool rv_copy = rv.scalar_type() != at::kFloat || !rv.is_contiguous();
+  if (rm_copy) rm = rm.to(at::kFloat).contiguous();
+  if (rv_copy) rv = rv.to(at::kFloat).contiguous();
   at::Tensor y = at::empty(input.sizes(), input.options());
   at::Tensor save_mean = at::empty({channels}, input.options().dtype(at::kFloat));
   at::Tensor save_invstd = at::empty({channels}, input.options().dtype(at::kFloat));
@@ -208,8 +212,8 @@ BatchNormResult batch_norm_forward(const at::Tensor& input, const std::optional<
   a.running_mean = tensor_arg(rm);
   a.running_var = tensor_arg(rv);
   call_ocltune("native_batch_norm", [&] { device_runtime(input.device().index()).norm(a); });
-  if (track && !rm_dense) running_mean.copy_(rm);
-  if (track && !rv_dense) running_var.copy_(rv);
+  if (track && rm_copy) running_mean.copy_(rm);
+  if (track && rv_copy) running_var.copy_(rv);
   return {y, save_mean, save_invstd};
 }
 
