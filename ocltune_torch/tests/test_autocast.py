@@ -65,6 +65,31 @@ def test_a_training_step_under_autocast(dtype, strict):
         assert_close(g_ocl, g_cpu, **tol)
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_a_training_step_of_a_model_converted_to_16_bits(dtype, strict):
+    # model.half() / model.bfloat16(): parameters, batch norm statistics and activations all 16-bit,
+    # an AdamW step (eps within fp16's range, as 16-bit training sets it); every op on the device. The
+    # CPU runs the same 16-bit model as the reference. No bias before the batch norm: its gradient is
+    # rounding noise on both sides.
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1, bias=False), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+                                torch.nn.MaxPool2d(2), torch.nn.Flatten(), torch.nn.Linear(8 * 3 * 3, 5)).to(dtype)
+    ocl_model = __import__("copy").deepcopy(model).to(DEVICE)
+    x, target = rand(4, 3, 6, 6, seed=6).to(dtype), torch.tensor([0, 3, 1, 4])
+    for m, device in [(model, "cpu"), (ocl_model, DEVICE)]:
+        optimizer = torch.optim.AdamW(m.parameters(), lr=1e-2, eps=1e-3)
+        F.cross_entropy(m(x.to(device)), target.to(device)).backward()
+        optimizer.step()
+    tol = dict(rtol=5e-2, atol=5e-2) if dtype == torch.bfloat16 else dict(rtol=1e-2, atol=1e-2)
+    for (name, p_ocl), p_cpu in zip(ocl_model.named_parameters(), model.parameters()):
+        assert p_ocl.dtype == dtype, name
+        assert_close(p_ocl.grad, p_cpu.grad, **tol)
+        assert_close(p_ocl.detach(), p_cpu.detach(), **tol)
+    for b_ocl, b_cpu in zip(ocl_model.buffers(), model.buffers()):  # running statistics, batches tracked
+        assert b_ocl.dtype == b_cpu.dtype
+        assert_close(b_ocl, b_cpu, **tol)
+
+
 def test_gradscaler_unscale_on_the_device(strict):
     # _amp_foreach_non_finite_check_and_unscale_ against the CPU's: gradients of three dtypes (one with
     # an inf, one with a NaN in another call), found_inf set and kept.
