@@ -16,6 +16,7 @@ __all__ = [
     "fallback_stats", "reset_fallback_stats", "library_path",
     "record_shapes", "dispatch_stats", "reset_dispatch_stats", "reload", "startup_stats",
     "tune", "TuneReport", "TuneError", "TuneStepError", "TuneCliError",
+    "start_online_tuning", "stop_online_tuning", "online_tuning",
 ]
 
 _LIBRARY_NAME = "libocltune_torch.so"
@@ -170,6 +171,12 @@ from .startup import startup_stats  # noqa: E402,F401  (where the first steps' t
 
 # tune(model, example_inputs): the loop above in one call (tune_model.py; `python -m ocltune_torch.tune`).
 from .tune_model import TuneCliError, TuneError, TuneReport, TuneStepError, tune  # noqa: E402,F401
+
+# Tuning during training, at optimizer steps: start_online_tuning() or $OCLTUNE_TORCH_ONLINE_TUNING.
+from . import tune_online  # noqa: E402
+from .tune_online import online_tuning, start_online_tuning, stop_online_tuning  # noqa: E402,F401
+
+tune_online._start_from_environment()
 
 if torch.distributed.is_available():  # the c10d backend "ocltune" for ocl tensors (distributed.py)
     from . import distributed  # noqa: E402
