@@ -230,7 +230,7 @@ def test_first_step_times_a_new_process_and_says_where_its_first_step_went(tmp_p
     out = tmp_path / "first.json"
     # "own": the suite's caches as they are (a cold state would compile every kernel: minutes on PoCL)
     text = run_script("first_step.py", "--models", "resnet18", "--ocl", OCL, "--batch", "2", "--size", "32",
-                      "--steps", "3", "--runs", "1", "--states", "own", "--json", str(out))
+                      "--steps", "3", "--runs", "1", "--states", "own", "--log-builds", "--json", str(out))
     figures = json.loads(out.read_text())["results"]["resnet18"]["own"]
     assert all(positive(figures[key]) for key in ("first_s", "second_s", "steady_s", "import_s")), figures
     startup = figures["startup"]
@@ -238,6 +238,8 @@ def test_first_step_times_a_new_process_and_says_where_its_first_step_went(tmp_p
     assert startup["resolutions"] > 10 and startup["compiled"] + startup["loaded"] > 0, startup
     assert startup["plain_programs"] > 0, startup
     assert "resnet18:" in text and "own" in text
+    # --log-builds: each plain program the child built, with its time (a new process builds them all).
+    assert text.count("    plain program ") == startup["plain_programs"], text
     bad = subprocess.run([sys.executable, str(BENCH / "first_step.py"), "--states", "tepid"], capture_output=True,
                          text=True)
     assert bad.returncode == 2 and "tepid" in bad.stderr
