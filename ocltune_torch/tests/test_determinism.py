@@ -1,6 +1,6 @@
 """torch.use_deterministic_algorithms(True) on ocl (issue 41): the ops that accumulate floats through
 atomics (index_add, scatter_add, scatter_reduce's sum/prod/mean, index_put_ with accumulate, embedding
-backward) raise as CUDA's ops without a deterministic kernel do, or warn with warn_only=True and still
+backward, torchvision's roi_align backward) raise as CUDA's ops without a deterministic kernel do, or warn with warn_only=True and still
 compute the right result; integer accumulation and amax/amin, whose result does not depend on the
 order, run."""
 
@@ -42,7 +42,15 @@ def embedding_backward(x):
     return w.grad
 
 
-FLOAT_ATOMICS = [index_add, scatter_add, scatter_mean, index_put_accumulate, embedding_backward]
+def roi_align_backward(x):
+    torchvision = pytest.importorskip("torchvision")
+    x = x.view(1, 1, 3, 4).clone().requires_grad_()
+    rois = torch.tensor([[0.0, 0, 0, 2, 2], [0, 1, 0, 3, 2]], device=x.device)  # overlapping
+    torchvision.ops.roi_align(x, rois, (2, 2), sampling_ratio=2).sum().backward()
+    return x.grad.view(3, 4)
+
+
+FLOAT_ATOMICS = [index_add, scatter_add, scatter_mean, index_put_accumulate, embedding_backward, roi_align_backward]
 
 
 @pytest.mark.usefixtures("deterministic")

@@ -106,6 +106,9 @@ at::Tensor roi_align_backward(const at::Tensor& grad, const at::Tensor& rois, do
     return fallback<TorchvisionRoiAlignBackward>::call(grad, rois, spatial_scale, pooled_height, pooled_width,
                                                        batch_size, channels, height, width, sampling_ratio, aligned);
   }
+  // Float atomics: as torchvision's CUDA kernel, it raises (or warns) under
+  // torch.use_deterministic_algorithms(True).
+  at::globalContext().alertNotDeterministic("roi_align_backward on ocl (float atomics)");
   // Summed in float whatever the dtype, and rounded once at the end.
   at::Tensor grad_input = at::zeros({batch_size, channels, height, width}, grad.options().dtype(at::kFloat));
   if (grad.numel() == 0 || grad_input.numel() == 0) return grad_input.to(grad.scalar_type());
