@@ -192,6 +192,14 @@ std::set<ProblemKey> problem_keys(const std::string& path) {
 
 }  // namespace
 
+DeviceInfo command_device(int index) {
+  try {
+    return find_device(index);
+  } catch (const DeviceIndexError& e) {
+    throw UsageError(e.what());
+  }
+}
+
 std::optional<double> wall_budget_seconds(const std::string& text) {
   // 0 (which the tuner's budgets refuse) lists the rows without timing any.
   if (text == "0" || text == "0s") return 0.0;
@@ -212,12 +220,7 @@ int run_db_check(const CliOptions& options, const DbCheckOptions& o) {
     const std::set<ProblemKey> wanted = problem_keys(o.shapes);
     std::erase_if(rows.best, [&](const BestRow& r) { return !wanted.count({r.op, r.dtype, r.math, r.shape_key}); });
   }
-  DeviceInfo device;
-  try {
-    device = find_device(options.device);
-  } catch (const DeviceIndexError& e) {
-    throw UsageError(e.what());
-  }
+  const DeviceInfo device = command_device(options.device);
   std::map<std::string, const DeviceRow*> devices;
   for (const DeviceRow& d : rows.devices) devices[d.device_key] = &d;
   std::map<std::string, int> other_devices;  // device key -> rows

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "harness/device.h"
 
 namespace ocltune {
 
@@ -32,5 +33,8 @@ int run_db_check(const CliOptions& options, const DbCheckOptions& check);
 // A --time-budget of db check and db holdout in seconds: empty gives none, "0" or "0s" zero (list the
 // rows, time none), else a duration as "90s", "5m"; UsageError for anything else.
 std::optional<double> wall_budget_seconds(const std::string& text);
+
+// The device of --device for db check and db holdout; an index no platform has is a UsageError.
+DeviceInfo command_device(int index);
 
 }  // namespace ocltune

@@ -16,7 +16,6 @@
 #include "core/usage_error.h"
 #include "db/transfer.h"
 #include "harness/capability.h"
-#include "harness/device_errors.h"
 #include "harness/session.h"
 #include "ops/device_fit.h"
 #include "runtime/db_verify.h"
@@ -226,12 +225,7 @@ int run_db_holdout(const CliOptions& options, const DbHoldoutOptions& o) {
   // Both files are refused whole before a device is opened.
   const TunedRows rows = load_tuned_rows(o.file);
   const auto groups = read_groups(o.groups);
-  DeviceInfo device;
-  try {
-    device = find_device(options.device);
-  } catch (const DeviceIndexError& e) {
-    throw UsageError(e.what());
-  }
+  const DeviceInfo device = command_device(options.device);
   std::map<std::string, const DeviceRow*> devices;
   for (const DeviceRow& d : rows.devices) devices[d.device_key] = &d;
   Session session(device);

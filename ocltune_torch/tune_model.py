@@ -286,6 +286,42 @@ def _run_cli(command, emit, tail) -> "tuple[int, dict | None]":
         return status, None
 
 
+def _families(ops, caller: str):
+    """The op families `ops` names (a name or a list of them), or None for all; ValueError otherwise."""
+    if ops is None:
+        return None
+    families = [ops] if isinstance(ops, str) else list(ops)
+    if not families or not all(isinstance(f, str) and f for f in families):
+        raise ValueError(f"{caller}: ops must name op families (e.g. ['conv2d', 'gemm']), not {ops!r}")
+    return families
+
+
+def _use_database(db) -> str:
+    """The database the CLI writes: `db` (then also $OCLTUNE_DB for this process, reloaded, so that the
+    runtime reads the layers the CLI writes), else $OCLTUNE_DB or the user database."""
+    if db is None:
+        return _default_database()
+    db = os.path.abspath(os.fspath(db))
+    if os.environ.get("OCLTUNE_DB") != db:
+        os.environ["OCLTUNE_DB"] = db
+        reload()
+    return db
+
+
+def _cli_command(cli, device, group, math, seconds, database, families, cli_args, shapes) -> list:
+    """Writes `group`'s problems to the shapes file `shapes` and returns the CLI command tuning them on
+    `device` in math mode `math` within `seconds`, into `database`, with a --json result."""
+    with open(shapes, "w") as f:
+        json.dump([{"op": p["op"], **{k: v for k, v in p["shape"].items() if k != "op"}} for p in group], f)
+    command = [cli, "--device", str(device), "--shapes", shapes, "--time-budget", f"{seconds:.3f}s",
+               "--db", database, "--json"]
+    if math != "exact":
+        command += ["--math", math]
+    if families:
+        command += ["--ops", ",".join(families)]
+    return command + list(cli_args)
+
+
 def tune(model, example_inputs, *, budget="10m", train=True, loss_fn=None, device=None, db=None, ops=None,
          progress=True, cli_args=()) -> TuneReport:
     """Tunes the problems one step of ``model`` dispatches on its ocl device, costliest first,
@@ -324,18 +360,9 @@ def tune(model, example_inputs, *, budget="10m", train=True, loss_fn=None, devic
         raise TypeError("ocltune_torch.tune: loss_fn must be a callable taking the model's output")
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"ocltune_torch.tune: model must be a torch.nn.Module, not {type(model).__name__}")
-    families = None
-    if ops is not None:
-        families = [ops] if isinstance(ops, str) else list(ops)
-        if not families or not all(isinstance(f, str) and f for f in families):
-            raise ValueError(f"ocltune_torch.tune: ops must name op families (e.g. ['conv2d', 'gemm']), not {ops!r}")
+    families = _families(ops, "ocltune_torch.tune")
     cli_args = [str(a) for a in cli_args]
-    if db is not None:
-        db = os.path.abspath(os.fspath(db))
-        if os.environ.get("OCLTUNE_DB") != db:
-            os.environ["OCLTUNE_DB"] = db
-            reload()  # the runtime reads the same layers the CLI writes
-    database = db or _default_database()
+    database = _use_database(db)
 
     dev = _device_of(model, example_inputs, device)
     if isinstance(example_inputs, dict):
@@ -397,16 +424,8 @@ def _tune_pending(cli, pending, device, deadline, database, families, cli_args, 
                 emit(f"ocltune_torch.tune: the budget is spent; {len(group)} problem(s) ({math}) left untuned")
                 report.skipped_for_budget += len(group)
                 continue
-            shapes = os.path.join(tmp, f"shapes-{math}.json")
-            with open(shapes, "w") as f:
-                json.dump([{"op": p["op"], **{k: v for k, v in p["shape"].items() if k != "op"}} for p in group], f)
-            command = [cli, "--device", str(device), "--shapes", shapes, "--time-budget", f"{left:.3f}s",
-                       "--db", database, "--json"]
-            if math != "exact":
-                command += ["--math", math]
-            if families:
-                command += ["--ops", ",".join(families)]
-            command += cli_args
+            command = _cli_command(cli, device, group, math, left, database, families, cli_args,
+                                   os.path.join(tmp, f"shapes-{math}.json"))
             emit(f"ocltune_torch.tune: tuning {len(group)} problem(s) ({math}) of {report.problems}: "
                  + " ".join(command))
             try:

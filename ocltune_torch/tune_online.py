@@ -110,16 +110,8 @@ class OnlineTuning:
                 left = deadline - time.monotonic()
                 if left <= 1:
                     break
-                shapes = os.path.join(tmp, f"shapes-{device}-{math}.json")
-                with open(shapes, "w") as f:
-                    json.dump([{"op": p["op"], **{k: v for k, v in p["shape"].items() if k != "op"}} for p in group], f)
-                command = [self.cli, "--device", str(device), "--shapes", shapes, "--time-budget", f"{left:.3f}s",
-                           "--db", self.database, "--json"]
-                if math != "exact":
-                    command += ["--math", math]
-                if self.families:
-                    command += ["--ops", ",".join(self.families)]
-                command += self.cli_args
+                command = tune_model._cli_command(self.cli, device, group, math, left, self.database, self.families,
+                                                  self.cli_args, os.path.join(tmp, f"shapes-{device}-{math}.json"))
                 self._emit(f"ocltune_torch: online tuning at step {self.steps}: {len(group)} problem(s) on ocl:{device}"
                            f" ({math}), up to {left:.0f} s")
                 start = time.monotonic()
@@ -162,20 +154,12 @@ def start_online_tuning(budget="10m", *, every=1, slice="60s", db=None, ops=None
     slice_s = tune_model.parse_budget(slice)
     if isinstance(every, bool) or not isinstance(every, int) or every < 1:
         raise ValueError(f"ocltune_torch.start_online_tuning: every must be a positive number of steps, not {every!r}")
-    families = None
-    if ops is not None:
-        families = [ops] if isinstance(ops, str) else list(ops)
-        if not families or not all(isinstance(f, str) and f for f in families):
-            raise ValueError(f"ocltune_torch.start_online_tuning: ops must name op families, not {ops!r}")
+    families = tune_model._families(ops, "ocltune_torch.start_online_tuning")
     cli = tune_model.find_cli()
-    if db is not None:
-        db = os.path.abspath(os.fspath(db))
-        if os.environ.get("OCLTUNE_DB") != db:
-            os.environ["OCLTUNE_DB"] = db
-            reload()  # the runtime reads the layers the CLI writes
+    database = tune_model._use_database(db)
     stop_online_tuning()
-    _current = OnlineTuning(budget_s, slice_s, every, db or tune_model._default_database(), families, cli,
-                            [str(a) for a in cli_args], tune_model._emit(progress))
+    _current = OnlineTuning(budget_s, slice_s, every, database, families, cli, [str(a) for a in cli_args],
+                            tune_model._emit(progress))
     return _current
 
 
