@@ -1,7 +1,9 @@
-// Implicit-GEMM convolution on NVIDIA tensor cores in TF32 (math mode "tf32"), all three
-// directions: the per-group GEMM of conv2d_igemm_gather.cl, its tiles gathered through registers
-// (rounded to TF32 there) into local memory and multiplied with mma_tf32.cl's warp tiles.
-// Appended after conv2d_common.cl, conv2d_igemm_gather.cl and mma_tf32.cl.
+// Implicit-GEMM convolution on NVIDIA tensor cores, all three directions: the per-group GEMM of
+// conv2d_igemm_gather.cl, its tiles gathered through registers into local memory and multiplied
+// with mma_tf32.cl's warp tiles. fp32 tensors (DTYPE 0) in math mode "tf32": each word of a tile
+// one value rounded to TF32. fp16 / bf16 tensors (DTYPE 1, 2; the host sets MMA_INPUT = DTYPE): each
+// word two values adjacent along K, as they are stored (products exact, sums in fp32), for
+// m16n8k16. Appended after storage.cl, conv2d_common.cl, conv2d_igemm_gather.cl and mma_tf32.cl.
 // Launch: global (ceil(GN/BN)*32*WN, ceil(GM/BM)*WM, groups), local (32*WN, WM, 1).
 
 // ---- Tunables (besides mma_tf32.cl's) ----
@@ -9,67 +11,167 @@
 #define DBUF 1  // 1: two local buffers, the next tile gathered into registers during the mma loop
 #endif
 
-#define LA (BM * BK / THREADS)  // A elements each thread gathers per tile
-#define LB (BN * BK / THREADS)  // B elements each thread gathers per tile
+#if MMA_INPUT != DTYPE
+#error "MMA_INPUT must be the storage type: the mma reads the tensors' 16-bit values as they are"
+#endif
+#define KPW (MMA_INPUT ? 2 : 1)  // values of K per word of a tile
+#define TILE_K (BK * KPW)        // values of K per staged tile
+#ifndef TAP_OUTER
+#define TAP_OUTER 0  // set by the host, see below
+#endif
+#define LA (BM * BK / THREADS)  // A words each thread gathers per tile
+#define LB (BN * BK / THREADS)  // B words each thread gathers per tile
 // With a whole number of work-group rows per B column, every B element a thread gathers is in one
 // column of the tile (B runs along the GEMM column except in bwd_weight, see B_K_FAST).
 #define B_FIXED_COLUMN (!B_K_FAST && THREADS % BN == 0)
 
-// A(m, kk) for the tile at (m0, k0): consecutive threads take consecutive kk (contiguous in A).
-static inline void gather_a(float* ra, const Dims* d, const global float* A, const int m0, const int k0,
+// One word of a tile from its KPW values (lowest K first): rounded to TF32, or two 16-bit values
+// (exact: they were read from 16-bit storage) packed with the lower K in the low half, as the
+// m16n8k16 fragments hold them.
+static inline uint to_word(const float* v) {
+#if MMA_INPUT == 0
+  return to_tf32(v[0]);
+#else
+  uint r;
+#if MMA_INPUT == 1
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(v[1]), "f"(v[0]));
+#else
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(v[1]), "f"(v[0]));
+#endif
+  return r;
+#endif
+}
+
+#if !TAP_OUTER
+// A(m, kk) for the tile at (m0, k0): consecutive threads take consecutive words (contiguous in A).
+// Values stay fp32 in registers until store_a, so that the gathers of the next tile overlap the mma
+// loop instead of stalling it on a conversion.
+static inline void gather_a(float* ra, const Dims* d, const global STORAGE* A, const int m0, const int k0,
                             const int tid) {
 #pragma unroll
   for (int e = 0; e < LA; ++e) {
     const int v = tid + e * THREADS;
-    ra[e] = a_elem(d, A, min(m0 + v / BK, d->GM - 1), k0 + v % BK);
+    const int m = min(m0 + v / BK, d->GM - 1), kk = k0 + (v % BK) * KPW;
+#pragma unroll
+    for (int h = 0; h < KPW; ++h) ra[e * KPW + h] = a_elem(d, A, m, kk + h);
   }
 }
+
+#endif
 
 static inline void store_a(local uint* As, const float* ra, const int tid) {
 #pragma unroll
   for (int e = 0; e < LA; ++e) {
     const int v = tid + e * THREADS;
-    As[A_LOC(v / BK, v % BK)] = to_tf32(ra[e]);
+    As[A_LOC(v / BK, v % BK)] = to_word(ra + e * KPW);
   }
 }
 
+#if !TAP_OUTER
 // B(kk, nn): consecutive threads take consecutive nn (contiguous along q or w), except in
 // bwd_weight, where B is contiguous along kk.
-static inline void gather_b(float* rb, const Dims* d, const global float* B, const Part fixed_column, const int n0,
+static inline void gather_b(float* rb, const Dims* d, const global STORAGE* B, const Part fixed_column, const int n0,
                             const int k0, const int tid) {
 #pragma unroll
   for (int e = 0; e < LB; ++e) {
     const int v = tid + e * THREADS;
 #if B_K_FAST
-    const int kk = v % BK, nn = v / BK;
+    const int kw = v % BK, nn = v / BK;
     const Part col = b_column(d, min(n0 + nn, d->GN - 1));
 #elif B_FIXED_COLUMN
-    const int kk = v / BN;
+    const int kw = v / BN;
     const Part col = fixed_column;
 #else
-    const int kk = v / BN, nn = v % BN;
+    const int kw = v / BN, nn = v % BN;
     const Part col = b_column(d, min(n0 + nn, d->GN - 1));
 #endif
-    rb[e] = b_elem(d, B, col, b_row(d, k0 + kk));
+#pragma unroll
+    for (int h = 0; h < KPW; ++h) rb[e * KPW + h] = b_elem(d, B, col, b_row(d, k0 + kw * KPW + h));
   }
 }
+#endif
+
+#if TAP_OUTER
+// The forward and input-gradient GEMMs with K ordered by filter tap outside and channel inside
+// (kk = tap * CH + ch, CH = Cg forward, Kg input gradient) instead of channel outside, where CH is
+// a multiple of TILE_K and every B value a thread gathers is in one column (the host sets TAP_OUTER
+// only then): a tile's K values share one tap, so a thread works out that tap's row offset, image
+// position and bounds once per tile, and each value is a multiply-add from them. The gathers of the
+// channel-outside order spend two divisions, an image position and four comparisons per value,
+// which bound the tensor-core kernel (probe13: 32 TFLOP/s against Winograd's 50 in TF32).
+#if DIR == 2 || !B_FIXED_COLUMN
+#error "TAP_OUTER needs the forward or input-gradient GEMM and a fixed B column per thread"
+#endif
+#if DIR == 0
+#define TAP_CH Cg
+#else
+#define TAP_CH Kg
+#endif
+
+// A(m, kk) of the tile starting at K value k0 (a multiple of TILE_K, so the tile's tap is k0's).
+static inline void gather_a(float* ra, const Dims* d, const global STORAGE* A, const int m0, const int k0,
+                            const int tid) {
+  const int tap = k0 / d->TAP_CH, ch0 = k0 - tap * d->TAP_CH;
+#pragma unroll
+  for (int e = 0; e < LA; ++e) {
+    const int v = tid + e * THREADS;
+    const int m = min(m0 + v / BK, d->GM - 1), ch = ch0 + (v % BK) * KPW;
+#if DIR == 0
+    const int at = ((d->g * d->Kg + m) * d->Cg + ch) * d->RS + tap;  // w[k][c][r,s]
+    const int step = d->RS;                                          // to the next channel c
+#else
+    const int at = ((d->g * d->Kg + ch) * d->Cg + m) * d->RS + tap;  // w[k][c][r,s] read as w^T
+    const int step = d->Cg * d->RS;                                  // to the next filter k
+#endif
+#pragma unroll
+    for (int h = 0; h < KPW; ++h) ra[e * KPW + h] = LOAD(A, at + h * step);
+  }
+}
+
+// B(kk, column) for the thread's column (decomposed once per kernel) and the tile's tap.
+static inline void gather_b(float* rb, const Dims* d, const global STORAGE* B, const Part column, const int n0,
+                            const int k0, const int tid) {
+  const int tap = k0 / d->TAP_CH, ch0 = k0 - tap * d->TAP_CH;
+  const int fr = fastdiv(tap, d->div_s), fs = tap - fr * d->S;
+#if DIR == 0
+  const int y = column.a + fr * d->dh, x = column.b + fs * d->dw;
+  const bool ok = y >= 0 && y < d->H && x >= 0 && x < d->W;
+  const int base = column.offset + y * d->W + x, step = d->HW;  // x(c, y, x): channels HW apart
+#else
+  // dy(p, q) contributes to (h, w) where h + ph - r dh = p sh exactly.
+  const int y = column.a - fr * d->dh, x = column.b - fs * d->dw;
+  const int p = fastdiv(max(y, 0), d->div_sh), q = fastdiv(max(x, 0), d->div_sw);
+  const bool ok = y >= 0 && x >= 0 && p * d->sh == y && q * d->sw == x && p < d->P && q < d->Q;
+  const int base = column.offset + p * d->Q + q, step = d->PQ;  // dy(k, p, q): filters PQ apart
+#endif
+#pragma unroll
+  for (int e = 0; e < LB; ++e) {
+    const int ch = ch0 + ((tid + e * THREADS) / BN) * KPW;
+#pragma unroll
+    for (int h = 0; h < KPW; ++h) {
+      const float value = LOAD(B, ok ? base + (ch + h) * step : 0);
+      rb[e * KPW + h] = ok ? value : 0.0f;
+    }
+  }
+}
+#endif
 
 static inline void store_b(local uint* Bs, const float* rb, const int tid) {
 #pragma unroll
   for (int e = 0; e < LB; ++e) {
     const int v = tid + e * THREADS;
 #if B_K_FAST
-    Bs[B_LOC(v % BK, v / BK)] = to_tf32(rb[e]);
+    Bs[B_LOC(v % BK, v / BK)] = to_word(rb + e * KPW);
 #else
-    Bs[B_LOC(v / BN, v % BN)] = to_tf32(rb[e]);
+    Bs[B_LOC(v / BN, v % BN)] = to_word(rb + e * KPW);
 #endif
   }
 }
 
 __attribute__((reqd_work_group_size(32 * WN, WM, 1)))
-kernel void conv2d_igemm_mma(CONV_SHAPE_PARAMS, const global float* restrict A, const long a_offset,
-                             const global float* restrict B, const long b_offset, global float* Cout,
-                             const long c_offset, const global float* bias, const long bias_offset) {
+kernel void conv2d_igemm_mma(CONV_SHAPE_PARAMS, const global STORAGE* restrict A, const long a_offset,
+                             const global STORAGE* restrict B, const long b_offset, global STORAGE* Cout,
+                             const long c_offset, const global STORAGE* bias, const long bias_offset) {
   const Dims d = conv_dims(CONV_SHAPE_ARGS, get_group_id(2));
   A += a_offset;
   B += b_offset;
@@ -84,7 +186,7 @@ kernel void conv2d_igemm_mma(CONV_SHAPE_PARAMS, const global float* restrict A, 
 
   local uint As_all[(DBUF + 1) * A_TILE] __attribute__((aligned(16)));  // ldmatrix rows, BVEC uint4 reads
   local uint Bs_all[(DBUF + 1) * B_TILE] __attribute__((aligned(16)));
-  float ra[LA], rb[LB];
+  float ra[LA * KPW], rb[LB * KPW];
   float acc[FM * FN * 4];
 #pragma unroll
   for (int i = 0; i < FM * FN * 4; ++i) acc[i] = 0.0f;
@@ -94,7 +196,7 @@ kernel void conv2d_igemm_mma(CONV_SHAPE_PARAMS, const global float* restrict A, 
   const Part column = {0, 0, 0};  // unused
 #endif
 
-  const int tiles = (d.GK + BK - 1) / BK;
+  const int tiles = (d.GK + TILE_K - 1) / TILE_K;
 #if DBUF
   gather_a(ra, &d, A, m0, 0, tid);
   gather_b(rb, &d, B, column, n0, 0, tid);
@@ -104,8 +206,8 @@ kernel void conv2d_igemm_mma(CONV_SHAPE_PARAMS, const global float* restrict A, 
   for (int tile = 0; tile < tiles; ++tile) {
     const int cur = tile & 1;
     if (tile + 1 < tiles) {  // the next tile's gathers overlap the mma loop
-      gather_a(ra, &d, A, m0, (tile + 1) * BK, tid);
-      gather_b(rb, &d, B, column, n0, (tile + 1) * BK, tid);
+      gather_a(ra, &d, A, m0, (tile + 1) * TILE_K, tid);
+      gather_b(rb, &d, B, column, n0, (tile + 1) * TILE_K, tid);
     }
     mma_tile(acc, As_all + cur * A_TILE, Bs_all + cur * B_TILE, warp_m, warp_n, g, t);
     if (tile + 1 < tiles) {
@@ -116,8 +218,8 @@ kernel void conv2d_igemm_mma(CONV_SHAPE_PARAMS, const global float* restrict A, 
   }
 #else
   for (int tile = 0; tile < tiles; ++tile) {
-    gather_a(ra, &d, A, m0, tile * BK, tid);
-    gather_b(rb, &d, B, column, n0, tile * BK, tid);
+    gather_a(ra, &d, A, m0, tile * TILE_K, tid);
+    gather_b(rb, &d, B, column, n0, tile * TILE_K, tid);
     store_a(As_all, ra, tid);
     store_b(Bs_all, rb, tid);
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -135,7 +237,7 @@ kernel void conv2d_igemm_mma(CONV_SHAPE_PARAMS, const global float* restrict A, 
       const int m = m0 + warp_m * TM + fm * 16 + g + 8 * h;
       if (m >= d.GM) continue;
 #if DIR == 0 && HAS_BIAS
-      const float b = bias[bias_offset + d.g * d.Kg + m];
+      const float b = LOAD(bias, bias_offset + d.g * d.Kg + m);
 #endif
 #pragma unroll
       for (int fn = 0; fn < FN; ++fn) {
@@ -145,11 +247,11 @@ kernel void conv2d_igemm_mma(CONV_SHAPE_PARAMS, const global float* restrict A, 
           if (nn >= d.GN) continue;
           const float value = acc[(fm * FN + fn) * 4 + 2 * h + j];
 #if DIR == 0 && HAS_BIAS
-          Cout[c_index(&d, m, nn)] = activate(value + b);
+          STORE(activate(value + b), Cout, c_index(&d, m, nn));
 #elif DIR == 0
-          Cout[c_index(&d, m, nn)] = activate(value);
+          STORE(activate(value), Cout, c_index(&d, m, nn));
 #else
-          Cout[c_index(&d, m, nn)] = value;
+          STORE(value, Cout, c_index(&d, m, nn));
 #endif
         }
       }

@@ -2,6 +2,10 @@
 // builds this file only there). Shared by gemm_mma.cl and conv2d_igemm_mma.cl, which are appended
 // after it: each stages a BM x BK tile of A and a BK x BN tile of B into local memory per step, and
 // mma_tile() lets every warp multiply its (BM/WM) x (BN/WN) part of them with mma.sync.m16n8k8.
+// With MMA_INPUT 1 or 2 (conv2d_igemm_mma.cl's 16-bit tensors) each 32-bit word of a tile holds two
+// fp16 or bf16 values adjacent along K, and the same fragments feed mma.sync.m16n8k16: in words of
+// K the fragment layouts of both instructions are the same (a0 = word (g, t), a1 = (g + 8, t),
+// a2 = (g, t + 4), a3 = (g + 8, t + 4); b0 = (t, n g), b1 = (t + 4, n g)). BK counts words.
 
 // ---- Tunables ----
 #ifndef BM
@@ -39,6 +43,9 @@
 #ifndef CVT_AT_LOAD
 #define CVT_AT_LOAD 0  // 1: tiles hold fp32 values, rounded to TF32 when fragments are read
 #endif
+#ifndef MMA_INPUT
+#define MMA_INPUT 0  // what a word of a tile holds: 0 one TF32 value, 1 two fp16 values, 2 two bf16 values
+#endif
 
 // Combinations whose reads would be misaligned (ldmatrix and 16-byte reads fault on NVIDIA and
 // take the context with them): refuse to build rather than run. The host's space excludes them.
@@ -47,6 +54,9 @@
 #endif
 #if BVEC && B_NK
 #error "BVEC needs the B tile as Bs[k][n] (B_NK = 0)"
+#endif
+#if MMA_INPUT && CVT_AT_LOAD
+#error "CVT_AT_LOAD rounds fp32 words to TF32: 16-bit tiles hold their values as they are"
 #endif
 
 // ---- Derived ----
@@ -138,13 +148,21 @@ static inline uint to_tf32(const float x) {
 #define FRAG(word) (word)
 #endif
 
-// d = a * b + d for one m16n8k8 tile; fragment layouts as in the PTX ISA (groupID = lane >> 2,
-// threadID_in_group = lane & 3). Not volatile: a pure function of its operands, so the compiler may
-// schedule it among the (volatile) fragment reads of the next k-step.
+#if MMA_INPUT == 0
+#define MMA_WORDS_TYPES "m16n8k8.row.col.f32.tf32.tf32.f32"
+#elif MMA_INPUT == 1
+#define MMA_WORDS_TYPES "m16n8k16.row.col.f32.f16.f16.f32"
+#else
+#define MMA_WORDS_TYPES "m16n8k16.row.col.f32.bf16.bf16.f32"
+#endif
+
+// d = a * b + d for one m16n8 tile and 8 words of K (m16n8k8 in TF32, m16n8k16 in 16 bits); fragment
+// layouts as in the PTX ISA (groupID = lane >> 2, threadID_in_group = lane & 3). Not volatile: a
+// pure function of its operands, so the compiler may schedule it among the (volatile) fragment reads
+// of the next k-step.
 static inline void mma_tf32(float* d, const uint a0, const uint a1, const uint a2, const uint a3, const uint b0,
                             const uint b1) {
-  asm(
-      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+  asm("mma.sync.aligned." MMA_WORDS_TYPES " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }

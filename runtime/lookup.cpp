@@ -113,7 +113,9 @@ std::vector<Candidate> lookup_candidates(const Problem& problem, const LookupCon
   // H200: 4096x768x3072 ran its exact row at 0.17 of cuBLAS TF32). Where this very shape has a
   // tf32 row, the exact level's pick keeps the head, be it that row or the shape's exact row
   // recorded faster: that was measured (the tf32 tuning searched the tensor-core configurations).
-  if (problem.math() == MathMode::kTf32 && c.tf32_units) {
+  // 16-bit storage likewise, in either math mode: cuDNN and cuBLAS run fp16 and bf16 on tensor cores
+  // by default, and the rows a 16-bit convolution borrows from fp32 compute on the FMA units.
+  if ((problem.math() == MathMode::kTf32 || problem.dtype() != DType::kFp32) && c.tf32_units) {
     const bool measured_first = own_math_row && !candidates.empty() && candidates.front().level == Level::kExact;
     matrix_units_first(candidates, measured_first,
                        [&](const Candidate& k) { return !k.config.empty() && problem.uses_matrix_units(k.config); });

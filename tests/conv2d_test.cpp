@@ -66,6 +66,14 @@ void expect_all_ok(const Conv2dProblem& problem, const std::vector<Config>& conf
   }
 }
 
+// The applicable algorithms that exist on `device`: the 16-bit tensor-core implicit GEMM only where
+// it has tensor cores (the TF32 ones apply to tf32 shapes only, which the table has none of).
+std::vector<std::int64_t> algorithms_on(const Conv2dShape& shape, const DeviceInfo& device) {
+  std::vector<std::int64_t> algos = applicable_algorithms(shape);
+  if (!satisfies(device, nvidia_mma_tf32())) std::erase(algos, kAlgoImplicitGemmMma16);
+  return algos;
+}
+
 // ---- The table: every case, every direction, the untuned default of every applicable algorithm.
 // One test per direction, so that the cases share the programs they build.
 
@@ -82,7 +90,7 @@ TEST_P(Conv2dTable, EveryAlgorithmMatchesTheReference) {
     // One per applicable algorithm, after the CPU default on a CPU (every one verified).
     const std::optional<Config> cpu = conv2d_cpu_default_config(c.shape);
     const bool cpu_first = satisfies(device, cpu_device()) && cpu && problem.space(device).contains(*cpu);
-    ASSERT_EQ(defaults.size(), applicable_algorithms(c.shape).size() + (cpu_first ? 1 : 0)) << c.shape.key();
+    ASSERT_EQ(defaults.size(), algorithms_on(c.shape, device).size() + (cpu_first ? 1 : 0)) << c.shape.key();
     if (cpu_first) {
       EXPECT_EQ(defaults.front(), *cpu);
     }
@@ -549,13 +557,14 @@ TEST(Conv2dSpace, HoldsExactlyTheApplicableAlgorithmsWithTheirDefaults) {
     SCOPED_TRACE(device_type_name(device.type));
     for (const Conv2dTestCase& c : conv2d_test_cases()) {
       const SearchSpace space = conv2d_space(c.shape, device);
-      const std::vector<std::int64_t> algos = applicable_algorithms(c.shape);
+      const std::vector<std::int64_t> algos = algorithms_on(c.shape, device);
       EXPECT_EQ(algorithms_in(space), std::set<std::int64_t>(algos.begin(), algos.end())) << c.shape.key();
       const std::vector<Config> defaults = conv2d_default_configs(c.shape);
-      ASSERT_EQ(defaults.size(), algos.size());
+      ASSERT_EQ(defaults.size(), applicable_algorithms(c.shape).size());
       for (std::size_t i = 0; i < defaults.size(); ++i) {
-        EXPECT_EQ(defaults[i].at("ALGO"), algos[i]);
-        EXPECT_TRUE(space.contains(defaults[i])) << c.shape.key() << ": " << space.check(defaults[i]);
+        EXPECT_EQ(defaults[i].at("ALGO"), applicable_algorithms(c.shape)[i]);
+        const bool exists = std::find(algos.begin(), algos.end(), defaults[i].at("ALGO")) != algos.end();
+        EXPECT_EQ(space.contains(defaults[i]), exists) << c.shape.key() << ": " << space.check(defaults[i]);
       }
       for (const SearchSpace::Variant& v : space.variants())
         EXPECT_FALSE(variant(space, v.name).enumerate(1).empty()) << v.name;
@@ -939,8 +948,12 @@ TEST(Conv2dSixteenBit, ShapeJsonCarriesTheDtypeOnlyWhenNotFp32) {
   EXPECT_THROW(unknown.validate(), Error);
 }
 
-TEST(Conv2dSixteenBit, SpacesNeverOfferTheTf32Algorithms) {
+// 16-bit tensors: never the TF32 algorithms (they read fp32); the 16-bit tensor-core implicit GEMM
+// in either math mode where the device has tensor cores, first among the built-in configurations
+// there, and absent elsewhere.
+TEST(Conv2dSixteenBit, SpacesOfferTheSixteenBitTensorCoreAlgorithmOnlyWhereTheDeviceHasIt) {
   for (const DeviceInfo& device : {testing::test_session().device(), testing::described_h200()}) {
+    const bool tensor_cores = satisfies(device, nvidia_mma_tf32());
     for (const Conv2dTestCase& c : conv2d_test_cases()) {
       if (c.shape.dtype == DType::kFp32) continue;
       for (const MathMode math : {MathMode::kExact, MathMode::kTf32}) {
@@ -950,10 +963,20 @@ TEST(Conv2dSixteenBit, SpacesNeverOfferTheTf32Algorithms) {
         const std::set<std::int64_t> algos = algorithms_in(space);
         EXPECT_EQ(algos.count(kAlgoImplicitGemmTf32), 0u) << s.key();
         EXPECT_EQ(algos.count(kAlgoIm2colTf32), 0u) << s.key();
+        const bool mma16 = tensor_cores && !s.depthwise();
+        EXPECT_EQ(algos.count(kAlgoImplicitGemmMma16), mma16 ? 1u : 0u) << s.key();
         const std::vector<std::int64_t> applicable = applicable_algorithms(s);
-        EXPECT_EQ(algos, std::set<std::int64_t>(applicable.begin(), applicable.end())) << s.key();
-        for (const Config& d : Conv2dProblem(s).default_configs(device)) {
-          EXPECT_TRUE(space.contains(d)) << s.key() << ": " << space.check(d);
+        std::set<std::int64_t> expected(applicable.begin(), applicable.end());
+        if (!tensor_cores) expected.erase(kAlgoImplicitGemmMma16);
+        EXPECT_EQ(algos, expected) << s.key();
+        const std::vector<Config> defaults = Conv2dProblem(s).default_configs(device);
+        for (const Config& d : defaults) EXPECT_TRUE(space.contains(d)) << s.key() << ": " << space.check(d);
+        if (mma16) {
+          EXPECT_EQ(defaults.front().at("ALGO"), kAlgoImplicitGemmMma16) << s.key();
+          EXPECT_TRUE(Conv2dProblem(s).uses_matrix_units(defaults.front()));
+          const std::vector<Config> seeds = Conv2dProblem(s).seed_configs(device);
+          EXPECT_FALSE(seeds.empty()) << s.key();
+          for (const Config& seed : seeds) EXPECT_TRUE(space.contains(seed)) << s.key() << ": " << space.check(seed);
         }
       }
     }
@@ -963,6 +986,51 @@ TEST(Conv2dSixteenBit, SpacesNeverOfferTheTf32Algorithms) {
 // A kernel built for another storage type than the tensors' reads garbage: the verification must
 // catch it (only programs whose elements are no wider than the buffers', so that nothing is
 // accessed past them).
+// On a device with tensor cores (the H200; skipped on PoCL): the 16-bit implicit GEMM's default
+// and a covering sample of its space in every direction and both 16-bit types, against float64 at
+// the 16-bit tolerance. K of 27, 603 and 134 words' worth leaves partial tiles of pairs; 70 and 67
+// channels partial BM / BN tiles; groups of 2 the per-group GEMMs.
+TEST(Conv2dSixteenBit, TensorCoreConfigurationsMatchTheReference) {
+  const DeviceInfo& device = testing::test_session().device();
+  if (!satisfies(device, nvidia_mma_tf32())) GTEST_SKIP() << "needs " << nvidia_mma_tf32().describe();
+  const Conv2dShape first{.n = 2, .c = 3, .h = 21, .w = 20, .k = 16, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1};
+  const Conv2dShape wide{
+      .n = 1, .c = 67, .h = 17, .w = 15, .k = 70, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1, .bias = true};
+  const Conv2dShape strided{.n = 2,
+                            .c = 10,
+                            .h = 19,
+                            .w = 18,
+                            .k = 12,
+                            .r = 3,
+                            .s = 3,
+                            .stride_h = 2,
+                            .stride_w = 2,
+                            .pad_h = 1,
+                            .pad_w = 1,
+                            .groups = 2,
+                            .bias = true,
+                            .act = Activation::kRelu};
+  const Conv2dShape pointwise{.n = 2, .c = 67, .h = 9, .w = 15, .k = 69, .r = 1, .s = 1, .bias = true};
+  for (const DType dtype : {DType::kFp16, DType::kBf16}) {
+    for (const ConvDirection dir :
+         {ConvDirection::kForward, ConvDirection::kBackwardData, ConvDirection::kBackwardWeight}) {
+      for (Conv2dShape s : {first, wide, strided, pointwise}) {
+        s.dir = dir;
+        s.dtype = dtype;
+        if (dir != ConvDirection::kForward) s.act = Activation::kNone;
+        const Conv2dProblem problem(s);
+        const std::vector<Config> defaults = problem.default_configs(device);
+        ASSERT_EQ(defaults.front().at("ALGO"), kAlgoImplicitGemmMma16) << s.key();
+        expect_all_ok(problem, {defaults.front()});
+        const SearchSpace v = variant(problem.space(device), "implicit_gemm_mma16");
+        ASSERT_FALSE(v.variants().empty()) << s.key();
+        expect_all_ok(problem, small_covering_sample(v, v.enumerate(1).front()));
+        if (s.c == wide.c) expect_all_ok(problem, problem.seed_configs(device));  // the larger tiles
+      }
+    }
+  }
+}
+
 TEST(Conv2dSixteenBit, VerificationCatchesAProgramOfTheWrongStorageType) {
   Session& session = testing::test_session();
   const Conv2dShape base{.n = 1, .c = 5, .h = 7, .w = 6, .k = 3, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1};

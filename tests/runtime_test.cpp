@@ -9,6 +9,7 @@
 #include "ops/conv2d/conv2d_problem.h"
 #include "ops/gemm/gemm_problem.h"
 #include "runtime/candidate_order.h"
+#include "runtime/lookup.h"
 #include "tests/support/runtime_support.h"
 #include "tests/support/test_session.h"
 
@@ -263,6 +264,47 @@ TEST(RuntimeLookup, Tf32CallsTryMatrixUnitConfigurationsFirst) {
   on_mma["ALGO"] = kAlgoGemm1x1;
   EXPECT_TRUE(conv.uses_matrix_units(on_mma));
   EXPECT_FALSE(conv.uses_matrix_units({{"ALGO", kAlgoWinograd}}));
+}
+
+// A 16-bit convolution on a device with tensor cores tries the 16-bit tensor-core built-in before
+// the fp32 rows it borrows (decision 0063), which compute on the FMA units; a 16-bit row of its own
+// shape keeps the head (it was measured). Without tensor cores the borrowed row comes first.
+TEST(RuntimeLookup, SixteenBitConvolutionsTryTensorCoresBeforeBorrowedFp32Rows) {
+  const DeviceInfo h200 = testing::described_h200();
+  Conv2dShape fp32{.n = 2, .c = 64, .h = 14, .w = 14, .k = 64, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1};
+  Conv2dShape bf16 = fp32;
+  bf16.dtype = DType::kBf16;
+  const Config winograd = conv2d_default_config(fp32, kAlgoWinograd);
+  const auto row = [&](const Conv2dShape& s) {
+    BestRow r = testing::gemm_row(h200.key(), {}, {});
+    r.op = "conv2d";
+    r.dtype = dtype_name(s.dtype);
+    r.shape_key = s.key();
+    r.shape_json = s.to_json().dump();
+    r.params_json = to_json(winograd).dump();
+    return r;
+  };
+  const auto candidates = [&](const std::vector<BestRow>& rows, bool units) {
+    Database db = Database::open(testing::write_database(
+        testing::temp_path("sixteen-" + std::to_string(rows.size()) + (units ? "-units.db" : ".db")), {h200}, rows));
+    TunedTable table(h200);
+    table.add_layer(db, "user", [](const std::string& line) { ADD_FAILURE() << line; });
+    return lookup_candidates(Conv2dProblem(bf16),
+                             {.table = table, .device = h200, .tf32_units = units, .library = {}, .blocked = nullptr});
+  };
+  const std::vector<Candidate> with_units = candidates({row(fp32)}, true);
+  ASSERT_EQ(with_units.size(), 2u);
+  EXPECT_EQ(with_units[0].level, Level::kBuiltin);
+  EXPECT_EQ(with_units[0].config.at("ALGO"), kAlgoImplicitGemmMma16);
+  EXPECT_EQ(with_units[1].config, winograd);
+  const std::vector<Candidate> without = candidates({row(fp32)}, false);
+  ASSERT_EQ(without.size(), 2u);
+  EXPECT_EQ(without[0].config, winograd);
+  EXPECT_EQ(without[1].level, Level::kBuiltin);
+  const std::vector<Candidate> own = candidates({row(fp32), row(bf16)}, true);
+  ASSERT_FALSE(own.empty());
+  EXPECT_EQ(own[0].level, Level::kExact);
+  EXPECT_EQ(own[0].config, winograd);
 }
 
 // On a device with TF32 units, a TF32 call of a shape that has only an exact-math row runs the

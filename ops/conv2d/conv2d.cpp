@@ -15,8 +15,9 @@ using namespace conv2d_detail;
 
 constexpr const char* kDirectionNames[] = {"fwd", "bwd_data", "bwd_weight"};
 constexpr const char* kActivationNames[] = {"none", "relu", "relu6", "gelu", "sigmoid"};
-constexpr const char* kAlgorithmNames[] = {"direct",    "implicit_gemm",      "winograd",         "gemm1x1",
-                                           "depthwise", "implicit_gemm_tf32", "im2col_gemm_tf32", "im2col_gemm"};
+constexpr const char* kAlgorithmNames[] = {"direct",           "implicit_gemm", "winograd",
+                                           "gemm1x1",          "depthwise",     "implicit_gemm_tf32",
+                                           "im2col_gemm_tf32", "im2col_gemm",   "implicit_gemm_mma16"};
 
 template <typename Enum, std::size_t N>
 Enum parse_name(const nlohmann::json& j, const char* field, const char* const (&names)[N], const char* fallback) {
@@ -151,6 +152,8 @@ bool algorithm_applies(const Conv2dShape& s, std::int64_t algo) {
     case kAlgoIm2col:
       // The GEMMs index one image's im2col matrix with 32-bit ints.
       return !s.depthwise() && s.c * s.r * s.s * s.p() * s.q() <= kMaxDimension;
+    // Tensor cores on the 16-bit values as they are stored, in either math mode (TF32 concerns fp32).
+    case kAlgoImplicitGemmMma16: return !s.depthwise() && s.dtype != DType::kFp32;
     default: return false;
   }
 }
@@ -177,6 +180,7 @@ SearchSpace conv2d_space(const Conv2dShape& shape, const DeviceInfo& device) {
         break;                                                                         // empty without the capability
       case kAlgoIm2colTf32: parts.push_back(im2col_tf32_space(shape, device)); break;  // likewise
       case kAlgoIm2col: parts.push_back(im2col_space(shape, device)); break;
+      case kAlgoImplicitGemmMma16: parts.push_back(igemm_mma16_space(shape, device)); break;  // likewise
       default: break;
     }
   }
@@ -193,6 +197,7 @@ Config conv2d_default_config(const Conv2dShape& shape, std::int64_t algo) {
     case kAlgoImplicitGemmTf32: return igemm_tf32_default(shape);
     case kAlgoIm2colTf32: return im2col_tf32_default(shape);
     case kAlgoIm2col: return im2col_default(shape);
+    case kAlgoImplicitGemmMma16: return igemm_mma16_default(shape);
     default: throw Error(fmt::format("conv2d: unknown algorithm {}", algo));
   }
 }
@@ -204,6 +209,12 @@ std::vector<Config> conv2d_default_configs(const Conv2dShape& shape) {
 }
 
 Config conv2d_gpu_default_config(const Conv2dShape& shape, const DeviceInfo& device) {
+  // 16-bit tensors on tensor cores where the device has them, as cuDNN runs them: the other
+  // algorithms compute in fp32 on the FMA units, at an eighth of the rate or less.
+  if (algorithm_applies(shape, kAlgoImplicitGemmMma16)) {
+    const Config mma = igemm_mma16_default(shape);
+    if (igemm_mma16_space(shape, device).contains(mma)) return mma;
+  }
   if (algorithm_applies(shape, kAlgoGemm1x1)) return gemm1x1_default(shape, &device);
   if (algorithm_applies(shape, kAlgoWinograd)) return winograd_default(shape, &device);
   if (algorithm_applies(shape, kAlgoIm2col)) return im2col_default(shape, &device);
@@ -264,6 +275,7 @@ LaunchPlan conv2d_plan(const Conv2dShape& shape, const Conv2dOperands& operands,
     case kAlgoImplicitGemmTf32: igemm_tf32_plan(shape, operands, config, plan); break;
     case kAlgoIm2colTf32: im2col_tf32_plan(shape, operands, config, workspace, plan); break;
     case kAlgoIm2col: im2col_plan(shape, operands, config, workspace, plan); break;
+    case kAlgoImplicitGemmMma16: igemm_mma16_plan(shape, operands, config, plan); break;
     default: break;
   }
   return plan;

@@ -42,8 +42,10 @@ enum ConvAlgorithm : std::int64_t {
   kAlgoImplicitGemmTf32 = 5,  // implicit GEMM on NVIDIA tensor cores (math "tf32", compute capability >= 8.0)
   kAlgoIm2colTf32 = 6,        // packed im2col + wgmma GEMM (math "tf32", forward, groups 1, compute capability 9.x)
   kAlgoIm2col = 7,            // im2col matrices in a workspace + the GEMM family's kernels (not for depthwise)
+  kAlgoImplicitGemmMma16 =
+      8,  // implicit GEMM on NVIDIA tensor cores for fp16 / bf16 tensors (compute capability >= 8.0)
 };
-inline constexpr int kAlgorithmCount = 8;
+inline constexpr int kAlgorithmCount = 9;
 std::string algorithm_name(std::int64_t algo);  // "direct", "implicit_gemm", ...
 
 std::string direction_name(ConvDirection dir);  // "fwd", "bwd_data", "bwd_weight"

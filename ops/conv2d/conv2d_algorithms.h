@@ -25,11 +25,15 @@ SearchSpace igemm_space(const Conv2dShape& shape, const DeviceInfo& device);
 Config igemm_default(const Conv2dShape& shape);
 void igemm_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Config& config, LaunchPlan& plan);
 
-// The same GEMMs on NVIDIA tensor cores (kernels/conv2d_igemm_mma.cl), math "tf32" only; the space
-// is empty where the device lacks the capability.
+// The same GEMMs on NVIDIA tensor cores (kernels/conv2d_igemm_mma.cl): fp32 tensors in math "tf32"
+// (igemm_tf32), fp16 / bf16 tensors in any math mode (igemm_mma16); the spaces are empty where the
+// device lacks the capability.
 SearchSpace igemm_tf32_space(const Conv2dShape& shape, const DeviceInfo& device);
 Config igemm_tf32_default(const Conv2dShape& shape);
 void igemm_tf32_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Config& config, LaunchPlan& plan);
+SearchSpace igemm_mma16_space(const Conv2dShape& shape, const DeviceInfo& device);
+Config igemm_mma16_default(const Conv2dShape& shape);
+void igemm_mma16_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Config& config, LaunchPlan& plan);
 // The im2col matrix of each image packed for the wgmma GEMM on packed operands, then that GEMM
 // (math "tf32", forward, groups 1); the space is empty where the device lacks wgmma. The packed
 // operands live in `workspace` (the GEMM's pack slots).

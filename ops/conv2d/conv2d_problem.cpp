@@ -194,7 +194,10 @@ VerifyResult Conv2dEvaluation::verify() {
 
 bool Conv2dProblem::uses_matrix_units(const Config& config) const {
   const auto algo = config.find("ALGO");
-  if (algo != config.end() && (algo->second == kAlgoImplicitGemmTf32 || algo->second == kAlgoIm2colTf32)) return true;
+  if (algo != config.end() && (algo->second == kAlgoImplicitGemmTf32 || algo->second == kAlgoIm2colTf32 ||
+                               algo->second == kAlgoImplicitGemmMma16)) {
+    return true;
+  }
   return is_mma_config(config) || is_wgmma_config(config) || is_mma_packed_config(config) ||
          is_wgmma_packed_config(config);
 }
@@ -238,10 +241,11 @@ std::vector<Config> Conv2dProblem::default_configs(const DeviceInfo& device) con
     if (const Config gpu = conv2d_gpu_default_config(shape_, device); space.contains(gpu)) configs.push_back(gpu);
   }
   for (const Config& c : conv2d_default_configs(shape_)) {
-    // The tensor-core algorithms apply to tf32 shapes on every device but exist only where the
-    // device has the capability.
+    // The tensor-core algorithms apply to tf32 (and 16-bit) shapes on every device but exist only
+    // where the device has the capability.
     const std::int64_t algo = c.at("ALGO");
-    const bool exists = (algo != kAlgoImplicitGemmTf32 && algo != kAlgoIm2colTf32) || space.contains(c);
+    const bool exists = (algo != kAlgoImplicitGemmTf32 && algo != kAlgoIm2colTf32 && algo != kAlgoImplicitGemmMma16) ||
+                        space.contains(c);
     if (exists && std::find(configs.begin(), configs.end(), c) == configs.end()) configs.push_back(c);
   }
   return configs;
@@ -251,9 +255,27 @@ std::vector<Config> Conv2dProblem::seed_configs(const DeviceInfo& device) const 
   if (device.type != DeviceType::kGpu) return {};
   const Config base = conv2d_gpu_default_config(shape_, device);
   const std::int64_t algo = base.at("ALGO");
-  if (algo != kAlgoIm2col && algo != kAlgoGemm1x1 && algo != kAlgoWinograd) return {};
   const SearchSpace space = conv2d_space(shape_, device);
   std::vector<Config> seeds;
+  if (algo == kAlgoImplicitGemmMma16) {
+    // The register-staged tiles among the tensor-core GEMM's seeds (ops/gemm/gemm_seeds.cpp):
+    // 128x128 of four 64x64 warp tiles first, with the 16-byte fragment loads, then smaller tiles
+    // for the GEMMs with few rows (the first layers' filters) or few columns (7x7 images).
+    struct Tile {
+      std::int64_t bm, bn, bk, wm, wn, ldsm, bvec;
+    };
+    for (const Tile& t : {Tile{128, 128, 16, 2, 2, 0, 0}, Tile{128, 128, 16, 2, 2, 1, 1}, Tile{128, 128, 8, 2, 2, 1, 1},
+                          Tile{128, 64, 16, 2, 2, 1, 0}, Tile{64, 128, 16, 2, 2, 1, 1}, Tile{64, 64, 16, 2, 2, 1, 0},
+                          Tile{64, 64, 8, 2, 2, 0, 0}, Tile{128, 128, 16, 4, 2, 1, 0}, Tile{32, 64, 16, 1, 2, 1, 0},
+                          Tile{64, 32, 16, 2, 1, 1, 0}, Tile{32, 32, 8, 1, 1, 0, 0}}) {
+      Config c = base;
+      c["BM"] = t.bm, c["BN"] = t.bn, c["BK"] = t.bk, c["WM"] = t.wm, c["WN"] = t.wn, c["LDSM"] = t.ldsm,
+      c["BVEC"] = t.bvec;
+      if (c != base && space.contains(c) && std::find(seeds.begin(), seeds.end(), c) == seeds.end()) seeds.push_back(c);
+    }
+    return seeds;
+  }
+  if (algo != kAlgoIm2col && algo != kAlgoGemm1x1 && algo != kAlgoWinograd) return {};
   for (const Config& tile : GemmProblem(GemmShape{}).seed_configs(device)) {
     Config c = base;
     for (const auto& [name, value] : tile) {

@@ -1,0 +1,98 @@
+// The tensor-core implicit-GEMM algorithms of conv2d (kernels/conv2d_igemm_mma.cl), both on the
+// tensor-core GEMM's space (ops/gemm/gemm_mma.cpp) over the same per-group GEMMs as the FMA implicit
+// GEMM, offered only where the GEMM offers it (NVIDIA, compute capability >= 8.0):
+// - implicit_gemm_tf32: fp32 tensors in math "tf32", one TF32 value per word of a staged tile;
+// - implicit_gemm_mma16: fp16 / bf16 tensors in any math mode, two 16-bit values per word and
+//   m16n8k16 mma with fp32 sums, as cuDNN's tensor-core convolutions of 16-bit tensors compute (their
+//   products are exact; PyTorch's autocast convolutions run on them by default).
+// A word is 32 bytes of K per mma in both, so the tile tunables (BK in words) mean the same.
+#include <algorithm>
+
+#include "ops/conv2d/conv2d_algorithms.h"
+
+namespace ocltune::conv2d_detail {
+namespace {
+
+// The tensor-core GEMM's variant for `s`'s GEMM as the kernel stages it (32-bit words of K), under
+// `name` with ALGO = `algo`, or an empty space without the capability.
+SearchSpace mma_variant(const Conv2dShape& s, const DeviceInfo& device, const std::string& name, std::int64_t algo,
+                        const std::vector<std::int64_t>& bk) {
+  GemmShape g = implicit_gemm(s);
+  g.math = MathMode::kTf32;  // the GEMM's mma_tf32 variant: its tiles, constraints and capability
+  g.dtype = DType::kFp32;
+  const SearchSpace gemm = gemm_space(g, device);
+  const auto mma = std::find_if(gemm.variants().begin(), gemm.variants().end(),
+                                [](const SearchSpace::Variant& v) { return v.name == "mma_tf32"; });
+  if (mma == gemm.variants().end()) return {};  // no tensor cores: the algorithm is absent
+  SearchSpace one(mma->name);
+  for (const Parameter& p : mma->parameters) one.add(p.name, p.values, p.meaning);
+  for (const Constraint& c : mma->constraints) one.constrain(c.description, c.params, c.holds);
+  // The gathered im2col matrix has no 16-byte rows to copy with cp.async: tiles go through
+  // registers (STAGES = 0, so FRAG_DBUF = 0); the kernel keeps the plain launch order (GROUP_M = 1).
+  // Fewer tile values than the GEMM, so that these algorithms do not crowd the others out of a
+  // random search.
+  const SearchSpace space =
+      restrict_values(drop_parameters(one, {{"MMA", 1}, {"STAGES", 0}, {"GROUP_M", 1}, {"FRAG_DBUF", 0}}),
+                      {{"BM", {32, 64, 128}}, {"BN", {32, 64, 128}}, {"BK", bk}, {"WM", {1, 2, 4}}, {"WN", {1, 2, 4}}});
+  return algorithm_variant(name, algo, space.variants().front());
+}
+
+// 64x64 tiles of four 32x32 warp tiles, shrunk to 32 along a GEMM dimension of 32 or less.
+Config mma_default(const Conv2dShape& s, std::int64_t algo) {
+  const GemmShape g = implicit_gemm(s);
+  return {{"ALGO", algo},
+          {"BM", g.m <= 32 ? 32 : 64},
+          {"BN", g.n <= 32 ? 32 : 64},
+          {"BK", 16},
+          {"WM", 2},
+          {"WN", 2},
+          {"DBUF", 1},
+          {"LDSM", 0},
+          {"BVEC", 0},
+          {"SWIZZLE", 0}};
+}
+
+void mma_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, LaunchPlan& plan) {
+  const GemmShape g = implicit_gemm(s);
+  ProgramSource program =
+      conv_program(std::vector<std::string>{"conv2d_igemm_gather.cl", "mma_tf32.cl", "conv2d_igemm_mma.cl"}, s, c,
+                   {"BM", "BN", "BK", "WM", "WN", "DBUF", "LDSM", "BVEC", "SWIZZLE"});
+  program.defines.emplace_back("DIR", std::to_string(static_cast<int>(s.dir)));
+  if (s.dtype != DType::kFp32) program.defines.emplace_back("MMA_INPUT", std::to_string(static_cast<int>(s.dtype)));
+  const std::int64_t bm = at(c, "BM"), bn = at(c, "BN"), wm = at(c, "WM"), wn = at(c, "WN");
+  // K by filter tap outside and channel inside (the kernel's TAP_OUTER) where a staged tile's K
+  // values share one tap: the channels the GEMM sums per tap are a multiple of the tile's K values,
+  // and each thread gathers B from one column (a work-group's threads a multiple of BN).
+  const std::int64_t tile_k = at(c, "BK") * (s.dtype == DType::kFp32 ? 1 : 2);
+  const std::int64_t channels = s.dir == ConvDirection::kForward ? s.c_per_group() : s.k_per_group();
+  const bool tap_outer = s.dir != ConvDirection::kBackwardWeight && channels % tile_k == 0 && (32 * wm * wn) % bn == 0;
+  program.defines.emplace_back("TAP_OUTER", tap_outer ? "1" : "0");
+  plan.kernels.push_back(make_launch(std::move(program), "conv2d_igemm_mma", implicit_gemm_args(s, o),
+                                     ceil_div(g.n, bn) * 32 * wn, ceil_div(g.m, bm) * wm, s.groups, 32 * wn, wm, 1));
+  if (s.dir == ConvDirection::kBackwardWeight) add_bias_grad(s, o, plan);
+}
+
+}  // namespace
+
+SearchSpace igemm_tf32_space(const Conv2dShape& s, const DeviceInfo& device) {
+  return mma_variant(s, device, "implicit_gemm_tf32", kAlgoImplicitGemmTf32, {8, 16, 32});
+}
+
+Config igemm_tf32_default(const Conv2dShape& s) { return mma_default(s, kAlgoImplicitGemmTf32); }
+
+void igemm_tf32_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, LaunchPlan& plan) {
+  mma_plan(s, o, c, plan);
+}
+
+SearchSpace igemm_mma16_space(const Conv2dShape& s, const DeviceInfo& device) {
+  // Two values per word double the registers a thread gathers a tile into: no 32-word tiles.
+  return mma_variant(s, device, "implicit_gemm_mma16", kAlgoImplicitGemmMma16, {8, 16});
+}
+
+Config igemm_mma16_default(const Conv2dShape& s) { return mma_default(s, kAlgoImplicitGemmMma16); }
+
+void igemm_mma16_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, LaunchPlan& plan) {
+  mma_plan(s, o, c, plan);
+}
+
+}  // namespace ocltune::conv2d_detail
