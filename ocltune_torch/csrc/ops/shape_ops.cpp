@@ -96,12 +96,13 @@ at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
   const int device = self.device().index();
   const PlainLayout layout =
       plain_layout_of(to_vector(out.sizes()), {to_vector(out.strides()), strides}, {element_offset(out), offset});
-  cl_program program = plain_program(device, "plain_elementwise.cl",
-                                     {{"O", out.scalar_type()},
-                                      {"K", out.scalar_type()},
-                                      {"A", self.scalar_type()},
-                                      {"B", at::kBool},
-                                      {"C", at::kBool}});
+  cl_program program = plain_elementwise_program(device,
+                                                 {{"O", out.scalar_type()},
+                                                  {"K", out.scalar_type()},
+                                                  {"A", self.scalar_type()},
+                                                  {"B", at::kBool},
+                                                  {"C", at::kBool}},
+                                                 "copy");
   PlainLaunch launch(device, program, "copy");
   launch.arg(layout.shape).tensor(out).arg(layout.operands[0]).tensor(self).arg(layout.operands[1]);
   launch << scalar_arg(0, out.scalar_type()) << scalar_arg(0, out.scalar_type());

@@ -257,6 +257,17 @@ cl_program plain_program(int device, const PlainFiles& files, const TypeSlots& t
   return program;
 }
 
+cl_program plain_elementwise_program(int device, const TypeSlots& types, const std::string& kernel) {
+  // BINARY(NAME) defines NAME and NAME_scalar under KERNEL_NAME: a _scalar kernel names both guards
+  // (the unary rsub_scalar and radd_scalar have guards of their own full names).
+  const std::string suffix = "_scalar";
+  std::string defines = "#define KERNEL_" + kernel + " 1\n";
+  if (kernel.size() > suffix.size() && kernel.compare(kernel.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    defines += "#define KERNEL_" + kernel.substr(0, kernel.size() - suffix.size()) + " 1\n";
+  }
+  return plain_program(device, "plain_elementwise.cl", types, defines);
+}
+
 PlainLayout plain_layout_of(std::vector<std::int64_t> sizes, std::vector<std::vector<std::int64_t>> strides,
                             const std::vector<std::int64_t>& offsets, bool keep_order) {
   const std::size_t nd = sizes.size();
@@ -425,7 +436,7 @@ void run_plain_elementwise(const char* kernel, const at::Tensor& out, const std:
     tensors.push_back(&inputs[i]);
   }
   const PlainLayout layout = plain_layout(out.sizes(), tensors);
-  PlainLaunch launch(device, plain_program(device, "plain_elementwise.cl", types), kernel);
+  PlainLaunch launch(device, plain_elementwise_program(device, types, kernel), kernel);
   launch.arg(layout.shape).tensor(out).arg(layout.operands[0]);
   for (std::size_t i = 0; i < inputs.size(); ++i) launch.tensor(inputs[i]).arg(layout.operands[i + 1]);
   for (const c10::Scalar& s : scalars) launch << scalar_arg(s, compute);

@@ -41,6 +41,10 @@ cl_program plain_program(int device, const std::string& file, const TypeSlots& t
 using PlainFiles = std::vector<std::string>;
 cl_program plain_program(int device, const PlainFiles& files, const TypeSlots& types, const std::string& defines = "");
 
+// The program of plain_elementwise.cl with `types` holding the one kernel `kernel` (and, for a
+// binary op, its NAME_scalar form): NVIDIA's compiler takes seconds for all of that file's kernels.
+cl_program plain_elementwise_program(int device, const TypeSlots& types, const std::string& kernel);
+
 // True for a CPU device: its plain kernels walk one contiguous block of elements per work item
 // (PLAIN_CPU in plain/kernels/plain_common.cl; plain_program defines it).
 bool plain_cpu_device(int device);

@@ -4,6 +4,11 @@
 //
 // Slots: A and B (inputs), C (a condition), O (the output), K (the type both inputs are converted to
 // before the op, PyTorch's result type of the inputs). s0 and s1 are scalars of type K.
+//
+// A program holds one kernel: the host defines KERNEL_<name> (plain_elementwise_program), and a
+// BINARY's NAME_scalar comes with NAME. NVIDIA's compiler took 4.3-5.1 s for all of them per set
+// of types, four such programs 18 s of resnet50's first step on an H100, where the step needs a
+// few kernels of each.
 
 #define ELEMENT_LOOP                       \
   FOR_EACH_INDEX(i, sh.numel) {            \
@@ -41,30 +46,70 @@
   }
 
 // A cast is the copy from A into O: K is O's type.
+#ifdef KERNEL_copy
 UNARY(copy, x)
+#endif
+#ifdef KERNEL_logical_not
 UNARY(logical_not, x == 0)
+#endif
 // clamp as PyTorch: a NaN input stays NaN, and min > max gives max.
+#ifdef KERNEL_clamp_both
 UNARY(clamp_both, (x < s0 ? s0 : x) > s1 ? s1 : (x < s0 ? s0 : x))
+#endif
+#ifdef KERNEL_clamp_min
 UNARY(clamp_min, x < s0 ? s0 : x)
+#endif
+#ifdef KERNEL_clamp_max
 UNARY(clamp_max, x > s1 ? s1 : x)
+#endif
 // 2 - x and 2 + x (a number first): s1 - x * s0, s1 + x * s0 with alpha s0.
+#ifdef KERNEL_rsub_scalar
 UNARY(rsub_scalar, s1 - x * s0)
+#endif
+#ifdef KERNEL_radd_scalar
 UNARY(radd_scalar, s1 + x * s0)
+#endif
 
+#ifdef KERNEL_eq
 BINARY(eq, x == y)
+#endif
+#ifdef KERNEL_ne
 BINARY(ne, x != y)
+#endif
+#ifdef KERNEL_lt
 BINARY(lt, x < y)
+#endif
+#ifdef KERNEL_le
 BINARY(le, x <= y)
+#endif
+#ifdef KERNEL_gt
 BINARY(gt, x > y)
+#endif
+#ifdef KERNEL_ge
 BINARY(ge, x >= y)
+#endif
+#ifdef KERNEL_logical_and
 BINARY(logical_and, (x != 0) && (y != 0))
+#endif
+#ifdef KERNEL_logical_or
 BINARY(logical_or, (x != 0) || (y != 0))
+#endif
+#ifdef KERNEL_logical_xor
 BINARY(logical_xor, (x != 0) != (y != 0))
+#endif
+#ifdef KERNEL_add
 BINARY(add, x + y * s0)
+#endif
+#ifdef KERNEL_sub
 BINARY(sub, x - y * s0)
+#endif
+#ifdef KERNEL_mul
 BINARY(mul, x * y)
+#endif
 // b is the mask (converted to K), s0 the value.
+#ifdef KERNEL_masked_fill
 BINARY(masked_fill, y != 0 ? s0 : x)
+#endif
 
 // maximum and minimum as PyTorch's CPU kernels (clamp_min and clamp_max with tensor bounds): NaN
 // where either operand is.
@@ -73,11 +118,16 @@ BINARY(masked_fill, y != 0 ? s0 : x)
 #else
 #define NAN_OR(x, y, v) (v)
 #endif
+#ifdef KERNEL_maximum
 BINARY(maximum, NAN_OR(x, y, x < y ? y : x))
+#endif
+#ifdef KERNEL_minimum
 BINARY(minimum, NAN_OR(x, y, y < x ? y : x))
+#endif
 
 // clamp with tensor bounds (clamp.Tensor) as PyTorch's CPU kernel: NaN where a bound is NaN, a NaN
 // input stays NaN, and lo > hi gives hi.
+#ifdef KERNEL_clamp_tensor
 kernel void clamp_tensor(const Shape sh, global O_S* out, const Strides os, global const A_S* a, const Strides as,
                          global const B_S* lo, const Strides ls, global const C_S* hi, const Strides hs) {
   ELEMENT_LOOP
@@ -88,6 +138,7 @@ kernel void clamp_tensor(const Shape sh, global O_S* out, const Strides os, glob
   O_STORE(out, o_at, TO_O(NAN_OR(l, h, m > h ? h : m)));
   ELEMENT_LOOP_END
 }
+#endif
 
 // ---- division with a rounding mode: PyTorch's CPU kernels (native/cpu/BinaryOpsKernel.cpp) ----
 #if K_FLOAT
@@ -153,49 +204,102 @@ inline K_V div_floor_k(const K_V x, const K_V y, const K_V s0) {
   return SIGNED_K && ((x < 0) != (y < 0)) && (K_V)(q * y) != x ? (K_V)(q - 1) : q;
 }
 #endif
+#ifdef KERNEL_div_trunc
 BINARY(div_trunc, div_trunc_k(x, y, s0))
+#endif
+#ifdef KERNEL_div_floor
 BINARY(div_floor, div_floor_k(x, y, s0))
+#endif
 
 #if !K_FLOAT
 #if K_BOOL
+#ifdef KERNEL_bitwise_not
 UNARY(bitwise_not, x == 0)
+#endif
 #else
+#ifdef KERNEL_bitwise_not
 UNARY(bitwise_not, ~x)
 #endif
+#endif
+#ifdef KERNEL_bitwise_and
 BINARY(bitwise_and, x & y)
+#endif
+#ifdef KERNEL_bitwise_or
 BINARY(bitwise_or, x | y)
+#endif
+#ifdef KERNEL_bitwise_xor
 BINARY(bitwise_xor, x ^ y)
+#endif
 #endif
 
 #if K_FLOAT
 // native_dropout_backward: b is the mask, s0 the scale.
+#ifdef KERNEL_masked_scale
 BINARY(masked_scale, y != 0 ? x * s0 : 0.0f)
+#endif
 // Math the elementwise family has no op for (ops/elementwise_ops.cpp), in float as PyTorch computes
 // 16-bit values. Rounding as PyTorch's: round is half to even (rint), floor/ceil/trunc exact; the
 // transcendental ones within OpenCL's full-profile ulp bounds of the correctly rounded value. The
 // kernels are named math_*: a kernel named like a builtin (log2) hides it and cannot be created.
+#ifdef KERNEL_math_floor
 UNARY(math_floor, floor(x))
+#endif
+#ifdef KERNEL_math_ceil
 UNARY(math_ceil, ceil(x))
+#endif
+#ifdef KERNEL_math_trunc
 UNARY(math_trunc, trunc(x))
+#endif
+#ifdef KERNEL_math_round
 UNARY(math_round, rint(x))
+#endif
+#ifdef KERNEL_math_log2
 UNARY(math_log2, log2(x))
+#endif
+#ifdef KERNEL_math_log10
 UNARY(math_log10, log10(x))
+#endif
+#ifdef KERNEL_math_log1p
 UNARY(math_log1p, log1p(x))
+#endif
+#ifdef KERNEL_math_expm1
 UNARY(math_expm1, expm1(x))
+#endif
+#ifdef KERNEL_math_sin
 UNARY(math_sin, sin(x))
+#endif
+#ifdef KERNEL_math_cos
 UNARY(math_cos, cos(x))
+#endif
 // float64 forms of the family's ops (the families compute fp32, fp16 and bf16 only).
+#ifdef KERNEL_math_reciprocal
 UNARY(math_reciprocal, 1 / x)
+#endif
+#ifdef KERNEL_math_exp
 UNARY(math_exp, exp(x))
+#endif
+#ifdef KERNEL_math_log
 UNARY(math_log, log(x))
+#endif
+#ifdef KERNEL_math_sqrt
 UNARY(math_sqrt, sqrt(x))
+#endif
+#ifdef KERNEL_math_rsqrt
 UNARY(math_rsqrt, rsqrt(x))
+#endif
+#ifdef KERNEL_math_neg
 UNARY(math_neg, -x)
+#endif
+#ifdef KERNEL_math_abs
 UNARY(math_abs, fabs(x))
+#endif
+#ifdef KERNEL_div_true
 BINARY(div_true, x / y)
+#endif
 #endif
 
 // out = c ? a : b.
+#ifdef KERNEL_where
 kernel void where(const Shape sh, global O_S* out, const Strides os, global const C_S* cond, const Strides cs,
                   global const A_S* a, const Strides as, global const B_S* b, const Strides bs) {
   ELEMENT_LOOP
@@ -204,17 +308,22 @@ kernel void where(const Shape sh, global O_S* out, const Strides os, global cons
   O_STORE(out, o_at, TO_O(v));
   ELEMENT_LOOP_END
 }
+#endif
 
 // all and any: out (filled with 1 for all, 0 for any) has stride 0 along the reduced dims. Every
 // work item that changes the answer stores the same value, so the races are benign.
+#ifdef KERNEL_reduce_all
 kernel void reduce_all(const Shape sh, global O_S* out, const Strides os, global const A_S* a, const Strides as) {
   ELEMENT_LOOP
   if (A_LOAD(a, offset_of(&as, c, sh.ndim)) == 0) O_STORE(out, o_at, TO_O(0));
   ELEMENT_LOOP_END
 }
+#endif
 
+#ifdef KERNEL_reduce_any
 kernel void reduce_any(const Shape sh, global O_S* out, const Strides os, global const A_S* a, const Strides as) {
   ELEMENT_LOOP
   if (A_LOAD(a, offset_of(&as, c, sh.ndim)) != 0) O_STORE(out, o_at, TO_O(1));
   ELEMENT_LOOP_END
 }
+#endif
