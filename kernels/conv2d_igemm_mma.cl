@@ -19,6 +19,23 @@
 #ifndef TAP_OUTER
 #define TAP_OUTER 0  // set by the host, see below
 #endif
+#ifndef KSPLIT
+#define KSPLIT 1  // set by the host: the weight gradient's K tiles split over KSPLIT work-groups
+#endif
+// A weight gradient's GEMM is few tiles over a long K (resnet50's 64-channel 3x3 layer at batch 32:
+// 9 tiles of 64 x 64 over K = 100352; 3.7 ms on an H100 unsplit). With KSPLIT > 1 grid dimension 2
+// runs groups x KSPLIT work-groups, each summing its share of the K tiles into an fp32 partial plane
+// (Cout is the host's partial planes, one weight tensor each, summed and rounded once after).
+#if KSPLIT > 1 && DIR != 2
+#error "KSPLIT splits the weight gradient's K only"
+#endif
+#if KSPLIT > 1
+#define OUT_T float
+#define STORE_OUT(v, p, i) ((p)[i] = (v))
+#else
+#define OUT_T STORAGE
+#define STORE_OUT(v, p, i) STORE(v, p, i)
+#endif
 #define LA (BM * BK / THREADS)  // A words each thread gathers per tile
 #define LB (BN * BK / THREADS)  // B words each thread gathers per tile
 // With a whole number of work-group rows per B column, every B element a thread gathers is in one
@@ -170,9 +187,9 @@ static inline void store_b(local uint* Bs, const float* rb, const int tid) {
 
 __attribute__((reqd_work_group_size(32 * WN, WM, 1)))
 kernel void conv2d_igemm_mma(CONV_SHAPE_PARAMS, const global STORAGE* restrict A, const long a_offset,
-                             const global STORAGE* restrict B, const long b_offset, global STORAGE* Cout,
+                             const global STORAGE* restrict B, const long b_offset, global OUT_T* Cout,
                              const long c_offset, const global STORAGE* bias, const long bias_offset) {
-  const Dims d = conv_dims(CONV_SHAPE_ARGS, get_group_id(2));
+  const Dims d = conv_dims(CONV_SHAPE_ARGS, get_group_id(2) % groups);
   A += a_offset;
   B += b_offset;
   Cout += c_offset;
@@ -196,15 +213,23 @@ kernel void conv2d_igemm_mma(CONV_SHAPE_PARAMS, const global STORAGE* restrict A
   const Part column = {0, 0, 0};  // unused
 #endif
 
-  const int tiles = (d.GK + TILE_K - 1) / TILE_K;
+  // This work-group's K tiles [first, tiles): all of them, or its part's share with KSPLIT.
+  const int all_tiles = (d.GK + TILE_K - 1) / TILE_K;
+#if KSPLIT > 1
+  const int part = get_group_id(2) / groups, share = (all_tiles + KSPLIT - 1) / KSPLIT;
+  const int first = min(part * share, all_tiles), tiles = min(first + share, all_tiles);
+  Cout += (long)part * d.K * d.GN;  // its partial plane (the weights of every group)
+#else
+  const int first = 0, tiles = all_tiles;
+#endif
 #if DBUF
-  gather_a(ra, &d, A, m0, 0, tid);
-  gather_b(rb, &d, B, column, n0, 0, tid);
+  gather_a(ra, &d, A, m0, first * TILE_K, tid);
+  gather_b(rb, &d, B, column, n0, first * TILE_K, tid);
   store_a(As_all, ra, tid);
   store_b(Bs_all, rb, tid);
   barrier(CLK_LOCAL_MEM_FENCE);
-  for (int tile = 0; tile < tiles; ++tile) {
-    const int cur = tile & 1;
+  for (int tile = first; tile < tiles; ++tile) {
+    const int cur = (tile - first) & 1;
     if (tile + 1 < tiles) {  // the next tile's gathers overlap the mma loop
       gather_a(ra, &d, A, m0, (tile + 1) * TILE_K, tid);
       gather_b(rb, &d, B, column, n0, (tile + 1) * TILE_K, tid);
@@ -217,7 +242,7 @@ kernel void conv2d_igemm_mma(CONV_SHAPE_PARAMS, const global STORAGE* restrict A
     barrier(CLK_LOCAL_MEM_FENCE);
   }
 #else
-  for (int tile = 0; tile < tiles; ++tile) {
+  for (int tile = first; tile < tiles; ++tile) {
     gather_a(ra, &d, A, m0, tile * TILE_K, tid);
     gather_b(rb, &d, B, column, n0, tile * TILE_K, tid);
     store_a(As_all, ra, tid);
@@ -251,7 +276,7 @@ kernel void conv2d_igemm_mma(CONV_SHAPE_PARAMS, const global STORAGE* restrict A
 #elif DIR == 0
           STORE(activate(value), Cout, c_index(&d, m, nn));
 #else
-          STORE(value, Cout, c_index(&d, m, nn));
+          STORE_OUT(value, Cout, c_index(&d, m, nn));
 #endif
         }
       }

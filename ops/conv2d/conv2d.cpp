@@ -272,10 +272,10 @@ LaunchPlan conv2d_plan(const Conv2dShape& shape, const Conv2dOperands& operands,
     case kAlgoWinograd: winograd_plan(shape, operands, config, workspace, plan); break;
     case kAlgoGemm1x1: gemm1x1_plan(shape, operands, config, workspace, plan); break;
     case kAlgoDepthwise: depthwise_plan(shape, operands, config, plan); break;
-    case kAlgoImplicitGemmTf32: igemm_tf32_plan(shape, operands, config, plan); break;
+    case kAlgoImplicitGemmTf32: igemm_tf32_plan(shape, operands, config, workspace, plan); break;
     case kAlgoIm2colTf32: im2col_tf32_plan(shape, operands, config, workspace, plan); break;
     case kAlgoIm2col: im2col_plan(shape, operands, config, workspace, plan); break;
-    case kAlgoImplicitGemmMma16: igemm_mma16_plan(shape, operands, config, plan); break;
+    case kAlgoImplicitGemmMma16: igemm_mma16_plan(shape, operands, config, workspace, plan); break;
     default: break;
   }
   return plan;

@@ -30,10 +30,12 @@ void igemm_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Config&
 // device lacks the capability.
 SearchSpace igemm_tf32_space(const Conv2dShape& shape, const DeviceInfo& device);
 Config igemm_tf32_default(const Conv2dShape& shape);
-void igemm_tf32_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Config& config, LaunchPlan& plan);
+void igemm_tf32_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Config& config, Workspace& workspace,
+                     LaunchPlan& plan);
 SearchSpace igemm_mma16_space(const Conv2dShape& shape, const DeviceInfo& device);
 Config igemm_mma16_default(const Conv2dShape& shape);
-void igemm_mma16_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Config& config, LaunchPlan& plan);
+void igemm_mma16_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Config& config, Workspace& workspace,
+                      LaunchPlan& plan);
 // The im2col matrix of each image packed for the wgmma GEMM on packed operands, then that GEMM
 // (math "tf32", forward, groups 1); the space is empty where the device lacks wgmma. The packed
 // operands live in `workspace` (the GEMM's pack slots).

@@ -52,7 +52,22 @@ Config mma_default(const Conv2dShape& s, std::int64_t algo) {
           {"SWIZZLE", 0}};
 }
 
-void mma_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, LaunchPlan& plan) {
+// The weight gradient's K split (the kernel's KSPLIT), from the shape and the tile: work-groups for
+// a large GPU (256: two per compute unit of a 128-unit device) while each part keeps at least 8 K
+// tiles; 1 for the other directions. Not a tuning parameter, so that the tf32 rows tuned before it
+// stay points of the space.
+std::int64_t weight_gradient_split(const Conv2dShape& s, const Config& c) {
+  if (s.dir != ConvDirection::kBackwardWeight) return 1;
+  const GemmShape g = implicit_gemm(s);
+  const std::int64_t tile_k = at(c, "BK") * (s.dtype == DType::kFp32 ? 1 : 2);
+  const std::int64_t tiles = ceil_div(g.m, at(c, "BM")) * ceil_div(g.n, at(c, "BN")) * s.groups;
+  const std::int64_t k_tiles = ceil_div(g.k, tile_k);
+  std::int64_t split = 1;
+  while (split < 128 && tiles * split < 256 && k_tiles / (2 * split) >= 8) split *= 2;
+  return split;
+}
+
+void mma_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, Workspace& workspace, LaunchPlan& plan) {
   const GemmShape g = implicit_gemm(s);
   ProgramSource program =
       conv_program(std::vector<std::string>{"conv2d_igemm_gather.cl", "mma_tf32.cl", "conv2d_igemm_mma.cl"}, s, c,
@@ -67,8 +82,22 @@ void mma_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, La
   const std::int64_t channels = s.dir == ConvDirection::kForward ? s.c_per_group() : s.k_per_group();
   const bool tap_outer = s.dir != ConvDirection::kBackwardWeight && channels % tile_k == 0 && (32 * wm * wn) % bn == 0;
   program.defines.emplace_back("TAP_OUTER", tap_outer ? "1" : "0");
-  plan.kernels.push_back(make_launch(std::move(program), "conv2d_igemm_mma", implicit_gemm_args(s, o),
-                                     ceil_div(g.n, bn) * 32 * wn, ceil_div(g.m, bm) * wm, s.groups, 32 * wn, wm, 1));
+  const std::int64_t split = weight_gradient_split(s, c);
+  program.defines.emplace_back("KSPLIT", std::to_string(split));
+  std::vector<KernelArg> args = implicit_gemm_args(s, o);
+  const std::int64_t plane = s.weight_elements();
+  cl::Buffer partial;
+  if (split > 1) {  // the output is the partial planes: args end with out, out_offset, bias, bias_offset
+    partial = workspace.get(static_cast<std::size_t>(split * plane) * sizeof(float), kPartialSlot);
+    args[args.size() - 4] = partial;
+    args[args.size() - 3] = cl_long{0};
+  }
+  plan.kernels.push_back(make_launch(std::move(program), "conv2d_igemm_mma", std::move(args),
+                                     ceil_div(g.n, bn) * 32 * wn, ceil_div(g.m, bm) * wm, s.groups * split, 32 * wn, wm,
+                                     1));
+  if (split > 1) {
+    plan.kernels.push_back(sum_images_launch(s, split, plane, partial, o, false, true, workspace, DType::kFp32));
+  }
   if (s.dir == ConvDirection::kBackwardWeight) add_bias_grad(s, o, plan);
 }
 
@@ -80,8 +109,9 @@ SearchSpace igemm_tf32_space(const Conv2dShape& s, const DeviceInfo& device) {
 
 Config igemm_tf32_default(const Conv2dShape& s) { return mma_default(s, kAlgoImplicitGemmTf32); }
 
-void igemm_tf32_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, LaunchPlan& plan) {
-  mma_plan(s, o, c, plan);
+void igemm_tf32_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, Workspace& workspace,
+                     LaunchPlan& plan) {
+  mma_plan(s, o, c, workspace, plan);
 }
 
 SearchSpace igemm_mma16_space(const Conv2dShape& s, const DeviceInfo& device) {
@@ -91,8 +121,9 @@ SearchSpace igemm_mma16_space(const Conv2dShape& s, const DeviceInfo& device) {
 
 Config igemm_mma16_default(const Conv2dShape& s) { return mma_default(s, kAlgoImplicitGemmMma16); }
 
-void igemm_mma16_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, LaunchPlan& plan) {
-  mma_plan(s, o, c, plan);
+void igemm_mma16_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, Workspace& workspace,
+                      LaunchPlan& plan) {
+  mma_plan(s, o, c, workspace, plan);
 }
 
 }  // namespace ocltune::conv2d_detail
