@@ -29,8 +29,8 @@ struct LookupContext {
   const TunedTable& table;
   const DeviceInfo& device;
   double max_nearest_distance = 8.0;
-  // The device has TF32 (and 16-bit) matrix units: a tf32 or 16-bit call tries configurations that use
-  // them first.
+  // The device has TF32 (and 16-bit) matrix units: a tf32 or 16-bit call tries configurations that
+  // use them first.
   bool tf32_units = false;
   // A library that serves this call in place of the built-in configuration ("clblast"); empty: none.
   std::string library;

@@ -87,6 +87,13 @@ std::string default_system_database_path();
 
 class CheckRecord;  // runtime/check_record.h
 
+// The math mode of a call: "tf32" where the caller allows TF32, the device has TF32 units and the
+// tensors are fp32; "exact" otherwise. TF32 concerns fp32 inputs only: PyTorch passes cuDNN's switch
+// with 16-bit convolutions too, and their problems were keyed "tf32" apart from the 16-bit rows.
+inline MathMode call_math(bool allow_tf32, bool tf32_units, DType dtype) {
+  return allow_tf32 && tf32_units && dtype == DType::kFp32 ? MathMode::kTf32 : MathMode::kExact;
+}
+
 class Runtime {
  public:
   // A runtime for a caller's context and device. Throws ocltune::Error (DatabaseError with
@@ -102,6 +109,8 @@ class Runtime {
   // Whether the device has matrix units that take TF32 inputs: where it has none, a call that
   // allows TF32 is an exact call (the C API's allow_tf32: "where the device has them").
   bool has_tf32_units() const { return tf32_units_; }
+  // The math mode of a call that allows TF32 or not (call_math below) on this device.
+  MathMode call_math(bool allow_tf32, DType dtype) const { return ocltune::call_math(allow_tf32, tf32_units_, dtype); }
   const cl::Context& context() const { return session_.context(); }
   // An in-order queue of the runtime's own (for callers that have none).
   cl::CommandQueue& queue() { return session_.queue(); }

@@ -275,13 +275,14 @@ TEST(RuntimeLookup, SixteenBitConvolutionsTryTensorCoresBeforeBorrowedFp32Rows) 
   Conv2dShape bf16 = fp32;
   bf16.dtype = DType::kBf16;
   const Config winograd = conv2d_default_config(fp32, kAlgoWinograd);
-  const auto row = [&](const Conv2dShape& s) {
+  const Config direct = conv2d_default_config(fp32, kAlgoDirect);
+  const auto row = [&](const Conv2dShape& s, const Config& config) {
     BestRow r = testing::gemm_row(h200.key(), {}, {});
     r.op = "conv2d";
     r.dtype = dtype_name(s.dtype);
     r.shape_key = s.key();
     r.shape_json = s.to_json().dump();
-    r.params_json = to_json(winograd).dump();
+    r.params_json = to_json(config).dump();
     return r;
   };
   const auto candidates = [&](const std::vector<BestRow>& rows, bool units) {
@@ -292,19 +293,30 @@ TEST(RuntimeLookup, SixteenBitConvolutionsTryTensorCoresBeforeBorrowedFp32Rows) 
     return lookup_candidates(Conv2dProblem(bf16),
                              {.table = table, .device = h200, .tf32_units = units, .library = {}, .blocked = nullptr});
   };
-  const std::vector<Candidate> with_units = candidates({row(fp32)}, true);
+  const std::vector<Candidate> with_units = candidates({row(fp32, winograd)}, true);
   ASSERT_EQ(with_units.size(), 2u);
   EXPECT_EQ(with_units[0].level, Level::kBuiltin);
   EXPECT_EQ(with_units[0].config.at("ALGO"), kAlgoImplicitGemmMma16);
   EXPECT_EQ(with_units[1].config, winograd);
-  const std::vector<Candidate> without = candidates({row(fp32)}, false);
+  const std::vector<Candidate> without = candidates({row(fp32, winograd)}, false);
   ASSERT_EQ(without.size(), 2u);
   EXPECT_EQ(without[0].config, winograd);
   EXPECT_EQ(without[1].level, Level::kBuiltin);
-  const std::vector<Candidate> own = candidates({row(fp32), row(bf16)}, true);
-  ASSERT_FALSE(own.empty());
-  EXPECT_EQ(own[0].level, Level::kExact);
-  EXPECT_EQ(own[0].config, winograd);
+  for (const bool units : {true, false}) {
+    const std::vector<Candidate> own = candidates({row(fp32, winograd), row(bf16, direct)}, units);
+    ASSERT_FALSE(own.empty());
+    EXPECT_EQ(own[0].level, Level::kExact);
+    EXPECT_EQ(own[0].config, direct);
+  }
+}
+
+// TF32 concerns fp32 tensors: a 16-bit call that allows it (PyTorch passes cuDNN's switch with every
+// convolution) is the exact call, keyed with the 16-bit rows; so is any call without TF32 units.
+TEST(RuntimeLookup, OnlyFp32CallsTakeTheTf32MathMode) {
+  EXPECT_EQ(call_math(true, true, DType::kFp32), MathMode::kTf32);
+  EXPECT_EQ(call_math(false, true, DType::kFp32), MathMode::kExact);
+  EXPECT_EQ(call_math(true, false, DType::kFp32), MathMode::kExact);
+  for (const DType dtype : {DType::kFp16, DType::kBf16}) EXPECT_EQ(call_math(true, true, dtype), MathMode::kExact);
 }
 
 // On a device with TF32 units, a TF32 call of a shape that has only an exact-math row runs the

@@ -31,8 +31,8 @@ ocltune::Checked<ocltune::Conv2dCall> to_call(const ocltune_conv2d_args& a, cons
   s.groups = a.groups;
   s.bias = a.has_bias != 0;
   s.act = static_cast<ocltune::Activation>(a.activation);
-  s.math = a.allow_tf32 != 0 && runtime.has_tf32_units() ? ocltune::MathMode::kTf32 : ocltune::MathMode::kExact;
   s.dtype = static_cast<ocltune::DType>(a.dtype);  // an unknown code is refused by the check
+  s.math = runtime.call_math(a.allow_tf32 != 0, s.dtype);
   c.input = a.input;
   c.weight = a.weight;
   c.output = a.output;

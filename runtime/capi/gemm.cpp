@@ -10,9 +10,8 @@ using namespace ocltune::capi;
 namespace {
 
 // The call `a` describes on `runtime`'s device, checked. TF32 allowed where the device has no such
-// units is the exact call.
+// units, or for 16-bit tensors, is the exact call (call_math).
 ocltune::Checked<ocltune::GemmCall> to_call(const ocltune_gemm_args& a, const ocltune::Runtime& runtime) {
-  const bool tf32 = a.allow_tf32 != 0 && runtime.has_tf32_units();
   ocltune::GemmCall c{.shape = {.m = a.m,
                                 .n = a.n,
                                 .k = a.k,
@@ -21,7 +20,7 @@ ocltune::Checked<ocltune::GemmCall> to_call(const ocltune_gemm_args& a, const oc
                                 .trans_b = a.trans_b != 0,
                                 .alpha = a.alpha,
                                 .beta = a.beta,
-                                .math = tf32 ? ocltune::MathMode::kTf32 : ocltune::MathMode::kExact,
+                                .math = ocltune::MathMode::kExact,
                                 .dtype = dtype_of(a.dtype, "gemm")},
                       .a = a.a,
                       .b = a.b,
@@ -35,6 +34,7 @@ ocltune::Checked<ocltune::GemmCall> to_call(const ocltune_gemm_args& a, const oc
                       .stride_a = a.stride_a,
                       .stride_b = a.stride_b,
                       .stride_c = a.stride_c};
+  c.shape.math = runtime.call_math(a.allow_tf32 != 0, c.shape.dtype);
   return ocltune::Checked<ocltune::GemmCall>(std::move(c));  // check_gemm_call: the one check of the call
 }
 
