@@ -362,7 +362,8 @@ std::optional<cl::Program> ProgramCache::load_binary(const ProgramSource& source
 
 // ---- Prefetch of the programs earlier processes used ----
 // DIR/<device key>/used.txt: one binary file name per line, appended by each process for each
-// program it used. Lines that are not a name of ours are ignored.
+// program it used, after a marker line (kUsedMarker) that begins the process's block. Other lines
+// are ignored.
 
 namespace {
 
@@ -376,6 +377,29 @@ bool is_binary_name(const std::string& name) {
 }
 
 }  // namespace
+
+std::vector<std::string> prefetch_order(const std::vector<std::string>& lines, std::size_t max) {
+  // Blocks of names, one per process (each begins with a marker line: kUsedMarker).
+  std::vector<std::vector<std::string>> blocks(1);
+  for (const std::string& line : lines) {
+    if (line == kUsedMarker) {
+      if (!blocks.back().empty()) blocks.emplace_back();
+    } else if (is_binary_name(line)) {
+      blocks.back().push_back(line);
+    }
+  }
+  std::vector<std::string> names;
+  std::set<std::string> seen;
+  for (auto block = blocks.rbegin(); block != blocks.rend() && names.size() < max; ++block) {
+    // The block's most recently used names that are new, up to the cap, in the order it used them.
+    std::vector<std::string> picked;
+    for (auto it = block->rbegin(); it != block->rend() && names.size() + picked.size() < max; ++it) {
+      if (seen.insert(*it).second) picked.push_back(*it);
+    }
+    names.insert(names.end(), picked.rbegin(), picked.rend());
+  }
+  return names;
+}
 
 std::string ProgramCache::used_path() const {
   return fmt::format("{}/{}/used.txt", disk_.dir, disk_.device_key.empty() ? "unknown" : disk_.device_key);
@@ -423,32 +447,29 @@ void ProgramCache::prefetch_used_programs(unsigned threads) {
     if (disk_.dir.empty() || note_uses_) return;
     note_uses_ = true;
   }
-  // The most recently used names first, each once.
+  // The last process's programs first, in the order it used them (NVIDIA serialises the loads: the
+  // first ones a step needs should not wait behind the last), then the process's before, each once.
   const std::string path = used_path();
   std::vector<std::string> lines;
   {
     std::ifstream in(path);
-    std::string line;
-    while (std::getline(in, line)) {
-      if (is_binary_name(line)) lines.push_back(line);
-    }
+    for (std::string line; std::getline(in, line);) lines.push_back(std::move(line));
   }
-  std::vector<std::string> names;
-  std::set<std::string> seen;
-  for (auto it = lines.rbegin(); it != lines.rend() && names.size() < kMaxPrefetch; ++it) {
-    if (seen.insert(*it).second) names.push_back(*it);
-  }
+  const std::vector<std::string> names = prefetch_order(lines, kMaxPrefetch);
   std::error_code ec;
   if (std::filesystem::file_size(path, ec) > kUsedFileLimit && !ec) {
-    // Keep the recent names only (written beside, then renamed over: a reader sees one or the other).
+    // Keep the recent names only, as one block in the order above (written beside, then renamed
+    // over: a reader sees one or the other).
     const std::string temp = fmt::format("{}.tmp.{}", path, getpid());
     {
       std::ofstream out(temp);
-      for (auto it = names.rbegin(); it != names.rend(); ++it) out << *it << '\n';
+      out << kUsedMarker << '\n';
+      for (const std::string& name : names) out << name << '\n';
     }
     std::filesystem::rename(temp, path, ec);
     if (ec) std::filesystem::remove(temp, ec);
   }
+  append_line(path, kUsedMarker);  // this process's block
   if (names.empty() || threads == 0) return;
   auto queue = std::make_shared<std::vector<std::string>>(std::move(names));
   auto next = std::make_shared<std::atomic<std::size_t>>(0);

@@ -48,6 +48,13 @@ std::optional<std::string> retargeted_ptx(std::string ptx, const std::string& ta
 // nowhere), else $XDG_CACHE_HOME/ocltune/binaries, else ~/.cache/ocltune/binaries.
 std::string default_binary_cache_dir();
 
+// used.txt's marker line: the names after it, up to the next one, are one process's.
+inline constexpr const char* kUsedMarker = "#";
+// The binary names of used.txt's `lines` in the order a prefetch loads them: the newest process's
+// block first, in the order that process used them, then the blocks before it; each name once, at
+// most `max` (a block longer than what is left gives its most recently used names).
+std::vector<std::string> prefetch_order(const std::vector<std::string>& lines, std::size_t max);
+
 // Built programs of one context, keyed by ProgramSource::key(). Thread-safe; concurrent requests
 // for the same program wait for one build; a failed build is remembered and rethrown.
 //
@@ -70,8 +77,8 @@ class ProgramCache {
   ProgramCache& operator=(const ProgramCache&) = delete;
 
   // With an on-disk cache: writes down each program a get() returns (once per process) in
-  // DIR/<device key>/used.txt, and loads the binaries of the programs earlier processes used, most
-  // recent first, on `threads` background threads, so that a new process finds them built (a get()
+  // DIR/<device key>/used.txt, and loads the binaries of the programs earlier processes used (in
+  // prefetch_order) on `threads` background threads, so that a new process finds them built (a get()
   // of a program in flight waits for it; one whose binary fails to load builds as before). For the
   // runtime: on an H100, resnet50's first step with the binary cache carried over spent 17 s loading
   // 80 programs one after the other (NVIDIA compiles PTX at load). Idempotent.

@@ -175,7 +175,9 @@ TEST(BinaryCache, APrefetchingSessionFindsTheProgramsTheLastOneUsed) {
     std::ifstream in(device_dir + "/used.txt");
     std::vector<std::string> lines;
     for (std::string line; std::getline(in, line);) lines.push_back(line);
-    ASSERT_EQ(lines.size(), 2u);
+    ASSERT_EQ(lines.size(), 3u);  // the process's marker, then its two programs in the order it used them
+    EXPECT_EQ(lines[0], kUsedMarker);
+    EXPECT_EQ(prefetch_order(lines, 10), (std::vector<std::string>{lines[1], lines[2]}));
   }
   // Garbage lines and a name whose file is not a binary of ours are skipped.
   std::ofstream(device_dir + "/used.txt", std::ios::app) << "../../etc/passwd\nnot a name\n0123456789abcdef.bin\n";
@@ -218,6 +220,22 @@ TEST(BinaryCache, APrefetchingSessionFindsTheProgramsTheLastOneUsed) {
   session.programs().get(source("first"));
   session.programs().get(source("second"));
   EXPECT_EQ(session.programs().builds(), 2);
+}
+
+// The prefetch loads the last process's programs first, in the order it used them, then those of the
+// processes before it; each once; at most `max`, a long block giving its most recent names. A file
+// without markers (written before them) is one block. Lines that are not names are skipped.
+TEST(BinaryCache, PrefetchOrderIsTheLastProcesssNeedOrderFirst) {
+  const auto name = [](char c) { return std::string(16, c) + ".bin"; };
+  const std::string a = name('a'), b = name('b'), c = name('c'), d = name('d'), e = name('e');
+  const std::string m = kUsedMarker;
+  EXPECT_EQ(prefetch_order({m, a, b, c, m, d, a, e}, 10), (std::vector<std::string>{d, a, e, b, c}));
+  EXPECT_EQ(prefetch_order({m, a, b, c, m, a, b, c}, 10), (std::vector<std::string>{a, b, c}));
+  EXPECT_EQ(prefetch_order({a, b, c, a, b, c}, 10), (std::vector<std::string>{a, b, c}));
+  EXPECT_EQ(prefetch_order({m, a, b, m, c, d, e}, 2), (std::vector<std::string>{d, e}));
+  EXPECT_EQ(prefetch_order({m, a, b, m, c, m}, 2), (std::vector<std::string>{c, b}));
+  EXPECT_EQ(prefetch_order({m, "../x.bin", a, "not a name", m, m}, 10), (std::vector<std::string>{a}));
+  EXPECT_TRUE(prefetch_order({}, 10).empty());
 }
 
 // The PTX rewrite itself: markers gone, the target replaced whatever follows it on the line, and
