@@ -221,8 +221,8 @@ TEST(RuntimeConv2d, SixteenBitCallsMatchTheReferenceInEveryDirection) {
 
 // A row is a row of its dtype, as the GEMM's: a 16-bit call takes its dtype's row before the fp32
 // row of the same shape, and an fp32 call never takes a 16-bit row. A 16-bit call whose dtype has
-// no row takes the fp32 row (the same kernels in 16 bits), checked at first dispatch, before its
-// built-in configuration.
+// no row takes the other 16-bit type's row, then the fp32 row (the same kernels in 16 bits), checked
+// at first dispatch, before its built-in configuration.
 TEST(RuntimeConv2d, SixteenBitCallsUseTheRowsOfTheirDtype) {
   const Conv2dShape fp32 = odd_shapes(ConvDirection::kBackwardData)[0];
   const Conv2dShape fp16 = with_dtype(fp32, DType::kFp16), bf16 = with_dtype(fp32, DType::kBf16);
@@ -234,7 +234,7 @@ TEST(RuntimeConv2d, SixteenBitCallsUseTheRowsOfTheirDtype) {
                                                  {conv2d_row(fp16, fp16_row), conv2d_row(fp32, fp32_row)}));
   EXPECT_TRUE(rt->messages().empty()) << (rt->messages().empty() ? "" : rt->messages().front());
   for (const auto& [shape, config, level] : std::vector<std::tuple<Conv2dShape, Config, Level>>{
-           {fp16, fp16_row, Level::kExact}, {fp32, fp32_row, Level::kExact}, {bf16, fp32_row, Level::kNearest}}) {
+           {fp16, fp16_row, Level::kExact}, {fp32, fp32_row, Level::kExact}, {bf16, fp16_row, Level::kNearest}}) {
     HostConv conv(shape);
     const Dispatch d = ops::conv2d(*rt, session().queue()(), conv.call());
     EXPECT_EQ(d.level, level) << dtype_name(shape.dtype);
@@ -244,18 +244,23 @@ TEST(RuntimeConv2d, SixteenBitCallsUseTheRowsOfTheirDtype) {
     EXPECT_EQ(decision.verified, level == Level::kNearest) << dtype_name(shape.dtype);
     EXPECT_EQ(conv.check(config), "") << dtype_name(shape.dtype);
   }
-  // Without the fp32 row the bf16 call has its built-in configuration.
-  auto own = make_runtime(testing::write_database(testing::temp_path("conv2d_16bit_rows_own.db"), {session().device()},
-                                                  {conv2d_row(fp16, fp16_row)}));
+  // Without the fp16 row the bf16 call takes the fp32 row; with neither, its built-in configuration.
   HostConv conv(bf16);
-  EXPECT_EQ(ops::conv2d(*own, session().queue()(), conv.call()).level, Level::kBuiltin);
-  EXPECT_EQ(ops::conv2d_decision(*own, conv.call()).config, Conv2dProblem(bf16).default_config(session().device()));
+  auto fp32_only = make_runtime(testing::write_database(testing::temp_path("conv2d_16bit_rows_fp32.db"),
+                                                        {session().device()}, {conv2d_row(fp32, fp32_row)}));
+  EXPECT_EQ(ops::conv2d(*fp32_only, session().queue()(), conv.call()).level, Level::kNearest);
+  EXPECT_EQ(ops::conv2d_decision(*fp32_only, conv.call()).config, fp32_row);
+  auto none =
+      make_runtime(testing::write_database(testing::temp_path("conv2d_16bit_rows_none.db"), {session().device()}, {}));
+  EXPECT_EQ(ops::conv2d(*none, session().queue()(), conv.call()).level, Level::kBuiltin);
+  EXPECT_EQ(ops::conv2d_decision(*none, conv.call()).config, Conv2dProblem(bf16).default_config(session().device()));
 }
 
 // torch.compile's fused convolutions (bias, activation) have shape keys of their own: the rows of the
 // same convolution with another epilogue serve them (eager's plain convolution, the family's fused
 // inference shapes), checked at first dispatch, before any nearer shape and before the built-in; a
-// 16-bit fused call takes its dtype's equivalent row before the fp32 ones.
+// 16-bit fused call takes its dtype's equivalent row, then the other 16-bit type's, before the fp32
+// ones.
 TEST(RuntimeConv2d, CallsTakeTheRowsOfTheSameConvolutionWithAnotherEpilogue) {
   Conv2dShape plain = odd_shapes(ConvDirection::kForward)[0];
   plain.bias = false;
@@ -283,7 +288,7 @@ TEST(RuntimeConv2d, CallsTakeTheRowsOfTheSameConvolutionWithAnotherEpilogue) {
        std::vector<std::pair<Conv2dShape, Config>>{{fused, plain_row},
                                                    {relu, plain_row},
                                                    {with_dtype(fused, DType::kBf16), bf16_row},
-                                                   {with_dtype(fused, DType::kFp16), plain_row}}) {
+                                                   {with_dtype(fused, DType::kFp16), bf16_row}}) {
     HostConv conv(shape);
     const Dispatch d = ops::conv2d(*rt, session().queue()(), conv.call());
     EXPECT_EQ(d.level, Level::kNearest) << shape.key() << " " << dtype_name(shape.dtype);
@@ -291,8 +296,8 @@ TEST(RuntimeConv2d, CallsTakeTheRowsOfTheSameConvolutionWithAnotherEpilogue) {
     const Decision decision = ops::conv2d_decision(*rt, conv.call());
     EXPECT_EQ(decision.config, config) << shape.key() << " " << dtype_name(shape.dtype);
     EXPECT_TRUE(decision.verified) << shape.key();
-    // The fp16 call has no row of its dtype: the fp32 plain convolution's.
-    const std::string source = shape.dtype == DType::kFp16 ? "fp32 " : "equivalent shape's ";
+    // The fp16 call has no row of its dtype: the bf16 plain convolution's.
+    const std::string source = shape.dtype == DType::kFp16 ? "bf16 " : "equivalent shape's ";
     EXPECT_EQ(decision.source.rfind(source, 0), 0u) << decision.source;
     EXPECT_EQ(conv.check(config), "") << shape.key() << " " << dtype_name(shape.dtype);
   }

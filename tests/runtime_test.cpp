@@ -308,6 +308,21 @@ TEST(RuntimeLookup, SixteenBitConvolutionsTryTensorCoresBeforeBorrowedFp32Rows) 
     EXPECT_EQ(own[0].level, Level::kExact);
     EXPECT_EQ(own[0].config, direct);
   }
+  // A row of the other 16-bit type comes before the fp32 rows (the same kernels); with tensor cores,
+  // a tensor-core one before the built-in too.
+  Conv2dShape fp16 = bf16;
+  fp16.dtype = DType::kFp16;
+  Config tuned16 = conv2d_default_config(bf16, kAlgoImplicitGemmMma16);
+  tuned16["BK"] = 8;
+  const std::vector<Candidate> other = candidates({row(fp32, winograd), row(fp16, tuned16)}, true);
+  ASSERT_EQ(other.size(), 3u);
+  EXPECT_EQ(other[0].config, tuned16);
+  EXPECT_EQ(other[1].level, Level::kBuiltin);
+  EXPECT_EQ(other[2].config, winograd);
+  const std::vector<Candidate> other_direct = candidates({row(fp32, winograd), row(fp16, direct)}, false);
+  ASSERT_EQ(other_direct.size(), 3u);
+  EXPECT_EQ(other_direct[0].config, direct);
+  EXPECT_EQ(other_direct[1].config, winograd);
 }
 
 // TF32 concerns fp32 tensors: a 16-bit call that allows it (PyTorch passes cuDNN's switch with every

@@ -209,7 +209,11 @@ std::vector<std::unique_ptr<Problem>> Conv2dProblem::equivalent_problems() const
           ? std::vector<Activation>{Activation::kNone, Activation::kRelu, Activation::kRelu6, Activation::kGelu,
                                     Activation::kSigmoid}
           : std::vector<Activation>{Activation::kNone};
+  // A 16-bit shape: then the other 16-bit type (the same kernels but the mma's and the packing's types:
+  // rows tuned in bf16 serve fp16 calls), then fp32 (decision 0063).
   std::vector<DType> dtypes = {shape_.dtype};
+  if (shape_.dtype == DType::kFp16) dtypes.push_back(DType::kBf16);
+  if (shape_.dtype == DType::kBf16) dtypes.push_back(DType::kFp16);
   if (shape_.dtype != DType::kFp32) dtypes.push_back(DType::kFp32);
   std::vector<std::unique_ptr<Problem>> out;
   for (const DType dtype : dtypes) {

@@ -25,7 +25,8 @@ class Conv2dProblem : public Problem {
   std::string op() const override { return "conv2d"; }
   MathMode math() const override { return shape_.math; }
   DType dtype() const override { return shape_.dtype; }
-  // The same convolution with every other bias and activation, in this dtype, then (16-bit) in fp32.
+  // The same convolution with every other bias and activation, in this dtype, then (16-bit) in the
+  // other 16-bit type and in fp32.
   std::vector<std::unique_ptr<Problem>> equivalent_problems() const override;
   // 16-bit storage runs the GEMM-based algorithms on 16-bit tensor-core inputs (as the GEMM does).
   std::string matrix_inputs() const override {
