@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Compiles the NVIDIA-only OpenCL kernels (inline PTX: mma.sync, cvt to TF32 / f16x2 / bf16x2) through
+# clang's nvptx64 target on this machine, for the parameter combinations their host code can set, so
+# that a syntax or type error shows before a GPU session's device time is spent on it. PoCL cannot
+# build these files (PTX), and clang checks the C around the asm, not the PTX itself (ptxas does that
+# on the GPU). Needs clang with the NVPTX target (clang-15: Debian 12's clang-14 lacks vload_half for that target); not part of .ci/run.
+#
+#   scripts/check-nvidia-kernels.sh        exit 0 when every combination compiles, 1 otherwise
+set -uo pipefail
+cd "$(dirname "$0")/.."
+clang=$(command -v clang-15 || command -v clang || true)
+[ -n "$clang" ] || { echo "check-nvidia-kernels: clang not found"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# conv2d's tensor-core implicit GEMM (ops/conv2d/conv2d_igemm_mma.cpp): storage type (0 fp32/TF32, 1
+# fp16, 2 bf16), direction, the tap-outer gathers (forward and input gradient) and the weight
+# gradient's K split, on three tiles (LDSM and BVEC on the middle one).
+cat kernels/storage.cl kernels/conv2d_common.cl kernels/conv2d_igemm_gather.cl kernels/mma_tf32.cl \
+  kernels/conv2d_igemm_mma.cl > "$tmp/conv2d_igemm_mma.cl"
+fail=0 count=0
+for dtype in 0 1 2; do
+  for dir in 0 1 2; do
+    for tap in 0 1; do
+      [ "$dir" = 2 ] && [ "$tap" = 1 ] && continue
+      split=1; [ "$dir" = 2 ] && split=8
+      for tile in "64 64 16 2 2 0 0" "128 128 16 2 2 1 1" "32 32 8 1 1 0 0"; do
+        read -r bm bn bk wm wn ldsm bvec <<< "$tile"
+        [ "$tap" = 1 ] && [ $((32 * wm * wn % bn)) != 0 ] && continue  # the host sets TAP_OUTER only then
+        count=$((count + 1))
+        if ! "$clang" -x cl -cl-std=CL1.2 -target nvptx64-nvidia-nvcl -Xclang -finclude-default-header \
+          -Dasm=__asm__ -O2 -S -o "$tmp/out.ptx" -DDTYPE="$dtype" -DMMA_INPUT="$dtype" -DDIR="$dir" \
+          -DTAP_OUTER="$tap" -DKSPLIT="$split" -DHAS_BIAS=1 -DACT=1 -DBM="$bm" -DBN="$bn" -DBK="$bk" -DWM="$wm" \
+          -DWN="$wn" -DDBUF=1 -DLDSM="$ldsm" -DBVEC="$bvec" -DSWIZZLE=0 "$tmp/conv2d_igemm_mma.cl" 2> "$tmp/err"; then
+          fail=1
+          echo "conv2d_igemm_mma: DTYPE=$dtype DIR=$dir TAP_OUTER=$tap KSPLIT=$split tile $tile:"
+          head -n 8 "$tmp/err"
+        elif ! grep -q "mma.sync.aligned" "$tmp/out.ptx"; then
+          fail=1
+          echo "conv2d_igemm_mma: DTYPE=$dtype DIR=$dir tile $tile: no mma.sync in the PTX"
+        fi
+      done
+    done
+  done
+done
+echo "check-nvidia-kernels: $count combinations of conv2d_igemm_mma.cl, $([ $fail = 0 ] && echo "all compile" || echo "some fail")"
+exit $fail
