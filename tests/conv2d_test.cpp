@@ -679,9 +679,14 @@ TEST(Conv2dTf32, TensorCoreConfigurationsMatchTheReference) {
                             .bias = true,
                             .act = Activation::kRelu};
   const Conv2dShape pointwise{.n = 2, .c = 67, .h = 9, .w = 15, .k = 69, .r = 1, .s = 1, .bias = true};
+  // Two groups of 32 channels: the tap-outer gathers (K tiles of one tap) in both directions that
+  // take them, per group; and a long K (4 x 33 x 31 pixels) for the weight gradient's K split.
+  const Conv2dShape grouped{
+      .n = 2, .c = 64, .h = 9, .w = 10, .k = 64, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1, .groups = 2, .bias = true};
+  const Conv2dShape long_k{.n = 4, .c = 8, .h = 33, .w = 31, .k = 16, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1};
   for (const ConvDirection dir :
        {ConvDirection::kForward, ConvDirection::kBackwardData, ConvDirection::kBackwardWeight}) {
-    for (Conv2dShape s : {wide, strided, pointwise}) {
+    for (Conv2dShape s : {wide, strided, pointwise, grouped, long_k}) {
       s.dir = dir;
       if (dir != ConvDirection::kForward) s.act = Activation::kNone;
       const Conv2dProblem problem(with_tf32(s));
@@ -989,8 +994,8 @@ TEST(Conv2dSixteenBit, SpacesOfferTheSixteenBitTensorCoreAlgorithmOnlyWhereTheDe
 // On a device with tensor cores (the H200; skipped on PoCL): the 16-bit implicit GEMM's default
 // and a covering sample of its space in every direction and 16-bit type, against float64 at
 // the 16-bit tolerance. K of 27, 603 and 134 values leaves partial tiles of pairs; 70 and 67
-// channels partial BM / BN tiles; groups of 2 the per-group GEMMs; 8 and 16 channels tap-outer
-// gathers (tiles of one tap) and a weight gradient's K split.
+// channels partial BM / BN tiles; groups of 2 the per-group GEMMs; 16 filters and two groups of
+// 32 channels the tap-outer gathers (tiles of one tap); a long K the weight gradient's K split.
 TEST(Conv2dSixteenBit, TensorCoreConfigurationsMatchTheReference) {
   const DeviceInfo& device = testing::test_session().device();
   if (!satisfies(device, nvidia_mma_tf32())) GTEST_SKIP() << "needs " << nvidia_mma_tf32().describe();
@@ -1014,10 +1019,13 @@ TEST(Conv2dSixteenBit, TensorCoreConfigurationsMatchTheReference) {
   const Conv2dShape pointwise{.n = 2, .c = 67, .h = 9, .w = 15, .k = 69, .r = 1, .s = 1, .bias = true};
   // A long K for the weight gradient (4 x 33 x 31 = 4092 pixels): its K split into 8 parts.
   const Conv2dShape long_k{.n = 4, .c = 8, .h = 33, .w = 31, .k = 16, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1};
+  // Two groups of 32 channels: tap-outer gathers (tiles of one tap) forward and backward, per group.
+  const Conv2dShape grouped{
+      .n = 2, .c = 64, .h = 9, .w = 10, .k = 64, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1, .groups = 2, .bias = true};
   for (const DType dtype : {DType::kFp16, DType::kBf16}) {
     for (const ConvDirection dir :
          {ConvDirection::kForward, ConvDirection::kBackwardData, ConvDirection::kBackwardWeight}) {
-      for (Conv2dShape s : {first, wide, strided, pointwise, long_k}) {
+      for (Conv2dShape s : {first, wide, strided, pointwise, long_k, grouped}) {
         s.dir = dir;
         s.dtype = dtype;
         if (dir != ConvDirection::kForward) s.act = Activation::kNone;
