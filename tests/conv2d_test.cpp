@@ -1025,6 +1025,47 @@ TEST(Conv2dSixteenBit, TensorCoreConfigurationsMatchTheReference) {
   }
 }
 
+// A row's source hash covers the files its plans read: every program of every applicable algorithm's
+// built-in configuration, on a described H200 (its tensor-core algorithms included) and here, in each
+// storage type and math mode, takes its files from the problem's kernel_files(). (The 16-bit
+// tensor-core implicit GEMM's file was missing from them, so a change to it left its rows' hash.)
+TEST(Conv2dSpace, PlansReadOnlyTheProblemsKernelFiles) {
+  Session& session = testing::test_session();
+  const auto buffer = [&](std::size_t elements) {
+    return cl::Buffer(session.context(), CL_MEM_READ_WRITE, elements * 4);
+  };
+  for (const DeviceInfo& device : {session.device(), testing::described_h200()}) {
+    for (Conv2dShape s : tensor_core_test_shapes()) {
+      for (const ConvDirection dir :
+           {ConvDirection::kForward, ConvDirection::kBackwardData, ConvDirection::kBackwardWeight}) {
+        for (const auto& [dtype, math] : std::vector<std::pair<DType, MathMode>>{
+                 {DType::kFp32, MathMode::kExact}, {DType::kFp32, MathMode::kTf32}, {DType::kBf16, MathMode::kExact}}) {
+          s.dir = dir;
+          s.dtype = dtype;
+          s.math = math;
+          if (dir != ConvDirection::kForward) s.act = Activation::kNone;
+          const Conv2dProblem problem(s);
+          const std::vector<std::string> files = problem.kernel_files();
+          const Conv2dOperands o{buffer(static_cast<std::size_t>(s.input_elements())),
+                                 buffer(static_cast<std::size_t>(s.weight_elements())),
+                                 buffer(static_cast<std::size_t>(s.output_elements())),
+                                 buffer(static_cast<std::size_t>(s.k))};
+          Workspace workspace(session.context());
+          for (const Config& c : problem.default_configs(device)) {
+            for (const KernelLaunch& launch : conv2d_plan(s, o, c, workspace).kernels) {
+              for (const std::string& f : launch.program.files) {
+                EXPECT_NE(std::find(files.begin(), files.end(), f), files.end())
+                    << f << " of " << to_string(c) << " for " << s.key() << " " << dtype_name(dtype) << " "
+                    << math_name(math);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // A kernel built for another storage type than the tensors' reads garbage: the verification must
 // catch it (only programs whose elements are no wider than the buffers', so that nothing is
 // accessed past them).
