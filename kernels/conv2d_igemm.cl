@@ -1,7 +1,8 @@
 // Implicit-GEMM convolution in all three directions: the tiled, register-blocked GEMM of gemm.cl
 // (same tiling parameters) whose operand loads gather the im2col matrix straight from the NCHW
 // tensors (conv2d_igemm_gather.cl, prepended), so no im2col buffer exists.
-// Launch: global (ceil(GN/NWG)*NDIMC, ceil(GM/MWG)*MDIMC, groups), local (NDIMC, MDIMC, 1).
+// Launch: global (ceil(GN/NWG)*NDIMC, ceil(GM/MWG)*MDIMC, groups * phases), local (NDIMC, MDIMC, 1)
+// (phases: PHASED in conv2d_igemm_gather.cl; 1 without).
 
 // ---- Tunables (names and meanings as in gemm.cl) ----
 #ifndef MWG
@@ -95,13 +96,14 @@ __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
 kernel void conv2d_igemm(CONV_SHAPE_PARAMS, const global STORAGE* restrict A, const long a_offset,
                          const global STORAGE* restrict B, const long b_offset, global STORAGE* Cout,
                          const long c_offset, const global STORAGE* bias, const long bias_offset) {
-  Dims d = conv_dims(CONV_SHAPE_ARGS, get_group_id(2));
+  Dims d = conv_dims(CONV_SHAPE_ARGS, get_group_id(2) % groups, get_group_id(2) / groups);
+  const int n0 = get_group_id(0) * NWG, m0 = get_group_id(1) * MWG;
+  if (n0 >= d.GN) return;  // a phase with fewer positions than the grid's widest (the whole work-group)
   A += a_offset;
   B += b_offset;
   Cout += c_offset;
   const int tn = get_local_id(0), tm = get_local_id(1);
   const int tid = tm * NDIMC + tn;
-  const int n0 = get_group_id(0) * NWG, m0 = get_group_id(1) * MWG;
 
   float acc[WPTM * WPTN];
 #pragma unroll

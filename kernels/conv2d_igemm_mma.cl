@@ -4,7 +4,8 @@
 // one value rounded to TF32. fp16 / bf16 tensors (DTYPE 1, 2; the host sets MMA_INPUT = DTYPE): each
 // word two values adjacent along K, as they are stored (products exact, sums in fp32), for
 // m16n8k16. Appended after storage.cl, conv2d_common.cl, conv2d_igemm_gather.cl and mma_tf32.cl.
-// Launch: global (ceil(GN/BN)*32*WN, ceil(GM/BM)*WM, groups), local (32*WN, WM, 1).
+// Launch: global (ceil(GN/BN)*32*WN, ceil(GM/BM)*WM, groups * KSPLIT * phases), local (32*WN, WM, 1)
+// (phases: PHASED in conv2d_igemm_gather.cl; 1 without).
 
 // ---- Tunables (besides mma_tf32.cl's) ----
 #ifndef DBUF
@@ -125,6 +126,16 @@ static inline void gather_b(float* rb, const Dims* d, const global STORAGE* B, c
 #define TAP_CH Kg
 #endif
 
+// The filter tap (r S + s) of the GEMM's tap `tap`: the same, or with PHASED the phase's tap (j, jj).
+static inline int filter_tap(const Dims* d, const int tap) {
+#if PHASED
+  const int j = fastdiv(tap, d->div_sp), jj = tap - j * d->Sp;
+  return (d->r0 + j * d->sh) * d->S + d->s0 + jj * d->sw;
+#else
+  return tap;
+#endif
+}
+
 // A(m, kk) of the tile starting at K value k0 (a multiple of TILE_K, so the tile's tap is k0's).
 static inline void gather_a(float* ra, const Dims* d, const global STORAGE* A, const int m0, const int k0,
                             const int tid) {
@@ -137,8 +148,8 @@ static inline void gather_a(float* ra, const Dims* d, const global STORAGE* A, c
     const int at = ((d->g * d->Kg + m) * d->Cg + ch) * d->RS + tap;  // w[k][c][r,s]
     const int step = d->RS;                                          // to the next channel c
 #else
-    const int at = ((d->g * d->Kg + ch) * d->Cg + m) * d->RS + tap;  // w[k][c][r,s] read as w^T
-    const int step = d->Cg * d->RS;                                  // to the next filter k
+    const int at = ((d->g * d->Kg + ch) * d->Cg + m) * d->RS + filter_tap(d, tap);  // w[k][c][r,s] read as w^T
+    const int step = d->Cg * d->RS;                                                 // to the next filter k
 #endif
 #pragma unroll
     for (int h = 0; h < KPW; ++h) ra[e * KPW + h] = LOAD(A, at + h * step);
@@ -149,13 +160,20 @@ static inline void gather_a(float* ra, const Dims* d, const global STORAGE* A, c
 static inline void gather_b(float* rb, const Dims* d, const global STORAGE* B, const Part column, const int n0,
                             const int k0, const int tid) {
   const int tap = k0 / d->TAP_CH, ch0 = k0 - tap * d->TAP_CH;
+#if PHASED
+  // The phase's tap (j, jj) reads dy at (i + e_h - j, i2 + e_w - jj), an output position or outside.
+  const int j = fastdiv(tap, d->div_sp), jj = tap - j * d->Sp;
+  const int p = column.a - j, q = column.b - jj;
+  const bool ok = p >= 0 && p < d->P && q >= 0 && q < d->Q;
+  const int base = column.offset + p * d->Q + q, step = d->PQ;
+#elif DIR == 0
   const int fr = fastdiv(tap, d->div_s), fs = tap - fr * d->S;
-#if DIR == 0
   const int y = column.a + fr * d->dh, x = column.b + fs * d->dw;
   const bool ok = y >= 0 && y < d->H && x >= 0 && x < d->W;
   const int base = column.offset + y * d->W + x, step = d->HW;  // x(c, y, x): channels HW apart
 #else
   // dy(p, q) contributes to (h, w) where h + ph - r dh = p sh exactly.
+  const int fr = fastdiv(tap, d->div_s), fs = tap - fr * d->S;
   const int y = column.a - fr * d->dh, x = column.b - fs * d->dw;
   const int p = fastdiv(max(y, 0), d->div_sh), q = fastdiv(max(x, 0), d->div_sw);
   const bool ok = y >= 0 && x >= 0 && p * d->sh == y && q * d->sw == x && p < d->P && q < d->Q;
@@ -189,7 +207,10 @@ __attribute__((reqd_work_group_size(32 * WN, WM, 1)))
 kernel void conv2d_igemm_mma(CONV_SHAPE_PARAMS, const global STORAGE* restrict A, const long a_offset,
                              const global STORAGE* restrict B, const long b_offset, global OUT_T* Cout,
                              const long c_offset, const global STORAGE* bias, const long bias_offset) {
-  const Dims d = conv_dims(CONV_SHAPE_ARGS, get_group_id(2) % groups);
+  const Dims d = conv_dims(CONV_SHAPE_ARGS, get_group_id(2) % groups, get_group_id(2) / groups);
+  const int n0 = get_group_id(0) * BN;
+  const int m0 = get_group_id(1) * BM;
+  if (n0 >= d.GN) return;  // a phase with fewer positions than the grid's widest (the whole work-group)
   A += a_offset;
   B += b_offset;
   Cout += c_offset;
@@ -198,8 +219,6 @@ kernel void conv2d_igemm_mma(CONV_SHAPE_PARAMS, const global STORAGE* restrict A
   const int warp_m = get_local_id(1);
   const int tid = get_local_id(1) * (32 * WN) + get_local_id(0);
   const int g = lane >> 2, t = lane & 3;
-  const int n0 = get_group_id(0) * BN;
-  const int m0 = get_group_id(1) * BM;
 
   local uint As_all[(DBUF + 1) * A_TILE] __attribute__((aligned(16)));  // ldmatrix rows, BVEC uint4 reads
   local uint Bs_all[(DBUF + 1) * B_TILE] __attribute__((aligned(16)));
@@ -223,23 +242,25 @@ kernel void conv2d_igemm_mma(CONV_SHAPE_PARAMS, const global STORAGE* restrict A
   const int first = 0, tiles = all_tiles;
 #endif
 #if DBUF
-  gather_a(ra, &d, A, m0, first * TILE_K, tid);
-  gather_b(rb, &d, B, column, n0, first * TILE_K, tid);
-  store_a(As_all, ra, tid);
-  store_b(Bs_all, rb, tid);
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (int tile = first; tile < tiles; ++tile) {
-    const int cur = (tile - first) & 1;
-    if (tile + 1 < tiles) {  // the next tile's gathers overlap the mma loop
-      gather_a(ra, &d, A, m0, (tile + 1) * TILE_K, tid);
-      gather_b(rb, &d, B, column, n0, (tile + 1) * TILE_K, tid);
-    }
-    mma_tile(acc, As_all + cur * A_TILE, Bs_all + cur * B_TILE, warp_m, warp_n, g, t);
-    if (tile + 1 < tiles) {
-      store_a(As_all + (cur ^ 1) * A_TILE, ra, tid);
-      store_b(Bs_all + (cur ^ 1) * B_TILE, rb, tid);
-    }
+  if (first < tiles) {  // none in a phase without taps (PHASED) or a part past K's end (KSPLIT)
+    gather_a(ra, &d, A, m0, first * TILE_K, tid);
+    gather_b(rb, &d, B, column, n0, first * TILE_K, tid);
+    store_a(As_all, ra, tid);
+    store_b(Bs_all, rb, tid);
     barrier(CLK_LOCAL_MEM_FENCE);
+    for (int tile = first; tile < tiles; ++tile) {
+      const int cur = (tile - first) & 1;
+      if (tile + 1 < tiles) {  // the next tile's gathers overlap the mma loop
+        gather_a(ra, &d, A, m0, (tile + 1) * TILE_K, tid);
+        gather_b(rb, &d, B, column, n0, (tile + 1) * TILE_K, tid);
+      }
+      mma_tile(acc, As_all + cur * A_TILE, Bs_all + cur * B_TILE, warp_m, warp_n, g, t);
+      if (tile + 1 < tiles) {
+        store_a(As_all + (cur ^ 1) * A_TILE, ra, tid);
+        store_b(Bs_all + (cur ^ 1) * B_TILE, rb, tid);
+      }
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }
   }
 #else
   for (int tile = first; tile < tiles; ++tile) {

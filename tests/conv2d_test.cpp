@@ -252,6 +252,102 @@ std::string sampled_name(const ::testing::TestParamInfo<SampledCase>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Algorithms, Conv2dSampled, ::testing::ValuesIn(sampled_cases()), sampled_name);
 
+// ---- Strided input gradients by stride phase (PHASED in kernels/conv2d_igemm_gather.cl): one
+// dense GEMM per phase (h mod stride_h, w mod stride_w) over the taps that reach it. Shapes with
+// phases whose tap lists differ in length, phases without taps (a filter narrower than its stride:
+// zeros), strides that differ per axis, odd sizes that leave phases of different extents, and groups.
+std::vector<Conv2dShape> phased_test_shapes() {
+  const Conv2dShape taps_differ{.dir = ConvDirection::kBackwardData,
+                                .n = 2,
+                                .c = 6,
+                                .h = 13,
+                                .w = 17,
+                                .k = 8,
+                                .r = 3,
+                                .s = 2,
+                                .stride_h = 2,
+                                .stride_w = 3,
+                                .pad_h = 1,
+                                .groups = 2};
+  const Conv2dShape pointwise{.dir = ConvDirection::kBackwardData,
+                              .n = 2,
+                              .c = 5,
+                              .h = 9,
+                              .w = 12,
+                              .k = 7,
+                              .r = 1,
+                              .s = 1,
+                              .stride_h = 2,
+                              .stride_w = 2};
+  const Conv2dShape wide_filter{.dir = ConvDirection::kBackwardData,
+                                .n = 1,
+                                .c = 3,
+                                .h = 16,
+                                .w = 11,
+                                .k = 4,
+                                .r = 5,
+                                .s = 5,
+                                .stride_h = 3,
+                                .stride_w = 2,
+                                .pad_h = 2,
+                                .pad_w = 1};
+  return {taps_differ, pointwise, wide_filter};
+}
+
+TEST(Conv2dImplicitGemm, StridedInputGradientsByPhaseMatchTheReference) {
+  const DeviceInfo& device = testing::test_session().device();
+  for (const DType dtype : {DType::kFp32, DType::kFp16}) {
+    for (Conv2dShape s : phased_test_shapes()) {
+      s.dtype = dtype;
+      ASSERT_TRUE(conv2d_detail::phased_input_gradient(s)) << s.key();
+      const Conv2dProblem problem(s);
+      const SearchSpace space = variant(problem.space(device), algorithm_name(kAlgoImplicitGemm));
+      ASSERT_FALSE(space.variants().empty()) << s.key();
+      // The default, and in fp32 two random tiles (PoCL builds each in seconds).
+      std::vector<Config> configs{conv2d_default_config(s, kAlgoImplicitGemm)};
+      if (dtype == DType::kFp32) {
+        std::vector<Config> all = space.enumerate();
+        deterministic_shuffle(all, 11);
+        configs.insert(configs.end(), all.begin(), all.begin() + std::min<std::size_t>(2, all.size()));
+      }
+      expect_all_ok(problem, configs);
+    }
+  }
+}
+
+// The grid runs every phase of every group, the GEMM being phase (0, 0)'s; a dilated or unstrided
+// input gradient, and the other directions, stay one GEMM per group.
+TEST(Conv2dImplicitGemm, PhasedPlanCoversEveryPhase) {
+  Conv2dShape s = phased_test_shapes().front();
+  EXPECT_EQ(conv2d_detail::phase_count(s), 6);
+  const GemmShape g = conv2d_detail::implicit_gemm(s);
+  EXPECT_EQ(g.n, s.n * 7 * 6);              // ceil(13 / 2) x ceil(17 / 3) positions
+  EXPECT_EQ(g.k, s.k_per_group() * 2 * 1);  // ceil(3 / 2) x ceil(2 / 3) taps
+  Session& session = testing::test_session();
+  const auto buffer = [&](std::int64_t elements) {
+    return cl::Buffer(session.context(), CL_MEM_READ_WRITE, static_cast<std::size_t>(elements) * 4);
+  };
+  const Conv2dOperands o{buffer(s.input_elements()), buffer(s.weight_elements()), buffer(s.output_elements()),
+                         buffer(s.k)};
+  Workspace workspace(session.context());
+  const LaunchPlan plan = conv2d_plan(s, o, conv2d_default_config(s, kAlgoImplicitGemm), workspace);
+  ASSERT_EQ(plan.kernels.size(), 1u);
+  EXPECT_EQ(plan.kernels.front().global.get()[2], static_cast<std::size_t>(s.groups * 6));
+  const auto& defines = plan.kernels.front().program.defines;
+  EXPECT_NE(std::find(defines.begin(), defines.end(), std::pair<std::string, std::string>{"PHASED", "1"}),
+            defines.end());
+  Conv2dShape dilated = s;
+  dilated.dil_h = 2;
+  EXPECT_FALSE(conv2d_detail::phased_input_gradient(dilated));
+  Conv2dShape forward = s;
+  forward.dir = ConvDirection::kForward;
+  EXPECT_FALSE(conv2d_detail::phased_input_gradient(forward));
+  Conv2dShape unstrided = s;
+  unstrided.stride_h = unstrided.stride_w = 1;
+  EXPECT_FALSE(conv2d_detail::phased_input_gradient(unstrided));
+  EXPECT_EQ(conv2d_detail::phase_count(unstrided), 1);
+}
+
 // ---- im2col on the CPU GEMM kernel (variant im2col_gemm_cpu, the CPU default): every CHUNK and
 // WIDE of three and of six images (uneven chunks, blocks of several images, a last chunk whose
 // blocks are narrower than WIDE, single-chunk passes), two groups, each direction, plus random tiles.
@@ -686,7 +782,12 @@ std::vector<Conv2dShape> tensor_core_test_shapes() {
   const Conv2dShape grouped{
       .n = 2, .c = 64, .h = 9, .w = 10, .k = 64, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1, .groups = 2, .bias = true};
   const Conv2dShape long_k{.n = 4, .c = 8, .h = 33, .w = 31, .k = 16, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1};
-  return {first, wide, strided, pointwise, grouped, long_k};
+  // Strided input gradients by phase with tap-outer gathers (32 filters), one with empty phases.
+  const Conv2dShape strided_taps{
+      .n = 2, .c = 20, .h = 15, .w = 13, .k = 32, .r = 3, .s = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1};
+  const Conv2dShape strided_pointwise{
+      .n = 2, .c = 24, .h = 9, .w = 11, .k = 32, .r = 1, .s = 1, .stride_h = 2, .stride_w = 2};
+  return {first, wide, strided, pointwise, grouped, long_k, strided_taps, strided_pointwise};
 }
 
 // Every value of every tensor-core parameter, in every direction, on shapes with odd sizes (NVIDIA only).

@@ -50,8 +50,14 @@ KernelLaunch im2col_pack_launch(const Conv2dShape& shape, const Conv2dOperands& 
                                 const cl::Buffer& dst);
 // What both implicit-GEMM kernels compute per group (sizes and the shape's math mode), and their
 // arguments: the shape, then A, B, C and the bias with element offsets.
+// A strided input gradient (dilation 1) is one GEMM per stride phase (the kernels' PHASED):
+// implicit_gemm is then phase (0, 0)'s, the largest, and grid dimension 2 runs the groups times
+// phase_count phases; add_phases sets PHASED in a program of either kernel.
 GemmShape implicit_gemm(const Conv2dShape& shape);
 std::vector<KernelArg> implicit_gemm_args(const Conv2dShape& shape, const Conv2dOperands& o);
+bool phased_input_gradient(const Conv2dShape& shape);
+std::int64_t phase_count(const Conv2dShape& shape);
+void add_phases(const Conv2dShape& shape, ProgramSource& program);
 
 SearchSpace winograd_space(const Conv2dShape& shape, const DeviceInfo& device);
 // With `gpu`, the defaults of the GEMM-based algorithms (Winograd, 1x1, im2col) take the largest of

@@ -7,13 +7,30 @@
 
 namespace ocltune::conv2d_detail {
 
+bool phased_input_gradient(const Conv2dShape& s) {
+  return s.dir == ConvDirection::kBackwardData && (s.stride_h > 1 || s.stride_w > 1) && s.dil_h == 1 && s.dil_w == 1;
+}
+
+std::int64_t phase_count(const Conv2dShape& s) { return phased_input_gradient(s) ? s.stride_h * s.stride_w : 1; }
+
 GemmShape implicit_gemm(const Conv2dShape& s) {
   const std::int64_t cg = s.c_per_group(), kg = s.k_per_group(), rs = s.r * s.s;
   switch (s.dir) {
     case ConvDirection::kForward: return {.m = kg, .n = s.n * s.p() * s.q(), .k = cg * rs, .math = s.math};
-    case ConvDirection::kBackwardData: return {.m = cg, .n = s.n * s.h * s.w, .k = kg * rs, .math = s.math};
+    case ConvDirection::kBackwardData:
+      if (phased_input_gradient(s)) {  // phase (0, 0): the most positions and taps of any phase
+        return {.m = cg,
+                .n = s.n * ceil_div(s.h, s.stride_h) * ceil_div(s.w, s.stride_w),
+                .k = kg * ceil_div(s.r, s.stride_h) * ceil_div(s.s, s.stride_w),
+                .math = s.math};
+      }
+      return {.m = cg, .n = s.n * s.h * s.w, .k = kg * rs, .math = s.math};
     default: return {.m = kg, .n = cg * rs, .k = s.n * s.p() * s.q(), .math = s.math};
   }
+}
+
+void add_phases(const Conv2dShape& s, ProgramSource& program) {
+  program.defines.emplace_back("PHASED", phased_input_gradient(s) ? "1" : "0");
 }
 
 std::vector<KernelArg> implicit_gemm_args(const Conv2dShape& s, const Conv2dOperands& o) {
@@ -87,10 +104,11 @@ void igemm_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, 
   ProgramSource program = conv_program(std::vector<std::string>{"conv2d_igemm_gather.cl", "conv2d_igemm.cl"}, s, c,
                                        {"MWG", "NWG", "KWG", "WPTM", "WPTN", "VWM", "VWN", "SA", "SB", "KWI"});
   program.defines.emplace_back("DIR", std::to_string(static_cast<int>(s.dir)));
+  add_phases(s, program);
   const std::int64_t mwg = at(c, "MWG"), nwg = at(c, "NWG");
   const std::int64_t mdimc = mwg / at(c, "WPTM"), ndimc = nwg / at(c, "WPTN");
   plan.kernels.push_back(make_launch(std::move(program), "conv2d_igemm", std::move(args), ceil_div(g.n, nwg) * ndimc,
-                                     ceil_div(g.m, mwg) * mdimc, s.groups, ndimc, mdimc, 1));
+                                     ceil_div(g.m, mwg) * mdimc, s.groups * phase_count(s), ndimc, mdimc, 1));
   if (s.dir == ConvDirection::kBackwardWeight) add_bias_grad(s, o, plan);
 }
 

@@ -73,6 +73,7 @@ void mma_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, Wo
       conv_program(std::vector<std::string>{"conv2d_igemm_gather.cl", "mma_tf32.cl", "conv2d_igemm_mma.cl"}, s, c,
                    {"BM", "BN", "BK", "WM", "WN", "DBUF", "LDSM", "BVEC", "SWIZZLE"});
   program.defines.emplace_back("DIR", std::to_string(static_cast<int>(s.dir)));
+  add_phases(s, program);
   if (s.dtype != DType::kFp32) program.defines.emplace_back("MMA_INPUT", std::to_string(static_cast<int>(s.dtype)));
   const std::int64_t bm = at(c, "BM"), bn = at(c, "BN"), wm = at(c, "WM"), wn = at(c, "WN");
   // K by filter tap outside and channel inside (the kernel's TAP_OUTER) where a staged tile's K
@@ -93,8 +94,8 @@ void mma_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, Wo
     args[args.size() - 3] = cl_long{0};
   }
   plan.kernels.push_back(make_launch(std::move(program), "conv2d_igemm_mma", std::move(args),
-                                     ceil_div(g.n, bn) * 32 * wn, ceil_div(g.m, bm) * wm, s.groups * split, 32 * wn, wm,
-                                     1));
+                                     ceil_div(g.n, bn) * 32 * wn, ceil_div(g.m, bm) * wm,
+                                     s.groups * split * phase_count(s), 32 * wn, wm, 1));
   if (split > 1) {
     plan.kernels.push_back(sum_images_launch(s, split, plane, partial, o, false, true, workspace, DType::kFp32));
   }
