@@ -156,7 +156,7 @@ TEST(Evidence, OlderFilesWithoutEvaluationsStillImportMergeAndVerify) {
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_EQ(provenance_evaluations(load_tuned_rows(merged).best.at(0).provenance), std::nullopt);
   // The shipped files are such files.
-  for (const char* shipped : {"pocl-x86_64.jsonl", "nvidia-h200.jsonl"}) {
+  for (const char* shipped : {"pocl-x86_64.jsonl", "nvidia-h200.jsonl", "nvidia-h100.jsonl"}) {
     r = ocltune(fmt::format("db verify {}/db/shipped/{}", OCLTUNE_SOURCE_DIR, shipped));
     EXPECT_EQ(r.code, 0) << r.output;
   }
