@@ -30,6 +30,14 @@
 #error "PHASED splits the input gradient only"
 #endif
 
+// KMAJOR (conv2d_igemm_mma.cl's tap-outer gathers only): the host has copied the gathered tensor to
+// channels-last order (NHWC) and the filters to tap-major order, so that the channels a tile sums per
+// tap are contiguous. b_column's offset is then the column's image position base (n H W or n P Q),
+// not an NCHW offset.
+#ifndef KMAJOR
+#define KMAJOR 0
+#endif
+
 // Which GEMM index the work-items of a tile load run along, for contiguous global reads.
 #if DIR == 2
 #define B_K_FAST 1  // x(n,p,q ; c,r,s) is contiguous along q
@@ -59,20 +67,20 @@ static inline Part b_column(const Dims* d, const int nn) {
 #if DIR == 0
   const int n = fastdiv(nn, d->div_pq), pq = nn - n * d->PQ;
   const int p = fastdiv(pq, d->div_q), q = pq - p * d->Q;
-  c.offset = (n * d->C + d->g * d->Cg) * d->HW;  // tensors hold < 2^31 elements
+  c.offset = KMAJOR ? n * d->HW : (n * d->C + d->g * d->Cg) * d->HW;  // tensors hold < 2^31 elements
   c.a = p * d->sh - d->ph;
   c.b = q * d->sw - d->pw;
 #elif DIR == 1 && PHASED
   // Position (i, i2) of the phase: the output row and column its taps count back from.
   const int n = fastdiv(nn, d->div_hwp), hw = nn - n * d->Hp * d->Wp;
   const int i = fastdiv(hw, d->div_wp), i2 = hw - i * d->Wp;
-  c.offset = (n * d->K + d->g * d->Kg) * d->PQ;
+  c.offset = KMAJOR ? n * d->PQ : (n * d->K + d->g * d->Kg) * d->PQ;
   c.a = i + d->eh;
   c.b = i2 + d->ew;
 #elif DIR == 1
   const int n = fastdiv(nn, d->div_hw), hw = nn - n * d->HW;
   const int h = fastdiv(hw, d->div_w), w = hw - h * d->W;
-  c.offset = (n * d->K + d->g * d->Kg) * d->PQ;
+  c.offset = KMAJOR ? n * d->PQ : (n * d->K + d->g * d->Kg) * d->PQ;
   c.a = h + d->ph;
   c.b = w + d->pw;
 #else

@@ -39,6 +39,24 @@
 #endif
 #define LA (BM * BK / THREADS)  // A words each thread gathers per tile
 #define LB (BN * BK / THREADS)  // B words each thread gathers per tile
+// KMAJOR (set by the host with TAP_OUTER): A is the filter in tap-major order and B the gathered
+// tensor in channels-last order (the host's conv2d_transpose copies), so that a tile's K values of one
+// tap are contiguous: each thread reads whole 32-bit words of A and LB adjacent words of B in 16-byte
+// vectors, as stored (16-bit pairs need no packing), where the NCHW gathers read one 2-byte or 4-byte
+// value at a time, channels HW apart (every gathered value a load of its own bound the kernel at
+// 68 TFLOP/s in bf16 on an H100). Registers then hold words, converted (TF32) or not on the store.
+#if KMAJOR && !TAP_OUTER
+#error "KMAJOR needs TAP_OUTER"
+#endif
+#if KMAJOR
+#define REG uint
+#define REGS_A LA
+#define REGS_B LB
+#else
+#define REG float
+#define REGS_A (LA * KPW)
+#define REGS_B (LB * KPW)
+#endif
 // With a whole number of work-group rows per B column, every B element a thread gathers is in one
 // column of the tile (B runs along the GEMM column except in bwd_weight, see B_K_FAST).
 #define B_FIXED_COLUMN (!B_K_FAST && THREADS % BN == 0)
@@ -60,6 +78,15 @@ static inline uint to_word(const float* v) {
 #endif
 }
 
+// A word read whole from a KMAJOR operand, as the mma takes it: 16-bit pairs as stored, fp32 to TF32.
+static inline uint word_of(const uint w) {
+#if MMA_INPUT == 0
+  return to_tf32(as_float(w));
+#else
+  return w;
+#endif
+}
+
 #if !TAP_OUTER
 // A(m, kk) for the tile at (m0, k0): consecutive threads take consecutive words (contiguous in A).
 // Values stay fp32 in registers until store_a, so that the gathers of the next tile overlap the mma
@@ -77,11 +104,15 @@ static inline void gather_a(float* ra, const Dims* d, const global STORAGE* A, c
 
 #endif
 
-static inline void store_a(local uint* As, const float* ra, const int tid) {
+static inline void store_a(local uint* As, const REG* ra, const int tid) {
 #pragma unroll
   for (int e = 0; e < LA; ++e) {
     const int v = tid + e * THREADS;
+#if KMAJOR
+    As[A_LOC(v / BK, v % BK)] = word_of(ra[e]);
+#else
     As[A_LOC(v / BK, v % BK)] = to_word(ra + e * KPW);
+#endif
   }
 }
 
@@ -136,6 +167,74 @@ static inline int filter_tap(const Dims* d, const int tap) {
 #endif
 }
 
+#if KMAJOR
+// A(m, kk) of the tile starting at K value k0 from the tap-major filter: row m of the group is RS taps
+// of TAP_CH values each (forward [K][RS][Cg]; input gradient [groups][Cg][RS][Kg], w^T per group).
+// Consecutive threads take consecutive words of a row.
+static inline void gather_a(REG* ra, const Dims* d, const global STORAGE* A, const int m0, const int k0,
+                            const int tid) {
+  const int tap = k0 / d->TAP_CH, ch0 = k0 - tap * d->TAP_CH;
+  const global uint* words = (const global uint*)A;
+#pragma unroll
+  for (int e = 0; e < LA; ++e) {
+    const int v = tid + e * THREADS;
+    const int m = min(m0 + v / BK, d->GM - 1), ch = ch0 + (v % BK) * KPW;
+#if DIR == 0
+    const int row = d->g * d->Kg + m;
+#else
+    const int row = d->g * d->Cg + m;
+#endif
+    ra[e] = words[((row * d->RS + filter_tap(d, tap)) * d->TAP_CH + ch) / KPW];
+  }
+}
+
+// B(kk, column) from the channels-last tensor: the thread's LB words are adjacent (words
+// (tid / BN) LB onwards of the tile, see store_b), read as 16-byte vectors where LB allows (the host
+// sets KMAJOR where every channel offset is a multiple of 4 words: CH a multiple of TILE_K).
+static inline void gather_b(REG* rb, const Dims* d, const global STORAGE* B, const Part column, const int n0,
+                            const int k0, const int tid) {
+  const int tap = k0 / d->TAP_CH, ch0 = k0 - tap * d->TAP_CH;
+#if PHASED
+  const int j = fastdiv(tap, d->div_sp), jj = tap - j * d->Sp;
+  const int y = column.a - j, x = column.b - jj;
+  const bool ok = y >= 0 && y < d->P && x >= 0 && x < d->Q;
+  const int pos = column.offset + y * d->Q + x, channels = d->K, first_channel = d->g * d->Kg;
+#elif DIR == 0
+  const int fr = fastdiv(tap, d->div_s), fs = tap - fr * d->S;
+  const int y = column.a + fr * d->dh, x = column.b + fs * d->dw;
+  const bool ok = y >= 0 && y < d->H && x >= 0 && x < d->W;
+  const int pos = column.offset + y * d->W + x, channels = d->C, first_channel = d->g * d->Cg;
+#else
+  const int fr = fastdiv(tap, d->div_s), fs = tap - fr * d->S;
+  const int y = column.a - fr * d->dh, x = column.b - fs * d->dw;
+  const int p = fastdiv(max(y, 0), d->div_sh), q = fastdiv(max(x, 0), d->div_sw);
+  const bool ok = y >= 0 && x >= 0 && p * d->sh == y && q * d->sw == x && p < d->P && q < d->Q;
+  const int pos = column.offset + p * d->Q + q, channels = d->K, first_channel = d->g * d->Kg;
+#endif
+  const int at = ((ok ? pos : 0) * channels + first_channel + ch0) / KPW + (tid / BN) * LB;  // in words
+  const global uint* words = (const global uint*)B + at;
+#if LB % 4 == 0
+#pragma unroll
+  for (int e = 0; e < LB / 4; ++e) {
+    const uint4 w = ((const global uint4*)words)[e];
+    rb[4 * e] = ok ? w.x : 0u;
+    rb[4 * e + 1] = ok ? w.y : 0u;
+    rb[4 * e + 2] = ok ? w.z : 0u;
+    rb[4 * e + 3] = ok ? w.w : 0u;
+  }
+#elif LB % 2 == 0
+#pragma unroll
+  for (int e = 0; e < LB / 2; ++e) {
+    const uint2 w = ((const global uint2*)words)[e];
+    rb[2 * e] = ok ? w.x : 0u;
+    rb[2 * e + 1] = ok ? w.y : 0u;
+  }
+#else
+#pragma unroll
+  for (int e = 0; e < LB; ++e) rb[e] = ok ? words[e] : 0u;
+#endif
+}
+#else
 // A(m, kk) of the tile starting at K value k0 (a multiple of TILE_K, so the tile's tap is k0's).
 static inline void gather_a(float* ra, const Dims* d, const global STORAGE* A, const int m0, const int k0,
                             const int tid) {
@@ -189,13 +288,16 @@ static inline void gather_b(float* rb, const Dims* d, const global STORAGE* B, c
     }
   }
 }
-#endif
+#endif  // KMAJOR
+#endif  // TAP_OUTER
 
-static inline void store_b(local uint* Bs, const float* rb, const int tid) {
+static inline void store_b(local uint* Bs, const REG* rb, const int tid) {
 #pragma unroll
   for (int e = 0; e < LB; ++e) {
     const int v = tid + e * THREADS;
-#if B_K_FAST
+#if KMAJOR
+    Bs[B_LOC((tid / BN) * LB + e, tid % BN)] = word_of(rb[e]);
+#elif B_K_FAST
     Bs[B_LOC(v % BK, v / BK)] = to_word(rb + e * KPW);
 #else
     Bs[B_LOC(v / BN, v % BN)] = to_word(rb + e * KPW);
@@ -222,7 +324,7 @@ kernel void conv2d_igemm_mma(CONV_SHAPE_PARAMS, const global STORAGE* restrict A
 
   local uint As_all[(DBUF + 1) * A_TILE] __attribute__((aligned(16)));  // ldmatrix rows, BVEC uint4 reads
   local uint Bs_all[(DBUF + 1) * B_TILE] __attribute__((aligned(16)));
-  float ra[LA * KPW], rb[LB * KPW];
+  REG ra[REGS_A], rb[REGS_B];
   float acc[FM * FN * 4];
 #pragma unroll
   for (int i = 0; i < FM * FN * 4; ++i) acc[i] = 0.0f;

@@ -14,14 +14,15 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # conv2d's tensor-core implicit GEMM (ops/conv2d/conv2d_igemm_mma.cpp): storage type (0 fp32/TF32, 1
 # fp16, 2 bf16), direction, the tap-outer gathers (forward and input gradient), the input gradient's
-# stride phases and the weight gradient's K split, on three tiles (LDSM and BVEC on the middle one).
+# stride phases, the channels-last operands (KMAJOR) and the weight gradient's K split, on three
+# tiles (LDSM and BVEC on the middle one).
 cat kernels/storage.cl kernels/conv2d_common.cl kernels/conv2d_igemm_gather.cl kernels/mma_tf32.cl \
   kernels/conv2d_igemm_mma.cl > "$tmp/conv2d_igemm_mma.cl"
 fail=0 count=0
 for dtype in 0 1 2; do
   for dir in 0 1 2; do
-    for tap_phased in "0 0" "1 0" "0 1" "1 1"; do
-      read -r tap phased <<< "$tap_phased"
+    for tap_phased in "0 0 0" "1 0 0" "0 1 0" "1 1 0" "1 0 1" "1 1 1"; do
+      read -r tap phased kmajor <<< "$tap_phased"
       [ "$dir" = 2 ] && [ "$tap" = 1 ] && continue
       [ "$dir" != 1 ] && [ "$phased" = 1 ] && continue
       split=1; [ "$dir" = 2 ] && split=8
@@ -31,10 +32,10 @@ for dtype in 0 1 2; do
         count=$((count + 1))
         if ! "$clang" -x cl -cl-std=CL1.2 -target nvptx64-nvidia-nvcl -Xclang -finclude-default-header \
           -Dasm=__asm__ -O2 -S -o "$tmp/out.ptx" -DDTYPE="$dtype" -DMMA_INPUT="$dtype" -DDIR="$dir" \
-          -DTAP_OUTER="$tap" -DPHASED="$phased" -DKSPLIT="$split" -DHAS_BIAS=1 -DACT=1 -DBM="$bm" -DBN="$bn" -DBK="$bk" -DWM="$wm" \
+          -DTAP_OUTER="$tap" -DPHASED="$phased" -DKMAJOR="$kmajor" -DKSPLIT="$split" -DHAS_BIAS=1 -DACT=1 -DBM="$bm" -DBN="$bn" -DBK="$bk" -DWM="$wm" \
           -DWN="$wn" -DDBUF=1 -DLDSM="$ldsm" -DBVEC="$bvec" -DSWIZZLE=0 "$tmp/conv2d_igemm_mma.cl" 2> "$tmp/err"; then
           fail=1
-          echo "conv2d_igemm_mma: DTYPE=$dtype DIR=$dir TAP_OUTER=$tap PHASED=$phased KSPLIT=$split tile $tile:"
+          echo "conv2d_igemm_mma: DTYPE=$dtype DIR=$dir TAP_OUTER=$tap PHASED=$phased KMAJOR=$kmajor KSPLIT=$split tile $tile:"
           head -n 8 "$tmp/err"
         elif ! grep -q "mma.sync.aligned" "$tmp/out.ptx"; then
           fail=1

@@ -1,6 +1,7 @@
 // conv2d correctness: the test table x every applicable algorithm, and a covering sample of each
 // algorithm's space per direction, against the float64 reference; spaces, shapes and detection of
 // wrong kernels.
+#include <cstring>
 #include <set>
 
 #include <fmt/format.h>
@@ -787,7 +788,9 @@ std::vector<Conv2dShape> tensor_core_test_shapes() {
       .n = 2, .c = 20, .h = 15, .w = 13, .k = 32, .r = 3, .s = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1};
   const Conv2dShape strided_pointwise{
       .n = 2, .c = 24, .h = 9, .w = 11, .k = 32, .r = 1, .s = 1, .stride_h = 2, .stride_w = 2};
-  return {first, wide, strided, pointwise, grouped, long_k, strided_taps, strided_pointwise};
+  // Channels-last operand copies (KMAJOR) forward (32 channels) and backward (48 filters), one group.
+  const Conv2dShape channels{.n = 2, .c = 32, .h = 11, .w = 13, .k = 48, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1};
+  return {first, wide, strided, pointwise, grouped, long_k, strided_taps, strided_pointwise, channels};
 }
 
 // Every value of every tensor-core parameter, in every direction, on shapes with odd sizes (NVIDIA only).
@@ -818,6 +821,75 @@ TEST(Conv2dTf32, TensorCoreConfigurationsMatchTheReference) {
 // packed GEMM layout (8-row x 4-tap core matrices along the taps), padding words included. Strides,
 // padding and dilation differ per axis; the taps (3 x 3 x 2 = 18) and pixels (6 x 15 = 90) leave
 // partial blocks.
+// The tensor-core implicit GEMM's operand copies (KMAJOR) are portable OpenCL: on every device,
+// conv2d_transpose moves each value of every plane bit for bit (32-bit words for fp32, 16-bit ones
+// for bf16), with partial 32 x 32 tiles along both sides and an input offset.
+TEST(Conv2dTf32, TransposeCopiesMatchTheHostModel) {
+  Session& session = testing::test_session();
+  const std::int64_t batches = 3, rows = 37, cols = 45, offset = 7, plane = rows * cols;
+  for (const DType dtype : {DType::kFp32, DType::kBf16}) {
+    const std::size_t word = dtype == DType::kFp32 ? 4 : 2;
+    std::vector<std::uint8_t> in(static_cast<std::size_t>(offset + batches * plane) * word);
+    for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<std::uint8_t>((i * 2654435761u) >> 13);
+    std::vector<std::uint8_t> out(static_cast<std::size_t>(batches * plane) * word, 0xAB);
+    cl::Buffer in_buffer(session.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, in.size(), in.data());
+    cl::Buffer out_buffer(session.context(), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, out.size(), out.data());
+    LaunchPlan plan;
+    plan.kernels.push_back(conv2d_detail::transpose_launch(Conv2dShape{.dtype = dtype}, batches, rows, cols, in_buffer,
+                                                           offset, out_buffer));
+    enqueue(session.queue(), prepare(session, plan));
+    session.queue().enqueueReadBuffer(out_buffer, CL_TRUE, 0, out.size(), out.data());
+    int mismatches = 0;
+    for (std::int64_t a = 0; a < batches; ++a) {
+      for (std::int64_t b = 0; b < rows; ++b) {
+        for (std::int64_t c = 0; c < cols; ++c) {
+          const std::size_t from = static_cast<std::size_t>(offset + a * plane + b * cols + c) * word;
+          const std::size_t to = static_cast<std::size_t>(a * plane + c * rows + b) * word;
+          if (std::memcmp(&in[from], &out[to], word) != 0 && ++mismatches <= 5) {
+            ADD_FAILURE() << dtype_name(dtype) << " plane " << a << " (" << b << ", " << c << ") differs";
+          }
+        }
+      }
+    }
+    EXPECT_EQ(mismatches, 0) << dtype_name(dtype);
+  }
+}
+
+// Where the tensor-core implicit GEMM copies its operands (KMAJOR): with the tap-outer order and a
+// filter of more than one tap, forward and input gradient, the copies ahead of the GEMM; a pointwise
+// filter gathers NCHW as before (the copy would cost a pass that no tap repays). Plans only: the
+// described H200 has the tensor cores this device may lack.
+TEST(Conv2dTf32, ChannelsLastCopiesOnlyWhereTapsRepayThem) {
+  Session& session = testing::test_session();
+  const auto buffer = [&](std::int64_t elements) {
+    return cl::Buffer(session.context(), CL_MEM_READ_WRITE, static_cast<std::size_t>(elements) * 4);
+  };
+  const Conv2dShape three{
+      .n = 2, .c = 64, .h = 9, .w = 9, .k = 64, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1, .dtype = DType::kBf16};
+  Conv2dShape one = three;
+  one.r = one.s = 1;
+  one.pad_h = one.pad_w = 0;
+  for (const ConvDirection dir : {ConvDirection::kForward, ConvDirection::kBackwardData}) {
+    for (Conv2dShape s : {three, one}) {
+      s.dir = dir;
+      const Config tile = conv2d_default_config(s, kAlgoImplicitGemmMma16);  // 64 x 64, 32 K values a tile
+      ASSERT_TRUE(Conv2dProblem(s).space(testing::described_h200()).contains(tile)) << s.key();
+      const Conv2dOperands o{buffer(s.input_elements()), buffer(s.weight_elements()), buffer(s.output_elements()),
+                             buffer(s.k)};
+      Workspace workspace(session.context());
+      const LaunchPlan plan = conv2d_plan(s, o, tile, workspace);
+      const bool copies = s.r * s.s > 1;
+      ASSERT_EQ(plan.kernels.size(), copies ? 3u : 1u) << s.key();
+      EXPECT_EQ(plan.kernels.front().kernel, copies ? "conv2d_transpose" : "conv2d_igemm_mma") << s.key();
+      const auto& defines = plan.kernels.back().program.defines;
+      EXPECT_NE(
+          std::find(defines.begin(), defines.end(), std::pair<std::string, std::string>{"KMAJOR", copies ? "1" : "0"}),
+          defines.end())
+          << s.key();
+    }
+  }
+}
+
 TEST(Conv2dTf32, Im2colPackMatchesTheHostModel) {
   Session& session = testing::test_session();
   const Conv2dShape s{.n = 2,

@@ -48,6 +48,11 @@ void im2col_tf32_plan(const Conv2dShape& shape, const Conv2dOperands& o, const C
 GemmShape im2col_gemm(const Conv2dShape& shape);
 KernelLaunch im2col_pack_launch(const Conv2dShape& shape, const Conv2dOperands& o, const PackedGemmSizes& sizes,
                                 const cl::Buffer& dst);
+// out[a][c][b] = in[a][b][c] for `batches` planes of rows x cols storage values of `shape`'s dtype,
+// copied bit for bit (conv2d_transpose.cl): the tensor-core implicit GEMM's channels-last and
+// tap-major operand copies (KMAJOR).
+KernelLaunch transpose_launch(const Conv2dShape& shape, std::int64_t batches, std::int64_t rows, std::int64_t cols,
+                              const cl::Buffer& in, std::int64_t in_offset, const cl::Buffer& out);
 // What both implicit-GEMM kernels compute per group (sizes and the shape's math mode), and their
 // arguments: the shape, then A, B, C and the bias with element offsets.
 // A strided input gradient (dilation 1) is one GEMM per stride phase (the kernels' PHASED):
@@ -90,12 +95,14 @@ void depthwise_plan(const Conv2dShape& shape, const Conv2dOperands& o, const Con
 
 // Workspace slots of conv2d's own buffers; the GEMM plans use 0-7 and 12 (Winograd's transformed
 // tiles 0-2, the packed GEMMs 3-4, the 16-bit GEMM's widened operands 5-7, split-K partials 12).
-inline constexpr int kPartialSlot = 8;   // per-image weight-gradient partials of the GEMM-based algorithms
-inline constexpr int kSplitSlot = 9;     // the direct weight gradient's per-chunk partials (direct_split)
-inline constexpr int kColumnsSlot = 10;  // im2col matrices
-inline constexpr int kBlocksSlot = 11;   // im2col's outputs or output gradients in blocks of WIDE images
-inline constexpr int kTotalSlot = 13;    // a 16-bit weight gradient's fp32 sum of the chunks before the last
-inline constexpr int kWeightsSlot = 14;  // 16-bit weights widened for im2col's fp32 GEMMs
+inline constexpr int kPartialSlot = 8;        // per-image weight-gradient partials of the GEMM-based algorithms
+inline constexpr int kSplitSlot = 9;          // the direct weight gradient's per-chunk partials (direct_split)
+inline constexpr int kColumnsSlot = 10;       // im2col matrices
+inline constexpr int kBlocksSlot = 11;        // im2col's outputs or output gradients in blocks of WIDE images
+inline constexpr int kTotalSlot = 13;         // a 16-bit weight gradient's fp32 sum of the chunks before the last
+inline constexpr int kWeightsSlot = 14;       // 16-bit weights widened for im2col's fp32 GEMMs
+inline constexpr int kChannelsLastSlot = 15;  // the tensor-core implicit GEMM's channels-last copy (KMAJOR)
+inline constexpr int kTapMajorSlot = 16;      // and its tap-major copy of the filter
 // The per-image partials of one chunk of images stay within this many bytes.
 inline constexpr std::int64_t kPartialBytes = std::int64_t{256} << 20;
 

@@ -307,13 +307,13 @@ std::vector<std::string> Conv2dProblem::kernel_files() const {
                                     "conv2d_im2col.cl",
                                     "gemm_cpu.cl"};
   if (shape_.math == MathMode::kTf32 && shape_.dtype == DType::kFp32)
-    files.insert(files.end(),
-                 {"tile_order.cl", "mma_tf32.cl", "conv2d_igemm_mma.cl", "gemm_mma.cl", "wgmma.cl", "gemm_wgmma.cl",
-                  "gemm_pack_tf32.cl", "packed_pipeline.cl", "gemm_wgmma_packed.cl", "conv2d_im2col_tf32.cl"});
+    files.insert(files.end(), {"tile_order.cl", "mma_tf32.cl", "conv2d_igemm_mma.cl", "conv2d_transpose.cl",
+                               "gemm_mma.cl", "wgmma.cl", "gemm_wgmma.cl", "gemm_pack_tf32.cl", "packed_pipeline.cl",
+                               "gemm_wgmma_packed.cl", "conv2d_im2col_tf32.cl"});
   // 16-bit storage: the tensor-core implicit GEMM (implicit_gemm_mma16), and the GEMM-based
   // algorithms run the GEMM family's 16-bit plans (conversions, packing, tensor-core kernels).
   if (shape_.dtype != DType::kFp32) {
-    files.push_back("conv2d_igemm_mma.cl");
+    files.insert(files.end(), {"mma_tf32.cl", "conv2d_igemm_mma.cl", "conv2d_transpose.cl"});
     GemmShape gemm;
     gemm.dtype = shape_.dtype;
     gemm.math = shape_.math;
