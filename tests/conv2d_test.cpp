@@ -855,10 +855,11 @@ TEST(Conv2dTf32, TransposeCopiesMatchTheHostModel) {
   }
 }
 
-// Where the tensor-core implicit GEMM copies its operands (KMAJOR): with the tap-outer order and a
-// filter of more than one tap, forward and input gradient, the copies ahead of the GEMM; a pointwise
-// filter gathers NCHW as before (the copy would cost a pass that no tap repays). Plans only: the
-// described H200 has the tensor cores this device may lack.
+// Where the tensor-core implicit GEMM copies its operands (KMAJOR): 16-bit tensors with the tap-outer
+// order and a filter of more than one tap, forward and input gradient, get the copies ahead of the
+// GEMM; a pointwise filter gathers NCHW as before (the copy would cost a pass that no tap repays), and
+// so does TF32 (not measured with the copies yet). Plans only: the described H200 has the tensor
+// cores this device may lack.
 TEST(Conv2dTf32, ChannelsLastCopiesOnlyWhereTapsRepayThem) {
   Session& session = testing::test_session();
   const auto buffer = [&](std::int64_t elements) {
@@ -880,6 +881,12 @@ TEST(Conv2dTf32, ChannelsLastCopiesOnlyWhereTapsRepayThem) {
       const LaunchPlan plan = conv2d_plan(s, o, tile, workspace);
       const bool copies = s.r * s.s > 1;
       ASSERT_EQ(plan.kernels.size(), copies ? 3u : 1u) << s.key();
+      Conv2dShape tf32 = s;  // TF32: no copies yet (decision 0070)
+      tf32.dtype = DType::kFp32;
+      tf32.math = MathMode::kTf32;
+      const Config tf32_tile = conv2d_default_config(tf32, kAlgoImplicitGemmTf32);
+      ASSERT_TRUE(Conv2dProblem(tf32).space(testing::described_h200()).contains(tf32_tile)) << tf32.key();
+      EXPECT_EQ(conv2d_plan(tf32, o, tf32_tile, workspace).kernels.size(), 1u) << tf32.key();
       EXPECT_EQ(plan.kernels.front().kernel, copies ? "conv2d_transpose" : "conv2d_igemm_mma") << s.key();
       const auto& defines = plan.kernels.back().program.defines;
       EXPECT_NE(

@@ -127,8 +127,10 @@ void mma_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, Wo
   // (KMAJOR): every channel offset a tile reads is then a multiple of TILE_K values, 16-byte aligned.
   // The copy is one more pass over the gathered tensor, which the taps repay: measured on an H100 in
   // bf16 (2026-12-07), resnet50's 3x3 layers at 28x28 and below took 0.70-0.85 of the time of the
-  // NCHW gathers, its 1x1 layers 1.1-1.5 (each value read once either way).
-  const bool kmajor = tap_outer && s.r * s.s > 1;
+  // NCHW gathers, its 1x1 layers 1.1-1.5 (each value read once either way). 16-bit tensors only for
+  // now: the TF32 kernel passes its GPU tests with the copies, but no TF32 figure says they pay there
+  // (fp32 copies move twice the bytes), and the shipped tf32 rows were tuned without them.
+  const bool kmajor = tap_outer && s.r * s.s > 1 && s.dtype != DType::kFp32;
   program.defines.emplace_back("KMAJOR", kmajor ? "1" : "0");
   const std::int64_t split = weight_gradient_split(s, c);
   program.defines.emplace_back("KSPLIT", std::to_string(split));
