@@ -3,8 +3,7 @@
 # one device command (docs/GPU.md): the before/after of a runtime change measured on the same machine
 # in the same call, since two calls may land on machines whose speeds differ by more than the change.
 # The revision is checked out as a temporary git worktree and its ocltune_shared built there (without
-# the torch backend, whose C API must be the same in both); with ccache (CCACHE_BASEDIR=/work set
-# here) most objects come from the current build's.
+# the torch backend, whose C API must be the same in both): about 3 minutes on 2 cores.
 #
 #   scripts/gpu/prepare-before.sh REV     e.g. HEAD~1; then run the benchmark twice in one call, once
 #                                         with LD_LIBRARY_PATH=$PWD/.gpu/lib-before:$LD_LIBRARY_PATH
