@@ -887,6 +887,10 @@ TEST(Conv2dTf32, ChannelsLastCopiesOnlyWhereTapsRepayThem) {
       const Config tf32_tile = conv2d_default_config(tf32, kAlgoImplicitGemmTf32);
       ASSERT_TRUE(Conv2dProblem(tf32).space(testing::described_h200()).contains(tf32_tile)) << tf32.key();
       EXPECT_EQ(conv2d_plan(tf32, o, tf32_tile, workspace).kernels.size(), 1u) << tf32.key();
+      // Copies beyond kPartialBytes (the 64 x 9 x 9 images of 32768 of them: 340 MB) are not made.
+      Conv2dShape huge = s;
+      huge.n = 32768;
+      EXPECT_EQ(conv2d_plan(huge, o, tile, workspace).kernels.size(), 1u) << huge.key();
       EXPECT_EQ(plan.kernels.front().kernel, copies ? "conv2d_transpose" : "conv2d_igemm_mma") << s.key();
       const auto& defines = plan.kernels.back().program.defines;
       EXPECT_NE(

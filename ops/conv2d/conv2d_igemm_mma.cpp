@@ -130,7 +130,11 @@ void mma_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, Wo
   // NCHW gathers, its 1x1 layers 1.1-1.5 (each value read once either way). 16-bit tensors only for
   // now: the TF32 kernel passes its GPU tests with the copies, but no TF32 figure says they pay there
   // (fp32 copies move twice the bytes), and the shipped tf32 rows were tuned without them.
-  const bool kmajor = tap_outer && s.r * s.s > 1 && s.dtype != DType::kFp32;
+  // The copies stay within kPartialBytes, like the other workspaces of a call (a batch-256 layer of
+  // 64 channels at 224 x 224 would take 1.6 GB more): larger tensors keep the NCHW gathers.
+  const std::int64_t gathered = s.dir == ConvDirection::kForward ? s.input_elements() : s.output_elements();
+  const std::int64_t copied = static_cast<std::int64_t>(dtype_bytes(s.dtype)) * (s.weight_elements() + gathered);
+  const bool kmajor = tap_outer && s.r * s.s > 1 && s.dtype != DType::kFp32 && copied <= kPartialBytes;
   program.defines.emplace_back("KMAJOR", kmajor ? "1" : "0");
   const std::int64_t split = weight_gradient_split(s, c);
   program.defines.emplace_back("KSPLIT", std::to_string(split));
