@@ -86,7 +86,7 @@ namespace {
 // arguments (after the shape's) then point at the copies.
 void add_kmajor_copies(const Conv2dShape& s, const Conv2dOperands& o, Workspace& workspace,
                        std::vector<KernelArg>& args, LaunchPlan& plan) {
-  const std::size_t word = s.dtype == DType::kFp32 ? 4 : 2;
+  const std::size_t word = dtype_bytes(s.dtype);
   const bool forward = s.dir == ConvDirection::kForward;
   const cl::Buffer& gathered = forward ? o.input : o.output;
   const std::int64_t gathered_offset = forward ? o.input_offset : o.output_offset;
@@ -126,8 +126,8 @@ void mma_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, Wo
   // With the tap-outer order and more than one tap, the operands are copied with K contiguous
   // (KMAJOR): every channel offset a tile reads is then a multiple of TILE_K values, 16-byte aligned.
   // The copy is one more pass over the gathered tensor, which the taps repay: measured on an H100 in
-  // bf16 (2026-12-07), resnet50's 3x3 layers at 28x28 and below took 0.70-0.85 of the time of the
-  // NCHW gathers, its 1x1 layers 1.1-1.5 (each value read once either way). 16-bit tensors only for
+  // bf16 (2026-12-07), resnet50's 3x3 layers at 28x28 and below took 0.66-0.87 of the time of the
+  // NCHW gathers, its 1x1 layers 1.06-1.54 (each value read once either way). 16-bit tensors only for
   // now: the TF32 kernel passes its GPU tests with the copies, but no TF32 figure says they pay there
   // (fp32 copies move twice the bytes), and the shipped tf32 rows were tuned without them.
   // The copies stay within kPartialBytes, like the other workspaces of a call (a batch-256 layer of
