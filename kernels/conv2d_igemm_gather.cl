@@ -14,8 +14,8 @@
 #endif
 
 // A strided input gradient gathers dy only where h + ph - r = p * sh exactly: at stride 2, three of
-// four (tap, position) pairs are zeros the GEMM multiplies anyway (resnet50's strided layers took
-// 0.09-0.17 of cuDNN's time ratio in bf16). PHASED (set by the host: input gradient, a stride > 1,
+// four (tap, position) pairs are zeros the GEMM multiplies anyway (resnet50's strided layers ran at
+// 0.09-0.17 of cuDNN's speed in bf16). PHASED (set by the host: input gradient, a stride > 1,
 // dilation 1) runs one dense stride-1 GEMM per stride phase (a_h, a_w) = (h mod sh, w mod sw), grid
 // dimension 2 running groups x sh x sw. In phase a_h only the taps r = r0 + j sh with
 // r0 = (a_h + ph) mod sh reach an output, at p = i + e_h - j for h = a_h + i sh, e_h = (a_h + ph - r0) / sh:
@@ -146,6 +146,17 @@ static inline float b_elem(const Dims* d, const global STORAGE* B, const Part co
   return ok ? v : 0.0f;
 }
 
+// The filter tap (r S + s) of the GEMM's tap `tap` (r S + s itself, or with PHASED the phase's tap
+// (j, jj): r = r0 + j stride_h, s = s0 + jj stride_w).
+static inline int filter_tap(const Dims* d, const int tap) {
+#if PHASED
+  const int j = fastdiv(tap, d->div_sp), jj = tap - j * d->Sp;
+  return (d->r0 + j * d->sh) * d->S + d->s0 + jj * d->sw;
+#else
+  return tap;
+#endif
+}
+
 // A(m, kk); zero past GK (m is clamped by the caller).
 static inline float a_elem(const Dims* d, const global STORAGE* A, const int m, const int kk) {
   const bool ok = kk < d->GK;
@@ -153,10 +164,8 @@ static inline float a_elem(const Dims* d, const global STORAGE* A, const int m, 
 #if DIR == 0
   const float v = LOAD(A, (d->g * d->Kg + m) * d->GK + k);  // w[k][c,r,s]
 #elif DIR == 1 && PHASED
-  const int ko = fastdiv(k, d->div_rsp), rs = k - ko * d->Rp * d->Sp;
-  const int j = fastdiv(rs, d->div_sp), jj = rs - j * d->Sp;
-  const int tap = (d->r0 + j * d->sh) * d->S + d->s0 + jj * d->sw;
-  const float v = LOAD(A, ((d->g * d->Kg + ko) * d->Cg + m) * d->RS + tap);  // w[k][c][r,s]
+  const int ko = fastdiv(k, d->div_rsp), tap = k - ko * d->Rp * d->Sp;
+  const float v = LOAD(A, ((d->g * d->Kg + ko) * d->Cg + m) * d->RS + filter_tap(d, tap));  // w[k][c][r,s]
 #elif DIR == 1
   const int ko = fastdiv(k, d->div_rs), rs = k - ko * d->RS;
   const float v = LOAD(A, ((d->g * d->Kg + ko) * d->Cg + m) * d->RS + rs);  // w[k][c][r,s]

@@ -157,16 +157,6 @@ static inline void gather_b(float* rb, const Dims* d, const global STORAGE* B, c
 #define TAP_CH Kg
 #endif
 
-// The filter tap (r S + s) of the GEMM's tap `tap`: the same, or with PHASED the phase's tap (j, jj).
-static inline int filter_tap(const Dims* d, const int tap) {
-#if PHASED
-  const int j = fastdiv(tap, d->div_sp), jj = tap - j * d->Sp;
-  return (d->r0 + j * d->sh) * d->S + d->s0 + jj * d->sw;
-#else
-  return tap;
-#endif
-}
-
 #if KMAJOR
 // A(m, kk) of the tile starting at K value k0 from the tap-major filter: row m of the group is RS taps
 // of TAP_CH values each (forward [K][RS][Cg]; input gradient [groups][Cg][RS][Kg], w^T per group).

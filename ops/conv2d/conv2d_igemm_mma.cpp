@@ -100,7 +100,7 @@ void add_kmajor_copies(const Conv2dShape& s, const Conv2dOperands& o, Workspace&
     plan.kernels.push_back(
         transpose_launch(s, s.groups, s.k_per_group(), s.c_per_group() * s.r * s.s, o.weight, o.weight_offset, a));
   }
-  const std::size_t at = shape_args(s).size();  // then A, a_offset, B, b_offset
+  const std::size_t at = args.size() - 8;  // A, a_offset, B, b_offset, C, c_offset, bias, bias_offset
   args[at] = a;
   args[at + 1] = cl_long{0};
   args[at + 2] = b;
