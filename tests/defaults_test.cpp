@@ -84,23 +84,28 @@ const TimingPolicy& policy() {
   return p;
 }
 
+// A small launch: relu over 64K floats (256 KB) at a fixed configuration (the old elementwise
+// default), so the floor does not move with the defaults under test. Nanoseconds, 0 on failure.
+double time_small_launch() {
+  Session& session = testing::test_session();
+  ElementwiseShape one;
+  one.input.dims = {kFloorElements};
+  one.steps = {{.op = ElementwiseOp::kRelu}};
+  const ElementwiseProblem problem(one);
+  auto evaluation = problem.instantiate(session);
+  Evaluator evaluator(session, *evaluation);
+  const Config tiny{{"VW", 4}, {"ITEMS", 4}, {"WG", 64}, {"GRID_STRIDE", 0}, {"CONTIG", 0}, {"ROWS", 0}};
+  const EvalOutcome o = evaluator.evaluate(tiny, policy());
+  return o.stats ? o.stats->median_ns : 0;
+}
+
 const Ceilings& ceilings() {
   static const Ceilings c = [] {
     Session& session = testing::test_session();
     Ceilings r;
     r.copy_gbs = measure_copy_bandwidth(session).value;
     r.peak_gflops = measure_peak_gflops(session).value;
-    // A small launch: relu over 64K floats (256 KB) at a fixed configuration (the old elementwise
-    // default), so the floor does not move with the defaults under test.
-    ElementwiseShape one;
-    one.input.dims = {kFloorElements};
-    one.steps = {{.op = ElementwiseOp::kRelu}};
-    const ElementwiseProblem problem(one);
-    auto evaluation = problem.instantiate(session);
-    Evaluator evaluator(session, *evaluation);
-    const Config tiny{{"VW", 4}, {"ITEMS", 4}, {"WG", 64}, {"GRID_STRIDE", 0}, {"CONTIG", 0}, {"ROWS", 0}};
-    const EvalOutcome o = evaluator.evaluate(tiny, policy());
-    r.launch_ns = o.stats ? o.stats->median_ns : 0;
+    r.launch_ns = time_small_launch();
     fmt::print("ceilings: copy {:.1f} GB/s, FMA peak {:.1f} GFLOP/s, small launch {:.1f} us\n", r.copy_gbs,
                r.peak_gflops, r.launch_ns / 1e3);
     return r;
@@ -137,20 +142,27 @@ void check_defaults(const ProblemList& problems) {
     ASSERT_TRUE(o.stats.has_value());
     double t = o.stats->median_ns;
     const double memory_ns = problem->bytes() / c.copy_gbs, compute_ns = problem->flops() / c.peak_gflops;
-    const double allowed = (kernel_bound(*problem) ? kKernelBoundFactor : kMemoryFactor) * memory_ns +
-                           kComputeFactor * compute_ns + kLaunchFactor * kernels * c.launch_ns;
+    const auto limit = [&](double launch_ns) {
+      return (kernel_bound(*problem) ? kKernelBoundFactor : kMemoryFactor) * memory_ns + kComputeFactor * compute_ns +
+             kLaunchFactor * kernels * launch_ns;
+    };
+    double launch_ns = c.launch_ns, allowed = limit(launch_ns);
     // Over the limit: timed up to twice more and the fastest median kept, as `db check` re-times, so
-    // that a burst of other work on the shared CI machine does not fail a default. Launch-bound
-    // shapes are bimodal on PoCL's 2 shared cores: a 11x11 depthwise fp16 default took 62 us in three
-    // of five runs and 102-118 us in the others, once twice in a row (a clean-clone CI, 2026-12-07).
+    // that a burst of other work on the shared CI machine does not fail a default, and the small
+    // launch the limit counts in is timed again with it (the slower of its figures counts): launch
+    // costs on PoCL's 2 shared cores are bimodal, and a launch-bound default judged in one mode
+    // against a launch timed in the other failed (a 11x11 depthwise fp16 default took 62 us in three
+    // of five runs and 102-118 us in the others; the launch itself 20.9-32 us, 2026-12-07).
     for (int retry = 0; retry < 2 && t > allowed; ++retry) {
       const EvalOutcome again = evaluator.evaluate(config, policy());
       if (again.status == Status::kOk && again.stats) t = std::min(t, again.stats->median_ns);
+      launch_ns = std::max(launch_ns, time_small_launch());
+      allowed = limit(launch_ns);
     }
     const std::string line =
         fmt::format("{} {} {}: {:.1f} us (allowed {:.1f}; {:.3f} of copy, {:.3f} of peak, {:.1f} launches) {}",
                     problem->op(), dtype_name(problem->dtype()), problem->shape_key(), t / 1e3, allowed / 1e3,
-                    memory_ns / t, compute_ns / t, t / c.launch_ns, to_string(config));
+                    memory_ns / t, compute_ns / t, t / launch_ns, to_string(config));
     if (std::getenv("OCLTUNE_DEFAULTS_VERBOSE")) fmt::print("{}\n", line);
     if (std::getenv("OCLTUNE_DEFAULTS_ALL")) {
       for (const Config& other : problem->default_configs(session.device())) {
