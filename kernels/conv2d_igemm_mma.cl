@@ -11,6 +11,10 @@
 #ifndef DBUF
 #define DBUF 1  // 1: two local buffers, the next tile gathered into registers during the mma loop
 #endif
+#ifndef STAGES
+#define STAGES 0  // 0: tiles through registers (DBUF); 2-4: that many local buffers filled by cp.async
+                  // STAGES - 1 tiles ahead of the mma loop (KMAJOR 16-bit operands only, see async_a)
+#endif
 
 #if MMA_INPUT != DTYPE
 #error "MMA_INPUT must be the storage type: the mma reads the tensors' 16-bit values as they are"
@@ -47,6 +51,12 @@
 // 68 TFLOP/s in bf16 on an H100). Registers then hold words, converted (TF32) or not on the store.
 #if KMAJOR && !TAP_OUTER
 #error "KMAJOR needs TAP_OUTER"
+#endif
+#if STAGES >= 2 && !(KMAJOR && MMA_INPUT && B_NK && !DBUF)
+#error "cp.async stages need KMAJOR 16-bit operands, the B tile as Bs[n][k] (B_NK) and DBUF = 0"
+#endif
+#if STAGES >= 2 && (LA % 4 || LB % 4 || BK % 4)
+#error "cp.async stages copy whole 16-byte pieces: LA, LB and BK multiples of four words"
 #endif
 #if KMAJOR
 #define REG uint
@@ -178,11 +188,10 @@ static inline void gather_a(REG* ra, const Dims* d, const global STORAGE* A, con
   }
 }
 
-// B(kk, column) from the channels-last tensor: the thread's LB words are adjacent (words
-// (tid / BN) LB onwards of the tile, see store_b), read as 16-byte vectors where LB allows (the host
-// sets KMAJOR where every channel offset is a multiple of 4 words: CH a multiple of TILE_K).
-static inline void gather_b(REG* rb, const Dims* d, const global STORAGE* B, const Part column, const int n0,
-                            const int k0, const int tid) {
+// The word of the channels-last tensor where `column`'s K values of the tile at k0 start (the tile's
+// tap at the column's position, its first channel), and whether that position is inside the tensor
+// (ok; the word is then the first image's, which is read and discarded or not read).
+static inline int kmajor_column_word(const Dims* d, const Part column, const int k0, bool* ok_out) {
   const int tap = k0 / d->TAP_CH, ch0 = k0 - tap * d->TAP_CH;
 #if PHASED
   const int j = fastdiv(tap, d->div_sp), jj = tap - j * d->Sp;
@@ -201,7 +210,17 @@ static inline void gather_b(REG* rb, const Dims* d, const global STORAGE* B, con
   const bool ok = y >= 0 && x >= 0 && p * d->sh == y && q * d->sw == x && p < d->P && q < d->Q;
   const int pos = column.offset + p * d->Q + q, channels = d->K, first_channel = d->g * d->Kg;
 #endif
-  const int at = ((ok ? pos : 0) * channels + first_channel + ch0) / KPW + (tid / BN) * LB;  // in words
+  *ok_out = ok;
+  return ((ok ? pos : 0) * channels + first_channel + ch0) / KPW;
+}
+
+// B(kk, column) from the channels-last tensor: the thread's LB words are adjacent (words
+// (tid / BN) LB onwards of the tile, see store_b), read as 16-byte vectors where LB allows (the host
+// sets KMAJOR where every channel offset is a multiple of 4 words: CH a multiple of TILE_K).
+static inline void gather_b(REG* rb, const Dims* d, const global STORAGE* B, const Part column, const int n0,
+                            const int k0, const int tid) {
+  bool ok;
+  const int at = kmajor_column_word(d, column, k0, &ok) + (tid / BN) * LB;
   const global uint* words = (const global uint*)B + at;
 #if LB % 4 == 0
 #pragma unroll
@@ -224,6 +243,42 @@ static inline void gather_b(REG* rb, const Dims* d, const global STORAGE* B, con
   for (int e = 0; e < LB; ++e) rb[e] = ok ? words[e] : 0u;
 #endif
 }
+
+#if STAGES >= 2
+// The tiles of K value k0 straight into local memory (cp.async), in the words gather_a and gather_b
+// read: A as 16-byte pieces of a row's words (threads take consecutive pieces), B as the thread's LB
+// adjacent words of its column, which Bs[n][k] (B_NK) keeps adjacent; a column outside the image
+// (padding, a tap of no output position) is zero-filled by copying no bytes. Every piece is 16-byte
+// aligned: rows and channel offsets are multiples of TILE_K values (the host's KMAJOR condition).
+static inline void async_a(local uint* As, const Dims* d, const global STORAGE* A, const int m0, const int k0,
+                           const int tid) {
+  const int tap = k0 / d->TAP_CH, ch0 = k0 - tap * d->TAP_CH;
+  const global uint* words = (const global uint*)A;
+#pragma unroll
+  for (int e = 0; e < LA / 4; ++e) {
+    const int v = tid + e * THREADS;
+    const int mm = v / (BK / 4), kw = (v % (BK / 4)) * 4;
+    const int m = min(m0 + mm, d->GM - 1);
+#if DIR == 0
+    const int row = d->g * d->Kg + m;
+#else
+    const int row = d->g * d->Cg + m;
+#endif
+    cp_async16(As + A_LOC(mm, kw), words + ((row * d->RS + filter_tap(d, tap)) * d->TAP_CH + ch0) / KPW + kw, 16);
+  }
+}
+
+static inline void async_b(local uint* Bs, const Dims* d, const global STORAGE* B, const Part column, const int k0,
+                           const int tid) {
+  bool ok;
+  const int first_word = (tid / BN) * LB;
+  const global uint* words = (const global uint*)B + kmajor_column_word(d, column, k0, &ok) + first_word;
+#pragma unroll
+  for (int e = 0; e < LB / 4; ++e) {
+    cp_async16(Bs + B_LOC(first_word + 4 * e, tid % BN), words + 4 * e, ok ? 16 : 0);
+  }
+}
+#endif  // STAGES >= 2
 #else
 // A(m, kk) of the tile starting at K value k0 (a multiple of TILE_K, so the tile's tap is k0's).
 static inline void gather_a(float* ra, const Dims* d, const global STORAGE* A, const int m0, const int k0,
@@ -312,9 +367,14 @@ kernel void conv2d_igemm_mma(CONV_SHAPE_PARAMS, const global STORAGE* restrict A
   const int tid = get_local_id(1) * (32 * WN) + get_local_id(0);
   const int g = lane >> 2, t = lane & 3;
 
+#if STAGES >= 2
+  local uint As_all[STAGES * A_TILE] __attribute__((aligned(16)));  // 16-byte copies, ldmatrix rows
+  local uint Bs_all[STAGES * B_TILE] __attribute__((aligned(16)));
+#else
   local uint As_all[(DBUF + 1) * A_TILE] __attribute__((aligned(16)));  // ldmatrix rows, BVEC uint4 reads
   local uint Bs_all[(DBUF + 1) * B_TILE] __attribute__((aligned(16)));
   REG ra[REGS_A], rb[REGS_B];
+#endif
   float acc[FM * FN * 4];
 #pragma unroll
   for (int i = 0; i < FM * FN * 4; ++i) acc[i] = 0.0f;
@@ -333,7 +393,34 @@ kernel void conv2d_igemm_mma(CONV_SHAPE_PARAMS, const global STORAGE* restrict A
 #else
   const int first = 0, tiles = all_tiles;
 #endif
-#if DBUF
+#if STAGES >= 2
+  // As gemm_mma.cl's cp.async pipeline: tiles first .. first + STAGES - 2 in flight before the loop;
+  // every iteration commits one group (empty past the last tile), so "at most STAGES - 2 pending"
+  // always means "tile `tile` has landed". No tiles (a phase without taps) leave acc at zero.
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (first + s < tiles) {
+      async_a(As_all + s * A_TILE, &d, A, m0, (first + s) * TILE_K, tid);
+      async_b(Bs_all + s * B_TILE, &d, B, column, (first + s) * TILE_K, tid);
+    }
+    cp_async_commit();
+  }
+  for (int tile = first; tile < tiles; ++tile) {
+    cp_async_wait(STAGES - 2);
+    // Everyone's copies of this tile are visible, and everyone is done with the slot of tile - 1,
+    // which the copies issued next refill.
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int ahead = tile + STAGES - 1;
+    if (ahead < tiles) {
+      const int slot = (ahead - first) % STAGES;
+      async_a(As_all + slot * A_TILE, &d, A, m0, ahead * TILE_K, tid);
+      async_b(Bs_all + slot * B_TILE, &d, B, column, ahead * TILE_K, tid);
+    }
+    cp_async_commit();
+    const int slot = (tile - first) % STAGES;
+    mma_tile(acc, As_all + slot * A_TILE, Bs_all + slot * B_TILE, warp_m, warp_n, g, t);
+  }
+#elif DBUF
   if (first < tiles) {  // none in a phase without taps (PHASED) or a part past K's end (KSPLIT)
     gather_a(ra, &d, A, m0, first * TILE_K, tid);
     gather_b(rb, &d, B, column, n0, first * TILE_K, tid);

@@ -160,37 +160,9 @@ static inline void store_b(local uint* Bs, const float* rb, const int tid) {
 #endif  // STAGES == 0
 
 #if STAGES >= 2
-// 16 bytes (or 4) from global to local memory without passing through registers; only the first
-// `bytes` are read, the rest of the destination is zero-filled (edge tiles).
-static inline void cp_async16(local uint* dst, const global float* src, const int bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"((uint)(size_t)dst), "l"((ulong)src), "r"(bytes)
-               : "memory");
-}
-static inline void cp_async4(local uint* dst, const global float* src, const int bytes) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"((uint)(size_t)dst), "l"((ulong)src), "r"(bytes)
-               : "memory");
-}
-static inline void cp_async_commit(void) { asm volatile("cp.async.commit_group;" ::: "memory"); }
-// Wait until at most STAGES - 1 groups of this thread are in flight (an immediate operand).
-static inline void cp_async_wait_first(void) {
-#if STAGES == 2
-  asm volatile("cp.async.wait_group 1;" ::: "memory");
-#elif STAGES == 3
-  asm volatile("cp.async.wait_group 2;" ::: "memory");
-#else
-  asm volatile("cp.async.wait_group 3;" ::: "memory");
-#endif
-}
-// Wait until at most STAGES - 2 groups of this thread are in flight (an immediate operand).
-static inline void cp_async_wait_ahead(void) {
-#if STAGES == 2
-  asm volatile("cp.async.wait_group 0;" ::: "memory");
-#elif STAGES == 3
-  asm volatile("cp.async.wait_group 1;" ::: "memory");
-#else
-  asm volatile("cp.async.wait_group 2;" ::: "memory");
-#endif
-}
+// Wait until at most STAGES - 1 (first) or STAGES - 2 (ahead) groups of this thread are in flight.
+static inline void cp_async_wait_first(void) { cp_async_wait(STAGES - 1); }
+static inline void cp_async_wait_ahead(void) { cp_async_wait(STAGES - 2); }
 
 // One operand tile as stored in global memory: `strided` rows (from s0, valid below s_limit) of
 // `contig` elements (from c0, valid below c_limit), row r at base + r * ld, into the local tile of

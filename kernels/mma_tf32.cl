@@ -190,6 +190,32 @@ static inline void lds128(uint* d, const local uint* p) {
 }
 #endif
 
+// cp.async (compute capability >= 8.0): 16 bytes (or 4) from global to local memory without passing
+// through registers; only the first `bytes` are read, the rest of the destination is zero-filled
+// (edge tiles, padding). Used by the kernels' cp.async stages (STAGES >= 2).
+static inline void cp_async16(local uint* dst, const global void* src, const int bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"((uint)(size_t)dst), "l"((ulong)src), "r"(bytes)
+               : "memory");
+}
+static inline void cp_async4(local uint* dst, const global void* src, const int bytes) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"((uint)(size_t)dst), "l"((ulong)src), "r"(bytes)
+               : "memory");
+}
+static inline void cp_async_commit(void) { asm volatile("cp.async.commit_group;" ::: "memory"); }
+// Wait until at most `pending` (0-3, a compile-time constant: wait_group takes an immediate) groups of
+// this thread's copies are in flight.
+static inline void cp_async_wait(const int pending) {
+  if (pending <= 0) {
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
+  } else if (pending == 1) {
+    asm volatile("cp.async.wait_group 1;" ::: "memory");
+  } else if (pending == 2) {
+    asm volatile("cp.async.wait_group 2;" ::: "memory");
+  } else {
+    asm volatile("cp.async.wait_group 3;" ::: "memory");
+  }
+}
+
 // The fragments of k-step kk (a multiple of 8 below BK) of a staged tile, for the warp whose tile
 // starts at row m_base and column n_base.
 static inline void load_fragments(uint a[FM][4], uint b[FN][2], const local uint* As, const local uint* Bs, const int kk,

@@ -14,8 +14,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # conv2d's tensor-core implicit GEMM (ops/conv2d/conv2d_igemm_mma.cpp): storage type (0 fp32/TF32, 1
 # fp16, 2 bf16), direction, the tap-outer gathers (forward and input gradient), the input gradient's
-# stride phases, the channels-last operands (KMAJOR) and the weight gradient's K split, on three
-# tiles (LDSM and BVEC on the middle one).
+# stride phases, the channels-last operands (KMAJOR) with and without cp.async stages and the weight
+# gradient's K split, on three tiles (LDSM and BVEC on the middle one).
 cat kernels/storage.cl kernels/conv2d_common.cl kernels/conv2d_igemm_gather.cl kernels/mma_tf32.cl \
   kernels/conv2d_igemm_mma.cl > "$tmp/conv2d_igemm_mma.cl"
 fail=0 count=0
@@ -29,18 +29,30 @@ for dtype in 0 1 2; do
       for tile in "64 64 16 2 2 0 0" "128 128 16 2 2 1 1" "32 32 8 1 1 0 0"; do
         read -r bm bn bk wm wn ldsm bvec <<< "$tile"
         [ "$tap" = 1 ] && [ $((32 * wm * wn % bn)) != 0 ] && continue  # the host sets TAP_OUTER only then
-        count=$((count + 1))
-        if ! "$clang" -x cl -cl-std=CL1.2 -target nvptx64-nvidia-nvcl -Xclang -finclude-default-header \
-          -Dasm=__asm__ -O2 -S -o "$tmp/out.ptx" -DDTYPE="$dtype" -DMMA_INPUT="$dtype" -DDIR="$dir" \
-          -DTAP_OUTER="$tap" -DPHASED="$phased" -DKMAJOR="$kmajor" -DKSPLIT="$split" -DHAS_BIAS=1 -DACT=1 -DBM="$bm" -DBN="$bn" -DBK="$bk" -DWM="$wm" \
-          -DWN="$wn" -DDBUF=1 -DLDSM="$ldsm" -DBVEC="$bvec" -DSWIZZLE=0 "$tmp/conv2d_igemm_mma.cl" 2> "$tmp/err"; then
-          fail=1
-          echo "conv2d_igemm_mma: DTYPE=$dtype DIR=$dir TAP_OUTER=$tap PHASED=$phased KMAJOR=$kmajor KSPLIT=$split tile $tile:"
-          head -n 8 "$tmp/err"
-        elif ! grep -q "mma.sync.aligned" "$tmp/out.ptx"; then
-          fail=1
-          echo "conv2d_igemm_mma: DTYPE=$dtype DIR=$dir tile $tile: no mma.sync in the PTX"
-        fi
+        # cp.async stages (16-bit KMAJOR only): B as Bs[n][k], no register double buffer, no BVEC;
+        # the swizzled layout on the large tile (three stages of it fit 48 KiB only unpadded)
+        staging=("0 1 0 0")
+        [ "$kmajor" = 1 ] && [ "$dtype" != 0 ] && staging+=("2 0 1 0" "3 0 1 1")
+        for stage in "${staging[@]}"; do
+          read -r stages dbuf b_nk swizzle <<< "$stage"
+          b_vec=$bvec; [ "$b_nk" = 1 ] && b_vec=0
+          count=$((count + 1))
+          if ! "$clang" -x cl -cl-std=CL1.2 -target nvptx64-nvidia-nvcl -Xclang -finclude-default-header \
+            -Dasm=__asm__ -O2 -S -o "$tmp/out.ptx" -DDTYPE="$dtype" -DMMA_INPUT="$dtype" -DDIR="$dir" \
+            -DTAP_OUTER="$tap" -DPHASED="$phased" -DKMAJOR="$kmajor" -DKSPLIT="$split" -DHAS_BIAS=1 -DACT=1 -DBM="$bm" -DBN="$bn" -DBK="$bk" -DWM="$wm" \
+            -DWN="$wn" -DDBUF="$dbuf" -DLDSM="$ldsm" -DBVEC="$b_vec" -DSWIZZLE="$swizzle" -DSTAGES="$stages" -DB_NK="$b_nk" \
+            "$tmp/conv2d_igemm_mma.cl" 2> "$tmp/err"; then
+            fail=1
+            echo "conv2d_igemm_mma: DTYPE=$dtype DIR=$dir TAP_OUTER=$tap PHASED=$phased KMAJOR=$kmajor KSPLIT=$split STAGES=$stages tile $tile:"
+            head -n 8 "$tmp/err"
+          elif ! grep -q "mma.sync.aligned" "$tmp/out.ptx"; then
+            fail=1
+            echo "conv2d_igemm_mma: DTYPE=$dtype DIR=$dir STAGES=$stages tile $tile: no mma.sync in the PTX"
+          elif [ "$stages" != 0 ] && ! grep -q "cp.async.cg.shared.global" "$tmp/out.ptx"; then
+            fail=1
+            echo "conv2d_igemm_mma: DTYPE=$dtype DIR=$dir STAGES=$stages tile $tile: no cp.async in the PTX"
+          fi
+        done
       done
     done
   done

@@ -897,6 +897,23 @@ TEST(Conv2dTf32, ChannelsLastCopiesOnlyWhereTapsRepayThem) {
           std::find(defines.begin(), defines.end(), std::pair<std::string, std::string>{"KMAJOR", copies ? "1" : "0"}),
           defines.end())
           << s.key();
+      // cp.async stages exist on the copies only (their rows are 16-byte pieces), with B as Bs[n][k].
+      Config staged = tile;
+      staged["STAGES"] = 3;
+      staged["DBUF"] = 0;
+      const SearchSpace space = Conv2dProblem(s).space(testing::described_h200());
+      EXPECT_EQ(space.contains(staged), copies) << s.key() << ": " << space.check(staged);
+      const std::vector<Config> seeds = Conv2dProblem(s).seed_configs(testing::described_h200());
+      const auto staged_seeds = std::count_if(seeds.begin(), seeds.end(),
+                                              [](const Config& c) { return c.count("STAGES") && c.at("STAGES") >= 2; });
+      EXPECT_EQ(staged_seeds > 0, copies) << s.key();
+      if (copies) {
+        const auto& staged_defines = conv2d_plan(s, o, staged, workspace).kernels.back().program.defines;
+        for (const auto& define : std::vector<std::pair<std::string, std::string>>{{"STAGES", "3"}, {"B_NK", "1"}}) {
+          EXPECT_NE(std::find(staged_defines.begin(), staged_defines.end(), define), staged_defines.end())
+              << s.key() << " " << define.first;
+        }
+      }
     }
   }
 }
@@ -1207,6 +1224,33 @@ TEST(Conv2dSixteenBit, TensorCoreConfigurationsMatchTheReference) {
       }
     }
   }
+}
+
+// On a device with tensor cores: the cp.async stages of the channels-last operands (the staged
+// seeds: 2 and 3 stages, padded and swizzled, 64 to 128 wide) in both directions and 16-bit types,
+// on the shapes whose operands are copied (one group or two, a strided input gradient by phases
+// with an empty phase; partial tiles along M and N).
+TEST(Conv2dSixteenBit, CpAsyncStagesMatchTheReference) {
+  const DeviceInfo& device = testing::test_session().device();
+  if (!satisfies(device, nvidia_mma_tf32())) GTEST_SKIP() << "needs " << nvidia_mma_tf32().describe();
+  std::size_t staged_configs = 0;
+  for (const DType dtype : {DType::kFp16, DType::kBf16}) {
+    for (const ConvDirection dir : {ConvDirection::kForward, ConvDirection::kBackwardData}) {
+      for (Conv2dShape s : tensor_core_test_shapes()) {
+        s.dir = dir;
+        s.dtype = dtype;
+        if (dir != ConvDirection::kForward) s.act = Activation::kNone;
+        const Conv2dProblem problem(s);
+        std::vector<Config> staged;
+        for (const Config& c : problem.seed_configs(device)) {
+          if (c.count("STAGES") && c.at("STAGES") >= 2) staged.push_back(c);
+        }
+        staged_configs += staged.size();
+        expect_all_ok(problem, staged);
+      }
+    }
+  }
+  EXPECT_GT(staged_configs, 0u) << "no test shape has channels-last operands";
 }
 
 // A row's source hash covers the files its plans read: every program of every applicable algorithm's

@@ -13,13 +13,43 @@
 namespace ocltune::conv2d_detail {
 namespace {
 
+// K by filter tap outside and channel inside (the kernel's TAP_OUTER) where a staged tile's K
+// values share one tap: the channels the GEMM sums per tap are a multiple of the tile's K values,
+// and each thread gathers B from one column (a work-group's threads a multiple of BN).
+bool tap_outer(const Conv2dShape& s, const Config& c) {
+  const std::int64_t tile_k = at(c, "BK") * (s.dtype == DType::kFp32 ? 1 : 2);
+  const std::int64_t channels = s.dir == ConvDirection::kForward ? s.c_per_group() : s.k_per_group();
+  return s.dir != ConvDirection::kBackwardWeight && channels % tile_k == 0 &&
+         (32 * at(c, "WM") * at(c, "WN")) % at(c, "BN") == 0;
+}
+
+// With the tap-outer order and more than one tap, the operands are copied with K contiguous
+// (KMAJOR): every channel offset a tile reads is then a multiple of TILE_K values, 16-byte aligned.
+// The copy is one more pass over the gathered tensor, which the taps repay: measured on an H100 in
+// bf16 (2026-12-07), resnet50's 3x3 layers at 28x28 and below took 0.66-0.87 of the time of the
+// NCHW gathers, its 1x1 layers 1.06-1.54 (each value read once either way). 16-bit tensors only for
+// now: the TF32 kernel passes its GPU tests with the copies, but no TF32 figure says they pay there
+// (fp32 copies move twice the bytes), and the shipped tf32 rows were tuned without them.
+// The copies stay within kPartialBytes, like the other workspaces of a call (a batch-256 layer of
+// 64 channels at 224 x 224 would take 1.6 GB more): larger tensors keep the NCHW gathers.
+bool kmajor_operands(const Conv2dShape& s, const Config& c) {
+  const std::int64_t gathered = s.dir == ConvDirection::kForward ? s.input_elements() : s.output_elements();
+  const std::int64_t copied = static_cast<std::int64_t>(dtype_bytes(s.dtype)) * (s.weight_elements() + gathered);
+  return tap_outer(s, c) && s.r * s.s > 1 && s.dtype != DType::kFp32 && copied <= kPartialBytes;
+}
+
 // The tensor-core GEMM's variant for `s`'s GEMM as the kernel stages it (32-bit words of K), under
-// `name` with ALGO = `algo`, or an empty space without the capability.
+// `name` with ALGO = `algo`, or an empty space without the capability. With `staged`, its cp.async
+// stages too (STAGES 2-3, 16-bit tensors), on the KMAJOR operands only: their tiles are rows of
+// 16-byte pieces (A as stored, B as Bs[n][k]), where the NCHW gathers have none.
 SearchSpace mma_variant(const Conv2dShape& s, const DeviceInfo& device, const std::string& name, std::int64_t algo,
-                        const std::vector<std::int64_t>& bk) {
+                        const std::vector<std::int64_t>& bk, bool staged) {
   GemmShape g = implicit_gemm(s);
   g.math = MathMode::kTf32;  // the GEMM's mma_tf32 variant: its tiles, constraints and capability
   g.dtype = DType::kFp32;
+  // The staged B tile is Bs[n][k] as a transposed B's is (the GEMM's local-memory and BVEC rules).
+  g.trans_a = false;
+  g.trans_b = staged;
   const SearchSpace gemm = gemm_space(g, device);
   const auto mma = std::find_if(gemm.variants().begin(), gemm.variants().end(),
                                 [](const SearchSpace::Variant& v) { return v.name == "mma_tf32"; });
@@ -27,29 +57,39 @@ SearchSpace mma_variant(const Conv2dShape& s, const DeviceInfo& device, const st
   SearchSpace one(mma->name);
   for (const Parameter& p : mma->parameters) one.add(p.name, p.values, p.meaning);
   for (const Constraint& c : mma->constraints) one.constrain(c.description, c.params, c.holds);
-  // The gathered im2col matrix has no 16-byte rows to copy with cp.async: tiles go through
-  // registers (STAGES = 0, so FRAG_DBUF = 0); the kernel keeps the plain launch order (GROUP_M = 1).
-  // Fewer tile values than the GEMM, so that these algorithms do not crowd the others out of a
-  // random search.
-  const SearchSpace space =
-      restrict_values(drop_parameters(one, {{"MMA", 1}, {"STAGES", 0}, {"GROUP_M", 1}, {"FRAG_DBUF", 0}}),
-                      {{"BM", {32, 64, 128}}, {"BN", {32, 64, 128}}, {"BK", bk}, {"WM", {1, 2, 4}}, {"WN", {1, 2, 4}}});
+  // The gathered im2col matrix has no 16-byte rows to copy with cp.async: its tiles go through
+  // registers (STAGES = 0); the KMAJOR copies have them (staged). No FRAG_DBUF; the kernel keeps the
+  // plain launch order (GROUP_M = 1). Fewer tile values than the GEMM, so that these algorithms do
+  // not crowd the others out of a random search.
+  Config fixed = {{"MMA", 1}, {"GROUP_M", 1}, {"FRAG_DBUF", 0}};
+  if (!staged) fixed["STAGES"] = 0;
+  std::vector<std::pair<std::string, std::vector<std::int64_t>>> values = {
+      {"BM", {32, 64, 128}}, {"BN", {32, 64, 128}}, {"BK", bk}, {"WM", {1, 2, 4}}, {"WN", {1, 2, 4}}};
+  if (staged) values.emplace_back("STAGES", std::vector<std::int64_t>{0, 2, 3});
+  SearchSpace space = restrict_values(drop_parameters(one, fixed), values);
+  if (staged) {
+    space.constrain("cp.async stages only on the KMAJOR operands (16-bit, tap-outer K, more than one tap)",
+                    {"STAGES", "BK", "BN", "WM", "WN"},
+                    [s](const Config& c) { return at(c, "STAGES") == 0 || kmajor_operands(s, c); });
+  }
   return algorithm_variant(name, algo, space.variants().front());
 }
 
 // 64x64 tiles of four 32x32 warp tiles, shrunk to 32 along a GEMM dimension of 32 or less.
 Config mma_default(const Conv2dShape& s, std::int64_t algo) {
   const GemmShape g = implicit_gemm(s);
-  return {{"ALGO", algo},
-          {"BM", g.m <= 32 ? 32 : 64},
-          {"BN", g.n <= 32 ? 32 : 64},
-          {"BK", 16},
-          {"WM", 2},
-          {"WN", 2},
-          {"DBUF", 1},
-          {"LDSM", 0},
-          {"BVEC", 0},
-          {"SWIZZLE", 0}};
+  Config c = {{"ALGO", algo},
+              {"BM", g.m <= 32 ? 32 : 64},
+              {"BN", g.n <= 32 ? 32 : 64},
+              {"BK", 16},
+              {"WM", 2},
+              {"WN", 2},
+              {"DBUF", 1},
+              {"LDSM", 0},
+              {"BVEC", 0},
+              {"SWIZZLE", 0}};
+  if (algo == kAlgoImplicitGemmMma16) c["STAGES"] = 0;  // registers: cp.async stages are unmeasured
+  return c;
 }
 
 // The weight gradient's K split (the kernel's KSPLIT), from the shape and the tile: work-groups for
@@ -116,26 +156,13 @@ void mma_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, Wo
   add_phases(s, program);
   if (s.dtype != DType::kFp32) program.defines.emplace_back("MMA_INPUT", std::to_string(static_cast<int>(s.dtype)));
   const std::int64_t bm = at(c, "BM"), bn = at(c, "BN"), wm = at(c, "WM"), wn = at(c, "WN");
-  // K by filter tap outside and channel inside (the kernel's TAP_OUTER) where a staged tile's K
-  // values share one tap: the channels the GEMM sums per tap are a multiple of the tile's K values,
-  // and each thread gathers B from one column (a work-group's threads a multiple of BN).
-  const std::int64_t tile_k = at(c, "BK") * (s.dtype == DType::kFp32 ? 1 : 2);
-  const std::int64_t channels = s.dir == ConvDirection::kForward ? s.c_per_group() : s.k_per_group();
-  const bool tap_outer = s.dir != ConvDirection::kBackwardWeight && channels % tile_k == 0 && (32 * wm * wn) % bn == 0;
-  program.defines.emplace_back("TAP_OUTER", tap_outer ? "1" : "0");
-  // With the tap-outer order and more than one tap, the operands are copied with K contiguous
-  // (KMAJOR): every channel offset a tile reads is then a multiple of TILE_K values, 16-byte aligned.
-  // The copy is one more pass over the gathered tensor, which the taps repay: measured on an H100 in
-  // bf16 (2026-12-07), resnet50's 3x3 layers at 28x28 and below took 0.66-0.87 of the time of the
-  // NCHW gathers, its 1x1 layers 1.06-1.54 (each value read once either way). 16-bit tensors only for
-  // now: the TF32 kernel passes its GPU tests with the copies, but no TF32 figure says they pay there
-  // (fp32 copies move twice the bytes), and the shipped tf32 rows were tuned without them.
-  // The copies stay within kPartialBytes, like the other workspaces of a call (a batch-256 layer of
-  // 64 channels at 224 x 224 would take 1.6 GB more): larger tensors keep the NCHW gathers.
-  const std::int64_t gathered = s.dir == ConvDirection::kForward ? s.input_elements() : s.output_elements();
-  const std::int64_t copied = static_cast<std::int64_t>(dtype_bytes(s.dtype)) * (s.weight_elements() + gathered);
-  const bool kmajor = tap_outer && s.r * s.s > 1 && s.dtype != DType::kFp32 && copied <= kPartialBytes;
+  program.defines.emplace_back("TAP_OUTER", tap_outer(s, c) ? "1" : "0");
+  const bool kmajor = kmajor_operands(s, c);
   program.defines.emplace_back("KMAJOR", kmajor ? "1" : "0");
+  // cp.async stages (the 16-bit space's STAGES; its constraint keeps them to the KMAJOR operands).
+  const std::int64_t stages = c.count("STAGES") ? c.at("STAGES") : 0;
+  program.defines.emplace_back("STAGES", std::to_string(stages));
+  if (stages >= 2) program.defines.emplace_back("B_NK", "1");
   const std::int64_t split = weight_gradient_split(s, c);
   program.defines.emplace_back("KSPLIT", std::to_string(split));
   std::vector<KernelArg> args = implicit_gemm_args(s, o);
@@ -159,7 +186,7 @@ void mma_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config& c, Wo
 }  // namespace
 
 SearchSpace igemm_tf32_space(const Conv2dShape& s, const DeviceInfo& device) {
-  return mma_variant(s, device, "implicit_gemm_tf32", kAlgoImplicitGemmTf32, {8, 16, 32});
+  return mma_variant(s, device, "implicit_gemm_tf32", kAlgoImplicitGemmTf32, {8, 16, 32}, false);
 }
 
 Config igemm_tf32_default(const Conv2dShape& s) { return mma_default(s, kAlgoImplicitGemmTf32); }
@@ -171,7 +198,7 @@ void igemm_tf32_plan(const Conv2dShape& s, const Conv2dOperands& o, const Config
 
 SearchSpace igemm_mma16_space(const Conv2dShape& s, const DeviceInfo& device) {
   // Two values per word double the registers a thread gathers a tile into: no 32-word tiles.
-  return mma_variant(s, device, "implicit_gemm_mma16", kAlgoImplicitGemmMma16, {8, 16});
+  return mma_variant(s, device, "implicit_gemm_mma16", kAlgoImplicitGemmMma16, {8, 16}, true);
 }
 
 Config igemm_mma16_default(const Conv2dShape& s) { return mma_default(s, kAlgoImplicitGemmMma16); }

@@ -277,6 +277,18 @@ std::vector<Config> Conv2dProblem::seed_configs(const DeviceInfo& device) const 
       c["BVEC"] = t.bvec;
       if (c != base && space.contains(c) && std::find(seeds.begin(), seeds.end(), c) == seeds.end()) seeds.push_back(c);
     }
+    // Then, where the operands are copied channels-last (KMAJOR), the same kind of tiles staged by
+    // cp.async (the GEMM's staged seeds: three stages of unpadded 128x128 tiles fill 48 KiB).
+    struct Staged {
+      std::int64_t bm, bn, wm, wn, stages, swizzle;
+    };
+    for (const Staged& t : {Staged{128, 128, 2, 2, 3, 1}, Staged{128, 128, 2, 2, 2, 0}, Staged{128, 64, 2, 2, 3, 0},
+                            Staged{64, 128, 2, 2, 3, 0}, Staged{64, 64, 2, 2, 3, 0}, Staged{64, 64, 2, 2, 2, 0}}) {
+      Config c = base;
+      c["BM"] = t.bm, c["BN"] = t.bn, c["BK"] = 16, c["WM"] = t.wm, c["WN"] = t.wn, c["LDSM"] = 1, c["BVEC"] = 0,
+      c["DBUF"] = 0, c["STAGES"] = t.stages, c["SWIZZLE"] = t.swizzle;
+      if (space.contains(c) && std::find(seeds.begin(), seeds.end(), c) == seeds.end()) seeds.push_back(c);
+    }
     return seeds;
   }
   if (algo != kAlgoIm2col && algo != kAlgoGemm1x1 && algo != kAlgoWinograd) return {};
