@@ -138,4 +138,25 @@ std::string SearchSpace::check(const Config& config) const {
   return first_reason;
 }
 
+SearchSpace& SearchSpace::added_later(const std::string& name) {
+  for (Variant& v : variants_) {
+    for (Parameter& p : v.parameters) {
+      if (p.name == name) p.added_later = true;
+    }
+  }
+  return *this;
+}
+
+std::optional<Config> SearchSpace::complete(const Config& config) const {
+  if (contains(config)) return config;
+  for (const Variant& v : variants_) {
+    Config filled = config;
+    for (const Parameter& p : v.parameters) {
+      if (p.added_later && !filled.count(p.name) && !p.values.empty()) filled[p.name] = p.values.front();
+    }
+    if (filled.size() != config.size() && check_variant(v, filled).empty()) return filled;
+  }
+  return std::nullopt;
+}
+
 }  // namespace ocltune

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,9 @@ struct Parameter {
   std::string name;                  // UPPER_SNAKE, the kernel macro it sets
   std::vector<std::int64_t> values;  // allowed values, in the order neighbours are defined
   std::string meaning;               // one line for --help and reports
+  // Added after rows were tuned without it: a configuration that lacks it ran its first value
+  // (SearchSpace::complete). A missing parameter is an error otherwise.
+  bool added_later = false;
 };
 
 struct Constraint {
@@ -56,6 +60,12 @@ class SearchSpace {
   // value not declared, which constraint fails).
   std::string check(const Config& config) const;
   bool contains(const Config& config) const { return check(config).empty(); }
+  // Marks parameter `name` of every variant that has it as added later (Parameter::added_later); its
+  // first value must be what configurations without it ran.
+  SearchSpace& added_later(const std::string& name);
+  // `config` as a point of the space: itself when it belongs, else with the parameters added later
+  // that it lacks set to their first value, when the result belongs. Nothing when neither belongs.
+  std::optional<Config> complete(const Config& config) const;
 
  private:
   std::vector<Variant> variants_;

@@ -42,10 +42,13 @@ CheckedRow check_row(const BestRow& row, const DeviceInfo& device, std::optional
   } catch (const Error& e) {
     throw Error(fmt::format("params_json: {}", printable(e.what(), 300)));
   }
-  const std::string reason = p.space(device).check(checked.config);
-  if (!reason.empty()) {
+  // A row from before a parameter was added is read as what it ran: the parameter's first value.
+  const SearchSpace space = p.space(device);
+  if (std::optional<Config> completed = space.complete(checked.config)) {
+    checked.config = std::move(*completed);
+  } else {
     throw Error(fmt::format("configuration {} is outside the {} space: {}", printable(to_string(checked.config), 200),
-                            printable(row.op, 40), printable(reason, 300)));
+                            printable(row.op, 40), printable(space.check(checked.config), 300)));
   }
   if (const std::string why = time_problem(row.median_ns, p.bytes(), copy_bandwidth_gbs); !why.empty())
     throw Error(why);

@@ -323,6 +323,14 @@ TEST(RuntimeLookup, SixteenBitConvolutionsTryTensorCoresBeforeBorrowedFp32Rows) 
   ASSERT_EQ(other_direct.size(), 3u);
   EXPECT_EQ(other_direct[0].config, direct);
   EXPECT_EQ(other_direct[1].config, winograd);
+  // A tensor-core row tuned before the cp.async stages (no STAGES) is the configuration it ran.
+  Config before_stages = tuned16;
+  ASSERT_EQ(before_stages.erase("STAGES"), 1u);
+  const std::vector<Candidate> old =
+      candidates({row(fp32, winograd), row(fp16, direct), row(bf16, before_stages)}, true);
+  ASSERT_FALSE(old.empty());
+  EXPECT_EQ(old[0].level, Level::kExact);
+  EXPECT_EQ(old[0].config, tuned16);
 }
 
 // TF32 concerns fp32 tensors: a 16-bit call that allows it (PyTorch passes cuDNN's switch with every

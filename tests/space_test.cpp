@@ -60,6 +60,29 @@ TEST(SearchSpace, CheckSaysWhyAConfigurationIsOutside) {
   EXPECT_NE(s.check({{"A", 2}, {"B", 1}, {"C", 0}, {"D", 1}}).find("unknown parameter D"), std::string::npos);
 }
 
+// A configuration from before a parameter was added reads as the parameter's first value, where that
+// is a point of the space; other missing parameters, unknown ones and completions that break a
+// constraint are not completed.
+TEST(SearchSpace, CompleteFillsParametersAddedLaterWithTheirFirstValue) {
+  SearchSpace s = small_space();
+  EXPECT_EQ(s.complete({{"A", 2}, {"B", 1}}), std::nullopt);  // C is not marked
+  s.added_later("C");
+  EXPECT_EQ(s.complete({{"A", 2}, {"B", 1}}), (Config{{"A", 2}, {"B", 1}, {"C", 0}}));
+  EXPECT_EQ(s.complete({{"A", 8}, {"B", 4}, {"C", 1}}), (Config{{"A", 8}, {"B", 4}, {"C", 1}}));
+  EXPECT_EQ(s.complete({{"A", 2}, {"C", 0}}), std::nullopt);            // B is not marked
+  EXPECT_EQ(s.complete({{"A", 2}, {"B", 4}}), std::nullopt);            // A % B != 0
+  EXPECT_EQ(s.complete({{"A", 2}, {"B", 1}, {"D", 1}}), std::nullopt);  // D is no parameter
+  SearchSpace direct("direct");
+  direct.add("ALGO", {0}).add("TILE", {1, 2});
+  SearchSpace gemm("gemm");
+  gemm.add("ALGO", {1}).add("MWG", {16, 32}).add("STAGES", {0, 2});
+  SearchSpace both = SearchSpace::unite({direct, gemm});
+  both.added_later("STAGES");
+  EXPECT_EQ(both.complete({{"ALGO", 1}, {"MWG", 32}}), (Config{{"ALGO", 1}, {"MWG", 32}, {"STAGES", 0}}));
+  EXPECT_EQ(both.complete({{"ALGO", 0}, {"MWG", 32}}), std::nullopt);
+  EXPECT_EQ(both.complete({{"ALGO", 0}, {"TILE", 2}}), (Config{{"ALGO", 0}, {"TILE", 2}}));
+}
+
 TEST(SearchSpace, UnionKeepsVariantsApart) {
   SearchSpace direct("direct");
   direct.add("ALGO", {0}).add("TILE", {1, 2});

@@ -72,7 +72,10 @@ SearchSpace mma_variant(const Conv2dShape& s, const DeviceInfo& device, const st
                     {"STAGES", "BK", "BN", "WM", "WN"},
                     [s](const Config& c) { return at(c, "STAGES") == 0 || kmajor_operands(s, c); });
   }
-  return algorithm_variant(name, algo, space.variants().front());
+  SearchSpace variant = algorithm_variant(name, algo, space.variants().front());
+  // Rows tuned before the stages (2026-12-07) staged through registers: STAGES = 0, its first value.
+  if (staged) variant.added_later("STAGES");
+  return variant;
 }
 
 // 64x64 tiles of four 32x32 warp tiles, shrunk to 32 along a GEMM dimension of 32 or less.
