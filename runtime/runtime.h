@@ -149,8 +149,9 @@ class Runtime {
  private:
   Entry& entry(const ShapeCode& code);
   void resolve(Entry& entry, const DispatchAdapter& adapter, const void* call, cl_command_queue queue);
-  // First-dispatch check of `config` on the problem's synthetic data; empty when it passes.
-  std::string check(const Problem& problem, const Config& config);
+  // First-dispatch check of `config` on the problem's synthetic data; empty when it passes. The
+  // call's plan (same configuration and shape) names the programs it builds meanwhile.
+  std::string check(const Problem& problem, const Config& config, const LaunchPlan& call_plan);
   bool is_blocked(const std::string& key) const;
   void block(const std::string& key, BlockedConfig blocked);
   void load_layers();

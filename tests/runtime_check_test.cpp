@@ -93,6 +93,41 @@ TEST(FirstDispatchCheck, BlocksAWrongNearestConfigurationAndTheNextLevelAnswers)
   EXPECT_GE(stats.resolve_seconds, stats.check_seconds);
 }
 
+// A borrowed configuration whose program does not build (here: one define made invalid C in the
+// call's plan, which the check builds while it makes its synthetic data) is refused with the build's
+// message, and the next level answers.
+class UnbuildableAdapter : public GemmAdapter {
+ public:
+  LaunchPlan plan_of(const GemmCall& call, const Config& config, Workspace& workspace) const override {
+    LaunchPlan plan = GemmAdapter::plan_of(call, config, workspace);
+    if (config != testing::small_tile_config()) return plan;
+    for (auto& [name, value] : plan.kernels.at(0).program.defines) {
+      if (name == "MWG") value = "(";
+    }
+    return plan;
+  }
+};
+
+TEST(FirstDispatchCheck, RefusesABorrowedConfigurationWhoseProgramDoesNotBuild) {
+  const UnbuildableAdapter adapter;
+  const std::string key = session().device().key();
+  const DeviceInfo sibling = testing::sibling_device(session().device());
+  const std::string user = testing::write_database(
+      testing::temp_path("check-unbuildable.db"), {session().device(), sibling},
+      {testing::gemm_row(key, {.m = 64, .n = 32, .k = 32}, testing::small_tile_config()),
+       testing::gemm_row(sibling.key(), {.m = 48, .n = 24, .k = 32}, testing::staged_tile_config())});
+  Runtime rt(session().context(), session().device().device, testing::isolated(user, "", std::make_shared<LogSink>()));
+  HostGemm g(session().context(), {.m = 40, .n = 24, .k = 31});
+  const Dispatch d = rt.dispatch(adapter, gemm_shape_code(adapter, g.call()), &g.call(), session().queue()());
+  EXPECT_EQ(d.level, Level::kClass);
+  EXPECT_EQ(g.check(session().queue()), "");
+  const std::vector<BlockedConfig> blocked = rt.blocked();
+  ASSERT_EQ(blocked.size(), 1u);
+  EXPECT_EQ(blocked[0].config, to_string(testing::small_tile_config()));
+  EXPECT_NE(blocked[0].reason.find("first-dispatch check failed"), std::string::npos) << blocked[0].reason;
+  EXPECT_NE(blocked[0].reason.find("build"), std::string::npos) << blocked[0].reason;
+}
+
 TEST(FirstDispatchCheck, FallsBackToTheBuiltinWhenNothingElseIsLeft) {
   const SabotagedAdapter adapter;
   const std::string user = testing::write_database(
