@@ -55,15 +55,19 @@ class SabotagedAdapter : public GemmAdapter {
   }
 };
 
+// A user database whose rows serve a 40x24x31 GEMM: a nearest shape's on this device with
+// small_tile_config() (which the adapters of these tests break), a class row with a correct one.
+std::string nearest_and_class_rows(const std::string& name) {
+  const DeviceInfo sibling = testing::sibling_device(session().device());
+  return testing::write_database(
+      testing::temp_path(name), {session().device(), sibling},
+      {testing::gemm_row(session().device().key(), {.m = 64, .n = 32, .k = 32}, testing::small_tile_config()),
+       testing::gemm_row(sibling.key(), {.m = 48, .n = 24, .k = 32}, testing::staged_tile_config())});
+}
+
 TEST(FirstDispatchCheck, BlocksAWrongNearestConfigurationAndTheNextLevelAnswers) {
   const SabotagedAdapter adapter;
-  const std::string key = session().device().key();
-  const DeviceInfo sibling = testing::sibling_device(session().device());
-  // Nearest shape on this device: the sabotaged configuration; same class: a correct one.
-  const std::string user = testing::write_database(
-      testing::temp_path("check.db"), {session().device(), sibling},
-      {testing::gemm_row(key, {.m = 64, .n = 32, .k = 32}, testing::small_tile_config()),
-       testing::gemm_row(sibling.key(), {.m = 48, .n = 24, .k = 32}, testing::staged_tile_config())});
+  const std::string user = nearest_and_class_rows("check.db");
   auto sink = std::make_shared<LogSink>();
   Runtime rt(session().context(), session().device().device, testing::isolated(user, "", sink));
 
@@ -110,12 +114,7 @@ class UnbuildableAdapter : public GemmAdapter {
 
 TEST(FirstDispatchCheck, RefusesABorrowedConfigurationWhoseProgramDoesNotBuild) {
   const UnbuildableAdapter adapter;
-  const std::string key = session().device().key();
-  const DeviceInfo sibling = testing::sibling_device(session().device());
-  const std::string user = testing::write_database(
-      testing::temp_path("check-unbuildable.db"), {session().device(), sibling},
-      {testing::gemm_row(key, {.m = 64, .n = 32, .k = 32}, testing::small_tile_config()),
-       testing::gemm_row(sibling.key(), {.m = 48, .n = 24, .k = 32}, testing::staged_tile_config())});
+  const std::string user = nearest_and_class_rows("check-unbuildable.db");
   Runtime rt(session().context(), session().device().device, testing::isolated(user, "", std::make_shared<LogSink>()));
   HostGemm g(session().context(), {.m = 40, .n = 24, .k = 31});
   const Dispatch d = rt.dispatch(adapter, gemm_shape_code(adapter, g.call()), &g.call(), session().queue()());
