@@ -16,7 +16,7 @@ __all__ = ["startup_stats"]
 
 # The runtime's "cold_path" counters (include/ocltune/ocltune.h), summed over the devices used.
 _COLD_PATH = ("resolutions", "resolve_s", "checks", "check_s", "checks_remembered", "compiled", "compile_s", "loaded",
-              "load_s", "stored", "store_s")
+              "load_s", "stored", "store_s", "provisional", "upgrades")
 
 
 def startup_stats() -> dict:
@@ -29,6 +29,8 @@ def startup_stats() -> dict:
         compiled, compile_s      programs compiled from source by the runtime's program cache
         loaded, load_s           programs loaded from ocltune's on-disk binary cache (misses included in load_s)
         stored, store_s          binaries written to that cache (a driver may compile every kernel to give one)
+        provisional, upgrades    with OCLTUNE_FAST_START=1: problems that ran their built-in configuration while
+                                 a better one was built (and checked) in the background, and those switched since
         plain_programs, plain_s  the backend's own plain programs built (casts, indexing, optimisers, ...);
                                  on GPUs they build through the runtime's cache, so compiled/loaded count them too
 

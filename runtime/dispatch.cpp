@@ -95,16 +95,51 @@ Runtime::Entry& Runtime::entry(const ShapeCode& code) {
   return *e;
 }
 
+Runtime::Entry& Runtime::ready_entry(const DispatchAdapter& adapter, const ShapeCode& code, const void* call,
+                                     cl_command_queue queue) {
+  Entry* e = &entry(code);
+  if (!e->ready.load(std::memory_order_acquire)) resolve(*e, adapter, call, queue);
+  // Fast start: `upgrade` was set before `ready`, and never changes after.
+  if (e->upgrade && e->upgrade->done.load(std::memory_order_acquire)) e = &upgrade(code, *e, adapter, call, queue);
+  return *e;
+}
+
+Runtime::Entry& Runtime::upgrade(const ShapeCode& code, Entry& provisional, const DispatchAdapter& adapter,
+                                 const void* call, cl_command_queue queue) {
+  std::lock_guard once(provisional.resolve_mutex);  // one thread resolves the replacement
+  {
+    std::shared_lock lock(entries_mutex_);
+    const auto it = entries_.find(code);
+    if (it != entries_.end() && it->second.get() != &provisional) {  // replaced already, or reload()ed
+      Entry& current = *it->second;
+      if (!current.ready.load(std::memory_order_acquire)) resolve(current, adapter, call, queue, false);
+      return current;
+    }
+  }
+  // The prepared configuration's programs are built and its check remembered: this resolution is
+  // quick, and takes the same candidate unless the background refused it (blocked).
+  auto fresh = std::make_unique<Entry>();
+  resolve(*fresh, adapter, call, queue, false);
+  std::unique_lock lock(entries_mutex_);
+  std::unique_ptr<Entry>& slot = entries_[code];
+  if (slot.get() == &provisional) {
+    retired_.push_back(std::move(slot));  // threads dispatching through it finish undisturbed
+    ++upgrades_;
+  } else if (slot) {  // reload() dropped the provisional entry meanwhile: keep the newer one
+    retired_.push_back(std::move(fresh));
+    return *slot;
+  }
+  slot = std::move(fresh);
+  return *slot;
+}
+
 Decision Runtime::decide(const DispatchAdapter& adapter, const ShapeCode& code, const void* call) {
-  Entry& e = entry(code);
-  if (!e.ready.load(std::memory_order_acquire)) resolve(e, adapter, call, session_.queue()());
-  return e.decision;
+  return ready_entry(adapter, code, call, session_.queue()()).decision;
 }
 
 Dispatch Runtime::dispatch(const DispatchAdapter& adapter, const ShapeCode& code, const void* call,
                            cl_command_queue queue, const DispatchOptions& options) {
-  Entry& e = entry(code);
-  if (!e.ready.load(std::memory_order_acquire)) resolve(e, adapter, call, queue);
+  Entry& e = ready_entry(adapter, code, call, queue);
   e.calls.fetch_add(1, std::memory_order_relaxed);
   const KernelObserver observer = kernel_observer();
   if (e.library) {

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/lookup.h"
 #include "runtime/runtime.h"
 
 namespace ocltune {
@@ -51,6 +52,9 @@ struct Runtime::Entry {
   std::string op, dtype, math, shape_key;
   nlohmann::json shape;
   std::atomic<std::uint64_t> calls{0};  // dispatches since the last reset_dispatch_stats()
+  // Fast start: set (before `ready`) when this entry runs its built-in configuration while a better one
+  // is prepared; once that is done, the next call replaces the entry (Runtime::upgrade).
+  std::shared_ptr<Upgrade> upgrade;
 
   std::mutex slots_mutex;  // creation of slots only
   std::atomic<std::size_t> slot_count{0};
@@ -60,6 +64,20 @@ struct Runtime::Entry {
   // threads are dispatching the same problem at once.
   Slot& acquire();
   static void release(Slot& slot) { slot.busy.store(false, std::memory_order_release); }
+};
+
+// The better candidates of a provisional entry, in lookup order, each with the call's programs and
+// the check key it still needs (empty: none); the background thread builds and checks them in turn
+// until one is ready (refusing the others as a resolution does), then sets `done`.
+struct Runtime::Upgrade {
+  struct Option {
+    Candidate candidate;
+    std::vector<ProgramSource> programs;
+    std::string check_key;
+  };
+  std::unique_ptr<Problem> problem;
+  std::vector<Option> options;
+  std::atomic<bool> done{false};
 };
 
 }  // namespace ocltune

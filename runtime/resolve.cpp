@@ -1,5 +1,6 @@
 // The runtime's cold path: the lookup chain (exact -> nearest -> device class -> built-in or
 // library), the first-dispatch check of borrowed configurations, and kernel preparation.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <future>
@@ -12,6 +13,7 @@
 #include "runtime/entry.h"
 #include "runtime/lookup.h"
 #include "runtime/runtime.h"
+#include "runtime/serial_worker.h"
 
 namespace ocltune {
 namespace {
@@ -30,6 +32,14 @@ class ScopedNanoseconds {
   std::atomic<long long>& total_;
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
+
+std::vector<ProgramSource> programs_of(const LaunchPlan& plan) {
+  std::vector<ProgramSource> programs;
+  for (const KernelLaunch& launch : plan.kernels) programs.push_back(launch.program);
+  return programs;
+}
+
+bool borrowed(Level level) { return level == Level::kNearest || level == Level::kClass; }
 
 std::string blocked_key(const Problem& p, const Config& config) {
   return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}", p.op(), dtype_name(p.dtype()), math_name(p.math()), p.shape_key(),
@@ -52,15 +62,15 @@ Runtime::Entry::Step make_step(const KernelLaunch& launch, cl::Program program) 
 
 }  // namespace
 
-std::string Runtime::check(const Problem& problem, const Config& config, const LaunchPlan& call_plan) {
+std::string Runtime::check(const Problem& problem, const Config& config, const std::vector<ProgramSource>& programs) {
   ++checks_;
   const ScopedNanoseconds timed(check_ns_);
   try {
     // The call's programs (the check's plan builds the same ones: same shape, same configuration)
     // compile on another thread while this one makes the check's synthetic tensors and reference:
     // both took tenths of a second per check in resnet50's cold first step on an H100.
-    std::future<void> builds = std::async(std::launch::async, [this, &call_plan] {
-      for (const KernelLaunch& launch : call_plan.kernels) session_.programs().get(launch.program);
+    std::future<void> builds = std::async(std::launch::async, [this, &programs] {
+      for (const ProgramSource& program : programs) session_.programs().get(program);
     });
     std::unique_ptr<Evaluation> evaluation;
     try {
@@ -82,7 +92,8 @@ std::string Runtime::check(const Problem& problem, const Config& config, const L
   }
 }
 
-void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call, cl_command_queue queue) {
+void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call, cl_command_queue queue,
+                      bool allow_provisional) {
   std::lock_guard lock(e.resolve_mutex);
   if (e.ready.load(std::memory_order_acquire)) return;
   ++resolutions_;
@@ -114,6 +125,14 @@ void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call
     lookup.library = adapter.library();
   }
   std::vector<Candidate> candidates = lookup_candidates(*problem, lookup);
+  // Fast start: the built-in configuration now, the better one once the background has it ready.
+  std::shared_ptr<Upgrade> pending;
+  if (allow_provisional && fast_start_) pending = plan_upgrade(adapter, call, queue, *problem, candidates);
+  if (pending) {
+    pending->problem = adapter.problem(call);
+    candidates.erase(candidates.begin(), std::find_if(candidates.begin(), candidates.end(),
+                                                      [](const Candidate& c) { return c.level == Level::kBuiltin; }));
+  }
 
   std::string failures;
   for (Candidate& c : candidates) {
@@ -141,12 +160,12 @@ void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call
       // A borrowed configuration is checked on this shape before it runs, unless an earlier process
       // checked exactly these kernels on this device (measured on an H100: resnet50's first training
       // step spent 52 of its 53 s with warm caches in 73 checks).
-      if ((c.level == Level::kNearest || c.level == Level::kClass) && options_.verify_first_dispatch) {
+      if (borrowed(c.level) && options_.verify_first_dispatch) {
         const std::string remembered = check_key(session_.device(), *problem, c.config, plan);
         if (check_record_->contains(remembered)) {
           ++checks_remembered_;
         } else {
-          const std::string reason = check(*problem, c.config, plan);
+          const std::string reason = check(*problem, c.config, programs_of(plan));
           if (!reason.empty()) {
             refuse(reason);
             continue;
@@ -181,7 +200,12 @@ void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call
       e.fast = fast_ok;
       if (fast_ok) e.plan_args = std::move(expected);
       e.decision = {c.level, c.config, c.source, c.distance, verified};
+      e.upgrade = pending;
       e.ready.store(true, std::memory_order_release);
+      if (pending) {
+        ++provisional_;
+        upgrade_worker_->submit([this, pending] { prepare_upgrade(*pending); });
+      }
       return;
     } catch (const cl::Error& err) {
       if (c.level == Level::kBuiltin) throw ClError(err);
@@ -192,6 +216,61 @@ void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call
     }
   }
   throw Error(fmt::format("op {} shape {}: no configuration could be used{}", op, key, failures));
+}
+
+std::shared_ptr<Runtime::Upgrade> Runtime::plan_upgrade(const DispatchAdapter& adapter, const void* call,
+                                                        cl_command_queue queue, const Problem& problem,
+                                                        const std::vector<Candidate>& candidates) {
+  const auto builtin =
+      std::find_if(candidates.begin(), candidates.end(), [](const Candidate& c) { return c.level == Level::kBuiltin; });
+  if (builtin == candidates.end()) return nullptr;  // the library answers last: it is always ready
+  auto upgrade = std::make_shared<Upgrade>();
+  for (auto c = candidates.begin(); c != builtin; ++c) {
+    if (is_blocked(blocked_key(problem, c->config))) continue;
+    Upgrade::Option option{*c, {}, {}};
+    try {
+      const LaunchPlan plan = adapter.plan(call, c->config, *workspaces(queue).lease());
+      if (plan.kernels.empty()) continue;  // refused when the upgrade's resolution meets it
+      option.programs = programs_of(plan);
+      if (borrowed(c->level) && options_.verify_first_dispatch) {
+        std::string key = check_key(session_.device(), problem, c->config, plan);
+        if (!check_record_->contains(key)) option.check_key = std::move(key);
+      }
+    } catch (const std::exception&) {
+      continue;  // likewise: a plan that throws is refused by a resolution, with its message
+    }
+    if (upgrade->options.empty()) {  // the head: ready when checked and built (or building) already
+      const bool built = std::all_of(option.programs.begin(), option.programs.end(),
+                                     [&](const ProgramSource& p) { return session_.programs().contains(p); });
+      if (built && option.check_key.empty()) return nullptr;
+    }
+    upgrade->options.push_back(std::move(option));
+  }
+  return upgrade->options.empty() ? nullptr : upgrade;
+}
+
+void Runtime::prepare_upgrade(Upgrade& upgrade) {
+  const Problem& problem = *upgrade.problem;
+  for (const Upgrade::Option& option : upgrade.options) {
+    const Candidate& c = option.candidate;
+    const std::string bkey = blocked_key(problem, c.config);
+    if (is_blocked(bkey)) continue;
+    std::string reason;
+    try {
+      if (option.check_key.empty()) {
+        for (const ProgramSource& program : option.programs) session_.programs().get(program);
+      } else {
+        reason = check(problem, c.config, option.programs);
+        if (reason.empty()) check_record_->add(option.check_key);
+      }
+    } catch (const std::exception& err) {
+      reason = err.what();
+    }
+    if (reason.empty()) break;  // ready: the resolution that replaces the entry takes it
+    block(bkey, {problem.op(), problem.shape_key(), to_string(c.config),
+                 fmt::format("{} level, from {}: {}", level_name(c.level), c.source, reason)});
+  }
+  upgrade.done.store(true, std::memory_order_release);
 }
 
 }  // namespace ocltune

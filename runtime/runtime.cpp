@@ -14,6 +14,7 @@
 #include "harness/capability.h"
 #include "runtime/check_record.h"
 #include "runtime/entry.h"
+#include "runtime/serial_worker.h"
 
 namespace ocltune {
 namespace {
@@ -87,6 +88,8 @@ Runtime::Runtime(cl::Context context, cl::Device device, RuntimeOptions options)
     record.clear();
   }
   check_record_ = std::make_unique<CheckRecord>(record);
+  fast_start_ = options_.fast_start < 0 ? env_or("OCLTUNE_FAST_START", "0") == "1" : options_.fast_start != 0;
+  if (fast_start_) upgrade_worker_ = std::make_unique<SerialWorker>();
   // Programs earlier processes used load in the background while the caller goes on (a GPU driver
   // compiles a binary when it loads it: 17 s for resnet50's 80 programs on an H100, one at a time).
   // Not on CPU devices by default: PoCL runs one build at a time, and the threads would take the
@@ -110,7 +113,11 @@ std::unique_ptr<Runtime> Runtime::for_device_index(int index, RuntimeOptions opt
   return std::make_unique<Runtime>(std::move(context), d.device, std::move(options));
 }
 
-Runtime::~Runtime() = default;
+Runtime::~Runtime() { upgrade_worker_.reset(); }  // its task may be using any member
+
+void Runtime::wait_for_upgrades() {
+  if (upgrade_worker_) upgrade_worker_->drain();
+}
 
 void Runtime::log(const std::string& message) const {
   if (options_.log) {
@@ -202,6 +209,8 @@ RuntimeStats Runtime::stats() const {
   s.checks = checks_.load();
   s.check_seconds = check_ns_.load() * 1e-9;
   s.checks_remembered = checks_remembered_.load();
+  s.provisional = provisional_.load();
+  s.upgrades = upgrades_.load();
   s.programs_compiled = programs.builds();
   s.compile_seconds = programs.compile_seconds();
   s.binary_loads = programs.binary_loads();

@@ -39,6 +39,12 @@ struct RuntimeOptions {
   // Empty: <binary cache>/<device key>/checks.txt beside the program binaries (none where the binary
   // cache is off, $OCLTUNE_BINARY_CACHE=off); "off": nowhere, every process checks again.
   std::string check_record;
+  // Fast start: a problem whose best configuration is not ready yet (its programs are not built, or a
+  // borrowed one still needs its first-dispatch check) runs its built-in configuration at once, while a
+  // background thread builds (and checks) the better one; a call after that switches to it. A model's
+  // first step then waits for the few programs the built-in configurations share instead of every
+  // tuned one's (issue 39's cold start). -1: $OCLTUNE_FAST_START (1: on; default off); 0: off; 1: on.
+  int fast_start = -1;
   // A database file that is refused (corrupt, foreign, newer) fails construction instead of being skipped.
   bool strict_databases = false;
   // Warnings (refused files, rejected rows, blocked configurations). Default: stderr.
@@ -71,6 +77,10 @@ struct RuntimeStats {
   // Borrowed configurations that ran without a check: an earlier process's check of the same kernels
   // on this device passed (RuntimeOptions::check_record).
   std::uint64_t checks_remembered = 0;
+  // Fast start (RuntimeOptions::fast_start): problems that ran their built-in configuration while a
+  // better one was prepared in the background, and how many of them switched to it since.
+  std::uint64_t provisional = 0;
+  std::uint64_t upgrades = 0;
   // Every program of the runtime's program cache, callers' included: compiled from source, loaded from
   // the on-disk binary cache (misses included in the time), binaries written to it.
   int programs_compiled = 0;
@@ -85,7 +95,9 @@ struct RuntimeStats {
 // (a moved install, a wheel), else the configured install's <datadir>/ocltune/system.db, else the build tree's.
 std::string default_system_database_path();
 
-class CheckRecord;  // runtime/check_record.h
+class CheckRecord;   // runtime/check_record.h
+class SerialWorker;  // runtime/serial_worker.h
+struct Candidate;    // runtime/lookup.h
 
 // The math mode of a call: "tf32" where the caller allows TF32, the device has TF32 units and the
 // tensors are fp32; "exact" otherwise. TF32 concerns fp32 inputs only: PyTorch passes cuDNN's switch
@@ -128,6 +140,9 @@ class Runtime {
 
   // Reads the database layers again and forgets every cached decision (not the blocked configurations).
   void reload();
+  // Fast start: waits until the background thread has prepared every better configuration queued so
+  // far (the calls after this one switch to them).
+  void wait_for_upgrades();
 
   std::vector<std::string> messages() const;  // refused layers and rejected rows of the last load
   std::vector<BlockedConfig> blocked() const;
@@ -144,14 +159,28 @@ class Runtime {
   // The problems dispatched as an `ocltune --shapes` file (ocltune::write_shapes_file of this runtime).
   std::size_t write_shapes_file(const std::string& path) const;
 
-  struct Entry;  // a resolved decision with its prepared kernels (runtime/dispatch.cpp)
+  struct Entry;    // a resolved decision with its prepared kernels (runtime/dispatch.cpp)
+  struct Upgrade;  // fast start: a provisional entry's better configurations (runtime/entry.h)
 
  private:
   Entry& entry(const ShapeCode& code);
-  void resolve(Entry& entry, const DispatchAdapter& adapter, const void* call, cl_command_queue queue);
-  // First-dispatch check of `config` on the problem's synthetic data; empty when it passes. The
-  // call's plan (same configuration and shape) names the programs it builds meanwhile.
-  std::string check(const Problem& problem, const Config& config, const LaunchPlan& call_plan);
+  // The entry of `code`, resolved, and switched to its upgrade where one is ready.
+  Entry& ready_entry(const DispatchAdapter& adapter, const ShapeCode& code, const void* call, cl_command_queue queue);
+  // `allow_provisional`: fast start may resolve to the built-in configuration and queue an Upgrade.
+  void resolve(Entry& entry, const DispatchAdapter& adapter, const void* call, cl_command_queue queue,
+               bool allow_provisional = true);
+  // Fast start: the better candidates before the built-in one, with the programs and checks each
+  // needs, when the first of them is not ready; null when it is (or there is nothing better).
+  std::shared_ptr<Upgrade> plan_upgrade(const DispatchAdapter& adapter, const void* call, cl_command_queue queue,
+                                        const Problem& problem, const std::vector<Candidate>& candidates);
+  void prepare_upgrade(Upgrade& upgrade);  // on the background thread
+  // Replaces `provisional` in the decision cache by a new entry resolved now that its upgrade is
+  // prepared; the old entry stays alive (retired_), as with reload().
+  Entry& upgrade(const ShapeCode& code, Entry& provisional, const DispatchAdapter& adapter, const void* call,
+                 cl_command_queue queue);
+  // First-dispatch check of `config` on the problem's synthetic data; empty when it passes. `programs`
+  // (the call's plan's: same configuration and shape) build meanwhile.
+  std::string check(const Problem& problem, const Config& config, const std::vector<ProgramSource>& programs);
   bool is_blocked(const std::string& key) const;
   void block(const std::string& key, BlockedConfig blocked);
   void load_layers();
@@ -183,6 +212,11 @@ class Runtime {
   std::atomic<long long> check_ns_{0};
   std::atomic<std::uint64_t> checks_remembered_{0};
   std::unique_ptr<CheckRecord> check_record_;
+  bool fast_start_ = false;
+  std::atomic<std::uint64_t> provisional_{0};
+  std::atomic<std::uint64_t> upgrades_{0};
+  // Last member: destroyed (its thread stopped) before what the upgrades it runs use.
+  std::unique_ptr<SerialWorker> upgrade_worker_;
 };
 
 }  // namespace ocltune

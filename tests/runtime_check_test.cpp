@@ -1,7 +1,9 @@
 // The first-dispatch check: a borrowed configuration that computes a wrong result is blocked for
-// that shape, logged, and the next level answers.
+// that shape, logged, and the next level answers; with fast start, checked in the background while
+// the built-in configuration serves the calls.
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -247,6 +249,100 @@ TEST(FirstDispatchCheck, ALaterRuntimeRemembersPassedChecksOnly) {
   std::filesystem::create_directories(record);
   run(2, 0);
   std::filesystem::remove_all(record);
+}
+
+// ---- Fast start (RuntimeOptions::fast_start) ----
+
+RuntimeOptions fast_start(const std::string& user_db) {
+  RuntimeOptions options = testing::isolated(user_db, "", std::make_shared<LogSink>());
+  options.fast_start = 1;
+  return options;
+}
+
+// The built-in configuration serves the first call while the borrowed rows are checked in the
+// background; the wrong one is refused there, and the calls after the upgrade run the right one.
+TEST(FastStart, TheBuiltinServesWhileBorrowedRowsAreCheckedInTheBackground) {
+  const SabotagedAdapter adapter;
+  Runtime rt(session().context(), session().device().device, fast_start(nearest_and_class_rows("fast-start.db")));
+  HostGemm g(session().context(), {.m = 40, .n = 24, .k = 31});
+  const ShapeCode code = gemm_shape_code(adapter, g.call());
+  EXPECT_EQ(rt.dispatch(adapter, code, &g.call(), session().queue()()).level, Level::kBuiltin);
+  EXPECT_EQ(g.check(session().queue()), "");
+  rt.wait_for_upgrades();
+  EXPECT_EQ(rt.stats().provisional, 1u);
+  EXPECT_EQ(rt.stats().checks, 2u);
+  const std::vector<BlockedConfig> blocked = rt.blocked();
+  ASSERT_EQ(blocked.size(), 1u);
+  EXPECT_EQ(blocked[0].config, to_string(testing::small_tile_config()));
+  EXPECT_NE(blocked[0].reason.find("first-dispatch check failed"), std::string::npos) << blocked[0].reason;
+  g.reset(session().queue());
+  EXPECT_EQ(rt.dispatch(adapter, code, &g.call(), session().queue()()).level, Level::kClass);
+  EXPECT_EQ(g.check(session().queue()), "");
+  const Decision decision = rt.decide(adapter, code, &g.call());
+  EXPECT_EQ(decision.config, testing::staged_tile_config());
+  EXPECT_TRUE(decision.verified);
+  const RuntimeStats stats = rt.stats();
+  EXPECT_EQ(stats.upgrades, 1u);
+  EXPECT_EQ(stats.checks, 2u) << "the upgrade's resolution found the check passed, not checked again";
+  std::uint64_t calls = 0;
+  for (const DispatchedProblem& p : rt.dispatched_problems()) calls += p.total();
+  EXPECT_EQ(calls, 2u) << "the provisional entry's call is still counted";
+}
+
+// A configuration that is ready (its programs built, no check needed) resolves at once: the second
+// shape of a row's configuration, once the first one's upgrade built its programs.
+TEST(FastStart, AReadyConfigurationResolvesWithoutTheBuiltin) {
+  const GemmAdapter adapter;
+  const std::string key = session().device().key();
+  const GemmShape first{.m = 40, .n = 24, .k = 31}, second{.m = 41, .n = 24, .k = 31};
+  const std::string user = testing::write_database(testing::temp_path("fast-start-ready.db"), {session().device()},
+                                                   {testing::gemm_row(key, first, testing::staged_tile_config()),
+                                                    testing::gemm_row(key, second, testing::staged_tile_config())});
+  Runtime rt(session().context(), session().device().device, fast_start(user));
+  HostGemm a(session().context(), first), b(session().context(), second);
+  EXPECT_EQ(rt.dispatch(adapter, gemm_shape_code(adapter, a.call()), &a.call(), session().queue()()).level,
+            Level::kBuiltin);
+  rt.wait_for_upgrades();
+  EXPECT_EQ(rt.dispatch(adapter, gemm_shape_code(adapter, b.call()), &b.call(), session().queue()()).level,
+            Level::kExact);
+  EXPECT_EQ(b.check(session().queue()), "");
+  EXPECT_EQ(rt.stats().provisional, 1u);
+  EXPECT_EQ(rt.stats().checks, 0u) << "exact rows of this device are not checked";
+}
+
+// Threads dispatching one borrowed problem while its upgrade is prepared and swapped in: every
+// result right, one provisional resolution and at most one upgrade.
+TEST(FastStart, ThreadsDispatchingThroughTheUpgradeGetRightResults) {
+  const SabotagedAdapter adapter;
+  Runtime rt(session().context(), session().device().device,
+             fast_start(nearest_and_class_rows("fast-start-threads.db")));
+  constexpr int kThreads = 4;
+  std::string failures[kThreads];
+  auto worker = [&](int id) {
+    try {
+      cl::CommandQueue queue(session().context(), session().device().device);
+      HostGemm g(session().context(), {.m = 40, .n = 24, .k = 31}, {}, 30 + id);
+      // Until 10 calls after the upgrade (or 2000 calls: a slow background fails the count below).
+      for (int i = 0, after = 0; i < 2000 && after < 10; ++i) {
+        if (rt.stats().upgrades > 0) ++after;
+        g.reset(queue);
+        rt.dispatch(adapter, gemm_shape_code(adapter, g.call()), &g.call(), queue());
+        if (std::string problem = g.check(queue); !problem.empty()) {
+          failures[id] = "call " + std::to_string(i) + ": " + problem;
+          return;
+        }
+      }
+    } catch (const std::exception& e) {
+      failures[id] = e.what();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int id = 0; id < kThreads; ++id) threads.emplace_back(worker, id);
+  for (std::thread& t : threads) t.join();
+  for (const std::string& f : failures) EXPECT_EQ(f, "");
+  rt.wait_for_upgrades();
+  EXPECT_EQ(rt.stats().provisional, 1u);
+  EXPECT_EQ(rt.stats().upgrades, 1u) << "the threads called on through the upgrade";
 }
 
 }  // namespace

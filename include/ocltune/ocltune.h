@@ -328,11 +328,14 @@ ocltune_status ocltune_runtime_dispatch_counts(ocltune_runtime runtime, const ch
  * "problems": [{"op", "dtype", "math", "shape_key", "level", "calls": {...}, "shape": {...}}],
  * "databases": ["system.db path", "user.db path"] (the database files the runtime loaded, system first),
  * "cold_path": {"resolutions", "resolve_s", "checks", "check_s", "compiled", "compile_s", "loaded", "load_s",
- * "stored", "store_s", "checks_remembered"}}: where the time of new problems went since the runtime's
- * creation (a model's first step; seconds summed over threads; not reset): resolving them (checks and
- * program builds included), the first-dispatch checks of borrowed configurations (and those run unchecked
- * because an earlier process's check of the same kernels passed), and the runtime's program cache (callers' programs
- * too): programs compiled from source, loaded from the on-disk binary cache, and binaries written to it.
+ * "stored", "store_s", "checks_remembered", "provisional", "upgrades"}}: where the time of new problems
+ * went since the runtime's creation (a model's first step; seconds summed over threads; not reset):
+ * resolving them (checks and program builds included), the first-dispatch checks of borrowed
+ * configurations (and those run unchecked because an earlier process's check of the same kernels
+ * passed), the runtime's program cache (callers' programs too): programs compiled from source, loaded
+ * from the on-disk binary cache, and binaries written to it; and with fast start ($OCLTUNE_FAST_START=1)
+ * the problems that ran their built-in configuration while a better one was prepared in the background,
+ * and those that switched to it since.
  * `*length` (required) receives the text's length without the NUL; at most size - 1 bytes and a NUL
  * go to `buffer` (buffer NULL with size 0 asks only for the length; call again if *length >= size). */
 ocltune_status ocltune_runtime_dispatch_stats_json(ocltune_runtime runtime, char* buffer, size_t size, size_t* length);

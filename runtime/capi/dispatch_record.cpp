@@ -56,7 +56,9 @@ ocltune_status ocltune_runtime_dispatch_stats_json(ocltune_runtime runtime, char
                           {"load_s", cold.load_seconds},
                           {"stored", cold.binary_stores},
                           {"store_s", cold.store_seconds},
-                          {"checks_remembered", cold.checks_remembered}};
+                          {"checks_remembered", cold.checks_remembered},
+                          {"provisional", cold.provisional},
+                          {"upgrades", cold.upgrades}};
     const std::string text = stats.dump();
     *length = text.size();
     if (size == 0) return;
