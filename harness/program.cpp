@@ -111,6 +111,12 @@ bool ProgramCache::contains(const ProgramSource& source) const {
   return programs_.count(source.key()) != 0;
 }
 
+bool ProgramCache::available(const ProgramSource& source) const {
+  if (contains(source)) return true;
+  std::error_code error;
+  return !disk_.dir.empty() && std::filesystem::is_regular_file(binary_path(source), error);
+}
+
 double ProgramCache::build_ms(const ProgramSource& source) const {
   std::lock_guard lock(mutex_);
   auto it = build_ms_.find(source.key());

@@ -89,6 +89,9 @@ class ProgramCache {
   // The built program; throws BuildError with the build log when it does not compile.
   cl::Program get(const ProgramSource& source);
   bool contains(const ProgramSource& source) const;
+  // Built in memory (or building), or its binary is in the on-disk cache (loading it skips the
+  // compiler): what a caller choosing between a ready program and one to compile asks.
+  bool available(const ProgramSource& source) const;
   // Milliseconds the build of this program took (compiling or loading its binary); 0 when it is
   // not built yet.
   double build_ms(const ProgramSource& source) const;

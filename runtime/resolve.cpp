@@ -239,9 +239,10 @@ std::shared_ptr<Runtime::Upgrade> Runtime::plan_upgrade(const DispatchAdapter& a
     } catch (const std::exception&) {
       continue;  // likewise: a plan that throws is refused by a resolution, with its message
     }
-    if (upgrade->options.empty()) {  // the head: ready when checked and built (or building) already
+    if (upgrade->options.empty()) {  // the head: ready when checked, and built or in the binary cache
+      // (a warm start loads what an earlier process built, rather than building the built-in's programs)
       const bool built = std::all_of(option.programs.begin(), option.programs.end(),
-                                     [&](const ProgramSource& p) { return session_.programs().contains(p); });
+                                     [&](const ProgramSource& p) { return session_.programs().available(p); });
       if (built && option.check_key.empty()) return nullptr;
     }
     upgrade->options.push_back(std::move(option));

@@ -56,6 +56,23 @@ TEST(BinaryCache, ASecondSessionLoadsTheBinaryInsteadOfCompiling) {
   EXPECT_EQ(evaluate_fresh(dir), std::make_pair(0, 1));  // and the loaded program verifies
 }
 
+// available(): built in this session, or loadable from the disk cache (fast start asks it).
+TEST(BinaryCache, AvailableMeansBuiltOrOnDisk) {
+  const std::string dir = fresh_dir("binaries-available");
+  Session first(testing::test_session().device(), dir);
+  const LaunchPlan plan = kProblem.instantiate(first)->plan(gemm_default_config());
+  ASSERT_FALSE(plan.kernels.empty());
+  const ProgramSource& source = plan.kernels.front().program;
+  EXPECT_FALSE(first.programs().available(source));
+  first.programs().get(source);
+  EXPECT_TRUE(first.programs().available(source));
+  Session second(testing::test_session().device(), dir);
+  EXPECT_FALSE(second.programs().contains(source));
+  EXPECT_TRUE(second.programs().available(source)) << "its binary is on disk";
+  Session without_disk(testing::test_session().device(), "");
+  EXPECT_FALSE(without_disk.programs().available(source));
+}
+
 TEST(BinaryCache, CorruptTruncatedAndForeignEntriesAreRebuilt) {
   const std::string dir = fresh_dir("binaries-bad");
   evaluate_fresh(dir);

@@ -1,6 +1,7 @@
 // The first-dispatch check: a borrowed configuration that computes a wrong result is blocked for
 // that shape, logged, and the next level answers; with fast start, checked in the background while
 // the built-in configuration serves the calls.
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -289,8 +290,9 @@ TEST(FastStart, TheBuiltinServesWhileBorrowedRowsAreCheckedInTheBackground) {
   EXPECT_EQ(calls, 2u) << "the provisional entry's call is still counted";
 }
 
-// A configuration that is ready (its programs built, no check needed) resolves at once: the second
-// shape of a row's configuration, once the first one's upgrade built its programs.
+// A configuration that is ready resolves at once: its programs built in this runtime (the second
+// shape of a row's configuration, once the first one's upgrade built them), or in the binary cache
+// (a later process: a warm start loads them rather than building the built-in's).
 TEST(FastStart, AReadyConfigurationResolvesWithoutTheBuiltin) {
   const GemmAdapter adapter;
   const std::string key = session().device().key();
@@ -298,16 +300,36 @@ TEST(FastStart, AReadyConfigurationResolvesWithoutTheBuiltin) {
   const std::string user = testing::write_database(testing::temp_path("fast-start-ready.db"), {session().device()},
                                                    {testing::gemm_row(key, first, testing::staged_tile_config()),
                                                     testing::gemm_row(key, second, testing::staged_tile_config())});
-  Runtime rt(session().context(), session().device().device, fast_start(user));
-  HostGemm a(session().context(), first), b(session().context(), second);
-  EXPECT_EQ(rt.dispatch(adapter, gemm_shape_code(adapter, a.call()), &a.call(), session().queue()()).level,
-            Level::kBuiltin);
-  rt.wait_for_upgrades();
-  EXPECT_EQ(rt.dispatch(adapter, gemm_shape_code(adapter, b.call()), &b.call(), session().queue()()).level,
-            Level::kExact);
-  EXPECT_EQ(b.check(session().queue()), "");
-  EXPECT_EQ(rt.stats().provisional, 1u);
-  EXPECT_EQ(rt.stats().checks, 0u) << "exact rows of this device are not checked";
+  const std::string binaries = user + "-binaries";  // a folder: temp_path removes files only
+  std::filesystem::remove_all(binaries);
+  const char* previous = std::getenv("OCLTUNE_BINARY_CACHE");
+  const std::string restore = previous ? previous : "";
+  setenv("OCLTUNE_BINARY_CACHE", binaries.c_str(), 1);  // the runtimes' binary cache: empty at first
+  {
+    Runtime rt(session().context(), session().device().device, fast_start(user));
+    HostGemm a(session().context(), first), b(session().context(), second);
+    EXPECT_EQ(rt.dispatch(adapter, gemm_shape_code(adapter, a.call()), &a.call(), session().queue()()).level,
+              Level::kBuiltin);
+    rt.wait_for_upgrades();
+    EXPECT_EQ(rt.dispatch(adapter, gemm_shape_code(adapter, b.call()), &b.call(), session().queue()()).level,
+              Level::kExact);
+    EXPECT_EQ(b.check(session().queue()), "");
+    EXPECT_EQ(rt.stats().provisional, 1u);
+    EXPECT_EQ(rt.stats().checks, 0u) << "exact rows of this device are not checked";
+  }
+  {
+    Runtime later(session().context(), session().device().device, fast_start(user));
+    HostGemm a(session().context(), first);
+    EXPECT_EQ(later.dispatch(adapter, gemm_shape_code(adapter, a.call()), &a.call(), session().queue()()).level,
+              Level::kExact);
+    EXPECT_EQ(a.check(session().queue()), "");
+    EXPECT_EQ(later.stats().provisional, 0u);
+  }
+  if (previous) {
+    setenv("OCLTUNE_BINARY_CACHE", restore.c_str(), 1);
+  } else {
+    unsetenv("OCLTUNE_BINARY_CACHE");
+  }
 }
 
 // Threads dispatching one borrowed problem while its upgrade is prepared and swapped in: every
