@@ -119,7 +119,7 @@ Runtime::Entry& Runtime::upgrade(const ShapeCode& code, Entry& provisional, cons
   // The prepared configuration's programs are built and its check remembered: this resolution is
   // quick, and takes the same candidate unless the background refused it (blocked).
   auto fresh = std::make_unique<Entry>();
-  resolve(*fresh, adapter, call, queue, false);
+  resolve(*fresh, adapter, call, queue, false, provisional.upgrade->ready ? &*provisional.upgrade->ready : nullptr);
   std::unique_lock lock(entries_mutex_);
   std::unique_ptr<Entry>& slot = entries_[code];
   if (slot.get() == &provisional) {

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,9 @@ struct Runtime::Upgrade {
   };
   std::unique_ptr<Problem> problem;
   std::vector<Option> options;
+  // The option that passed (set before `done`): its check need not run again for a later call, whose
+  // plan may differ in scalar arguments (the check record's key) but not in its kernels.
+  std::optional<Config> ready;
   std::atomic<bool> done{false};
 };
 

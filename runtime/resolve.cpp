@@ -93,7 +93,7 @@ std::string Runtime::check(const Problem& problem, const Config& config, const s
 }
 
 void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call, cl_command_queue queue,
-                      bool allow_provisional) {
+                      bool allow_provisional, const Config* checked) {
   std::lock_guard lock(e.resolve_mutex);
   if (e.ready.load(std::memory_order_acquire)) return;
   ++resolutions_;
@@ -162,7 +162,7 @@ void Runtime::resolve(Entry& e, const DispatchAdapter& adapter, const void* call
       // step spent 52 of its 53 s with warm caches in 73 checks).
       if (borrowed(c.level) && options_.verify_first_dispatch) {
         const std::string remembered = check_key(session_.device(), *problem, c.config, plan);
-        if (check_record_->contains(remembered)) {
+        if (check_record_->contains(remembered) || (checked && *checked == c.config)) {
           ++checks_remembered_;
         } else {
           const std::string reason = check(*problem, c.config, programs_of(plan));
@@ -267,7 +267,10 @@ void Runtime::prepare_upgrade(Upgrade& upgrade) {
     } catch (const std::exception& err) {
       reason = err.what();
     }
-    if (reason.empty()) break;  // ready: the resolution that replaces the entry takes it
+    if (reason.empty()) {  // ready: the resolution that replaces the entry takes it
+      upgrade.ready = c.config;
+      break;
+    }
     block(bkey, {problem.op(), problem.shape_key(), to_string(c.config),
                  fmt::format("{} level, from {}: {}", level_name(c.level), c.source, reason)});
   }

@@ -167,8 +167,10 @@ class Runtime {
   // The entry of `code`, resolved, and switched to its upgrade where one is ready.
   Entry& ready_entry(const DispatchAdapter& adapter, const ShapeCode& code, const void* call, cl_command_queue queue);
   // `allow_provisional`: fast start may resolve to the built-in configuration and queue an Upgrade.
+  // `checked`: a configuration the background checked on this problem (an Upgrade's), which runs
+  // without a second check, as an entry's check covers all its later calls.
   void resolve(Entry& entry, const DispatchAdapter& adapter, const void* call, cl_command_queue queue,
-               bool allow_provisional = true);
+               bool allow_provisional = true, const Config* checked = nullptr);
   // Fast start: the better candidates before the built-in one, with the programs and checks each
   // needs, when the first of them is not ready; null when it is (or there is nothing better).
   std::shared_ptr<Upgrade> plan_upgrade(const DispatchAdapter& adapter, const void* call, cl_command_queue queue,
