@@ -1,14 +1,11 @@
-// Shared by every conv2d kernel: problem-level switches, the shape argument list, the fused
-// activation, and the small elementwise kernels of the GEMM-based algorithms (bias + activation
-// epilogue, bias gradient). Prepended to each conv2d_*.cl program, after storage.cl: tensors are
-// STORAGE (fp32, fp16 or bf16), read with LOAD and written with STORE, arithmetic is fp32.
+// Shared by every conv2d kernel: problem-level switches, the shape argument list, and the small
+// elementwise kernels of the GEMM-based algorithms (bias + activation epilogue, bias gradient).
+// Prepended to each conv2d_*.cl program, after storage.cl and activation.cl (the fused activation):
+// tensors are STORAGE (fp32, fp16 or bf16), read with LOAD and written with STORE, arithmetic is fp32.
 
 // ---- Problem layout (set by the host, not tuned) ----
 #ifndef HAS_BIAS
 #define HAS_BIAS 0  // 1: forward adds bias[k]; backward-weight also writes the bias gradient
-#endif
-#ifndef ACT
-#define ACT 0  // fused activation after bias: 0 none, 1 relu, 2 relu6, 3 gelu (erf), 4 sigmoid
 #endif
 #ifndef EPI_WG
 #define EPI_WG 64  // work-group size of the epilogue and bias-gradient kernels
@@ -32,19 +29,6 @@ static inline FastDiv fastdiv_for(const int d) {
 }
 static inline int fastdiv(const int x, const FastDiv f) { return (int)((mul_hi((uint)x, f.x) + (uint)x) >> f.y); }
 
-static inline float activate(const float x) {
-#if ACT == 1
-  return fmax(x, 0.0f);
-#elif ACT == 2
-  return fmin(fmax(x, 0.0f), 6.0f);
-#elif ACT == 3
-  return 0.5f * x * (1.0f + erf(x * 0.70710678118654752f));
-#elif ACT == 4
-  return 1.0f / (1.0f + exp(-x));
-#else
-  return x;
-#endif
-}
 
 // Forward epilogue of the algorithms whose last step is a plain GEMM: y = act(y + bias[k]) in
 // place. A work-group covers `chunk` elements of `rows` consecutive (n, k) planes, so that small

@@ -262,7 +262,7 @@ __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
 kernel void gemm(const int M, const int N, const int K_all, const float alpha, const float beta,
                  const global float* restrict A, const long a_offset, const int lda, const long stride_a,
                  const global float* restrict B, const long b_offset, const int ldb, const long stride_b,
-                 global float* C, const long c_offset, const int ldc, const long stride_c) {
+                 global float* C, const long c_offset, const int ldc, const long stride_c GEMM_EPILOGUE_PARAMS) {
   const int tid = get_local_id(1) * NDIMC + get_local_id(0);  // linear id: staging loads
 #if WTN == 0
   const int tn = get_local_id(0);
@@ -386,7 +386,8 @@ kernel void gemm(const int M, const int N, const int K_all, const float alpha, c
 #endif
   }
 
-  // Epilogue: C = alpha * acc + beta * C; C is not read when beta == 0 (BLAS semantics).
+  // Epilogue: C = act(alpha * acc + beta * C + bias) (gemm_epilogue.cl); C is not read when beta == 0
+  // (BLAS semantics).
   const bool c_vector_ok = (ldc % VWN == 0) && (c_offset % VWN == 0) && (stride_c % VWN == 0) &&
                            (m0 + MWG <= M) && (n0 + NWG <= N);
 #pragma unroll
@@ -398,6 +399,14 @@ kernel void gemm(const int M, const int N, const int K_all, const float alpha, c
         global floatN* dst = (global floatN*)(Cb + m * ldc + n0 + jv * (NDIMC * VWN) + tn * VWN);
         floatN result = alpha * LOAD_PRIV_N(acc + i * WPTN + jv * VWN);
         if (beta != 0.0f) result += beta * *dst;
+#if GEMM_HAS_EPILOGUE
+        const int n = n0 + jv * (NDIMC * VWN) + tn * VWN;
+        float lanes[VWN];
+        STORE_PRIV_N(result, lanes);
+#pragma unroll
+        for (int e = 0; e < VWN; ++e) lanes[e] = GEMM_EPILOGUE(lanes[e], n + e);
+        result = LOAD_PRIV_N(lanes);
+#endif
         *dst = result;
       }
     } else if (m < M) {
@@ -408,7 +417,7 @@ kernel void gemm(const int M, const int N, const int K_all, const float alpha, c
           global float* dst = Cb + m * ldc + n;
           float result = alpha * acc[i * WPTN + j];
           if (beta != 0.0f) result += beta * *dst;
-          *dst = result;
+          *dst = GEMM_EPILOGUE(result, n);
         }
       }
     }

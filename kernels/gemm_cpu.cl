@@ -117,9 +117,11 @@ static void pack_b(local float* Bp, const global float* B, const int ldb, const 
 }
 
 // Writes one VW-wide run of a register tile row at (m, n): the first K block applies beta (C is
-// not read when beta == 0, as in BLAS), later blocks add to what the earlier ones stored.
+// not read when beta == 0, as in BLAS), later blocks add to what the earlier ones stored, and the
+// last applies the epilogue (gemm_epilogue.cl) to the finished sum.
 static inline void store_run(global float* Cb, const int ldc, const int N, const int m, const int n, const floatV acc,
-                             const float alpha, const float beta, const bool first) {
+                             const float alpha, const float beta, const bool first,
+                             const bool last GEMM_EPILOGUE_PARAMS) {
   global float* dst = Cb + m * ldc + n;
   if (n + VW <= N) {
     floatV result = alpha * acc;
@@ -128,6 +130,14 @@ static inline void store_run(global float* Cb, const int ldc, const int N, const
     } else if (beta != 0.0f) {
       result += beta * VLOAD(0, dst);
     }
+#if GEMM_HAS_EPILOGUE
+    if (last) {
+      float lanes[VW];
+      VSTORE(result, 0, lanes);
+      for (int e = 0; e < VW; ++e) lanes[e] = GEMM_EPILOGUE(lanes[e], n + e);
+      result = VLOAD(0, lanes);
+    }
+#endif
     VSTORE(result, 0, dst);
   } else {
     float lanes[VW];
@@ -139,6 +149,9 @@ static inline void store_run(global float* Cb, const int ldc, const int N, const
       } else if (beta != 0.0f) {
         result += beta * dst[e];
       }
+#if GEMM_HAS_EPILOGUE
+      if (last) result = GEMM_EPILOGUE(result, n + e);
+#endif
       dst[e] = result;
     }
   }
@@ -148,7 +161,7 @@ __attribute__((reqd_work_group_size(1, 1, 1)))
 kernel void gemm_cpu(const int M, const int N, const int K, const float alpha, const float beta,
                      const global float* restrict A, const long a_offset, const int lda, const long stride_a,
                      const global float* restrict B, const long b_offset, const int ldb, const long stride_b,
-                     global float* C, const long c_offset, const int ldc, const long stride_c) {
+                     global float* C, const long c_offset, const int ldc, const long stride_c GEMM_EPILOGUE_PARAMS) {
   // 64-byte aligned: the register tile reads the B panel as aligned vectors of up to 16 floats.
   local float Ap[MB * KC * MR] __attribute__((aligned(64)));
   local float Bp[NB * KC * NR] __attribute__((aligned(64)));
@@ -189,7 +202,7 @@ kernel void gemm_cpu(const int M, const int N, const int K, const float alpha, c
           if (mt + i >= M) break;
 #pragma unroll
           for (int v = 0; v < NV; ++v) {
-            if (nt + v * VW < N) store_run(Cb, ldc, N, mt + i, nt + v * VW, acc[i * NV + v], alpha, beta, k0 == 0);
+            if (nt + v * VW < N) store_run(Cb, ldc, N, mt + i, nt + v * VW, acc[i * NV + v], alpha, beta, k0 == 0, k0 + KC >= K GEMM_EPILOGUE_ARGS);
           }
         }
       }

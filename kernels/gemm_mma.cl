@@ -215,7 +215,7 @@ __attribute__((reqd_work_group_size(32 * WN, WM, 1)))
 kernel void gemm_mma(const int M, const int N, const int K, const float alpha, const float beta,
                      const global float* restrict A, const long a_offset, const int lda, const long stride_a,
                      const global float* restrict B, const long b_offset, const int ldb, const long stride_b,
-                     global float* C, const long c_offset, const int ldc, const long stride_c) {
+                     global float* C, const long c_offset, const int ldc, const long stride_c GEMM_EPILOGUE_PARAMS) {
   const int lane = get_local_id(0) % 32;
   const int warp_n = get_local_id(0) / 32;
   const int warp_m = get_local_id(1);
@@ -356,7 +356,7 @@ kernel void gemm_mma(const int M, const int N, const int K, const float alpha, c
             global float* dst = Cb + (long)m * ldc + n;
             float result = alpha * acc[(fm * FN + fn) * 4 + 2 * h + j];
             if (beta != 0.0f) result += beta * *dst;
-            *dst = result;
+            *dst = GEMM_EPILOGUE(result, n);
           }
         }
       }

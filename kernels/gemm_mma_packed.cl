@@ -33,11 +33,12 @@ static inline void load_fragments(uint a[FM][4], uint b[FN][2], const local uint
   }
 }
 
-// C = alpha * acc + beta * C for this warp's fragments, within M x N, rounded to the storage type.
+// C = act(alpha * acc + beta * C + bias) for this warp's fragments (gemm_epilogue.cl), within M x N,
+// rounded to the storage type.
 // Accumulator i of fragment (fm, fn): row g + 8 * (i / 2), column 2t + i % 2.
 static inline void store_fragments(const float acc[FM][FN][4], global STORAGE* Cb, const int ldc, const int M,
                                    const int N, const int m_base, const int n_base, const int lane,
-                                   const float alpha, const float beta) {
+                                   const float alpha, const float beta GEMM_EPILOGUE_PARAMS) {
   const int g = lane >> 2, t = lane & 3;
 #pragma unroll
   for (int fm = 0; fm < FM; ++fm) {
@@ -50,7 +51,7 @@ static inline void store_fragments(const float acc[FM][FN][4], global STORAGE* C
           const long dst = (long)m * ldc + n;
           float result = alpha * acc[fm][fn][i];
           if (beta != 0.0f) result += beta * LOAD(Cb, dst);
-          STORE(result, Cb, dst);
+          STORE(GEMM_EPILOGUE(result, n), Cb, dst);
         }
       }
     }
@@ -61,7 +62,7 @@ __attribute__((reqd_work_group_size(THREADS, 1, 1)))
 kernel void gemm_mma_packed(const int M, const int N, const int Kp, const float alpha, const float beta,
                             const global uint* restrict A, const long stride_a, const global uint* restrict B,
                             const long stride_b, global STORAGE* C, const long c_offset, const int ldc,
-                            const long stride_c) {
+                            const long stride_c GEMM_EPILOGUE_PARAMS) {
   const int tid = get_local_id(0), lane = tid % 32, warp = tid / 32;
   const int wm = warp / WN, wn = warp % WN;
   const int2 origin = tile_origin(GROUP_M, BM, BN);  // tile_order.cl
@@ -101,5 +102,6 @@ kernel void gemm_mma_packed(const int M, const int N, const int Kp, const float 
         for (int fn = 0; fn < FN; ++fn) mma_packed(acc[fm][fn], a[fm], b[fn][0], b[fn][1]);
     }
   }
-  store_fragments(acc, C + c_offset + batch * stride_c, ldc, M, N, m0 + wm * TM, n0 + wn * TN, lane, alpha, beta);
+  store_fragments(acc, C + c_offset + batch * stride_c, ldc, M, N, m0 + wm * TM, n0 + wn * TN, lane, alpha,
+                  beta GEMM_EPILOGUE_ARGS);
 }

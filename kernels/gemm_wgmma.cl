@@ -141,7 +141,7 @@ __attribute__((reqd_work_group_size(THREADS, 1, 1)))
 kernel void gemm_wgmma(const int M, const int N, const int K, const float alpha, const float beta,
                        const global float* restrict A, const long a_offset, const int lda, const long stride_a,
                        const global float* restrict B, const long b_offset, const int ldb, const long stride_b,
-                       global float* C, const long c_offset, const int ldc, const long stride_c) {
+                       global float* C, const long c_offset, const int ldc, const long stride_c GEMM_EPILOGUE_PARAMS) {
   const int tid = get_local_id(0);
   const int warpgroup = tid / 128;
   const int n0 = get_group_id(0) * BN;
@@ -175,5 +175,5 @@ kernel void gemm_wgmma(const int M, const int N, const int K, const float alpha,
   wgmma_wait_all();
   fence_accumulators(acc);
 
-  store_accumulators(acc, Cb, ldc, M, N, m0, n0, alpha, beta);
+  store_accumulators(acc, Cb, ldc, M, N, m0, n0, alpha, beta GEMM_EPILOGUE_ARGS);
 }

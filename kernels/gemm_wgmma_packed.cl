@@ -31,7 +31,7 @@ __attribute__((reqd_work_group_size(THREADS, 1, 1)))
 kernel void gemm_wgmma_packed(const int M, const int N, const int Kp, const float alpha, const float beta,
                               const global uint* restrict A, const long stride_a, const global uint* restrict B,
                               const long stride_b, global STORAGE* C, const long c_offset, const int ldc,
-                              const long stride_c) {
+                              const long stride_c GEMM_EPILOGUE_PARAMS) {
   const int tid = get_local_id(0);
   const int warpgroup = tid / 128;
   const int2 origin = tile_origin(GROUP_M, BM, BN);  // tile_order.cl
@@ -68,5 +68,5 @@ kernel void gemm_wgmma_packed(const int M, const int N, const int Kp, const floa
   }
   wgmma_wait_all();
   fence_accumulators(acc);
-  store_accumulators(acc, Cb, ldc, M, N, m0, n0, alpha, beta);
+  store_accumulators(acc, Cb, ldc, M, N, m0, n0, alpha, beta GEMM_EPILOGUE_ARGS);
 }

@@ -151,10 +151,11 @@ static inline void wgmma_mma(float* d, const ulong desc_a, const ulong desc_b) {
 #endif
 
 
-// C = alpha * acc + beta * C for the FMW m64 x BN blocks of this work-item's warpgroup, within
-// M x N (Cb: this batch entry of C), rounded to the storage type.
+// C = act(alpha * acc + beta * C + bias) (gemm_epilogue.cl) for the FMW m64 x BN blocks of this
+// work-item's warpgroup, within M x N (Cb: this batch entry of C), rounded to the storage type.
 static inline void store_accumulators(const float* acc, global STORAGE* Cb, const int ldc, const int M, const int N,
-                                      const int m0, const int n0, const float alpha, const float beta) {
+                                      const int m0, const int n0, const float alpha,
+                                      const float beta GEMM_EPILOGUE_PARAMS) {
   const int tid = get_local_id(0);
   const int warpgroup = tid / 128, warp = (tid / 32) % 4, lane = tid % 32;
   const int g = lane >> 2, t = lane & 3;
@@ -168,7 +169,7 @@ static inline void store_accumulators(const float* acc, global STORAGE* Cb, cons
         const long dst = (long)m * ldc + n;
         float result = alpha * acc[fm * ACC + i];
         if (beta != 0.0f) result += beta * LOAD(Cb, dst);
-        STORE(result, Cb, dst);
+        STORE(GEMM_EPILOGUE(result, n), Cb, dst);
       }
     }
   }

@@ -1,13 +1,14 @@
 """torch.compile on ocl: ``torch.compile(model, backend="ocltune")``.
 
 A Dynamo backend over AOTAutograd. The forward and backward graphs it is given (aten ops, after
-functionalization) run on ocl as eager does, except for three rewrites (lower()): in inference graphs
+functionalization) run on ocl as eager does, except for four rewrites (lower()): in inference graphs
 an eval batch norm after a convolution is folded into the convolution's weight and bias
 (``ocltune::fold_batch_norm``, one kernel over the weight); a convolution followed by relu, relu6,
 gelu or sigmoid becomes one ``ocltune::conv2d_act`` (the conv2d family applies the activation in its
-output pass); and each chain of up to four elementwise ops becomes one ``ocltune::elementwise_chain``
+output pass); a linear layer (addmm with a bias row) followed by one of them becomes one
+``ocltune::addmm_act`` (the GEMM family's epilogue); and each chain of up to four elementwise ops becomes one ``ocltune::elementwise_chain``
 call: one kernel of the elementwise family instead of one kernel per op, the intermediate values
-kept in registers (decisions 0058, 0062). A chain is a run of ops in which each op's
+kept in registers (decisions 0058, 0062, 0073). A chain is a run of ops in which each op's
 value is used only by the next one; its tensors are ocl tensors of one floating dtype (float32,
 float16, bfloat16) whose shapes broadcast to the chain's result. Everything else in the graph (and
 every graph break) runs eagerly on ocl, so a graph the pass cannot fuse computes what eager computes.
@@ -27,7 +28,8 @@ import sys
 
 import torch
 
-__all__ = ["backend", "lower", "fold_batch_norms", "fuse_conv_epilogues", "fuse_elementwise_chains", "MAX_STEPS"]
+__all__ = ["backend", "lower", "fold_batch_norms", "fuse_conv_epilogues", "fuse_linear_epilogues",
+           "fuse_elementwise_chains", "MAX_STEPS"]
 
 MAX_STEPS = 4  # the elementwise family's chain length (OCLTUNE_ELEMENTWISE_MAX_STEPS)
 _MAX_RANK = 4  # the family's dimensions (the C++ op merges dims; 4 before merging is always safe)
@@ -149,6 +151,14 @@ def _fits(node, dtype):
     return value is not None and value.device.type == "ocl" and value.dtype == dtype and value.dim() <= _MAX_RANK
 
 
+def _rewritten(gm, count):
+    """Checks the graph and regenerates its code after `count` rewrites (none: left as it was); returns count."""
+    if count:
+        gm.graph.lint()
+        gm.recompile()
+    return count
+
+
 class _Step:
     """One op of a chain: the family op, the node it replaces, and its operand."""
 
@@ -261,10 +271,7 @@ def fuse_elementwise_chains(gm: torch.fx.GraphModule) -> int:
             graph.erase_node(s.node)
         taken.update(s.node for s in steps)
         fused += 1
-    if fused:
-        graph.lint()
-        gm.recompile()
-    return fused
+    return _rewritten(gm, fused)
 
 
 # ---- convolution epilogues ----
@@ -365,10 +372,7 @@ def fold_batch_norms(gm: torch.fx.GraphModule) -> int:
         graph.erase_node(bn)
         graph.erase_node(conv)
         folded += 1
-    if folded:
-        graph.lint()
-        gm.recompile()
-    return folded
+    return _rewritten(gm, folded)
 
 
 def fuse_conv_epilogues(gm: torch.fx.GraphModule) -> int:
@@ -393,10 +397,58 @@ def fuse_conv_epilogues(gm: torch.fx.GraphModule) -> int:
         graph.erase_node(act)
         graph.erase_node(conv)
         fused += 1
-    if fused:
-        graph.lint()
-        gm.recompile()
-    return fused
+    return _rewritten(gm, fused)
+
+
+# ---- linear epilogues ----
+
+_ADDMM = _aten.addmm.default
+_VIEWS = (_aten.view.default, _aten._unsafe_view.default, _aten.reshape.default)
+
+
+def _linear(node):
+    """A linear layer's addmm (self + mat1 @ mat2, beta and alpha 1) on 2-D ocl float tensors of one dtype."""
+    if node.op != "call_function" or node.target != _ADDMM or node.kwargs or len(node.args) != 3:
+        return False
+    value = _value(node)
+    return (value is not None and value.dim() == 2 and value.dtype in _DTYPES and _fits(node, value.dtype)
+            and all(_fits(t, value.dtype) for t in node.args))
+
+
+def fuse_linear_epilogues(gm: torch.fx.GraphModule) -> int:
+    """Each linear layer (addmm) whose only user is an activation the GEMM family fuses (relu, relu6,
+    gelu, sigmoid), directly or through the view that restores a 3-D input's batch dims, becomes one
+    ocltune::addmm_act call: the bias and the activation applied as the GEMM stores its result, one
+    kernel and one pass over the output fewer. In training graphs this finds the activations whose
+    backward reads their output (relu): gelu's backward reads its input, the addmm, which then has a
+    second user. Returns how many it fused."""
+    graph = gm.graph
+    fused = 0
+    for addmm in list(graph.nodes):
+        if not _linear(addmm):
+            continue
+        view = _only_user(addmm)
+        if view is not None and view.op == "call_function" and view.target in _VIEWS and view.args[0] is addmm:
+            act = _only_user(view)
+            source = view
+        else:
+            act, source, view = view, addmm, None
+        name = _epilogue(act) if act is not None else None
+        if name is None or act.args[0] is not source or _value(act) is None or _value(act).dtype != _value(addmm).dtype:
+            continue
+        with graph.inserting_before(act):
+            call = graph.call_function(torch.ops.ocltune.addmm_act.default, (*addmm.args, name))
+            call.meta.update(addmm.meta)
+            result = call if view is None else graph.call_function(view.target, (call, *view.args[1:]), view.kwargs)
+        if view is not None:
+            result.meta.update(act.meta)
+        act.replace_all_uses_with(result)
+        graph.erase_node(act)
+        if view is not None:
+            graph.erase_node(view)
+        graph.erase_node(addmm)
+        fused += 1
+    return _rewritten(gm, fused)
 
 
 # The convolution passes are off unless asked for ($OCLTUNE_COMPILE_CONV_EPILOGUES=1, or this flag):
@@ -406,11 +458,19 @@ def fuse_conv_epilogues(gm: torch.fx.GraphModule) -> int:
 CONV_EPILOGUES = os.environ.get("OCLTUNE_COMPILE_CONV_EPILOGUES", "0") == "1"
 
 
+# The linear pass is on unless turned off ($OCLTUNE_COMPILE_LINEAR_EPILOGUES=0, or this flag): a fused
+# linear layer is another GEMM problem to the runtime (bias=1,act=gelu in its shape key), which the
+# rows of the plain product serve (GemmProblem::equivalent_problems, checked at first dispatch).
+LINEAR_EPILOGUES = os.environ.get("OCLTUNE_COMPILE_LINEAR_EPILOGUES", "1") == "1"
+
+
 def lower(gm: torch.fx.GraphModule) -> dict:
     """The passes over one captured graph, in order; returns what each did."""
     folded = fold_batch_norms(gm) if CONV_EPILOGUES else 0
     epilogues = fuse_conv_epilogues(gm) if CONV_EPILOGUES else 0
-    return {"batch_norms_folded": folded, "conv_epilogues": epilogues, "elementwise_chains": fuse_elementwise_chains(gm)}
+    linear = fuse_linear_epilogues(gm) if LINEAR_EPILOGUES else 0
+    return {"batch_norms_folded": folded, "conv_epilogues": epilogues, "linear_epilogues": linear,
+            "elementwise_chains": fuse_elementwise_chains(gm)}
 
 
 def _compile_graph(gm, example_inputs):

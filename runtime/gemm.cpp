@@ -20,6 +20,7 @@ GemmOperands operands_of(const GemmCall& c, bool with_buffers) {
     o.a = cl::Buffer(c.a, true);
     o.b = cl::Buffer(c.b, true);
     o.c = cl::Buffer(c.c, true);
+    if (c.bias) o.bias = cl::Buffer(c.bias, true);
   }
   o.a_offset = c.a_offset;
   o.b_offset = c.b_offset;
@@ -30,6 +31,7 @@ GemmOperands operands_of(const GemmCall& c, bool with_buffers) {
   o.stride_a = c.stride_a;
   o.stride_b = c.stride_b;
   o.stride_c = c.stride_c;
+  o.bias_offset = c.bias_offset;
   return o;
 }
 
@@ -53,15 +55,20 @@ void check_gemm_call(const GemmCall& c) {
   if (s.dtype != DType::kFp32 && s.dtype != DType::kFp16 && s.dtype != DType::kBf16) {
     throw Error(fmt::format("gemm: unknown dtype code {} (0 fp32, 1 fp16, 2 bf16)", static_cast<int>(s.dtype)));
   }
+  if (static_cast<int>(s.act) < 0 || static_cast<int>(s.act) >= kActivationCount) {
+    throw Error(fmt::format("gemm: unknown activation code {} (0 none, 1 relu, 2 relu6, 3 gelu, 4 sigmoid)",
+                            static_cast<int>(s.act)));
+  }
   if (s.m > kMaxDimension || s.n > kMaxDimension || s.k > kMaxDimension || s.batch > 65535) {
     throw Error("gemm: a size is beyond what the kernels index (m, n, k < 2^31, batch <= 65535)");
   }
   if (empty_call(c)) return;
   if (s.k < 1) throw Error("gemm: k must be at least 1");
   if (!c.a || !c.b || !c.c) throw Error("gemm: a buffer is null");
+  if (s.bias && !c.bias) throw Error("gemm: the call adds a bias but the bias buffer is null");
   const GemmOperands o = operands_of(c, false);
   check_operands(s, o);
-  check_buffer_extents(s, o, c.a, c.b, c.c);
+  check_buffer_extents(s, o, c.a, c.b, c.c, c.bias);
   if (s.batch > 1 && c.stride_c < s.m * c.ldc) throw Error("gemm: batch entries of C overlap (stride_c < m * ldc)");
 }
 
@@ -80,6 +87,8 @@ ShapeCode gemm_shape_code(const DispatchAdapter& adapter, const GemmCall& c) {
   // A 16-bit plan widens C into its fp32 copy only when beta != 0, so a zero and a non-zero beta
   // are two plans of one shape (mm and addmm of a PyTorch model mix them).
   code.push(s.dtype != DType::kFp32 && s.beta != 0.0f);
+  code.push(s.bias);
+  code.push(static_cast<std::int64_t>(s.act));
   return code;
 }
 
@@ -118,11 +127,15 @@ bool GemmAdapter::fast_args_of(const GemmCall& c, std::span<const RawArgs> /*res
   a.push(RawArg::value(static_cast<cl_long>(c.c_offset)));
   a.push(RawArg::value(static_cast<cl_int>(c.ldc)));
   a.push(RawArg::value(static_cast<cl_long>(c.stride_c)));
+  if (c.shape.bias) {  // kernels/gemm_epilogue.cl's GEMM_EPILOGUE_PARAMS
+    a.push(RawArg::mem(c.bias));
+    a.push(RawArg::value(static_cast<cl_long>(c.bias_offset)));
+  }
   return true;
 }
 
 bool GemmAdapter::library_serves_of(const GemmCall& c, const DeviceInfo& device) const {
-  return clblast_supports(c.shape.dtype, device);
+  return !c.shape.has_epilogue() && clblast_supports(c.shape.dtype, device);
 }
 
 Dispatch GemmAdapter::library_enqueue_of(const GemmCall& c, cl_command_queue queue,

@@ -1,4 +1,5 @@
-// ops::gemm: C = alpha * op(A) * op(B) + beta * C on the caller's buffers, with the tuned configuration.
+// ops::gemm: C = act(alpha * op(A) * op(B) + beta * C + bias) on the caller's buffers, with the tuned
+// configuration.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,9 @@ struct GemmCall {
   std::int64_t a_offset = 0, b_offset = 0, c_offset = 0;
   std::int64_t lda = 0, ldb = 0, ldc = 0;
   std::int64_t stride_a = 0, stride_b = 0, stride_c = 0;  // elements between batch entries
+  // With shape.bias: N contiguous elements of C's storage type from bias_offset.
+  cl_mem bias = nullptr;
+  std::int64_t bias_offset = 0;
 
   // Leading dimensions and batch strides of tightly packed matrices.
   GemmCall& packed();
@@ -35,7 +39,7 @@ class GemmAdapter : public TypedAdapter<GemmCall> {
   std::string library() const override { return "clblast"; }
   Dispatch library_enqueue_of(const GemmCall& call, cl_command_queue queue,
                               const DispatchOptions& options) const override;
-  // CLBlast has fp32 and fp16 (where the device has cl_khr_fp16), no bf16.
+  // CLBlast has fp32 and fp16 (where the device has cl_khr_fp16), no bf16, and no epilogue.
   bool library_serves_of(const GemmCall& call, const DeviceInfo& device) const override;
 };
 const GemmAdapter& gemm_adapter();

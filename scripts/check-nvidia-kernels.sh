@@ -16,7 +16,7 @@ trap 'rm -rf "$tmp"' EXIT
 # fp16, 2 bf16), direction, the tap-outer gathers (forward and input gradient), the input gradient's
 # stride phases, the channels-last operands (KMAJOR) with and without cp.async stages and the weight
 # gradient's K split, on three tiles (LDSM and BVEC on the middle one).
-cat kernels/storage.cl kernels/conv2d_common.cl kernels/conv2d_igemm_gather.cl kernels/mma_tf32.cl \
+cat kernels/storage.cl kernels/activation.cl kernels/conv2d_common.cl kernels/conv2d_igemm_gather.cl kernels/mma_tf32.cl \
   kernels/conv2d_igemm_mma.cl > "$tmp/conv2d_igemm_mma.cl"
 fail=0 count=0
 for dtype in 0 1 2; do
@@ -58,4 +58,36 @@ for dtype in 0 1 2; do
   done
 done
 echo "check-nvidia-kernels: $count combinations of conv2d_igemm_mma.cl, $([ $fail = 0 ] && echo "all compile" || echo "some fail")"
+
+# The GEMM family's tensor-core kernels (files in the order of their plans, ops/gemm/gemm_*.cpp) on
+# their default tiles, with and without the epilogue (kernels/gemm_epilogue.cl: bias, activation).
+gemm_count=0
+gemm_kernel() {  # NAME FILES DEFINES...: compiles the concatenation of FILES with DEFINES
+  local name=$1 files=$2; shift 2
+  (cd kernels && cat $files) > "$tmp/$name.cl"
+  for epilogue in "-DHAS_BIAS=0 -DACT=0" "-DHAS_BIAS=1 -DACT=3" "-DHAS_BIAS=0 -DACT=1"; do
+    gemm_count=$((gemm_count + 1))
+    # shellcheck disable=SC2086
+    if ! "$clang" -x cl -cl-std=CL1.2 -target nvptx64-nvidia-nvcl -Xclang -finclude-default-header -Dasm=__asm__ \
+      -O2 -S -o "$tmp/out.ptx" "$@" $epilogue "$tmp/$name.cl" 2> "$tmp/err"; then
+      fail=1
+      echo "$name $* $epilogue:"
+      head -n 8 "$tmp/err"
+    fi
+  done
+}
+mma="-DBM=64 -DBN=64 -DBK=16 -DWM=2 -DWN=2 -DSTAGES=0 -DDBUF=1 -DLDSM=0 -DBVEC=0 -DGROUP_M=1 -DSWIZZLE=0 -DFRAG_DBUF=0"
+for trans in "0 0" "1 1"; do
+  read -r ta tb <<< "$trans"
+  gemm_kernel gemm_mma "tile_order.cl mma_tf32.cl activation.cl gemm_epilogue.cl gemm_mma.cl" -DTRANS_A=$ta -DTRANS_B=$tb $mma
+  gemm_kernel gemm_wgmma "gemm_layout.cl storage.cl activation.cl gemm_epilogue.cl wgmma.cl gemm_wgmma.cl" \
+    -DTRANS_A=$ta -DTRANS_B=$tb -DBM=128 -DBN=128 -DBK=16 -DWGS=1
+done
+for dtype in 0 1 2; do
+  gemm_kernel gemm_mma_packed "storage.cl tile_order.cl activation.cl gemm_epilogue.cl mma_packed.cl packed_pipeline.cl gemm_mma_packed.cl" \
+    -DDTYPE=$dtype -DBM=128 -DBN=128 -DBK=16 -DWM=2 -DWN=2 -DSTAGES=3 -DGROUP_M=1
+  gemm_kernel gemm_wgmma_packed "storage.cl tile_order.cl activation.cl gemm_epilogue.cl wgmma.cl packed_pipeline.cl gemm_wgmma_packed.cl" \
+    -DDTYPE=$dtype -DBM=128 -DBN=128 -DBK=16 -DWGS=1 -DSTAGES=3 -DLAG=0 -DGROUP_M=1
+done
+echo "check-nvidia-kernels: $gemm_count combinations of the GEMM tensor-core kernels, $([ $fail = 0 ] && echo "all compile" || echo "some fail")"
 exit $fail

@@ -413,6 +413,66 @@ TEST(RuntimeGemm, HalfPrecisionCallsMixZeroAndNonZeroBeta) {
   }
 }
 
+// nn.Linear's epilogue (bias row, activation) in every storage type, through the built-in
+// configuration, the rows of the plain product (checked at first dispatch), and a second call with
+// another bias buffer and offset (the fast arguments bind them anew); CLBlast has no epilogue.
+TEST(RuntimeGemm, EpilogueCallsMatchTheReferenceAndTakeThePlainProductsRows) {
+  for (const DType dtype : {DType::kFp32, DType::kFp16, DType::kBf16}) {
+    auto rt = make_runtime("", "");
+    for (const Activation act : {Activation::kNone, Activation::kGelu, Activation::kRelu}) {
+      const GemmShape shape{
+          .m = 19, .n = 23, .k = 29, .batch = 2, .trans_b = true, .dtype = dtype, .bias = true, .act = act};
+      EXPECT_EQ(run_checked(*rt, shape, {.ldc_pad = 3, .c_offset = 2, .bias_offset = 5}), Level::kBuiltin)
+          << shape.key() << " " << dtype_name(dtype);
+    }
+  }
+  const GemmShape plain{.m = 40, .n = 24, .k = 31, .trans_a = true};
+  Config tuned = gemm_default_config(plain);
+  tuned["KWI"] = 8;
+  auto rt = make_runtime(testing::write_database(testing::temp_path("epilogue.db"), {session().device()},
+                                                 {testing::gemm_row(my_key(), plain, tuned)}),
+                         "");
+  GemmShape fused = plain;
+  fused.bias = true;
+  fused.act = Activation::kSigmoid;
+  HostGemm first(session().context(), fused, {.bias_offset = 1}, 1);
+  HostGemm second(session().context(), fused, {.c_offset = 4, .bias_offset = 9}, 2);
+  for (HostGemm* g : {&first, &second, &first}) {
+    g->reset(session().queue());
+    EXPECT_EQ(ops::gemm(*rt, session().queue()(), g->call()).level, Level::kNearest);
+    EXPECT_EQ(g->check(session().queue()), "");
+  }
+  const Decision decision = ops::gemm_decision(*rt, first.call());
+  EXPECT_EQ(decision.config, tuned);
+  EXPECT_TRUE(decision.verified);
+  EXPECT_EQ(decision.source.rfind("equivalent shape's ", 0), 0u) << decision.source;
+  EXPECT_EQ(rt->stats().resolutions, 1u);
+
+  RuntimeOptions options = testing::isolated("", "", std::make_shared<LogSink>());
+  options.gemm_fallback = "clblast";
+  Runtime library(session().context(), session().device().device, options);
+  HostGemm h(session().context(), fused);
+  EXPECT_EQ(ops::gemm(library, session().queue()(), h.call()).level, Level::kBuiltin);
+  EXPECT_EQ(h.check(session().queue()), "");
+}
+
+TEST(RuntimeGemm, EpilogueCallsWithoutTheirBiasOrWithAnUnknownActivationAreRefused) {
+  auto rt = make_runtime("", "");
+  HostGemm g(session().context(), {.m = 4, .n = 6, .k = 4, .bias = true}, {.bias_offset = 0});
+  GemmCall bad = g.call();
+  bad.bias = nullptr;
+  EXPECT_THROW(ops::gemm(*rt, session().queue()(), bad), Error);
+  bad = g.call();
+  bad.bias_offset = 1;  // one element past the buffer's six
+  EXPECT_THROW(ops::gemm(*rt, session().queue()(), bad), Error);
+  bad = g.call();
+  bad.shape.act = static_cast<Activation>(7);
+  EXPECT_THROW(ops::gemm(*rt, session().queue()(), bad), Error);
+  EXPECT_EQ(rt->stats().resolutions, 0u);
+  EXPECT_NO_THROW(ops::gemm(*rt, session().queue()(), g.call()));
+  EXPECT_EQ(g.check(session().queue()), "");
+}
+
 TEST(RuntimeGemm, EmptyCallsEnqueueAMarkerAndBadCallsAreRefused) {
   auto rt = make_runtime("", "");
   HostGemm g(session().context(), {.m = 4, .n = 4, .k = 4});

@@ -20,10 +20,11 @@ extern "C" {
  *   1: ocltune 0.1 before the version existed (strings for the memory-bound families' dtype).
  *   2: one ocltune_dtype code in every argument struct.
  *   3: ocltune_conv2d_args gained its dtype (16-bit convolutions).
+ *   4: ocltune_gemm_args gained its epilogue (bias row and activation, as nn.Linear's).
  * Functions are added within a version without changing any struct (version 2 gained the dispatch
  * statistics, ocltune_write_shapes_file and ocltune_runtime_build_program): a program that calls one needs a library
  * that has it. */
-#define OCLTUNE_API_VERSION 3
+#define OCLTUNE_API_VERSION 4
 int ocltune_api_version(void);
 
 /* Storage type of a tensor: every op computes in fp32 and stores in this type. */
@@ -93,8 +94,10 @@ ocltune_status ocltune_runtime_reload(ocltune_runtime runtime);
 ocltune_status ocltune_runtime_build_program(ocltune_runtime runtime, const char* source, size_t length,
                                              const char* options, cl_program* program);
 
-/* C = alpha * op(A) * op(B) + beta * C, row-major, strided batches (as ocltune::GemmCall); fp32, fp16
- * or bf16 storage, fp32 scalars and accumulation. */
+/* C = act(alpha * op(A) * op(B) + beta * C + bias), row-major, strided batches (as ocltune::GemmCall);
+ * fp32, fp16 or bf16 storage, fp32 scalars and accumulation. The bias is optional: a row of N elements
+ * of C's storage type added to every row of C (nn.Linear's), applied with the activation as C is
+ * stored; a call with an epilogue takes the rows tuned for the same product without one. */
 typedef struct ocltune_gemm_args {
   int trans_a, trans_b;
   int64_t m, n, k, batch;
@@ -105,11 +108,15 @@ typedef struct ocltune_gemm_args {
   int64_t stride_a, stride_b, stride_c;
   int allow_tf32; /* matrix units with TF32 inputs where the device has them ("tf32" math mode) */
   int dtype;      /* ocltune_dtype of A, B and C */
+  int has_bias;   /* add bias[n] to every row of C (bias_offset counts elements of the dtype) */
+  cl_mem bias;    /* may be NULL without has_bias */
+  int64_t bias_offset;
+  int activation; /* ocltune_activation, after the bias */
 } ocltune_gemm_args;
 
 /* Sets the sizes, alpha = 1, beta = 0, the buffers with offset 0, packed leading dimensions and strides,
- * allow_tf32 = 0, dtype fp32. A caller then sets only what differs from packed: say the lda of A, a slice
- * of a wider matrix, and with batch > 1 its stride_a (a batch of 1 reads no batch stride). */
+ * allow_tf32 = 0, dtype fp32, no bias, no activation. A caller then sets only what differs from packed: say the lda of
+ * A, a slice of a wider matrix, and with batch > 1 its stride_a (a batch of 1 reads no batch stride). */
 void ocltune_gemm_args_init(ocltune_gemm_args* args, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                             int64_t batch, cl_mem a, cl_mem b, cl_mem c);
 

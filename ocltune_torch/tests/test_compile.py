@@ -184,7 +184,8 @@ def test_inference_folds_batch_norms_and_fuses_activations_into_convolutions(mon
         ocltune_torch.reset_dispatch_stats()
         compiled = compiled_model(x.to(DEVICE))
         compiled_elementwise = elementwise_calls()
-    assert passes == [{"batch_norms_folded": 2, "conv_epilogues": 4, "elementwise_chains": passes[0]["elementwise_chains"]}]
+    assert passes == [{"batch_norms_folded": 2, "conv_epilogues": 4, "linear_epilogues": passes[0]["linear_epilogues"],
+                       "elementwise_chains": passes[0]["elementwise_chains"]}]
     assert_close(eager, expected)
     assert_close(compiled, expected, rtol=1e-4, atol=1e-5)
     # relu, relu6, sigmoid, gelu and the add eagerly; the activations in the convolutions compiled (the
@@ -236,6 +237,82 @@ def test_training_graphs_fuse_conv_epilogues_and_keep_their_gradients(monkeypatc
     assert_close(out, expected, rtol=1e-4, atol=1e-5)
     for p, q in zip(reference.parameters(), model.parameters()):
         assert_close(q.grad, p.grad, rtol=1e-4, atol=1e-5)
+
+
+class Head(nn.Module):
+    """Linear layers followed by gelu (on a 3-D input: a view between the addmm and the activation),
+    relu6, sigmoid and relu, and one without an activation."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2, self.fc3, self.fc4 = nn.Linear(12, 20), nn.Linear(20, 9), nn.Linear(9, 7), nn.Linear(7, 5)
+
+    def forward(self, x):
+        h = F.gelu(self.fc1(x))
+        h = F.relu6(self.fc2(h)) * 0.5
+        return self.fc4(torch.sigmoid(self.fc3(h)).relu())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
+def test_inference_fuses_activations_into_linear_layers(monkeypatch, dtype):
+    from ocltune_torch import compiler
+
+    torch.manual_seed(0)
+    model = Head().to(dtype).eval()
+    x = rand(2, 3, 12, dtype=dtype)
+    passes = []
+    lower = compiler.lower
+    monkeypatch.setattr(compiler, "lower", lambda gm: passes.append(lower(gm)) or passes[-1])
+    with torch.no_grad():
+        expected = model.double()(x.double()).to(dtype)
+        model.to(dtype).to(DEVICE)
+        ocltune_torch.reset_dispatch_stats()
+        eager = model(x.to(DEVICE))
+        eager_elementwise = elementwise_calls()
+        compiled_model = torch.compile(model, backend="ocltune")
+        compiled_model(x.to(DEVICE))
+        ocltune_torch.reset_dispatch_stats()
+        compiled = compiled_model(x.to(DEVICE))
+        compiled_elementwise = elementwise_calls()
+    assert passes[0]["linear_epilogues"] == 3, passes  # gelu, relu6, sigmoid; relu follows sigmoid
+    tolerance = dict(rtol=1e-4, atol=1e-5) if dtype == torch.float32 else dict(rtol=3e-2, atol=3e-2)
+    assert_close(eager, expected, **tolerance)
+    assert_close(compiled, expected, **tolerance)
+    # gelu, relu6, the scale, sigmoid and relu eagerly; the scale and relu (a chain of two) compiled.
+    assert eager_elementwise == 5 and compiled_elementwise <= 2, (eager_elementwise, compiled_elementwise)
+
+
+def test_training_graphs_fuse_linear_relus_and_keep_their_gradients(monkeypatch):
+    """relu's backward reads its output, so the fused addmm_act's result serves it; gelu's reads its
+    input (the addmm), which then has a second user and stays unfused."""
+    from ocltune_torch import compiler
+
+    torch.manual_seed(0)
+    reference = nn.Sequential(nn.Linear(10, 16), nn.ReLU(), nn.Linear(16, 8), nn.GELU(), nn.Linear(8, 3))
+    model = nn.Sequential(nn.Linear(10, 16), nn.ReLU(), nn.Linear(16, 8), nn.GELU(), nn.Linear(8, 3))
+    model.load_state_dict(reference.state_dict())
+    model.to(DEVICE)
+    passes = []
+    lower = compiler.lower
+    monkeypatch.setattr(compiler, "lower", lambda gm: passes.append(lower(gm)) or passes[-1])
+    x = rand(6, 10)
+    expected = reference(x)
+    expected.square().mean().backward()
+    out = torch.compile(model, backend="ocltune")(x.to(DEVICE))
+    out.square().mean().backward()
+    assert passes[0]["linear_epilogues"] == 1, passes
+    assert_close(out, expected, rtol=1e-4, atol=1e-5)
+    for p, q in zip(reference.parameters(), model.parameters()):
+        assert_close(q.grad, p.grad, rtol=1e-4, atol=1e-5)
+
+
+def test_addmm_act_without_a_bias_row_computes_the_ops_one_by_one():
+    a, b, full = rand(5, 7), rand(7, 4, seed=1), rand(5, 4, seed=2)
+    for name, act in (("relu", torch.relu), ("gelu", F.gelu), ("sigmoid", torch.sigmoid)):
+        got = torch.ops.ocltune.addmm_act(full.to(DEVICE), a.to(DEVICE), b.to(DEVICE), name)
+        assert_close(got, act(torch.addmm(full, a, b)), rtol=1e-4, atol=1e-5)
+    with pytest.raises(RuntimeError, match="unknown activation 'swish'"):
+        torch.ops.ocltune.addmm_act(full.to(DEVICE), a.to(DEVICE), b.to(DEVICE), "swish")
 
 
 def test_the_default_backend_says_to_use_ocltune():

@@ -71,6 +71,39 @@ def test_addmm_and_linear(dtype):
                  **gemm_tol(31, dtype))  # beta 0 ignores self, NaN included
 
 
+def elementwise_calls():
+    """Elementwise-family calls on the test device since the last reset of the dispatch statistics."""
+    device = ocltune_torch.dispatch_stats()["devices"].get(DEVICE.index, {})
+    return sum(device.get("families", {}).get("elementwise", {}).values())
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_linear_adds_its_bias_in_the_gemm(dtype):
+    """nn.Linear's bias row is the GEMM's epilogue: one kernel, no elementwise pass, on 2-D and 3-D
+    inputs, a bias that is a view (offset) or a [1, n] row, a transposed weight, and odd sizes; a self
+    that is no bias row (strided, or varying along m) takes the general path."""
+    x, w = rand(2, 9, 31, dtype=dtype), rand(14, 31, dtype=dtype, seed=1)
+    big_bias = rand(20, dtype=dtype, seed=2)
+    for bias in (big_bias[:14], big_bias[5:19], big_bias[None, 3:17]):
+        expected = (bias.float() + x.float() @ w.float().t()).to(dtype)
+        ocltune_torch.reset_dispatch_stats()
+        got = F.linear(on(x), on(w), on_view(bias))
+        assert elementwise_calls() == 0
+        assert_close(got, expected, **gemm_tol(31, dtype))
+        wt = on(w.t().contiguous()).t()  # the weight stored transposed: trans_b flips
+        assert_close(F.linear(on(x[0]), wt, on_view(bias)), expected[0], **gemm_tol(31, dtype))
+    for m, k, n in GEMM_SHAPES:
+        a, b, bias = rand(m, k, dtype=dtype), rand(k, n, dtype=dtype, seed=1), rand(n, dtype=dtype, seed=2)
+        expected = (bias.float() + 1.5 * (a.float() @ b.float())).to(dtype)
+        assert_close(torch.addmm(on(bias), on(a), on(b), alpha=1.5), expected, **gemm_tol(k, dtype))
+    a, b = rand(9, 31, dtype=dtype), rand(31, 14, dtype=dtype, seed=1)
+    strided = rand(28, dtype=dtype, seed=3)[::2]  # elements two apart: not a bias row
+    column = rand(9, 1, dtype=dtype, seed=4)  # varies along m
+    for self in (strided, column):
+        expected = (self.float() + a.float() @ b.float()).to(dtype)
+        assert_close(torch.addmm(on_view(self), on(a), on(b)), expected, **gemm_tol(31, dtype))
+
+
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 def test_bmm_and_matmul(dtype):
     a, b = rand(3, 7, 12, dtype=dtype), rand(3, 12, 5, dtype=dtype, seed=1)

@@ -14,7 +14,6 @@ namespace {
 using namespace conv2d_detail;
 
 constexpr const char* kDirectionNames[] = {"fwd", "bwd_data", "bwd_weight"};
-constexpr const char* kActivationNames[] = {"none", "relu", "relu6", "gelu", "sigmoid"};
 constexpr const char* kAlgorithmNames[] = {"direct",           "implicit_gemm", "winograd",
                                            "gemm1x1",          "depthwise",     "implicit_gemm_tf32",
                                            "im2col_gemm_tf32", "im2col_gemm",   "implicit_gemm_mma16"};
@@ -43,7 +42,6 @@ std::string algorithm_name(std::int64_t algo) {
   return algo >= 0 && algo < kAlgorithmCount ? kAlgorithmNames[algo] : fmt::format("algo{}", algo);
 }
 std::string direction_name(ConvDirection dir) { return kDirectionNames[static_cast<int>(dir)]; }
-std::string activation_name(Activation act) { return kActivationNames[static_cast<int>(act)]; }
 
 std::string Conv2dShape::key() const {
   return fmt::format(
@@ -94,7 +92,7 @@ Conv2dShape Conv2dShape::from_json(const nlohmann::json& j) {
   std::tie(shape.dil_h, shape.dil_w) = axis_pair(j, "dil", 1, 64, 1);
   shape.groups = int_field(j, "groups", 1, 1 << 20, 1);
   shape.bias = bool_field(j, "bias", false);
-  shape.act = parse_name<Activation>(j, "act", kActivationNames, "none");
+  shape.act = parse_activation(string_field(j, "act", "none"));
   shape.math = parse_math(string_field(j, "math", "exact"));
   shape.dtype = parse_dtype(string_field(j, "dtype", "fp32"));
   shape.validate();

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/activation.h"
 #include "core/config.h"
 #include "core/math_mode.h"
 #include "core/space.h"
@@ -28,9 +29,8 @@ namespace ocltune {
 //               gradient (the sum of dy over n, p, q) when `bias` is set
 enum class ConvDirection { kForward, kBackwardData, kBackwardWeight };
 
-// Fused after bias in the forward direction; backward directions take the gradient with respect to
-// the convolution's own output, so they have no activation.
-enum class Activation { kNone, kRelu, kRelu6, kGelu, kSigmoid };
+// Activation (core/activation.h) is fused after bias in the forward direction; backward directions
+// take the gradient with respect to the convolution's own output, so they have no activation.
 
 // The ALGO parameter of a configuration.
 enum ConvAlgorithm : std::int64_t {
@@ -49,7 +49,6 @@ inline constexpr int kAlgorithmCount = 9;
 std::string algorithm_name(std::int64_t algo);  // "direct", "implicit_gemm", ...
 
 std::string direction_name(ConvDirection dir);  // "fwd", "bwd_data", "bwd_weight"
-std::string activation_name(Activation act);    // "none", "relu", "relu6", "gelu", "sigmoid"
 
 struct Conv2dShape {
   ConvDirection dir = ConvDirection::kForward;

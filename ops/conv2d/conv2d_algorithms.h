@@ -135,8 +135,8 @@ std::int64_t next_pow2(std::int64_t x);
 
 // The 16 shape arguments of CONV_SHAPE_PARAMS in kernels/conv2d_common.cl.
 std::vector<KernelArg> shape_args(const Conv2dShape& shape);
-// conv2d_common.cl + `file` (or `files`, in order), with HAS_BIAS, ACT and the listed parameters of
-// `config` as defines.
+// storage.cl, activation.cl, conv2d_common.cl + `file` (or `files`, in order), with HAS_BIAS, ACT and the listed
+// parameters of `config` as defines.
 ProgramSource conv_program(const std::string& file, const Conv2dShape& shape, const Config& config,
                            std::initializer_list<const char*> params);
 ProgramSource conv_program(const std::vector<std::string>& files, const Conv2dShape& shape, const Config& config,

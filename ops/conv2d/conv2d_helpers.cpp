@@ -42,7 +42,7 @@ ProgramSource conv_program(const std::vector<std::string>& files, const Conv2dSh
                            std::initializer_list<const char*> params) {
   ProgramSource source;
   // storage.cl first: the kernels read and write the tensors as STORAGE (LOAD/STORE), in fp32 registers.
-  source.files = {"storage.cl", "conv2d_common.cl"};
+  source.files = {"storage.cl", "activation.cl", "conv2d_common.cl"};
   source.files.insert(source.files.end(), files.begin(), files.end());
   source.defines = {dtype_define(shape.dtype),
                     {"HAS_BIAS", shape.bias ? "1" : "0"},
@@ -71,7 +71,7 @@ constexpr std::int64_t kEpilogueWg = 64;
 
 ProgramSource epilogue_program(const Conv2dShape& shape) {
   ProgramSource source;
-  source.files = {"storage.cl", "conv2d_common.cl"};
+  source.files = {"storage.cl", "activation.cl", "conv2d_common.cl"};
   source.defines = {dtype_define(shape.dtype),
                     {"HAS_BIAS", shape.bias ? "1" : "0"},
                     {"ACT", std::to_string(static_cast<int>(shape.act))},

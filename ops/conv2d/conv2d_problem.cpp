@@ -304,6 +304,7 @@ std::vector<Config> Conv2dProblem::seed_configs(const DeviceInfo& device) const 
 
 std::vector<std::string> Conv2dProblem::kernel_files() const {
   std::vector<std::string> files = {"storage.cl",
+                                    "activation.cl",
                                     "conv2d_common.cl",
                                     "conv2d_direct.cl",
                                     "conv2d_direct_bwd_data.cl",
@@ -313,6 +314,7 @@ std::vector<std::string> Conv2dProblem::kernel_files() const {
                                     "conv2d_winograd.cl",
                                     "conv2d_depthwise.cl",
                                     "gemm_layout.cl",
+                                    "gemm_epilogue.cl",
                                     "gemm.cl",
                                     "gemm_ksplit_sum.cl",
                                     "conv2d_sum_images.cl",

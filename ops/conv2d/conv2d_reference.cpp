@@ -101,21 +101,8 @@ ReferenceValue Conv2dReference::bias_gradient(std::int64_t k) const {
 }
 
 ReferenceValue activation_value(Activation act, ReferenceValue z) {
-  const double x = z.value;
-  switch (act) {
-    case Activation::kRelu: return {std::max(x, 0.0), z.scale};
-    case Activation::kRelu6: return {std::clamp(x, 0.0, 6.0), z.scale};
-    case Activation::kGelu: {
-      // |gelu'| <= 1.13; erf's absolute error near -1 adds up to ~8 ulp of |x| (hence 2x).
-      const double y = 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
-      return {y, 2.0 * z.scale + 4.0 * std::abs(y)};
-    }
-    case Activation::kSigmoid: {
-      const double y = 1.0 / (1.0 + std::exp(-x));
-      return {y, 0.25 * z.scale + 4.0 * std::abs(y)};
-    }
-    default: return z;
-  }
+  const ActivatedValue y = activate_reference(act, z.value, z.scale);
+  return {y.value, y.scale};
 }
 
 std::int64_t accumulation_length(const Conv2dShape& s) {

@@ -40,6 +40,15 @@ std::vector<KernelArg> gemm_args(const GemmShape& s, const GemmOperands& o) {
           static_cast<cl_long>(o.stride_c)};
 }
 
+void add_epilogue(const GemmShape& s, const GemmOperands& o, KernelLaunch& store) {
+  if (s.act != Activation::kNone) store.program.defines.emplace_back("ACT", std::to_string(static_cast<int>(s.act)));
+  if (s.bias) {
+    store.program.defines.emplace_back("HAS_BIAS", "1");
+    store.args.emplace_back(o.bias);
+    store.args.emplace_back(static_cast<cl_long>(o.bias_offset));
+  }
+}
+
 }  // namespace gemm_detail
 
 using gemm_detail::at;
@@ -47,7 +56,11 @@ using gemm_detail::next_pow2;
 using gemm_detail::tile_groups;
 
 std::string GemmShape::key() const {
-  return fmt::format("batch={},k={},layout={}{},m={},n={}", batch, k, trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n);
+  std::string key =
+      fmt::format("batch={},k={},layout={}{},m={},n={}", batch, k, trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n);
+  if (bias) key += ",bias=1";
+  if (act != Activation::kNone) key += ",act=" + activation_name(act);
+  return key;
 }
 
 nlohmann::json GemmShape::to_json() const {
@@ -57,11 +70,14 @@ nlohmann::json GemmShape::to_json() const {
   if (beta != 0.0f) j["beta"] = beta;
   if (math != MathMode::kExact) j["math"] = math_name(math);
   if (dtype != DType::kFp32) j["dtype"] = dtype_name(dtype);
+  if (bias) j["bias"] = true;
+  if (act != Activation::kNone) j["act"] = activation_name(act);
   return j;
 }
 
 GemmShape GemmShape::from_json(const nlohmann::json& j) {
-  check_known_fields(j, {"m", "n", "k", "batch", "trans_a", "trans_b", "alpha", "beta", "math", "dtype"});
+  check_known_fields(j,
+                     {"m", "n", "k", "batch", "trans_a", "trans_b", "alpha", "beta", "math", "dtype", "bias", "act"});
   GemmShape s;
   s.m = int_field(j, "m", 1, kMaxDimension);
   s.n = int_field(j, "n", 1, kMaxDimension);
@@ -73,6 +89,8 @@ GemmShape GemmShape::from_json(const nlohmann::json& j) {
   s.beta = float_field(j, "beta", 0.0f);
   s.math = parse_math(string_field(j, "math", "exact"));
   s.dtype = parse_dtype(string_field(j, "dtype", "fp32"));
+  s.bias = bool_field(j, "bias", false);
+  s.act = parse_activation(string_field(j, "act", "none"));
   // Within one matrix the kernels index with 32-bit ints (check_operands): a larger one can never
   // run, so it is refused with the shape rather than when the run reaches it.
   const std::pair<const char*, std::int64_t> matrices[] = {{"A", s.m * s.k}, {"B", s.k * s.n}, {"C", s.m * s.n}};
@@ -91,8 +109,10 @@ double GemmShape::flops() const {
 
 double GemmShape::bytes() const {
   const double c_passes = beta != 0.0f ? 2.0 : 1.0;
-  return static_cast<double>(dtype_bytes(dtype)) * static_cast<double>(batch) *
-         (static_cast<double>(m * k) + static_cast<double>(k * n) + c_passes * static_cast<double>(m * n));
+  return static_cast<double>(dtype_bytes(dtype)) *
+         (static_cast<double>(batch) *
+              (static_cast<double>(m * k) + static_cast<double>(k * n) + c_passes * static_cast<double>(m * n)) +
+          (bias ? static_cast<double>(n) : 0.0));
 }
 
 GemmOperands packed_operands(const GemmShape& shape, cl::Buffer a, cl::Buffer b, cl::Buffer c) {
@@ -109,7 +129,7 @@ GemmOperands packed_operands(const GemmShape& shape, cl::Buffer a, cl::Buffer b,
   return o;
 }
 
-void check_buffer_extents(const GemmShape& s, const GemmOperands& o, cl_mem a, cl_mem b, cl_mem c) {
+void check_buffer_extents(const GemmShape& s, const GemmOperands& o, cl_mem a, cl_mem b, cl_mem c, cl_mem bias) {
   if (s.m <= 0 || s.n <= 0 || s.batch <= 0) return;
   // Each buffer holds its last batch entry's last row (a batch stride of 0 repeats one matrix).
   const auto extent = [&](std::int64_t stride, std::int64_t rows, std::int64_t ld, std::int64_t cols) {
@@ -123,6 +143,7 @@ void check_buffer_extents(const GemmShape& s, const GemmOperands& o, cl_mem a, c
     check_buffer_extent(b, o.b_offset, extent(o.stride_b, s.rows_b(), o.ldb, s.trans_b ? s.k : s.n), bytes, "gemm",
                         "B");
   if (c) check_buffer_extent(c, o.c_offset, extent(o.stride_c, s.m, o.ldc, s.n), bytes, "gemm", "C");
+  if (s.bias && bias) check_buffer_extent(bias, o.bias_offset, s.n, bytes, "gemm", "bias");
 }
 
 void check_operands(const GemmShape& s, const GemmOperands& o) {
@@ -131,11 +152,12 @@ void check_operands(const GemmShape& s, const GemmOperands& o) {
   if (o.ldc < s.packed_ldc()) throw Error(fmt::format("gemm: ldc {} < {}", o.ldc, s.packed_ldc()));
   if (o.a_offset < 0 || o.b_offset < 0 || o.c_offset < 0) throw Error("gemm: negative buffer offset");
   if (o.stride_a < 0 || o.stride_b < 0 || o.stride_c < 0) throw Error("gemm: negative batch stride");
+  if (s.bias && o.bias_offset < 0) throw Error("gemm: negative bias offset");
   // Within one matrix the kernel indexes with 32-bit ints.
   if (s.rows_a() * o.lda > kMaxDimension || s.rows_b() * o.ldb > kMaxDimension || s.m * o.ldc > kMaxDimension) {
     throw Error("gemm: a matrix has more than 2^31 elements");
   }
-  check_buffer_extents(s, o, o.a(), o.b(), o.c());
+  check_buffer_extents(s, o, o.a(), o.b(), o.c(), o.bias());
 }
 
 namespace {
@@ -369,7 +391,7 @@ namespace {
 // gemm.cl on `o` (with KSPLIT > 1: entry batch * KSPLIT + part of o.c gets each part's product).
 KernelLaunch fma_launch(const GemmShape& s, const GemmOperands& o, const Config& config) {
   KernelLaunch launch;
-  launch.program.files = {"gemm_layout.cl", "gemm.cl"};
+  launch.program.files = {"gemm_layout.cl", "activation.cl", "gemm_epilogue.cl", "gemm.cl"};
   launch.program.defines = {{"TRANS_A", s.trans_a ? "1" : "0"}, {"TRANS_B", s.trans_b ? "1" : "0"}};
   for (const auto& [name, value] : config) launch.program.defines.emplace_back(name, std::to_string(value));
   launch.kernel = "gemm";
@@ -393,7 +415,9 @@ LaunchPlan ksplit_plan(const GemmShape& s, const GemmOperands& o, const Config& 
                             parts, s.batch));
   }
   GemmShape partial_shape = s;
-  partial_shape.beta = 0.0f;  // each partial is written whole, C is read once, by the sum
+  partial_shape.beta = 0.0f;   // each partial is written whole, C is read once, by the sum
+  partial_shape.bias = false;  // and the epilogue is the sum's (gemm_plan_unchecked)
+  partial_shape.act = Activation::kNone;
   GemmOperands partial = o;
   partial.c = workspace.get(static_cast<std::size_t>(s.batch * parts * s.m * s.n) * sizeof(float), kGemmSplitSlot);
   partial.c_offset = 0;
@@ -401,7 +425,7 @@ LaunchPlan ksplit_plan(const GemmShape& s, const GemmOperands& o, const Config& 
   partial.stride_c = s.m * s.n;
 
   KernelLaunch sum;
-  sum.program.files = {"gemm_ksplit_sum.cl"};
+  sum.program.files = {"activation.cl", "gemm_epilogue.cl", "gemm_ksplit_sum.cl"};
   sum.kernel = "gemm_ksplit_sum";
   sum.global = cl::NDRange(static_cast<std::size_t>((s.m * s.n + 255) / 256 * 256), static_cast<std::size_t>(s.batch));
   sum.local = cl::NDRange(256, 1);
@@ -426,7 +450,9 @@ LaunchPlan gemm_plan(const GemmShape& s, const GemmOperands& o, const Config& co
   return gemm_plan_unchecked(s, o, config, workspace);
 }
 
-LaunchPlan gemm_plan_unchecked(const GemmShape& s, const GemmOperands& o, const Config& config, Workspace& workspace) {
+namespace {
+
+LaunchPlan variant_plan(const GemmShape& s, const GemmOperands& o, const Config& config, Workspace& workspace) {
   // 16-bit storage: the variants on packed operands read it themselves, every other one through
   // fp32 copies.
   if (s.dtype != DType::kFp32 && !gemm_reads_16bit(config)) {
@@ -439,6 +465,17 @@ LaunchPlan gemm_plan_unchecked(const GemmShape& s, const GemmOperands& o, const 
   if (is_cpu_config(config)) return gemm_detail::cpu_plan(s, o, config);
   if (is_ksplit_config(config)) return ksplit_plan(s, o, config, workspace);
   return {{fma_launch(s, o, config)}};
+}
+
+}  // namespace
+
+LaunchPlan gemm_plan_unchecked(const GemmShape& s, const GemmOperands& o, const Config& config, Workspace& workspace) {
+  if (s.bias && !o.bias()) throw Error("gemm: the shape has a bias but the operands have no bias buffer");
+  LaunchPlan plan = variant_plan(s, o, config, workspace);
+  // Every plan's last kernel stores C (the GEMM, a split K's sum, a 16-bit copy's narrowing): the
+  // epilogue is applied there, as C is written.
+  if (s.has_epilogue()) gemm_detail::add_epilogue(s, o, plan.kernels.back());
+  return plan;
 }
 
 }  // namespace ocltune

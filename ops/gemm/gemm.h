@@ -1,5 +1,6 @@
-// GEMM: C = alpha * op(A) * op(B) + beta * C, row-major, strided batches; fp32, fp16 or bf16
-// storage with fp32 accumulation and fp32 scalars.
+// GEMM: C = act(alpha * op(A) * op(B) + beta * C + bias), row-major, strided batches; fp32, fp16 or
+// bf16 storage with fp32 accumulation and fp32 scalars; bias (a row of N values added to every row
+// of C, as nn.Linear's) and act (core/activation.h) optional, applied as C is stored.
 // Problem description, parameter space, launch geometry, FLOP/byte model and float64 reference.
 #pragma once
 
@@ -11,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/activation.h"
 #include "core/config.h"
 #include "core/math_mode.h"
 #include "core/space.h"
@@ -36,6 +38,12 @@ struct GemmShape {
   // bf16 values are exact in TF32, so for them the tensor-core variants multiply exactly and are
   // offered in both math modes (as PyTorch runs half matmuls on tensor cores).
   DType dtype = DType::kFp32;
+  // The epilogue (kernels/gemm_epilogue.cl): a bias row of N values of C's storage type added to every
+  // row of C, then the activation. In the shape key only when set (",bias=1", ",act=gelu"), so plain
+  // GEMMs keep their keys; the runtime serves a call with an epilogue from the plain shape's rows
+  // too (GemmProblem::equivalent_problems: the configuration does not depend on the epilogue).
+  bool bias = false;
+  Activation act = Activation::kNone;
 
   // Tight leading dimensions (row lengths of A, B, C as stored).
   std::int64_t packed_lda() const { return trans_a ? m : k; }
@@ -48,6 +56,7 @@ struct GemmShape {
   // "batch=1,k=1024,layout=NN,m=1024,n=1024": what the database keys results by. Scalars and
   // memory layout are per call and not part of it.
   std::string key() const;
+  bool has_epilogue() const { return bias || act != Activation::kNone; }
   nlohmann::json to_json() const;
   static GemmShape from_json(const nlohmann::json& j);  // throws ocltune::Error
   // Whether matrix units with TF32 (or 16-bit) inputs may serve the shape: math "tf32", or
@@ -57,12 +66,15 @@ struct GemmShape {
   double bytes() const;
 };
 
-// Where the matrices live: buffers, element offsets, leading dimensions, batch strides.
+// Where the matrices live: buffers, element offsets, leading dimensions, batch strides; the bias
+// (when the shape has one): N contiguous elements from bias_offset, shared by every batch entry.
 struct GemmOperands {
   cl::Buffer a, b, c;
   std::int64_t a_offset = 0, b_offset = 0, c_offset = 0;
   std::int64_t lda = 0, ldb = 0, ldc = 0;
   std::int64_t stride_a = 0, stride_b = 0, stride_c = 0;
+  cl::Buffer bias;
+  std::int64_t bias_offset = 0;
 };
 
 // Operands with packed leading dimensions and batch strides.
@@ -71,8 +83,10 @@ GemmOperands packed_operands(const GemmShape& shape, cl::Buffer a, cl::Buffer b,
 // Throws ocltune::Error when a leading dimension is too small or an index would exceed 32 bits.
 void check_operands(const GemmShape& shape, const GemmOperands& operands);
 // Throws ocltune::Error when a (non-null) buffer is too small for the matrices the call indexes:
-// the operands' offsets, leading dimensions and batch strides on the buffers a, b and c.
-void check_buffer_extents(const GemmShape& shape, const GemmOperands& operands, cl_mem a, cl_mem b, cl_mem c);
+// the operands' offsets, leading dimensions and batch strides on the buffers a, b and c, and the
+// bias's N elements from its offset on `bias` (where the shape has one).
+void check_buffer_extents(const GemmShape& shape, const GemmOperands& operands, cl_mem a, cl_mem b, cl_mem c,
+                          cl_mem bias = nullptr);
 
 // Tunables of kernels/gemm.cl (variant "fma"), with constraints from divisibility and from the
 // device; on GPUs, for a K of 32 or more, also gemm.cl with K split into KSPLIT parts summed by a

@@ -71,7 +71,7 @@ SearchSpace cpu_space(const GemmShape& shape, const DeviceInfo& device) {
 
 LaunchPlan cpu_plan(const GemmShape& s, const GemmOperands& o, const Config& config) {
   KernelLaunch launch;
-  launch.program.files = {"gemm_layout.cl", "gemm_cpu.cl"};
+  launch.program.files = {"gemm_layout.cl", "activation.cl", "gemm_epilogue.cl", "gemm_cpu.cl"};
   launch.program.defines = {{"TRANS_A", s.trans_a ? "1" : "0"}, {"TRANS_B", s.trans_b ? "1" : "0"}};
   for (const auto& [name, value] : config) launch.program.defines.emplace_back(name, std::to_string(value));
   launch.kernel = "gemm_cpu";

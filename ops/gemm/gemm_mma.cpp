@@ -83,7 +83,7 @@ SearchSpace mma_space(const GemmShape& shape, const DeviceInfo& device) {
 
 LaunchPlan mma_plan(const GemmShape& s, const GemmOperands& o, const Config& config) {
   KernelLaunch launch;
-  launch.program.files = {"tile_order.cl", "mma_tf32.cl", "gemm_mma.cl"};
+  launch.program.files = {"tile_order.cl", "mma_tf32.cl", "activation.cl", "gemm_epilogue.cl", "gemm_mma.cl"};
   launch.program.defines = {{"TRANS_A", s.trans_a ? "1" : "0"}, {"TRANS_B", s.trans_b ? "1" : "0"}};
   if (at(config, "STAGES") >= 2) {  // tiles in their global layout, rounded to TF32 when read
     launch.program.defines.insert(

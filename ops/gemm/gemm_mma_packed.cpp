@@ -67,8 +67,8 @@ LaunchPlan mma_packed_plan(const GemmShape& s, const GemmOperands& o, const Conf
         const PackedGemmSizes p = packed_gemm_sizes(s, config);
         const std::int64_t threads = 32 * config.at("WM") * config.at("WN");
         KernelLaunch launch;
-        launch.program.files = {"storage.cl", "tile_order.cl", "mma_packed.cl", "packed_pipeline.cl",
-                                "gemm_mma_packed.cl"};
+        launch.program.files = {"storage.cl",    "tile_order.cl",      "activation.cl",     "gemm_epilogue.cl",
+                                "mma_packed.cl", "packed_pipeline.cl", "gemm_mma_packed.cl"};
         launch.program.defines.push_back(dtype_define(s.dtype));
         for (const char* name : {"BM", "BN", "BK", "WM", "WN", "STAGES", "GROUP_M"}) {
           launch.program.defines.emplace_back(name, std::to_string(config.at(name)));

@@ -30,7 +30,7 @@ class GemmEvaluation : public Evaluation {
   GemmShape shape_;
   GemmOperands operands_;
   Workspace workspace_;
-  std::vector<float> a_, b_, c_before_;
+  std::vector<float> a_, b_, bias_, c_before_;
   std::vector<std::uint8_t> written_;
   std::vector<Expected> expected_;
 };
@@ -60,6 +60,13 @@ GemmEvaluation::GemmEvaluation(Session& session, const GemmShape& shape, const G
   // The reference multiplies exactly what the buffers hold.
   round_to_storage(a_, shape.dtype);
   round_to_storage(b_, shape.dtype);
+  if (shape.bias) {
+    // Behind an offset, so that a kernel that ignores bias_offset fails.
+    o.bias_offset = layout.bias_offset;
+    bias_.resize(static_cast<std::size_t>(o.bias_offset + shape.n));
+    fill_uniform(bias_, 4);
+    round_to_storage(bias_, shape.dtype);
+  }
   // Written elements start random when C is read (beta != 0) and NaN otherwise, so a kernel that
   // reads C although beta == 0 produces NaN and fails.
   std::vector<float> c_random(c_before_.size());
@@ -82,6 +89,7 @@ GemmEvaluation::GemmEvaluation(Session& session, const GemmShape& shape, const G
     o.a = make_buffer(ctx, a_, shape.dtype, CL_MEM_READ_ONLY);
     o.b = make_buffer(ctx, b_, shape.dtype, CL_MEM_READ_ONLY);
     o.c = cl::Buffer(ctx, CL_MEM_READ_WRITE, c_before_.size() * dtype_bytes(shape.dtype));
+    if (shape.bias) o.bias = make_buffer(ctx, bias_, shape.dtype, CL_MEM_READ_ONLY);
   } catch (const cl::Error& e) {
     throw ClError(e);
   }
@@ -118,9 +126,12 @@ void GemmEvaluation::build_reference() {
     }
     const std::size_t i = c_index(bt, m, n);
     const double c = s.beta != 0.0f ? static_cast<double>(c_before_[i]) : 0.0;
-    const double value = static_cast<double>(s.alpha) * dot + static_cast<double>(s.beta) * c;
-    const double scale = std::abs(static_cast<double>(s.alpha)) * magnitude + std::abs(static_cast<double>(s.beta) * c);
-    expected_.push_back({i, saturate_to_storage(value, s.dtype), scale + floor_scale});
+    const double bias = s.bias ? static_cast<double>(bias_[static_cast<std::size_t>(operands_.bias_offset + n)]) : 0.0;
+    const double value = static_cast<double>(s.alpha) * dot + static_cast<double>(s.beta) * c + bias;
+    const double scale =
+        std::abs(static_cast<double>(s.alpha)) * magnitude + std::abs(static_cast<double>(s.beta) * c) + std::abs(bias);
+    const ActivatedValue y = activate_reference(s.act, value, scale);
+    expected_.push_back({i, saturate_to_storage(y.value, s.dtype), y.scale + floor_scale});
   };
   const double macs =
       static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) * static_cast<double>(s.batch);
@@ -233,7 +244,8 @@ std::vector<Config> GemmProblem::default_configs(const DeviceInfo& device) const
 }
 
 std::vector<std::string> GemmProblem::kernel_files() const {
-  std::vector<std::string> files = {"gemm_layout.cl", "gemm.cl", "gemm_cpu.cl", "gemm_ksplit_sum.cl"};
+  std::vector<std::string> files = {"gemm_layout.cl", "activation.cl", "gemm_epilogue.cl",
+                                    "gemm.cl",        "gemm_cpu.cl",   "gemm_ksplit_sum.cl"};
   if (shape_.dtype != DType::kFp32) files.insert(files.end(), {"storage.cl", "gemm_convert.cl", "gemm_pack_16bit.cl"});
   if (shape_.tensor_cores_allowed()) {
     files.insert(files.end(), {"tile_order.cl", "mma_tf32.cl", "gemm_mma.cl", "storage.cl", "wgmma.cl", "gemm_wgmma.cl",
@@ -245,15 +257,37 @@ std::vector<std::string> GemmProblem::kernel_files() const {
   return files;
 }
 
+std::vector<std::unique_ptr<Problem>> GemmProblem::equivalent_problems() const {
+  // The epilogue runs as C is stored and does not change what a configuration computes before it:
+  // the rows of the same product with the same bias and the plain activation first, then the plain
+  // product's (the rows eager nn.Linear calls and mm tuned serve addmm with an epilogue).
+  std::vector<std::unique_ptr<Problem>> out;
+  for (const bool bias : {shape_.bias, !shape_.bias}) {
+    for (const Activation act : {shape_.act, Activation::kNone}) {
+      GemmShape s = shape_;
+      s.bias = bias;
+      s.act = act;
+      if (s.bias == shape_.bias && s.act == shape_.act) continue;
+      const bool seen = std::any_of(out.begin(), out.end(), [&](const std::unique_ptr<Problem>& p) {
+        return static_cast<const GemmProblem&>(*p).shape().key() == s.key();
+      });
+      if (!seen) out.push_back(std::make_unique<GemmProblem>(s));
+    }
+  }
+  return out;
+}
+
 std::unique_ptr<Evaluation> GemmProblem::instantiate(Session& session) const {
   return std::make_unique<GemmEvaluation>(session, shape_, layout_);
 }
 
 std::vector<Problem::DeviceBuffer> GemmProblem::device_buffers() const {
   const double size = static_cast<double>(dtype_bytes(shape_.dtype)) * static_cast<double>(shape_.batch);
-  return {{"A", size * static_cast<double>(shape_.m) * static_cast<double>(shape_.k)},
-          {"B", size * static_cast<double>(shape_.k) * static_cast<double>(shape_.n)},
-          {"C", size * static_cast<double>(shape_.m) * static_cast<double>(shape_.n)}};
+  std::vector<DeviceBuffer> buffers = {{"A", size * static_cast<double>(shape_.m) * static_cast<double>(shape_.k)},
+                                       {"B", size * static_cast<double>(shape_.k) * static_cast<double>(shape_.n)},
+                                       {"C", size * static_cast<double>(shape_.m) * static_cast<double>(shape_.n)}};
+  if (shape_.bias) buffers.push_back({"bias", static_cast<double>(dtype_bytes(shape_.dtype) * shape_.n)});
+  return buffers;
 }
 
 }  // namespace ocltune

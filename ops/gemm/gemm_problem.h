@@ -18,6 +18,7 @@ struct GemmLayout {
   std::int64_t lda_pad = 0, ldb_pad = 0, ldc_pad = 0;
   std::int64_t a_offset = 0, b_offset = 0, c_offset = 0;
   std::int64_t stride_pad = 0;
+  std::int64_t bias_offset = 3;  // elements before the bias (shapes with one)
 };
 
 class GemmProblem : public Problem {
@@ -49,6 +50,8 @@ class GemmProblem : public Problem {
   // tile), the tensor-core and the CPU one.
   std::vector<Config> default_configs(const DeviceInfo& device) const override;
   std::vector<Config> seed_configs(const DeviceInfo& device) const override;  // ops/gemm/gemm_seeds.cpp
+  // The same product with another epilogue (bias, activation), whose configurations run this one.
+  std::vector<std::unique_ptr<Problem>> equivalent_problems() const override;
   double flops() const override { return shape_.flops(); }
   double bytes() const override { return shape_.bytes(); }
   std::vector<DeviceBuffer> device_buffers() const override;

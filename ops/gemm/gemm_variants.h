@@ -14,6 +14,10 @@ std::int64_t at(const Config& config, const char* name);
 std::int64_t next_pow2(std::int64_t x);
 // The 17 arguments every GEMM kernel takes (sizes, scalars, then A, B, C with offset, ld, stride).
 std::vector<KernelArg> gemm_args(const GemmShape& shape, const GemmOperands& operands);
+// The epilogue on the kernel that stores C (kernels/gemm_epilogue.cl, whose program lists
+// activation.cl and gemm_epilogue.cl before the kernel's file): the ACT and HAS_BIAS defines, and
+// the bias buffer and offset appended to its arguments.
+void add_epilogue(const GemmShape& shape, const GemmOperands& operands, KernelLaunch& store);
 
 // Tensor cores through inline PTX (ops/gemm/gemm_mma.cpp, kernels/gemm_mma.cl): variant "mma_tf32".
 SearchSpace mma_space(const GemmShape& shape, const DeviceInfo& device);

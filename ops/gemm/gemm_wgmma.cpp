@@ -48,7 +48,8 @@ SearchSpace wgmma_space(const GemmShape& shape, const DeviceInfo& device) {
 
 LaunchPlan wgmma_plan(const GemmShape& s, const GemmOperands& o, const Config& config) {
   KernelLaunch launch;
-  launch.program.files = {"gemm_layout.cl", "storage.cl", "wgmma.cl", "gemm_wgmma.cl"};
+  launch.program.files = {"gemm_layout.cl",   "storage.cl", "activation.cl",
+                          "gemm_epilogue.cl", "wgmma.cl",   "gemm_wgmma.cl"};
   launch.program.ptx_target = "sm_90a";  // wgmma (see harness/program.h)
   launch.program.defines = {{"TRANS_A", s.trans_a ? "1" : "0"}, {"TRANS_B", s.trans_b ? "1" : "0"}};
   for (const auto& [name, value] : config) launch.program.defines.emplace_back(name, std::to_string(value));

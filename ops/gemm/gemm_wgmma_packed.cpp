@@ -78,7 +78,8 @@ KernelLaunch packed_gemm_launch(const GemmShape& s, const Config& config, const 
   const PackedGemmSizes p = packed_gemm_sizes(s, config);
   const std::int64_t threads = 128 * config.at("WGS");
   KernelLaunch launch;
-  launch.program.files = {"storage.cl", "tile_order.cl", "wgmma.cl", "packed_pipeline.cl", "gemm_wgmma_packed.cl"};
+  launch.program.files = {"storage.cl", "tile_order.cl",      "activation.cl",       "gemm_epilogue.cl",
+                          "wgmma.cl",   "packed_pipeline.cl", "gemm_wgmma_packed.cl"};
   launch.program.ptx_target = "sm_90a";  // wgmma (see harness/program.h)
   launch.program.defines.push_back(dtype_define(s.dtype));
   for (const char* name : {"BM", "BN", "BK", "WGS", "STAGES", "LAG", "GROUP_M"}) {

@@ -22,7 +22,7 @@ struct Place {
 KernelLaunch convert_launch(const char* kernel, DType dtype, std::int64_t batches, std::int64_t rows, std::int64_t cols,
                             const Place& src, const Place& dst) {
   KernelLaunch launch;
-  launch.program.files = {"storage.cl", "gemm_convert.cl"};
+  launch.program.files = {"storage.cl", "activation.cl", "gemm_epilogue.cl", "gemm_convert.cl"};
   launch.program.defines = {dtype_define(dtype)};
   launch.kernel = kernel;
   launch.global = cl::NDRange(static_cast<std::size_t>((cols + 63) / 64 * 64), static_cast<std::size_t>(rows),
@@ -49,6 +49,8 @@ namespace gemm_detail {
 LaunchPlan widened_plan(const GemmShape& s, const GemmOperands& o, const Config& config, Workspace& workspace) {
   GemmShape wide = s;
   wide.dtype = DType::kFp32;
+  wide.bias = false;  // the epilogue is the narrowing's (gemm_plan_unchecked), on the bias as stored
+  wide.act = Activation::kNone;
   const std::int64_t a_batches = o.stride_a == 0 ? 1 : s.batch, b_batches = o.stride_b == 0 ? 1 : s.batch;
   const std::int64_t a_cols = s.packed_lda(), b_cols = s.packed_ldb();
   const Place a = scratch_for(workspace, kWidenSlotA, a_batches, s.rows_a(), a_cols);

@@ -21,7 +21,9 @@ ocltune::Checked<ocltune::GemmCall> to_call(const ocltune_gemm_args& a, const oc
                                 .alpha = a.alpha,
                                 .beta = a.beta,
                                 .math = ocltune::MathMode::kExact,
-                                .dtype = dtype_of(a.dtype, "gemm")},
+                                .dtype = dtype_of(a.dtype, "gemm"),
+                                .bias = a.has_bias != 0,
+                                .act = static_cast<ocltune::Activation>(a.activation)},
                       .a = a.a,
                       .b = a.b,
                       .c = a.c,
@@ -33,7 +35,9 @@ ocltune::Checked<ocltune::GemmCall> to_call(const ocltune_gemm_args& a, const oc
                       .ldc = a.ldc,
                       .stride_a = a.stride_a,
                       .stride_b = a.stride_b,
-                      .stride_c = a.stride_c};
+                      .stride_c = a.stride_c,
+                      .bias = a.has_bias != 0 ? a.bias : nullptr,
+                      .bias_offset = a.bias_offset};
   c.shape.math = runtime.call_math(a.allow_tf32 != 0, c.shape.dtype);
   return ocltune::Checked<ocltune::GemmCall>(std::move(c));  // check_gemm_call: the one check of the call
 }

@@ -144,6 +144,14 @@ HostGemm::HostGemm(const cl::Context& context, const GemmShape& shape, const Gem
   c.a = a_buf_();
   c.b = b_buf_();
   c.c = c_buf_();
+  if (shape.bias) {  // behind the layout's offset
+    c.bias_offset = layout.bias_offset;
+    bias_.resize(static_cast<std::size_t>(c.bias_offset + shape.n));
+    fill_uniform(bias_, seed + 3);
+    round_to_storage(bias_, shape.dtype);
+    bias_buf_ = make_buffer(context, bias_, shape.dtype, CL_MEM_READ_ONLY);
+    c.bias = bias_buf_();
+  }
 }
 
 void HostGemm::reset(cl::CommandQueue& queue) { write_buffer(queue, c_buf_, c_, call_.shape.dtype); }
@@ -172,8 +180,11 @@ std::string HostGemm::check(cl::CommandQueue& queue, double extra_tolerance) con
         }
         const std::size_t at = static_cast<std::size_t>(c.c_offset + bt * c.stride_c + i * c.ldc + j);
         written[at] = 1;
-        const double expected = s.alpha * dot + s.beta * static_cast<double>(c_[at]);
-        const double scale = std::abs(s.alpha) * magnitude + std::abs(s.beta * c_[at]) + 1e-30;
+        const double bias = s.bias ? static_cast<double>(bias_[static_cast<std::size_t>(c.bias_offset + j)]) : 0.0;
+        const ActivatedValue y =
+            activate_reference(s.act, s.alpha * dot + s.beta * static_cast<double>(c_[at]) + bias,
+                               std::abs(s.alpha) * magnitude + std::abs(s.beta * c_[at]) + std::abs(bias) + 1e-30);
+        const double expected = y.value, scale = y.scale;
         if (!(std::abs(after[at] - expected) <= tolerance * scale)) {
           return fmt::format("C[batch {}][{}][{}] = {} but the reference is {}", bt, i, j, after[at], expected);
         }

@@ -59,8 +59,8 @@ class HostGemm {
 
  private:
   GemmCall call_;
-  std::vector<float> a_, b_, c_;
-  cl::Buffer a_buf_, b_buf_, c_buf_;
+  std::vector<float> a_, b_, c_, bias_;
+  cl::Buffer a_buf_, b_buf_, c_buf_, bias_buf_;
 };
 
 }  // namespace ocltune::testing

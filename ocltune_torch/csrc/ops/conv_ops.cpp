@@ -33,6 +33,7 @@
 #include "ocltune_torch/csrc/device/fallback.h"
 #include "ocltune_torch/csrc/device/tensor_util.h"
 #include "ocltune_torch/csrc/ops/device_math.h"
+#include "ocltune_torch/csrc/ops/fused_activation.h"
 
 namespace ocltune_torch {
 namespace {
@@ -290,16 +291,6 @@ at::Tensor conv_forward(const at::Tensor& input, const at::Tensor& weight, const
 // ---- ocltune::conv2d_act: a convolution and its activation as one op (torch.compile's epilogue
 // fusion, compiler.py) ----
 
-int activation_of(c10::string_view name) {
-  if (name == "none") return OCLTUNE_ACTIVATION_NONE;
-  if (name == "relu") return OCLTUNE_ACTIVATION_RELU;
-  if (name == "relu6") return OCLTUNE_ACTIVATION_RELU6;
-  if (name == "gelu") return OCLTUNE_ACTIVATION_GELU;
-  if (name == "sigmoid") return OCLTUNE_ACTIVATION_SIGMOID;
-  TORCH_CHECK(false, "ocltune::conv2d_act: unknown activation '", std::string(name).substr(0, 32),
-              "' (none, relu, relu6, gelu or sigmoid)");
-}
-
 std::vector<int64_t> no_output_padding(const at::Tensor& input) {
   return std::vector<int64_t>(static_cast<std::size_t>(std::max<int64_t>(input.dim() - 2, 1)), 0);
 }
@@ -307,7 +298,7 @@ std::vector<int64_t> no_output_padding(const at::Tensor& input) {
 at::Tensor conv2d_act(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                       c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation, int64_t groups,
                       c10::string_view activation) {
-  const int act = activation_of(activation);
+  const int act = fused_activation_code(activation, "ocltune::conv2d_act");
   return conv_forward_act(input, weight, bias, stride, padding, dilation, false, no_output_padding(input), groups, act);
 }
 
@@ -315,7 +306,7 @@ at::Tensor conv2d_act(const at::Tensor& input, const at::Tensor& weight, const s
 at::Tensor conv2d_act_meta(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                            c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation, int64_t groups,
                            c10::string_view activation) {
-  activation_of(activation);
+  fused_activation_code(activation, "ocltune::conv2d_act");
   return at::convolution(input, weight, bias, stride, padding, dilation, false, no_output_padding(input), groups);
 }
 

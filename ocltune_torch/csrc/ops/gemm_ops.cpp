@@ -1,5 +1,7 @@
 // mm, addmm, bmm and baddbmm through ocltune's GEMM: fp32, fp16 and bf16; transposed inputs by trans flags.
-// addmv and dot (mv, matmul's vector products) are GEMMs of one column.
+// addmv and dot (mv, matmul's vector products) are GEMMs of one column. addmm's bias row (nn.Linear's)
+// is the GEMM's epilogue, added as C is stored, and ocltune::addmm_act (torch.compile's fusion,
+// compiler.py) applies an activation there too.
 #include <algorithm>
 #include <optional>
 
@@ -14,6 +16,7 @@
 #include "ocltune_torch/csrc/device/errors.h"
 #include "ocltune_torch/csrc/device/fallback.h"
 #include "ocltune_torch/csrc/device/tensor_util.h"
+#include "ocltune_torch/csrc/ops/fused_activation.h"
 
 namespace ocltune_torch {
 namespace {
@@ -55,9 +58,17 @@ Operand operand_of(const at::Tensor& t) {
 // Where the device has no TF32 units the runtime makes the call exact.
 bool matmul_tf32_allowed() { return at::globalContext().allowTF32CuBLAS(); }
 
-// c = alpha * a @ b + beta * c for 3-D a [batch, m, k], b [batch, k, n] and a packed c [batch, m, n],
-// enqueued on the device of c. k is at least 1 and c has elements.
-void run_gemm(const char* op, const at::Tensor& c, const at::Tensor& a, const at::Tensor& b, float alpha, float beta) {
+// What the GEMM applies as it stores C: a bias row of n elements adjacent in memory (a 1-D tensor of
+// c's dtype on c's device), then an activation (OCLTUNE_ACTIVATION_*).
+struct Epilogue {
+  const at::Tensor* bias = nullptr;
+  int activation = OCLTUNE_ACTIVATION_NONE;
+};
+
+// c = act(alpha * a @ b + beta * c + bias) for 3-D a [batch, m, k], b [batch, k, n] and a packed c
+// [batch, m, n], enqueued on the device of c. k is at least 1 and c has elements.
+void run_gemm(const char* op, const at::Tensor& c, const at::Tensor& a, const at::Tensor& b, float alpha, float beta,
+              const Epilogue& epilogue = {}) {
   const std::int64_t batch = c.size(0), m = c.size(1), n = c.size(2), k = a.size(2);
   const Operand A = operand_of(a);
   const Operand B = operand_of(b);
@@ -78,6 +89,13 @@ void run_gemm(const char* op, const at::Tensor& c, const at::Tensor& a, const at
   g.dtype = *ocltune_dtype_of(c.scalar_type());
   // 16-bit products run on matrix units whatever the switch (as cuBLAS's do); the switch is fp32's.
   g.allow_tf32 = c.scalar_type() == at::kFloat && matmul_tf32_allowed() ? 1 : 0;
+  if (epilogue.bias) {
+    const ocltune_tensor tbias = cl_tensor_of(*epilogue.bias);
+    g.has_bias = 1;
+    g.bias = tbias.buffer;
+    g.bias_offset = tbias.offset;
+  }
+  g.activation = epilogue.activation;
   call_ocltune(op, [&] { device_runtime(c.device().index()).gemm(g); });
 }
 
@@ -138,19 +156,82 @@ void add_product(const char* op, const at::Tensor& out, const at::Tensor& self, 
   if (beta_f != 0.0f && !fused_beta) out.add_(self, beta);
 }
 
-// beta * self + alpha * mat1 @ mat2, with self broadcast to the result (a bias row, usually).
-at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
-                 const at::Scalar& alpha) {
-  check_matmul_args("addmm", mat1, mat2, 2);
-  check_same_device(mat1, self, "addmm", "self");
+// self of addmm as the bias row of an [m, n] result: the same n elements, adjacent in memory, for every
+// row (nn.Linear's bias, a [1, n] row); none where self varies along m or its elements are strided.
+std::optional<at::Tensor> bias_row(const at::Tensor& self, std::int64_t m, std::int64_t n) {
+  const at::Tensor row = self.expand({m, n});
+  if ((m > 1 && row.stride(0) != 0) || (n > 1 && row.stride(1) != 1)) return std::nullopt;
+  return row.select(0, 0);
+}
+
+void check_addmm_args(const char* op, const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2) {
+  check_matmul_args(op, mat1, mat2, 2);
+  check_same_device(mat1, self, op, "self");
   TORCH_CHECK(self.scalar_type() == mat1.scalar_type(), "self and mat2 must have the same dtype, but got ",
               self.scalar_type(), " and ", mat1.scalar_type());
+}
+
+// act(self + alpha * mat1 @ mat2) with self a bias row, as one GEMM that adds the bias and applies the
+// activation as it stores the result; nullopt where the GEMM cannot (another self, no K, no result).
+std::optional<at::Tensor> linear_epilogue(const char* op, const at::Tensor& self, const at::Tensor& mat1,
+                                          const at::Tensor& mat2, float alpha, int activation) {
+  const std::int64_t m = mat1.size(0), n = mat2.size(1);
+  if (m == 0 || n == 0 || mat1.size(1) == 0) return std::nullopt;
+  const std::optional<at::Tensor> bias = bias_row(self, m, n);
+  if (!bias) return std::nullopt;
+  at::Tensor out = at::empty({m, n}, mat1.options());
+  run_gemm(op, out.unsqueeze(0), mat1.unsqueeze(0), mat2.unsqueeze(0), alpha, 0.0f, {&*bias, activation});
+  return out;
+}
+
+// beta * self + alpha * mat1 @ mat2, with self broadcast to the result (a bias row, usually: then the
+// GEMM's epilogue adds it, with no copy of it into the result and no second pass).
+at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
+                 const at::Scalar& alpha) {
+  check_addmm_args("addmm", self, mat1, mat2);
   if (!kernel_dtype(self.scalar_type())) return fallback<ATEN_OP(addmm)>::call(self, mat1, mat2, beta, alpha);
+  if (beta.to<float>() == 1.0f) {
+    if (std::optional<at::Tensor> out =
+            linear_epilogue("addmm", self, mat1, mat2, alpha.to<float>(), OCLTUNE_ACTIVATION_NONE)) {
+      return *out;
+    }
+  }
   const std::int64_t m = mat1.size(0), n = mat2.size(1);
   at::Tensor out = at::empty({m, n}, mat1.options());
   add_product("addmm", out.unsqueeze(0), self.expand({m, n}).unsqueeze(0), mat1.unsqueeze(0), mat2.unsqueeze(0), beta,
               alpha);
   return out;
+}
+
+// ---- ocltune::addmm_act: a linear layer and its activation as one op (torch.compile's epilogue
+// fusion, compiler.py): act(self + mat1 @ mat2) ----
+
+at::Tensor apply_activation(const at::Tensor& x, int activation) {
+  switch (activation) {
+    case OCLTUNE_ACTIVATION_RELU: return at::relu(x);
+    case OCLTUNE_ACTIVATION_RELU6: return at::hardtanh(x, 0.0, 6.0);
+    case OCLTUNE_ACTIVATION_GELU: return at::gelu(x);
+    case OCLTUNE_ACTIVATION_SIGMOID: return at::sigmoid(x);
+    default: return x;
+  }
+}
+
+at::Tensor addmm_act(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                     c10::string_view activation) {
+  const int act = fused_activation_code(activation, "ocltune::addmm_act");
+  check_addmm_args("ocltune::addmm_act", self, mat1, mat2);
+  if (kernel_dtype(self.scalar_type())) {
+    if (std::optional<at::Tensor> out = linear_epilogue("ocltune::addmm_act", self, mat1, mat2, 1.0f, act)) return *out;
+  }
+  // Not a bias row, no K or another dtype: the ops one by one, with the same result.
+  return apply_activation(at::addmm(self, mat1, mat2), act);
+}
+
+// Fake tensors (torch.compile traces with them): addmm's own meta function sizes the result.
+at::Tensor addmm_act_meta(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                          c10::string_view activation) {
+  fused_activation_code(activation, "ocltune::addmm_act");
+  return at::addmm(self, mat1, mat2);
 }
 
 // The batched form: scaled_dot_product_attention's scores, alpha the softmax scale and self the
@@ -232,7 +313,13 @@ at::Tensor vdot(const at::Tensor& self, const at::Tensor& other) {
 }  // namespace
 
 // Whether ocl's fp32 matrix products may use TF32 now (the matmul precision, as cuda's read it).
-TORCH_LIBRARY_FRAGMENT(ocltune, m) { m.def("matmul_tf32_allowed() -> bool", &matmul_tf32_allowed); }
+TORCH_LIBRARY_FRAGMENT(ocltune, m) {
+  m.def("matmul_tf32_allowed() -> bool", &matmul_tf32_allowed);
+  m.def("addmm_act(Tensor self, Tensor mat1, Tensor mat2, str activation) -> Tensor");
+}
+
+TORCH_LIBRARY_IMPL(ocltune, PrivateUse1, m) { m.impl("addmm_act", &addmm_act); }
+TORCH_LIBRARY_IMPL(ocltune, Meta, m) { m.impl("addmm_act", &addmm_act_meta); }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("mm", mm);
