@@ -5,7 +5,7 @@ functionalization) run on ocl as eager does, except for four rewrites (lower()):
 an eval batch norm after a convolution is folded into the convolution's weight and bias
 (``ocltune::fold_batch_norm``, one kernel over the weight); a convolution followed by relu, relu6,
 gelu or sigmoid becomes one ``ocltune::conv2d_act`` (the conv2d family applies the activation in its
-output pass); a linear layer (addmm with a bias row) followed by one of them becomes one
+output pass); a linear layer (addmm with a bias row) followed by relu or relu6 becomes one
 ``ocltune::addmm_act`` (the GEMM family's epilogue); and each chain of up to four elementwise ops becomes one ``ocltune::elementwise_chain``
 call: one kernel of the elementwise family instead of one kernel per op, the intermediate values
 kept in registers (decisions 0058, 0062, 0073). A chain is a run of ops in which each op's
@@ -415,13 +415,19 @@ def _linear(node):
             and all(_fits(t, value.dtype) for t in node.args))
 
 
+# The activations worth applying in the GEMM's epilogue. Measured on an H100 (decision 0073), the
+# epilogue of a large GEMM runs at the GEMM's low occupancy: gelu there cost 21 us on a bf16
+# 3152x3072x768 product and 52 us in fp32, more than its own elementwise pass over the output
+# (13-26 us); relu and relu6 cost a max and a min.
+_LINEAR_ACTIVATIONS = ("relu", "relu6")
+
+
 def fuse_linear_epilogues(gm: torch.fx.GraphModule) -> int:
-    """Each linear layer (addmm) whose only user is an activation the GEMM family fuses (relu, relu6,
-    gelu, sigmoid), directly or through the view that restores a 3-D input's batch dims, becomes one
-    ocltune::addmm_act call: the bias and the activation applied as the GEMM stores its result, one
-    kernel and one pass over the output fewer. In training graphs this finds the activations whose
-    backward reads their output (relu): gelu's backward reads its input, the addmm, which then has a
-    second user. Returns how many it fused."""
+    """Each linear layer (addmm) whose only user is relu or relu6 (_LINEAR_ACTIVATIONS), directly or
+    through the view that restores a 3-D input's batch dims, becomes one ocltune::addmm_act call: the
+    bias and the activation applied as the GEMM stores its result, one kernel and one pass over the
+    output fewer. This applies to training graphs too: relu's backward reads its output. Returns how
+    many it fused."""
     graph = gm.graph
     fused = 0
     for addmm in list(graph.nodes):
@@ -434,7 +440,8 @@ def fuse_linear_epilogues(gm: torch.fx.GraphModule) -> int:
         else:
             act, source, view = view, addmm, None
         name = _epilogue(act) if act is not None else None
-        if name is None or act.args[0] is not source or _value(act) is None or _value(act).dtype != _value(addmm).dtype:
+        if (name not in _LINEAR_ACTIVATIONS or act.args[0] is not source or _value(act) is None
+                or _value(act).dtype != _value(addmm).dtype):
             continue
         with graph.inserting_before(act):
             call = graph.call_function(torch.ops.ocltune.addmm_act.default, (*addmm.args, name))
@@ -458,9 +465,9 @@ def fuse_linear_epilogues(gm: torch.fx.GraphModule) -> int:
 CONV_EPILOGUES = os.environ.get("OCLTUNE_COMPILE_CONV_EPILOGUES", "0") == "1"
 
 
-# The linear pass is on unless turned off ($OCLTUNE_COMPILE_LINEAR_EPILOGUES=0, or this flag): a fused
-# linear layer is another GEMM problem to the runtime (bias=1,act=gelu in its shape key), which the
-# rows of the plain product serve (GemmProblem::equivalent_problems, checked at first dispatch).
+# The linear pass is on unless turned off ($OCLTUNE_COMPILE_LINEAR_EPILOGUES=0, or this flag): the
+# GEMM's epilogue is not part of its shape key, so a fused linear layer runs the row of its product,
+# as eager's addmm does (decision 0073).
 LINEAR_EPILOGUES = os.environ.get("OCLTUNE_COMPILE_LINEAR_EPILOGUES", "1") == "1"
 
 

@@ -54,9 +54,9 @@ class Problem {
   // configuration at first dispatch). conv2d gives its other epilogues (bias, activation: the same
   // kernels with another output pass, so the rows of eager's plain convolution serve torch.compile's
   // fused ones) and, for 16-bit storage, the fp32 problems (the storage type is a define), so that
-  // an fp32 tuning serves autocast until 16-bit rows exist. The GEMM gives its other epilogues in
-  // its own dtype only: a 16-bit GEMM has variants of its own (packed tensor-core ones) that an fp32
-  // row would pass over.
+  // an fp32 tuning serves autocast until 16-bit rows exist. Empty where a problem has variants of
+  // its own that another's row would pass over (the GEMM's packed tensor-core ones for 16 bits; the
+  // GEMM's epilogue is not part of its shape key, so its rows serve every epilogue directly).
   virtual std::vector<std::unique_ptr<Problem>> equivalent_problems() const { return {}; }
   virtual std::string shape_key() const = 0;      // canonical text of the shape: the database key
   virtual nlohmann::json shape_json() const = 0;  // accepted back by the family's from_json

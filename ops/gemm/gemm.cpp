@@ -56,11 +56,7 @@ using gemm_detail::next_pow2;
 using gemm_detail::tile_groups;
 
 std::string GemmShape::key() const {
-  std::string key =
-      fmt::format("batch={},k={},layout={}{},m={},n={}", batch, k, trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n);
-  if (bias) key += ",bias=1";
-  if (act != Activation::kNone) key += ",act=" + activation_name(act);
-  return key;
+  return fmt::format("batch={},k={},layout={}{},m={},n={}", batch, k, trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n);
 }
 
 nlohmann::json GemmShape::to_json() const {

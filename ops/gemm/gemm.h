@@ -39,9 +39,9 @@ struct GemmShape {
   // offered in both math modes (as PyTorch runs half matmuls on tensor cores).
   DType dtype = DType::kFp32;
   // The epilogue (kernels/gemm_epilogue.cl): a bias row of N values of C's storage type added to every
-  // row of C, then the activation. In the shape key only when set (",bias=1", ",act=gelu"), so plain
-  // GEMMs keep their keys; the runtime serves a call with an epilogue from the plain shape's rows
-  // too (GemmProblem::equivalent_problems: the configuration does not depend on the epilogue).
+  // row of C, then the activation. Like alpha and beta, per call: in the JSON, not in the shape key,
+  // so a product's rows serve it with or without an epilogue (the tiles do not depend on it; it costs
+  // one read of N values and the activation as C is stored).
   bool bias = false;
   Activation act = Activation::kNone;
 
@@ -53,8 +53,8 @@ struct GemmShape {
   std::int64_t rows_a() const { return trans_a ? k : m; }
   std::int64_t rows_b() const { return trans_b ? n : k; }
 
-  // "batch=1,k=1024,layout=NN,m=1024,n=1024": what the database keys results by. Scalars and
-  // memory layout are per call and not part of it.
+  // "batch=1,k=1024,layout=NN,m=1024,n=1024": what the database keys results by. Scalars, the
+  // epilogue and memory layout are per call and not part of it.
   std::string key() const;
   bool has_epilogue() const { return bias || act != Activation::kNone; }
   nlohmann::json to_json() const;

@@ -257,26 +257,6 @@ std::vector<std::string> GemmProblem::kernel_files() const {
   return files;
 }
 
-std::vector<std::unique_ptr<Problem>> GemmProblem::equivalent_problems() const {
-  // The epilogue runs as C is stored and does not change what a configuration computes before it:
-  // the rows of the same product with the same bias and the plain activation first, then the plain
-  // product's (the rows eager nn.Linear calls and mm tuned serve addmm with an epilogue).
-  std::vector<std::unique_ptr<Problem>> out;
-  for (const bool bias : {shape_.bias, !shape_.bias}) {
-    for (const Activation act : {shape_.act, Activation::kNone}) {
-      GemmShape s = shape_;
-      s.bias = bias;
-      s.act = act;
-      if (s.bias == shape_.bias && s.act == shape_.act) continue;
-      const bool seen = std::any_of(out.begin(), out.end(), [&](const std::unique_ptr<Problem>& p) {
-        return static_cast<const GemmProblem&>(*p).shape().key() == s.key();
-      });
-      if (!seen) out.push_back(std::make_unique<GemmProblem>(s));
-    }
-  }
-  return out;
-}
-
 std::unique_ptr<Evaluation> GemmProblem::instantiate(Session& session) const {
   return std::make_unique<GemmEvaluation>(session, shape_, layout_);
 }

@@ -50,8 +50,6 @@ class GemmProblem : public Problem {
   // tile), the tensor-core and the CPU one.
   std::vector<Config> default_configs(const DeviceInfo& device) const override;
   std::vector<Config> seed_configs(const DeviceInfo& device) const override;  // ops/gemm/gemm_seeds.cpp
-  // The same product with another epilogue (bias, activation), whose configurations run this one.
-  std::vector<std::unique_ptr<Problem>> equivalent_problems() const override;
   double flops() const override { return shape_.flops(); }
   double bytes() const override { return shape_.bytes(); }
   std::vector<DeviceBuffer> device_buffers() const override;
