@@ -116,6 +116,63 @@ static float from_bf16(uint16_t h) {
   memcpy(&x, &bits, 4);
   return x;
 }
+/* nn.Linear through the C ABI (version 4): C = relu(A * B^T + bias) with the bias behind an offset;
+ * a bias flag without its buffer and an unknown activation are refused. */
+static void gemm_epilogue_case(ocltune_runtime rt) {
+  enum { M = 9, N = 7, K = 13, BIAS_OFFSET = 3 };
+  cl_context context = ocltune_runtime_context(rt);
+  cl_command_queue queue = ocltune_runtime_queue(rt);
+  float a[M * K], b[N * K], bias[BIAS_OFFSET + N], c[M * N];
+  unsigned state = 4242u;
+  for (int i = 0; i < M * K; ++i) a[i] = next_value(&state);
+  for (int i = 0; i < N * K; ++i) b[i] = next_value(&state);
+  for (int i = 0; i < BIAS_OFFSET + N; ++i) bias[i] = next_value(&state);
+  cl_int err = CL_SUCCESS;
+  ocltune_gemm_args args;
+  ocltune_gemm_args_init(&args, 0, 1, M, N, K, 1, NULL, NULL, NULL);
+  CHECK(args.has_bias == 0 && args.bias == NULL && args.activation == OCLTUNE_ACTIVATION_NONE,
+        "epilogue after init: %d %d", args.has_bias, args.activation);
+  args.a = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof a, a, &err);
+  args.b = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof b, b, &err);
+  args.c = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof c, NULL, &err);
+  cl_mem bias_buffer = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof bias, bias, &err);
+  CHECK(err == CL_SUCCESS, "clCreateBuffer: %d", err);
+  args.has_bias = 1;
+  args.activation = OCLTUNE_ACTIVATION_RELU;
+  ocltune_status status = ocltune_gemm(rt, queue, &args, 0, NULL, NULL, NULL);
+  CHECK(status == OCLTUNE_INVALID_ARGUMENT, "bias flag without a buffer: %s", ocltune_status_name(status));
+  CHECK(strstr(ocltune_last_error(), "bias") != NULL, "message: %s", ocltune_last_error());
+  args.bias = bias_buffer;
+  args.bias_offset = BIAS_OFFSET;
+  args.activation = 9;
+  status = ocltune_gemm(rt, queue, &args, 0, NULL, NULL, NULL);
+  CHECK(status == OCLTUNE_INVALID_ARGUMENT, "activation 9: %s", ocltune_status_name(status));
+  CHECK(strstr(ocltune_last_error(), "activation") != NULL, "message: %s", ocltune_last_error());
+  args.activation = OCLTUNE_ACTIVATION_RELU;
+  status = ocltune_gemm(rt, queue, &args, 0, NULL, NULL, NULL);
+  CHECK(status == OCLTUNE_SUCCESS, "epilogue: %s: %s", ocltune_status_name(status), ocltune_last_error());
+  clEnqueueReadBuffer(queue, args.c, CL_TRUE, 0, sizeof c, c, 0, NULL, NULL);
+  int wrong = 0, positive = 0;
+  for (int i = 0; i < M; ++i) {
+    for (int j = 0; j < N; ++j) {
+      double dot = bias[BIAS_OFFSET + j], scale = fabs(bias[BIAS_OFFSET + j]);
+      for (int p = 0; p < K; ++p) {
+        dot += (double)a[i * K + p] * b[j * K + p];
+        scale += fabs((double)a[i * K + p] * b[j * K + p]);
+      }
+      const double expected = dot > 0 ? dot : 0;
+      positive += dot > 0;
+      if (!(fabs(c[i * N + j] - expected) <= 1e-5 * scale + 1e-6)) ++wrong;
+    }
+  }
+  CHECK(wrong == 0, "gemm epilogue: %d wrong elements", wrong);
+  CHECK(positive > 0 && positive < M * N, "the data should put results on both sides of relu (%d)", positive);
+  clReleaseMemObject(args.a);
+  clReleaseMemObject(args.b);
+  clReleaseMemObject(args.c);
+  clReleaseMemObject(bias_buffer);
+}
+
 static void gemm_bf16_case(ocltune_runtime rt) {
   enum { M = 13, N = 11, K = 17 };
   cl_context context = ocltune_runtime_context(rt);
@@ -446,6 +503,7 @@ int main(void) {
   gemm_case(rt, 0, 0, 37, 29, 19, 1, 0, 0, 1.0f, 0.0f, OCLTUNE_LEVEL_BUILTIN);
   gemm_case(rt, 1, 1, 19, 23, 29, 3, 3, 5, -1.5f, 0.5f, OCLTUNE_LEVEL_BUILTIN);
   gemm_bf16_case(rt);
+  gemm_epilogue_case(rt);
   conv2d_case(rt);
   conv2d_bf16_case(rt);
   pool_case(rt);
