@@ -43,7 +43,7 @@ TunedNeighbourhood::TunedNeighbourhood(const DeviceInfo& device, const std::stri
 std::vector<Config> TunedNeighbourhood::nearest(const Problem& problem, std::size_t limit) const {
   const std::string op = problem.op(), dtype = dtype_name(problem.dtype()), math = math_name(problem.math()),
                     key = problem.shape_key();
-  const ShapeInfo shape = shape_info(problem.shape_json());
+  const ShapeInfo shape = shape_info(problem.lookup_json());
   // Candidates of one rank (this device, then its class, then this run's results), nearest first.
   std::vector<std::pair<double, const Config*>> ranked;
   // The system database's own row of this shape comes first: a shipped row this run never measured
@@ -86,7 +86,7 @@ bool TunedNeighbourhood::served_by_system(const Problem& problem) const {
 
 void TunedNeighbourhood::add(const Problem& problem, const Config& best) {
   this_run_.push_back({problem.op(), dtype_name(problem.dtype()), math_name(problem.math()), problem.shape_key(),
-                       shape_info(problem.shape_json()), best});
+                       shape_info(problem.lookup_json()), best});
 }
 
 std::size_t TunedNeighbourhood::tune_served_last(ProblemList& problems) const {

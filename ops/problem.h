@@ -60,6 +60,10 @@ class Problem {
   virtual std::vector<std::unique_ptr<Problem>> equivalent_problems() const { return {}; }
   virtual std::string shape_key() const = 0;      // canonical text of the shape: the database key
   virtual nlohmann::json shape_json() const = 0;  // accepted back by the family's from_json
+  // The shape as the lookup compares shapes (nearest rows, tuned neighbourhoods): shape_json() without
+  // the fields that are per call and not part of the key (the GEMM's epilogue), so that rows recorded
+  // with and without them are neighbours of each other.
+  virtual nlohmann::json lookup_json() const { return shape_json(); }
   virtual SearchSpace space(const DeviceInfo& device) const = 0;
   // The untuned configuration: valid on every device, the baseline the tuner reports against.
   virtual Config default_config(const DeviceInfo& device) const = 0;

@@ -32,7 +32,7 @@ std::vector<Candidate> lookup_candidates(const Problem& problem, const LookupCon
   };
   const auto rows_of = [&](const Problem& p) {
     RowsOf r{dtype_name(p.dtype()), p.shape_key(), {}};
-    const nlohmann::json p_shape = p.shape_json();
+    const nlohmann::json p_shape = p.lookup_json();
     r.maths.emplace_back(math, shape_info(p_shape));
     if (p.math() == MathMode::kTf32) {
       nlohmann::json exact_shape = p_shape;

@@ -41,7 +41,7 @@ void TunedTable::add_rows(const TunedRows& rows, const std::string& layer, const
       e.math = row.math;
       e.shape_key = row.shape_key;
       e.config = std::move(checked.config);
-      e.shape = shape_info(checked.problem->shape_json());
+      e.shape = shape_info(checked.problem->lookup_json());
       e.median_ns = row.median_ns;
       e.same_device = row.device_key == my_key;
       e.evaluations = provenance_evaluations(row.provenance);

@@ -461,6 +461,34 @@ TEST(RuntimeGemm, EpilogueCallsMatchTheReferenceAndTakeTheProductsRows) {
   EXPECT_EQ(h.check(session().queue()), "");
 }
 
+// The nearest level compares shapes without the epilogue: a linear layer nobody tuned takes the
+// nearest plain product's row, and a plain product the nearest row recorded with a bias (the
+// epilogue's JSON fields once made them strangers, and eager linear layers fell to the built-in).
+TEST(RuntimeGemm, NearestRowsServeCallsWithAndWithoutAnEpilogue) {
+  const GemmShape tuned_plain{.m = 64, .n = 48, .k = 40, .trans_b = true};
+  GemmShape tuned_biased = tuned_plain;
+  tuned_biased.m = 96;
+  tuned_biased.trans_b = false;
+  tuned_biased.bias = true;
+  tuned_biased.act = Activation::kRelu;
+  Config plain_row = gemm_default_config(tuned_plain), biased_row = gemm_default_config(tuned_biased);
+  plain_row["KWI"] = 8;
+  biased_row["DB"] = 1 - biased_row["DB"];
+  ASSERT_NE(plain_row, biased_row);
+  auto rt = make_runtime(testing::write_database(testing::temp_path("epilogue_nearest.db"), {session().device()},
+                                                 {testing::gemm_row(my_key(), tuned_plain, plain_row),
+                                                  testing::gemm_row(my_key(), tuned_biased, biased_row)}),
+                         "");
+  GemmShape linear{.m = 60, .n = 50, .k = 40, .trans_b = true, .bias = true, .act = Activation::kGelu};
+  GemmShape plain{.m = 90, .n = 48, .k = 44};
+  for (const auto& [shape, row] : std::vector<std::pair<GemmShape, Config>>{{linear, plain_row}, {plain, biased_row}}) {
+    HostGemm g(session().context(), shape);
+    EXPECT_EQ(ops::gemm(*rt, session().queue()(), g.call()).level, Level::kNearest) << shape.key();
+    EXPECT_EQ(g.check(session().queue()), "") << shape.key();
+    EXPECT_EQ(ops::gemm_decision(*rt, g.call()).config, row) << shape.key();
+  }
+}
+
 TEST(RuntimeGemm, EpilogueCallsWithoutTheirBiasOrWithAnUnknownActivationAreRefused) {
   auto rt = make_runtime("", "");
   HostGemm g(session().context(), {.m = 4, .n = 6, .k = 4, .bias = true}, {.bias_offset = 0});

@@ -35,6 +35,12 @@ class GemmProblem : public Problem {
   }
   std::string shape_key() const override { return shape_.key(); }
   nlohmann::json shape_json() const override { return shape_.to_json(); }
+  nlohmann::json lookup_json() const override {
+    nlohmann::json j = shape_.to_json();
+    j.erase("bias");
+    j.erase("act");
+    return j;
+  }
   SearchSpace space(const DeviceInfo& device) const override { return gemm_space(shape_, device); }
   // The built-in configuration: the first of the CPU variant's, the packed wgmma variant's and the
   // packed mma.sync variant's defaults that is a point of this shape's space (the device offers
