@@ -296,6 +296,15 @@ def _epilogue(node):
     return None
 
 
+def _activation_after(act, source, producer):
+    """The name of the activation (_epilogue) that `act` computes on `source`, in the dtype of
+    `producer`'s value (the op it would be fused into), or None."""
+    name = _epilogue(act) if act is not None else None
+    if name is None or act.args[0] is not source or _value(act) is None or _value(act).dtype != _value(producer).dtype:
+        return None
+    return name
+
+
 def _plain_conv(node):
     """A 2-D convolution the conv2d family runs forward: not transposed, no output padding, 4-D ocl
     float tensors of one dtype, static shapes."""
@@ -385,8 +394,8 @@ def fuse_conv_epilogues(gm: torch.fx.GraphModule) -> int:
         if not _plain_conv(conv):
             continue
         act = _only_user(conv)
-        name = _epilogue(act) if act is not None else None
-        if name is None or act.args[0] is not conv or _value(act) is None or _value(act).dtype != _value(conv).dtype:
+        name = _activation_after(act, conv, conv)
+        if name is None:
             continue
         x, w, b, stride, padding, dilation, _, _, groups = conv.args[:9]
         with graph.inserting_before(act):
@@ -439,9 +448,8 @@ def fuse_linear_epilogues(gm: torch.fx.GraphModule) -> int:
             source = view
         else:
             act, source, view = view, addmm, None
-        name = _epilogue(act) if act is not None else None
-        if (name not in _LINEAR_ACTIVATIONS or act.args[0] is not source or _value(act) is None
-                or _value(act).dtype != _value(addmm).dtype):
+        name = _activation_after(act, source, addmm)
+        if name not in _LINEAR_ACTIVATIONS:
             continue
         with graph.inserting_before(act):
             call = graph.call_function(torch.ops.ocltune.addmm_act.default, (*addmm.args, name))

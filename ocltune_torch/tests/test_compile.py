@@ -27,6 +27,19 @@ def elementwise_calls():
     return sum(device.get("families", {}).get("elementwise", {}).values())
 
 
+def eager_and_compiled(model, x):
+    """model(x) eagerly and compiled (after a first compiled call that compiles), each with the
+    elementwise-family calls it made."""
+    ocltune_torch.reset_dispatch_stats()
+    eager = model(x)
+    eager_elementwise = elementwise_calls()
+    compiled_model = torch.compile(model, backend="ocltune")
+    compiled_model(x)
+    ocltune_torch.reset_dispatch_stats()
+    compiled = compiled_model(x)
+    return eager, compiled, eager_elementwise, elementwise_calls()
+
+
 def chain(x, b):
     return ((x + b).relu() * 0.5 - 2).sigmoid() + x
 
@@ -176,14 +189,7 @@ def test_inference_folds_batch_norms_and_fuses_activations_into_convolutions(mon
     with torch.no_grad():
         expected = model(x)
         model.to(DEVICE)
-        ocltune_torch.reset_dispatch_stats()
-        eager = model(x.to(DEVICE))
-        eager_elementwise = elementwise_calls()
-        compiled_model = torch.compile(model, backend="ocltune")
-        compiled_model(x.to(DEVICE))
-        ocltune_torch.reset_dispatch_stats()
-        compiled = compiled_model(x.to(DEVICE))
-        compiled_elementwise = elementwise_calls()
+        eager, compiled, eager_elementwise, compiled_elementwise = eager_and_compiled(model, x.to(DEVICE))
     assert passes == [{"batch_norms_folded": 2, "conv_epilogues": 4, "linear_epilogues": passes[0]["linear_epilogues"],
                        "elementwise_chains": passes[0]["elementwise_chains"]}]
     assert_close(eager, expected)
@@ -254,7 +260,7 @@ class Head(nn.Module):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
-def test_inference_fuses_activations_into_linear_layers(monkeypatch, dtype):
+def test_inference_fuses_activations_into_linear_layers(monkeypatch, strict, dtype):
     from ocltune_torch import compiler
 
     torch.manual_seed(0)
@@ -266,14 +272,7 @@ def test_inference_fuses_activations_into_linear_layers(monkeypatch, dtype):
     with torch.no_grad():
         expected = model.double()(x.double()).to(dtype)
         model.to(dtype).to(DEVICE)
-        ocltune_torch.reset_dispatch_stats()
-        eager = model(x.to(DEVICE))
-        eager_elementwise = elementwise_calls()
-        compiled_model = torch.compile(model, backend="ocltune")
-        compiled_model(x.to(DEVICE))
-        ocltune_torch.reset_dispatch_stats()
-        compiled = compiled_model(x.to(DEVICE))
-        compiled_elementwise = elementwise_calls()
+        eager, compiled, eager_elementwise, compiled_elementwise = eager_and_compiled(model, x.to(DEVICE))
     assert passes[0]["linear_epilogues"] == 2, passes  # relu (through the view), relu6
     tolerance = dict(rtol=1e-4, atol=1e-5) if dtype == torch.float32 else dict(rtol=3e-2, atol=3e-2)
     assert_close(eager, expected, **tolerance)
@@ -282,7 +281,7 @@ def test_inference_fuses_activations_into_linear_layers(monkeypatch, dtype):
     assert eager_elementwise == 5 and compiled_elementwise <= 2, (eager_elementwise, compiled_elementwise)
 
 
-def test_training_graphs_fuse_linear_relus_and_keep_their_gradients(monkeypatch):
+def test_training_graphs_fuse_linear_relus_and_keep_their_gradients(monkeypatch, strict):
     """relu's backward reads its output, so the fused addmm_act's result serves it; gelu's reads its
     input (the addmm), which then has a second user and stays unfused."""
     from ocltune_torch import compiler
@@ -306,7 +305,7 @@ def test_training_graphs_fuse_linear_relus_and_keep_their_gradients(monkeypatch)
         assert_close(q.grad, p.grad, rtol=1e-4, atol=1e-5)
 
 
-def test_addmm_act_without_a_bias_row_computes_the_ops_one_by_one():
+def test_addmm_act_without_a_bias_row_computes_the_ops_one_by_one(strict):
     a, b, full = rand(5, 7), rand(7, 4, seed=1), rand(5, 4, seed=2)
     for name, act in (("relu", torch.relu), ("gelu", F.gelu), ("sigmoid", torch.sigmoid)):
         got = torch.ops.ocltune.addmm_act(full.to(DEVICE), a.to(DEVICE), b.to(DEVICE), name)

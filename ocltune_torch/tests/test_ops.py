@@ -78,7 +78,7 @@ def elementwise_calls():
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
-def test_linear_adds_its_bias_in_the_gemm(dtype):
+def test_linear_adds_its_bias_in_the_gemm(strict, dtype):
     """nn.Linear's bias row is the GEMM's epilogue: one kernel, no elementwise pass, on 2-D and 3-D
     inputs, a bias that is a view (offset) or a [1, n] row, a transposed weight, and odd sizes; a self
     that is no bias row (strided, or varying along m) takes the general path."""
