@@ -2,8 +2,9 @@
 // (outer, length, inner): each output reduces `length` elements, contiguous (STRIDED 0: rows) or
 // `inner` apart (STRIDED 1: columns). One launch is one stage: the reduced range may be split over
 // SPLIT work-groups writing fp32 partials ([SPLIT][outer*inner]) that a later stage combines.
-// Files: storage.cl, reduce_vec.cl, reduce.cl. Launch: global (groups*WGS), local (WGS), with
-// groups = SPLIT * ceil(outer/ROWS) (rows) or SPLIT * ceil(inner/(WGS*VW*UNROLL)) * ceil(outer/ROWS).
+// The first stage may pass each input element through an elementwise prologue (prologue.cl).
+// Files: storage.cl, reduce_vec.cl, elementwise_ops.cl, prologue.cl, reduce.cl. Launch: global
+// (groups*WGS), local (WGS), with groups = SPLIT * ceil(outer/ROWS) (rows) or SPLIT * ceil(inner/(WGS*VW*UNROLL)) * ceil(outer/ROWS).
 
 // ---- Problem (set by the host, not tuned) ----
 #ifndef RED_OP
@@ -205,7 +206,7 @@ static inline void fold_lane(float* best, int* best_i, const float v, const int 
 __attribute__((reqd_work_group_size(WGS, 1, 1)))
 kernel void reduce(const int outer, const int length, const int inner, const int chunk, const float scale,
                    const global IN_T* restrict in, const long in_offset, const global int* restrict in_idx,
-                   global OUT_T* restrict out, const long out_offset, global int* restrict out_idx) {
+                   global OUT_T* restrict out, const long out_offset, global int* restrict out_idx PROLOGUE_PARAMS) {
   const int lid = get_local_id(0);
   const int split = get_group_id(0) % SPLIT;
   const int row0 = (get_group_id(0) / SPLIT) * ROWS;
@@ -236,21 +237,21 @@ kernel void reduce(const int outer, const int length, const int inner, const int
 #pragma unroll
       for (int u = 0; u < UNROLL; ++u) {
         const int k = begin + (v + u * WGS) * VW;
-        const floatV x = MAP(IN_LOADV(src, k));
+        const floatV x = MAP(PROLOGUE_V(IN_LOADV(src, k), rel + k));
         ACC_ADD(u, x, (intV)(INDEX_OF(rel + k, k)) + LANE_IDS)
       }
     }
     for (; v * VW < end - begin; v += WGS) {
       const int k = begin + v * VW;
       if (v < nvec) {
-        const floatV x = MAP(IN_LOADV(src, k));
+        const floatV x = MAP(PROLOGUE_V(IN_LOADV(src, k), rel + k));
         ACC_ADD(0, x, (intV)(INDEX_OF(rel + k, k)) + LANE_IDS)
       } else {
         for (int e = k; e < end; ++e) {
 #if ARG
-          arg_merge(&best, &best_i, MAP(IN_LOAD(src, e)), INDEX_OF(rel + e, e));
+          arg_merge(&best, &best_i, MAP(PROLOGUE_S(IN_LOAD(src, e), rel + e)), INDEX_OF(rel + e, e));
 #else
-          best = COMBINE(best, MAP(IN_LOAD(src, e)));
+          best = COMBINE(best, MAP(PROLOGUE_S(IN_LOAD(src, e), rel + e)));
 #endif
         }
       }
@@ -296,7 +297,7 @@ kernel void reduce(const int outer, const int length, const int inner, const int
 __attribute__((reqd_work_group_size(WGS, 1, 1)))
 kernel void reduce(const int outer, const int length, const int inner, const int chunk, const float scale,
                    const global IN_T* restrict in, const long in_offset, const global int* restrict in_idx,
-                   global OUT_T* restrict out, const long out_offset, global int* restrict out_idx) {
+                   global OUT_T* restrict out, const long out_offset, global int* restrict out_idx PROLOGUE_PARAMS) {
   const int lid = get_local_id(0);
   const int cols_per_group = WGS * VW * UNROLL;
   const int col_groups = (inner + cols_per_group - 1) / cols_per_group;
@@ -326,7 +327,7 @@ kernel void reduce(const int outer, const int length, const int inner, const int
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) {
           const int c = c0 + u * WGS * VW;
-          const floatV x = MAP(IN_LOADV(src, e + c));
+          const floatV x = MAP(PROLOGUE_V(IN_LOADV(src, e + c), rel_row + e + c));
           ACC_ADD(u, x, (intV)(INDEX_OF(rel_row + e + c, k)))
         }
       }
@@ -349,7 +350,7 @@ kernel void reduce(const int outer, const int length, const int inner, const int
           int best_i = INT_MAX;
           for (int k = begin; k < end; ++k) {
             const long e = (long)k * inner + c;
-            const float x = MAP(IN_LOAD(src, e));
+            const float x = MAP(PROLOGUE_S(IN_LOAD(src, e), rel_row + e));
 #if ARG
             arg_merge(&best, &best_i, x, INDEX_OF(rel_row + e, k));
 #else

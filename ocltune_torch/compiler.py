@@ -1,14 +1,16 @@
 """torch.compile on ocl: ``torch.compile(model, backend="ocltune")``.
 
 A Dynamo backend over AOTAutograd. The forward and backward graphs it is given (aten ops, after
-functionalization) run on ocl as eager does, except for four rewrites (lower()): in inference graphs
+functionalization) run on ocl as eager does, except for five rewrites (lower()): in inference graphs
 an eval batch norm after a convolution is folded into the convolution's weight and bias
 (``ocltune::fold_batch_norm``, one kernel over the weight); a convolution followed by relu, relu6,
 gelu or sigmoid becomes one ``ocltune::conv2d_act`` (the conv2d family applies the activation in its
 output pass); a linear layer (addmm with a bias row) followed by relu or relu6 becomes one
-``ocltune::addmm_act`` (the GEMM family's epilogue); and each chain of up to four elementwise ops becomes one ``ocltune::elementwise_chain``
-call: one kernel of the elementwise family instead of one kernel per op, the intermediate values
-kept in registers (decisions 0058, 0062, 0073). A chain is a run of ops in which each op's
+``ocltune::addmm_act`` (the GEMM family's epilogue); each chain of up to four elementwise ops becomes one
+``ocltune::elementwise_chain`` call: one kernel of the elementwise family instead of one kernel per
+op, the intermediate values kept in registers (decisions 0058, 0062, 0073); and a sum, mean, amax
+or amin of such a chain (or of one elementwise op) becomes one ``ocltune::reduce_prologue``: the
+chain applied as the reduction reads its input (decision 0074). A chain is a run of ops in which each op's
 value is used only by the next one; its tensors are ocl tensors of one floating dtype (float32,
 float16, bfloat16) whose shapes broadcast to the chain's result. Everything else in the graph (and
 every graph break) runs eagerly on ocl, so a graph the pass cannot fuse computes what eager computes.
@@ -29,7 +31,7 @@ import sys
 import torch
 
 __all__ = ["backend", "lower", "fold_batch_norms", "fuse_conv_epilogues", "fuse_linear_epilogues",
-           "fuse_elementwise_chains", "MAX_STEPS"]
+           "fuse_elementwise_chains", "fuse_reduction_prologues", "MAX_STEPS"]
 
 MAX_STEPS = 4  # the elementwise family's chain length (OCLTUNE_ELEMENTWISE_MAX_STEPS)
 _MAX_RANK = 4  # the family's dimensions (the C++ op merges dims; 4 before merging is always safe)
@@ -316,6 +318,18 @@ def _plain_conv(node):
             and value.dtype in _DTYPES and _fits(node, value.dtype) and _fits(x, value.dtype) and _fits(w, value.dtype))
 
 
+def _replace_pair(graph, first, last, target, args):
+    """Replaces `last` and `first`, its input used by nothing else, by one call of `target` with `args`,
+    which stands where `last` stood (its meta value and users)."""
+    with graph.inserting_before(last):
+        call = graph.call_function(target, args)
+    call.meta.update(last.meta)
+    last.replace_all_uses_with(call)
+    graph.erase_node(last)
+    graph.erase_node(first)
+    return call
+
+
 def _only_user(node):
     users = list(node.users)
     return users[0] if len(users) == 1 else None
@@ -398,13 +412,8 @@ def fuse_conv_epilogues(gm: torch.fx.GraphModule) -> int:
         if name is None:
             continue
         x, w, b, stride, padding, dilation, _, _, groups = conv.args[:9]
-        with graph.inserting_before(act):
-            call = graph.call_function(torch.ops.ocltune.conv2d_act.default,
-                                       (x, w, b, list(stride), list(padding), list(dilation), groups, name))
-        call.meta.update(act.meta)
-        act.replace_all_uses_with(call)
-        graph.erase_node(act)
-        graph.erase_node(conv)
+        _replace_pair(graph, conv, act, torch.ops.ocltune.conv2d_act.default,
+                      (x, w, b, list(stride), list(padding), list(dilation), groups, name))
         fused += 1
     return _rewritten(gm, fused)
 
@@ -466,6 +475,82 @@ def fuse_linear_epilogues(gm: torch.fx.GraphModule) -> int:
     return _rewritten(gm, fused)
 
 
+# ---- reduction prologues ----
+
+# Reductions the reduce family runs with a prologue: aten overload -> ocltune::reduce_prologue's kind.
+_REDUCTIONS = {
+    _aten.sum.dim_IntList: "sum",
+    _aten.sum.default: "sum",
+    _aten.mean.dim: "mean",
+    _aten.mean.default: "mean",
+    _aten.amax.default: "amax",
+    _aten.amin.default: "amin",
+}
+
+
+def _reduction(node):
+    """(kind, input, dim, keepdim) of a sum, mean, amax or amin without a dtype= cast, or None."""
+    if node.op != "call_function" or node.target not in _REDUCTIONS or not node.args:
+        return None
+    if set(node.kwargs) - {"dim", "keepdim", "dtype"} or node.kwargs.get("dtype") is not None:
+        return None
+    args = list(node.args)
+    dim = args[1] if len(args) > 1 else node.kwargs.get("dim")
+    keepdim = args[2] if len(args) > 2 else node.kwargs.get("keepdim", False)
+    if node.target in (_aten.sum.default, _aten.mean.default):
+        dim, keepdim = None, False
+    if not isinstance(args[0], torch.fx.Node) or not isinstance(keepdim, bool):
+        return None
+    if dim is not None and not (isinstance(dim, (list, tuple)) and all(isinstance(d, int) for d in dim)):
+        return None
+    return _REDUCTIONS[node.target], args[0], (list(dim) if dim is not None else None), keepdim
+
+
+def _chain_steps(node):
+    """The chain `node` computes as (input, ops, operands, scalars, reversed): an
+    ocltune::elementwise_chain call, or one elementwise op; None for anything else."""
+    if node.op != "call_function":
+        return None
+    if node.target is torch.ops.ocltune.elementwise_chain.default:
+        start, ops, operands, scalars, reversed_ = node.args
+        return start, list(ops), list(operands), list(scalars), list(reversed_)
+    head = _head(node)
+    if head is None:
+        return None
+    start, step = head
+    return start, [step.op], [step.operand], [step.scalar], [int(step.reversed)]
+
+
+def fuse_reduction_prologues(gm: torch.fx.GraphModule) -> int:
+    """Each sum, mean, amax or amin whose input is an elementwise chain (an ocltune::elementwise_chain
+    call after fuse_elementwise_chains, or a single elementwise op) used by nothing else becomes one
+    ocltune::reduce_prologue call: the chain applied as the reduction reads its inputs, so that its
+    result is never written and read back (mean(relu(x)), sum((a - b) ** 2)). The chain's tensors must
+    all have its result's shape and dtype (the family reads them at the input's index, without
+    broadcasting). Returns how many it fused."""
+    graph = gm.graph
+    fused = 0
+    for red in list(graph.nodes):
+        found = _reduction(red)
+        if found is None:
+            continue
+        kind, source, dim, keepdim = found
+        chain = _chain_steps(source)
+        if chain is None or _only_user(source) is not red:
+            continue
+        start, ops, operands, scalars, reversed_ = chain
+        value = _value(source)
+        if value is None or value.dtype not in _DTYPES or _value(red) is None or _value(red).dtype != value.dtype:
+            continue
+        tensors = [start] + [t for t in operands if t is not None]
+        if not all(_fits(t, value.dtype) and _value(t).shape == value.shape for t in tensors):
+            continue
+        _replace_pair(graph, source, red, torch.ops.ocltune.reduce_prologue.default,
+                      (start, ops, operands, scalars, reversed_, kind, dim, keepdim))
+        fused += 1
+    return _rewritten(gm, fused)
+
+
 # The convolution passes are off unless asked for ($OCLTUNE_COMPILE_CONV_EPILOGUES=1, or this flag):
 # measured on an H100 (docs/PERFORMANCE.md, resnet50 batch 32), compiled inference took 18.45 ms with
 # them against 11.85 ms without, although a fused convolution now runs the plain one's row (decision
@@ -479,13 +564,20 @@ CONV_EPILOGUES = os.environ.get("OCLTUNE_COMPILE_CONV_EPILOGUES", "0") == "1"
 LINEAR_EPILOGUES = os.environ.get("OCLTUNE_COMPILE_LINEAR_EPILOGUES", "1") == "1"
 
 
+# The prologue pass is on unless turned off ($OCLTUNE_COMPILE_REDUCTION_PROLOGUES=0, or this flag): it
+# only removes the chain's store and the reduction's read of it.
+REDUCTION_PROLOGUES = os.environ.get("OCLTUNE_COMPILE_REDUCTION_PROLOGUES", "1") == "1"
+
+
 def lower(gm: torch.fx.GraphModule) -> dict:
     """The passes over one captured graph, in order; returns what each did."""
     folded = fold_batch_norms(gm) if CONV_EPILOGUES else 0
     epilogues = fuse_conv_epilogues(gm) if CONV_EPILOGUES else 0
     linear = fuse_linear_epilogues(gm) if LINEAR_EPILOGUES else 0
+    chains = fuse_elementwise_chains(gm)
+    prologues = fuse_reduction_prologues(gm) if REDUCTION_PROLOGUES else 0
     return {"batch_norms_folded": folded, "conv_epilogues": epilogues, "linear_epilogues": linear,
-            "elementwise_chains": fuse_elementwise_chains(gm)}
+            "elementwise_chains": chains, "reduction_prologues": prologues}
 
 
 def _compile_graph(gm, example_inputs):

@@ -3,6 +3,8 @@
 
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "harness/buffer_extent.h"
 #include "harness/error.h"
 #include "ops/reduce/reduce_problem.h"
@@ -25,10 +27,21 @@ void check_reduce_call(const ReduceCall& c) {
   // argmax/argmin write int64 indices.
   const std::size_t out_bytes = is_arg_kind(c.shape.kind) ? sizeof(std::int64_t) : dtype_bytes(c.shape.dtype);
   check_buffer_extent(c.output, c.output_offset, layout.outputs, out_bytes, "reduce", "the output");
+  if (c.prologue_tensors.size() != c.shape.prologue.tensors() ||
+      c.prologue_offsets.size() != c.prologue_tensors.size()) {
+    throw Error(fmt::format("reduce: the prologue has {} tensor operands; {} buffers and {} offsets given",
+                            c.shape.prologue.tensors(), c.prologue_tensors.size(), c.prologue_offsets.size()));
+  }
+  for (std::size_t t = 0; t < c.prologue_tensors.size(); ++t) {
+    if (!c.prologue_tensors[t]) throw Error("reduce: a prologue operand is null");
+    if (c.prologue_offsets[t] < 0) throw Error("reduce: negative buffer offset of a prologue operand");
+    check_buffer_extent(c.prologue_tensors[t], c.prologue_offsets[t], layout.elements, dtype_bytes(c.shape.dtype),
+                        "reduce", "a prologue operand");
+  }
 }
 
 ShapeCode reduce_shape_code(const DispatchAdapter& adapter, const ReduceCall& c) {
-  // validate() bounds the rank to 4 and the axes to [0, rank): 1 + 4 + 4 values at most.
+  // validate() bounds the rank to 4: 1 + 4 + 6 values at most.
   ShapeCode code;
   code.adapter = &adapter;
   code.push(static_cast<std::int64_t>(c.shape.dims.size()));
@@ -39,6 +52,7 @@ ShapeCode reduce_shape_code(const DispatchAdapter& adapter, const ReduceCall& c)
   code.push(c.shape.keepdim);
   code.push(static_cast<std::int64_t>(c.shape.kind));
   code.push(static_cast<std::int64_t>(c.shape.dtype));
+  code.push(c.shape.prologue.code());
   return code;
 }
 
@@ -52,6 +66,10 @@ LaunchPlan ReduceAdapter::plan_of(const ReduceCall& call, const Config& config, 
   o.input_offset = call.input_offset;
   o.output = cl::Buffer(call.output, true);
   o.output_offset = call.output_offset;
+  for (std::size_t t = 0; t < call.prologue_tensors.size(); ++t) {
+    o.prologue.tensors.emplace_back(call.prologue_tensors[t], true);
+    o.prologue.offsets.push_back(call.prologue_offsets[t]);
+  }
   return reduce_plan(call.shape, o, config, workspace);
 }
 

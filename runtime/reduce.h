@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "harness/cl.h"
 #include "ops/reduce/reduce.h"
@@ -19,6 +20,9 @@ struct ReduceCall {
   std::int64_t input_offset = 0;
   cl_mem output = nullptr;
   std::int64_t output_offset = 0;
+  // The shape's prologue tensors, each like the input (its dims, contiguous), at element offsets.
+  std::vector<cl_mem> prologue_tensors{};
+  std::vector<std::int64_t> prologue_offsets{};
 };
 
 class ReduceAdapter : public TypedAdapter<ReduceCall> {
@@ -35,7 +39,7 @@ void check_reduce_call(const ReduceCall& call);
 // Constructing the checked form of a call runs check_reduce_call (runtime/checked.h).
 template <>
 Checked<ReduceCall>::Checked(ReduceCall call);
-// Rank, dims, a bit mask of the axes, keepdim, kind and dtype.
+// Rank, dims, a bit mask of the axes, keepdim, kind, dtype and the prologue's steps.
 ShapeCode reduce_shape_code(const DispatchAdapter& adapter, const ReduceCall& call);
 
 namespace ops {

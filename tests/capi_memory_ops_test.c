@@ -104,6 +104,63 @@ int main(void) {
     clReleaseMemObject(a.output.buffer);
   }
 
+  /* The same reduction with a prologue: sum over axis 1 of relu(0.5 * (x - y)) (reversed mul). */
+  {
+    const int64_t dims[3] = {3, 37, 5};
+    const int axes[1] = {1};
+    float x[OFFSET + 555], y[OFFSET + 555], out[OFFSET + 15];
+    double want[15] = {0};
+    ocltune_reduce_args a;
+    ocltune_reduce_args_init(&a, "sum", 3, dims, 1, axes, make_buffer(context, x, 555, 1, 3),
+                             make_buffer(context, out, 15, 0, 0));
+    CHECK(a.prologue.num_steps == 0, "prologue steps after init: %d", a.prologue.num_steps);
+    a.input.offset = a.output.offset = OFFSET;
+    a.prologue.num_steps = 3;
+    a.prologue.steps[0].op = "sub";
+    a.prologue.steps[0].has_tensor = 1;
+    const cl_mem y_buffer = make_buffer(context, y, 555, 1, 4);
+    a.prologue.steps[0].tensor.buffer = y_buffer;
+    a.prologue.steps[0].tensor.offset = OFFSET;
+    a.prologue.steps[1].op = "mul";
+    a.prologue.steps[1].scalar = 0.5f;
+    a.prologue.steps[1].reversed = 1;
+    a.prologue.steps[2].op = "relu";
+    status = ocltune_reduce(rt, queue, &a, 0, NULL, &event, &level);
+    finish(event, status, level, "reduce with a prologue");
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 37; ++j)
+        for (int k = 0; k < 5; ++k) {
+          const int e = OFFSET + (i * 37 + j) * 5 + k;
+          want[i * 5 + k] += fmax(0.0, 0.5 * ((double)x[e] - (double)y[e]));
+        }
+    read_back(queue, a.output.buffer, out, 15);
+    expect_close("reduce with a prologue", out, want, 15);
+    /* Refused before anything is enqueued, with messages that name what is wrong. */
+    a.prologue.steps[2].op = "cube";
+    status = ocltune_reduce(rt, queue, &a, 0, NULL, NULL, NULL);
+    CHECK(status == OCLTUNE_INVALID_ARGUMENT && strstr(ocltune_last_error(), "cube") != NULL, "unknown prologue op: %s",
+          ocltune_last_error());
+    a.prologue.steps[2].op = "relu";
+    a.prologue.steps[2].has_tensor = 1;
+    a.prologue.steps[2].tensor = a.prologue.steps[0].tensor;
+    status = ocltune_reduce(rt, queue, &a, 0, NULL, NULL, NULL);
+    CHECK(status == OCLTUNE_INVALID_ARGUMENT && strstr(ocltune_last_error(), "unary") != NULL, "a tensor for relu: %s",
+          ocltune_last_error());
+    a.prologue.steps[2].has_tensor = 0;
+    a.prologue.num_steps = 5;
+    status = ocltune_reduce(rt, queue, &a, 0, NULL, NULL, NULL);
+    CHECK(status == OCLTUNE_INVALID_ARGUMENT && strstr(ocltune_last_error(), "num_steps") != NULL, "5 steps: %s",
+          ocltune_last_error());
+    a.prologue.num_steps = 1;
+    a.prologue.steps[0].tensor.buffer = NULL;
+    status = ocltune_reduce(rt, queue, &a, 0, NULL, NULL, NULL);
+    CHECK(status == OCLTUNE_INVALID_ARGUMENT && strstr(ocltune_last_error(), "prologue") != NULL, "a NULL operand: %s",
+          ocltune_last_error());
+    clReleaseMemObject(a.input.buffer);
+    clReleaseMemObject(a.output.buffer);
+    clReleaseMemObject(y_buffer);
+  }
+
   /* softmax over axis 1 of [7, 100]. */
   {
     const int64_t dims[2] = {7, 100};

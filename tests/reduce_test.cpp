@@ -192,6 +192,66 @@ TEST(ReduceVerification, DetectsALostNaNAndAWrongIndex) {
   EXPECT_FALSE(run_modified(max, [](LaunchPlan& p) { std::get<cl_int>(p.kernels[0].args[1]) -= 1; }).ok);
 }
 
+TEST(ReduceVerification, DetectsADroppedPrologue) {
+  // relu(x + y) summed over rows: a plan that reads x alone misses the chain.
+  ReduceShape shape = sum_over({7, 301}, {1});
+  shape.prologue.steps = {{.op = ElementwiseOp::kAdd, .tensor = true}, {.op = ElementwiseOp::kRelu}};
+  const ReduceProblem problem(shape);
+  Session& session = testing::test_session();
+  auto evaluation = problem.instantiate(session);
+  // The same launch without the prologue's defines and arguments (11 of its own).
+  LaunchPlan plan = evaluation->plan(problem.default_config(session.device()));
+  LaunchPlan dropped = plan;
+  dropped.kernels[0].args.resize(11);
+  auto& defines = dropped.kernels[0].program.defines;
+  std::erase_if(defines, [](const auto& d) { return d.first.rfind("PRO", 0) == 0; });
+  evaluation->reset();
+  enqueue(session.queue(), prepare(session, dropped));
+  session.queue().finish();
+  EXPECT_FALSE(evaluation->verify().ok);
+  // The plan itself passes.
+  evaluation->reset();
+  enqueue(session.queue(), prepare(session, plan));
+  session.queue().finish();
+  EXPECT_TRUE(evaluation->verify().ok);
+}
+
+TEST(ReduceShapeTest, PrologueKeyJsonAndRefusals) {
+  ReduceShape shape = sum_over({4, 8}, {1});
+  shape.prologue.steps = {{.op = ElementwiseOp::kSub, .tensor = true, .reversed = true},
+                          {.op = ElementwiseOp::kMul, .scalar = 0.25f},
+                          {.op = ElementwiseOp::kRelu}};
+  EXPECT_EQ(shape.key(), "axes=1,dims=4x8,keepdim=0,kind=sum,prologue=rsub(t)+mul(s)+relu");
+  const ReduceShape back = ReduceShape::from_json(shape.to_json());
+  EXPECT_EQ(back.key(), shape.key());
+  EXPECT_EQ(back.prologue.steps[1].scalar, 0.25f);
+  EXPECT_EQ(sum_over({4, 8}, {1}).key(), "axes=1,dims=4x8,keepdim=0,kind=sum");  // rows without one keep their key
+  // Lookups compare shapes without the prologue: a plain row is its nearest row.
+  EXPECT_EQ(ReduceProblem(shape).lookup_json(), ReduceProblem(sum_over({4, 8}, {1})).lookup_json());
+
+  auto refused = [](const nlohmann::json& j) {
+    try {
+      ReduceShape::from_json(j);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  nlohmann::json j = {{"dims", {4, 8}}, {"axes", {1}}, {"kind", "argmax"}, {"prologue", {{{"op", "relu"}}}}};
+  EXPECT_NE(refused(j).find("argmax takes no prologue"), std::string::npos) << refused(j);
+  j = {{"dims", {4, 8}}, {"axes", {1}}, {"prologue", {{{"op", "relu"}, {"tensor", true}}}}};
+  EXPECT_NE(refused(j).find("unary"), std::string::npos) << refused(j);
+  j = {{"dims", {4, 8}}, {"axes", {1}}, {"prologue", {{{"op", "add"}}}}};
+  EXPECT_NE(refused(j).find("exactly one of tensor and scalar"), std::string::npos) << refused(j);
+  j = {{"dims", {4, 8}}, {"axes", {1}}, {"prologue", {{{"op", "cube"}}}}};
+  EXPECT_NE(refused(j).find("unknown prologue op 'cube'"), std::string::npos) << refused(j);
+  j = {{"dims", {4, 8}},
+       {"axes", {1}},
+       {"prologue", nlohmann::json::array(
+                        {{{"op", "relu"}}, {{"op", "relu"}}, {{"op", "relu"}}, {{"op", "relu"}}, {{"op", "relu"}}})}};
+  EXPECT_NE(refused(j).find("more than 4 steps"), std::string::npos) << refused(j);
+}
+
 // The tuner prepares every finalist, then times them in turns. A finalist with more split partial
 // sums grows the shared workspace and releases the buffer an earlier prepared plan was bound to;
 // the earlier plan must still hold it (CI aborted in PoCL's enqueue on such a released buffer).

@@ -21,10 +21,11 @@ extern "C" {
  *   2: one ocltune_dtype code in every argument struct.
  *   3: ocltune_conv2d_args gained its dtype (16-bit convolutions).
  *   4: ocltune_gemm_args gained its epilogue (bias row and activation, as nn.Linear's).
+ *   5: ocltune_reduce_args gained its prologue (an elementwise chain applied to the input as it is read).
  * Functions are added within a version without changing any struct (version 2 gained the dispatch
  * statistics, ocltune_write_shapes_file and ocltune_runtime_build_program): a program that calls one needs a library
  * that has it. */
-#define OCLTUNE_API_VERSION 4
+#define OCLTUNE_API_VERSION 5
 int ocltune_api_version(void);
 
 /* Storage type of a tensor: every op computes in fp32 and stores in this type. */
@@ -212,8 +213,27 @@ typedef struct ocltune_tensor {
   int64_t offset;
 } ocltune_tensor;
 
+/* An elementwise prologue: up to OCLTUNE_MAX_PROLOGUE_STEPS ops of the elementwise family applied
+ * to an input as the kernel reads it, so that the chain's result is never stored. Step k computes
+ * v = op(v, operand), or op(operand, v) when `reversed`; `op` is an elementwise op's name ("relu",
+ * "add", "mul", "gelu", ...). A binary op's operand is a tensor like the input (its dims,
+ * contiguous) when `has_tensor`, else `scalar`. */
+#define OCLTUNE_MAX_PROLOGUE_STEPS 4
+typedef struct ocltune_prologue_step {
+  const char* op;
+  int has_tensor;
+  ocltune_tensor tensor;
+  float scalar;
+  int reversed;
+} ocltune_prologue_step;
+typedef struct ocltune_prologue {
+  int num_steps; /* 0: none */
+  ocltune_prologue_step steps[OCLTUNE_MAX_PROLOGUE_STEPS];
+} ocltune_prologue;
+
 /* kind: "sum", "mean", "max", "min", "argmax", "argmin", "norm2" over the `num_axes` ascending axes
- * (argmax/argmin: adjacent ones). Contiguous input and output. */
+ * (argmax/argmin: adjacent ones, no prologue). Contiguous input and output; the prologue's result
+ * is what is reduced (sum(relu(x + y)) reads x and y). */
 typedef struct ocltune_reduce_args {
   const char* kind;
   int dtype; /* ocltune_dtype */
@@ -223,9 +243,10 @@ typedef struct ocltune_reduce_args {
   int axes[OCLTUNE_MAX_DIMS];
   int keepdim;
   ocltune_tensor input, output;
+  ocltune_prologue prologue;
 } ocltune_reduce_args;
 
-/* Sets kind, dims and axes, dtype fp32, keepdim 0, the buffers with offset 0. */
+/* Sets kind, dims and axes, dtype fp32, keepdim 0, the buffers with offset 0, no prologue. */
 void ocltune_reduce_args_init(ocltune_reduce_args* args, const char* kind, int ndims, const int64_t* dims, int num_axes,
                               const int* axes, cl_mem input, cl_mem output);
 ocltune_status ocltune_reduce(ocltune_runtime runtime, cl_command_queue queue, const ocltune_reduce_args* args,

@@ -1,9 +1,9 @@
 """torch.compile on ocl (issue 40): backend="ocltune" runs the captured forward and backward graphs on
 ocl with chains of elementwise ops fused into one kernel each, activations fused into the convolution
-before them and (inference) eval batch norms folded into it; results and gradients match eager
-(CPU, at fp32 tolerance), a fused chain launches fewer kernels than eager, a graph the pass cannot
-fuse computes what eager computes, and torch.compile's default backend fails with an error that
-names backend="ocltune"."""
+or linear layer before them, (inference) eval batch norms folded into the convolution, and reductions
+reading the chain before them; results and gradients match eager (CPU, at fp32 tolerance), a fused
+chain launches fewer kernels than eager, a graph the pass cannot fuse computes what eager computes,
+and torch.compile's default backend fails with an error that names backend="ocltune"."""
 
 import pytest
 import torch
@@ -190,8 +190,7 @@ def test_inference_folds_batch_norms_and_fuses_activations_into_convolutions(mon
         expected = model(x)
         model.to(DEVICE)
         eager, compiled, eager_elementwise, compiled_elementwise = eager_and_compiled(model, x.to(DEVICE))
-    assert passes == [{"batch_norms_folded": 2, "conv_epilogues": 4, "linear_epilogues": passes[0]["linear_epilogues"],
-                       "elementwise_chains": passes[0]["elementwise_chains"]}]
+    assert len(passes) == 1 and passes[0]["batch_norms_folded"] == 2 and passes[0]["conv_epilogues"] == 4, passes
     assert_close(eager, expected)
     assert_close(compiled, expected, rtol=1e-4, atol=1e-5)
     # relu, relu6, sigmoid, gelu and the add eagerly; the activations in the convolutions compiled (the
@@ -403,3 +402,93 @@ def test_transformer_layers_train_as_in_eager(norm_first):
         for (name, p), q in zip(reference.named_parameters(), model.parameters()):
             assert_close(q.grad, p.grad, rtol=1e-4, atol=1e-5), (step, name)
             p.grad, q.grad = None, None
+
+
+def reduce_calls():
+    """Reduce-family calls on the test device since the last reset."""
+    device = ocltune_torch.dispatch_stats()["devices"].get(DEVICE.index, {})
+    return sum(device.get("families", {}).get("reduce", {}).values())
+
+
+PROLOGUE_CASES = {
+    "chain_mean_rows": (lambda x, y: (x - y).relu().mul(0.5).mean(dim=1), (7, 33)),
+    "one_op_sum_all": (lambda x, y: torch.sigmoid(x).sum(), (5, 3, 9)),
+    "amax_two_runs": (lambda x, y: (x * y + 1).amax(dim=(0, 2), keepdim=True), (4, 6, 5)),
+    "gelu_sum_columns": (lambda x, y: F.gelu(x + y).sum(dim=0), (41, 6)),
+    "reversed_amin": (lambda x, y: (y - x.relu()).amin(dim=-1), (3, 70)),
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
+@pytest.mark.parametrize("case", PROLOGUE_CASES, ids=list(PROLOGUE_CASES))
+def test_reductions_read_their_elementwise_chain_in_one_kernel(monkeypatch, strict, case, dtype):
+    """sum, mean, amax and amin of a chain (or of one op) become ocltune::reduce_prologue: no elementwise
+    kernel at all, one reduction, the result of eager to the dtype's tolerance."""
+    from ocltune_torch import compiler
+
+    fn, shape = PROLOGUE_CASES[case]
+    passes = []
+    lower = compiler.lower
+    monkeypatch.setattr(compiler, "lower", lambda gm: passes.append(lower(gm)) or passes[-1])
+    x, y = rand(*shape, dtype=dtype), rand(*shape, dtype=dtype, seed=1)
+    expected = fn(x.double(), y.double()).to(dtype)
+    ocltune_torch.reset_dispatch_stats()
+    eager = fn(x.to(DEVICE), y.to(DEVICE))
+    eager_elementwise = elementwise_calls()
+    compiled_fn = torch.compile(fn, backend="ocltune")
+    compiled_fn(x.to(DEVICE), y.to(DEVICE))
+    ocltune_torch.reset_dispatch_stats()
+    compiled = compiled_fn(x.to(DEVICE), y.to(DEVICE))
+    assert passes[0]["reduction_prologues"] == 1, passes
+    assert eager_elementwise >= 1 and elementwise_calls() == 0 and reduce_calls() == 1, (
+        eager_elementwise, elementwise_calls(), reduce_calls())
+    tolerance = dict(rtol=1e-5, atol=1e-5) if dtype == torch.float32 else dict(rtol=1e-2, atol=1e-2)
+    assert_close(eager, expected, **tolerance)
+    assert_close(compiled, expected, **tolerance)
+
+
+def test_a_chain_that_broadcasts_or_has_other_users_is_not_read_by_the_reduction(monkeypatch, strict):
+    """The family reads a prologue's operands at the input's index: a broadcast operand (a bias row)
+    keeps the chain's own kernel, as does a chain whose result is also returned."""
+    from ocltune_torch import compiler
+
+    passes = []
+    lower = compiler.lower
+    monkeypatch.setattr(compiler, "lower", lambda gm: passes.append(lower(gm)) or passes[-1])
+
+    def broadcast(x, b):
+        return (x + b).relu().sum(dim=1)
+
+    def returned(x, b):
+        h = (x * b).relu()
+        return h, h.mean()
+
+    x, b = rand(6, 10), rand(10, seed=1)
+    assert_close(torch.compile(broadcast, backend="ocltune")(x.to(DEVICE), b.to(DEVICE)), broadcast(x, b),
+                 rtol=1e-5, atol=1e-5)
+    for got, want in zip(torch.compile(returned, backend="ocltune")(x.to(DEVICE), b.to(DEVICE)), returned(x, b)):
+        assert_close(got, want, rtol=1e-5, atol=1e-5)
+    assert [p["reduction_prologues"] for p in passes] == [0, 0], passes
+
+
+def test_reduce_prologue_takes_any_layout_and_refuses_what_it_cannot_compute(strict):
+    """Called directly: strided tensors are packed, a tensor wider than the family's 4 merged dims
+    computes the chain first, reducing only dims of size 1 returns the chain; bad arguments raise."""
+    op = torch.ops.ocltune.reduce_prologue
+    x, y = rand(9, 12), rand(12, 9, seed=1)
+    got = op(x.to(DEVICE).t(), ["sub", "abs"], [y.to(DEVICE), None], [0.0, 0.0], [1, 0], "sum", [0], False)
+    assert_close(got, (y - x.t()).abs().sum(0), rtol=1e-5, atol=1e-5)
+    wide, other = rand(2, 3, 2, 3, 2), rand(2, 3, 2, 3, 2, seed=2)
+    got = op(wide.to(DEVICE), ["mul"], [other.to(DEVICE)], [0.0], [0], "mean", [0, 2, 4], True)
+    assert_close(got, (wide * other).mean((0, 2, 4), keepdim=True), rtol=1e-5, atol=1e-5)
+    ones = rand(4, 1, 5)
+    got = op(ones.to(DEVICE), ["relu"], [None], [0.0], [0], "amax", [1], False)
+    assert_close(got, ones.relu().amax(1))
+    with pytest.raises(RuntimeError, match="input's dtype and sizes"):
+        op(x.to(DEVICE), ["add"], [rand(12).to(DEVICE)], [0.0], [0], "sum", None, False)
+    with pytest.raises(RuntimeError, match="kind 'prod'"):
+        op(x.to(DEVICE), ["relu"], [None], [0.0], [0], "prod", None, False)
+    with pytest.raises(RuntimeError, match="unknown prologue op 'cube'"):
+        op(x.to(DEVICE), ["cube"], [None], [0.0], [0], "sum", None, False)
+    got = op(torch.empty(0, 3, device=DEVICE), ["relu"], [None], [0.0], [0], "sum", [0], False)
+    assert_close(got, torch.zeros(3))

@@ -74,12 +74,6 @@ int input_mode(const MergedLayout& m, const std::vector<std::int64_t>& strides) 
   return strides.back() == 0 ? 2 : 3;
 }
 
-std::string upper(const char* name) {
-  std::string s = name;
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-
 void check_fits(const cl::Buffer& buffer, std::int64_t offset, std::int64_t extent, DType dtype, const char* what) {
   if (offset < 0) throw Error(fmt::format("elementwise: negative offset of {}", what));
   if (offset + extent > (std::int64_t{1} << 31) - 1)
@@ -179,7 +173,7 @@ LaunchPlan elementwise_plan(const ElementwiseShape& shape, const ElementwiseOper
   };
 
   KernelLaunch launch;
-  launch.program.files = {"storage.cl", "elementwise.cl"};
+  launch.program.files = {"storage.cl", "elementwise_ops.cl", "elementwise.cl"};
   auto& defines = launch.program.defines;
   defines.push_back(dtype_define(shape.dtype));
   defines.emplace_back("NDIM", std::to_string(ndim));
@@ -205,7 +199,7 @@ LaunchPlan elementwise_plan(const ElementwiseShape& shape, const ElementwiseOper
   for (std::size_t k = 0; k < shape.steps.size(); ++k) {
     const ElementwiseStep& s = shape.steps[k];
     const std::string prefix = fmt::format("STEP{}_", k + 1);
-    defines.emplace_back(prefix + "OP", upper(elementwise_op_name(s.op)));
+    defines.emplace_back(prefix + "OP", elementwise_op_define(s.op));
     defines.emplace_back(prefix + "ARG", s.tensor ? "1" : is_binary(s.op) ? "2" : "0");
     defines.emplace_back(prefix + "REV", s.reversed ? "1" : "0");
     if (s.tensor) {

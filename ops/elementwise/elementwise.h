@@ -69,6 +69,8 @@ inline constexpr int kElementwiseMaxSteps = 4;
 // Every op, in enum order; "relu", ..., "gelu_tanh", ..., "minimum".
 const std::vector<ElementwiseOp>& elementwise_ops();
 const char* elementwise_op_name(ElementwiseOp op);
+// The op's name in kernels/elementwise_ops.cl: "RELU" (OP_RELU), "GELU_TANH", ...
+std::string elementwise_op_define(ElementwiseOp op);
 std::optional<ElementwiseOp> parse_elementwise_op(std::string_view name);
 bool is_binary(ElementwiseOp op);
 

@@ -45,7 +45,9 @@ class ElementwiseProblem : public Problem {
     return buffers;
   }
   bool memory_bound() const override { return true; }
-  std::vector<std::string> kernel_files() const override { return {"storage.cl", "elementwise.cl"}; }
+  std::vector<std::string> kernel_files() const override {
+    return {"storage.cl", "elementwise_ops.cl", "elementwise.cl"};
+  }
   std::unique_ptr<Evaluation> instantiate(Session& session) const override;
 
  private:

@@ -1,6 +1,7 @@
 // Elementwise shapes: op names, tensor operands, broadcasting, validation, keys, JSON, byte model.
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -112,6 +113,12 @@ const std::vector<ElementwiseOp>& elementwise_ops() {
 }
 
 const char* elementwise_op_name(ElementwiseOp op) { return info(op).name; }
+
+std::string elementwise_op_define(ElementwiseOp op) {
+  std::string s = elementwise_op_name(op);
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
 
 std::optional<ElementwiseOp> parse_elementwise_op(std::string_view name) {
   for (const OpInfo& i : kOps) {

@@ -110,7 +110,8 @@ Config pool_default_config(const PoolShape& shape, const DeviceInfo& device) {
 }
 
 std::vector<std::string> pool_kernel_files(const PoolShape& shape) {
-  if (shape.kind == PoolKind::kAdaptiveAvg && shape.backward) return {"storage.cl", "elementwise.cl"};
+  if (shape.kind == PoolKind::kAdaptiveAvg && shape.backward)
+    return {"storage.cl", "elementwise_ops.cl", "elementwise.cl"};
   return {"storage.cl", "pool.cl"};
 }
 

@@ -38,6 +38,8 @@ struct Stage {
   Config tunables;
   cl::Buffer in, in_idx, out, out_idx;
   std::int64_t in_offset = 0, out_offset = 0;
+  const Prologue* prologue = nullptr;  // the first stage's, with its operands
+  const PrologueOperands* prologue_operands = nullptr;
 };
 
 KernelLaunch stage_launch(const ReduceShape& shape, const Stage& s) {
@@ -52,7 +54,7 @@ KernelLaunch stage_launch(const ReduceShape& shape, const Stage& s) {
   if (s.strided) groups *= (p.inner + wgs * vw * unroll - 1) / (wgs * vw * unroll);
 
   KernelLaunch k;
-  k.program.files = {"storage.cl", "reduce_vec.cl", "reduce.cl"};
+  k.program.files = {"storage.cl", "reduce_vec.cl", "elementwise_ops.cl", "prologue.cl", "reduce.cl"};
   k.program.defines = {dtype_define(shape.dtype),         {"RED_OP", std::to_string(red_op(shape.kind))},
                        {"SQUARE", s.square ? "1" : "0"},  {"FINAL", std::to_string(s.final)},
                        {"IN_F32", s.in_f32 ? "1" : "0"},  {"OUT_F32", s.out_f32 ? "1" : "0"},
@@ -72,6 +74,7 @@ KernelLaunch stage_launch(const ReduceShape& shape, const Stage& s) {
             s.out,
             static_cast<cl_long>(s.out_offset),
             s.out_idx};
+  if (s.prologue && !s.prologue->empty()) s.prologue->add_to(k, *s.prologue_operands, s.in);
   return k;
 }
 
@@ -92,21 +95,25 @@ ReduceKind parse_reduce_kind(const std::string& name) {
 }
 
 std::string ReduceShape::key() const {
-  return fmt::format("axes={},dims={},keepdim={},kind={}", axes_text(axes), dims_text(dims), keepdim ? 1 : 0,
-                     reduce_kind_name(kind));
+  std::string k = fmt::format("axes={},dims={},keepdim={},kind={}", axes_text(axes), dims_text(dims), keepdim ? 1 : 0,
+                              reduce_kind_name(kind));
+  if (!prologue.empty()) k += ",prologue=" + prologue.key();
+  return k;
 }
 
 nlohmann::json ReduceShape::to_json() const {
-  return {{"op", "reduce"},
-          {"dims", dims},
-          {"axes", axes},
-          {"keepdim", keepdim},
-          {"kind", reduce_kind_name(kind)},
-          {"dtype", dtype_name(dtype)}};
+  nlohmann::json j = {{"op", "reduce"},
+                      {"dims", dims},
+                      {"axes", axes},
+                      {"keepdim", keepdim},
+                      {"kind", reduce_kind_name(kind)},
+                      {"dtype", dtype_name(dtype)}};
+  if (!prologue.empty()) j["prologue"] = prologue.to_json();
+  return j;
 }
 
 ReduceShape ReduceShape::from_json(const nlohmann::json& j) {
-  check_known_fields(j, {"dims", "axes", "keepdim", "kind", "dtype"});
+  check_known_fields(j, {"dims", "axes", "keepdim", "kind", "dtype", "prologue"});
   ReduceShape s;
   s.dims = int_list_field(j, "dims", 4, 0, kMaxDimension);
   if (j.contains("axes")) {
@@ -118,6 +125,7 @@ ReduceShape ReduceShape::from_json(const nlohmann::json& j) {
   s.keepdim = bool_field(j, "keepdim", false);
   s.kind = parse_reduce_kind(string_field(j, "kind", "sum"));
   s.dtype = parse_dtype(string_field(j, "dtype", "fp32"));
+  if (j.contains("prologue")) s.prologue = Prologue::from_json(j["prologue"]);
   s.validate();
   return s;
 }
@@ -130,16 +138,20 @@ void ReduceShape::validate() const {
   if (is_arg_kind(kind) && l.passes.size() > 1) {
     throw Error(fmt::format("reduce: {} needs adjacent reduced dimensions (one dim, or all)", reduce_kind_name(kind)));
   }
+  prologue.validate("reduce");
+  if (is_arg_kind(kind) && !prologue.empty())
+    throw Error(fmt::format("reduce: {} takes no prologue", reduce_kind_name(kind)));
 }
 
 double ReduceShape::flops() const {
   const double n = static_cast<double>(layout().elements);
-  return kind == ReduceKind::kNorm2 ? 2 * n : n;
+  return (kind == ReduceKind::kNorm2 ? 2 * n : n) + n * static_cast<double>(prologue.steps.size());
 }
 
 double ReduceShape::bytes() const {
   const ReduceLayout l = layout();
-  const double in = static_cast<double>(l.elements) * static_cast<double>(dtype_bytes(dtype));
+  const double in = static_cast<double>(l.elements) * static_cast<double>(dtype_bytes(dtype)) *
+                    static_cast<double>(1 + prologue.tensors());
   const double out_size = is_arg_kind(kind) ? 8.0 : static_cast<double>(dtype_bytes(dtype));
   return in + static_cast<double>(l.outputs) * out_size;
 }
@@ -291,6 +303,7 @@ LaunchPlan reduce_plan(const ReduceShape& shape, const ReduceOperands& operands,
                        Workspace& workspace) {
   shape.validate();
   if (operands.input_offset < 0 || operands.output_offset < 0) throw Error("reduce: negative buffer offset");
+  shape.prologue.check_operands(operands.prologue, "reduce");
   const ReduceLayout layout = shape.layout();
   LaunchPlan plan;
   if (layout.passes.empty()) return plan;
@@ -320,6 +333,10 @@ LaunchPlan reduce_plan(const ReduceShape& shape, const ReduceOperands& operands,
     s.in = in;
     s.in_offset = in_offset;
     s.in_idx = in;  // unused unless the input holds partial (value, index) pairs
+    if (i == 0) {
+      s.prologue = &shape.prologue;
+      s.prologue_operands = &operands.prologue;
+    }
     if (split > 1) {
       const auto partials = static_cast<std::size_t>(split * results);
       s.out = workspace.get(partials * 4, 0);

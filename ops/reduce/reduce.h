@@ -16,6 +16,7 @@
 #include "harness/device.h"
 #include "harness/launch.h"
 #include "harness/workspace.h"
+#include "ops/elementwise/elementwise_prologue.h"
 #include "ops/reduce/reduce_layout.h"
 
 namespace ocltune {
@@ -32,24 +33,29 @@ struct ReduceShape {
   bool keepdim = false;               // only the output's dimensions change, not its layout
   ReduceKind kind = ReduceKind::kSum;
   DType dtype = DType::kFp32;  // storage of input and output (argmax/argmin write int64)
+  // Applied to every input element as it is read: sum(relu(x)) without storing relu(x). Not with
+  // argmax/argmin (their index would depend on the chain's fp32 rounding at near-ties).
+  Prologue prologue{};
 
   ReduceLayout layout() const { return reduce_layout(dims, axes); }
-  // "axes=1,dims=4096x768,keepdim=0,kind=sum" (dtype is a key of its own in the database).
+  // "axes=1,dims=4096x768,keepdim=0,kind=sum" (dtype is a key of its own in the database), with
+  // ",prologue=add(t)+relu" after it when there is one.
   std::string key() const;
   nlohmann::json to_json() const;
   static ReduceShape from_json(const nlohmann::json& j);  // throws ocltune::Error
   void validate() const;                                  // throws ocltune::Error
   double flops() const;
-  double bytes() const;  // input read once + output written once, at their storage sizes
+  double bytes() const;  // input and prologue tensors read once + output written once, at their storage sizes
 };
 
 // Caller-provided buffers and element offsets: the input in the storage type, the output in the
-// storage type (int64 for argmax/argmin), both contiguous.
+// storage type (int64 for argmax/argmin), both contiguous; the prologue's tensors like the input.
 struct ReduceOperands {
   cl::Buffer input;
   std::int64_t input_offset = 0;
   cl::Buffer output;
   std::int64_t output_offset = 0;
+  PrologueOperands prologue{};
 };
 
 // Tunables of kernels/reduce.cl for the main pass of `shape` (rows or columns).

@@ -74,6 +74,29 @@ std::vector<ReduceTestCase> reduce_test_cases() {
   add(red(K::kArgmax, {23, 41}, {1}), {.specials = true});
   add(red(K::kArgmin, {41, 23}, {0}, DType::kFp16), {.specials = true});
   add(red(K::kNorm2, {2, 3, 5, 7}, {0, 2}), {.specials = true});
+  // Prologues (an elementwise chain applied as the input is read): rows, columns, two runs, split
+  // ranges, ragged tails, offsets; tensor, scalar and reversed operands; 16-bit storage.
+  using Op = ElementwiseOp;
+  auto with = [](ReduceShape s, std::vector<PrologueStep> steps) {
+    s.prologue.steps = std::move(steps);
+    return s;
+  };
+  add(with(red(K::kSum, {3, 4099}, {1}), {{.op = Op::kAdd, .tensor = true}, {.op = Op::kRelu}}),
+      {.input_offset = 3, .output_offset = 5}, true);
+  add(with(red(K::kMean, {2053, 67}, {0}, DType::kFp16),
+           {{.op = Op::kSub, .tensor = true}, {.op = Op::kMul, .scalar = 0.5f}, {.op = Op::kGelu}}),
+      {}, true);
+  add(with(red(K::kMax, {5, 3, 17, 19}, {0, 2, 3}, DType::kBf16),
+           {{.op = Op::kSub, .scalar = 2.0f, .reversed = true}, {.op = Op::kSigmoid}}),
+      {.input_offset = 1}, true);
+  add(with(red(K::kNorm2, {17, 3}, {0}), {{.op = Op::kSub, .tensor = true}}), {}, true);
+  add(with(red(K::kSum, {2, 3, 5, 7}, {0, 2}, DType::kBf16), {{.op = Op::kMul, .tensor = true},
+                                                              {.op = Op::kAdd, .tensor = true},
+                                                              {.op = Op::kTanh},
+                                                              {.op = Op::kDiv, .scalar = 3.0f}}),
+      {.input_offset = 2});
+  add(with(red(K::kMin, {6, 100003}, {1}), {{.op = Op::kAbs}, {.op = Op::kNeg}}));
+  add(with(red(K::kSum, {29, 37}, {1}), {{.op = Op::kRelu}}), {.specials = true});
   return cases;
 }
 

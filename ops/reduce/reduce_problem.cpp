@@ -15,6 +15,8 @@ namespace {
 // Float64 result of one output: the value, the magnitude of its terms, the PyTorch index.
 struct Accumulator {
   double sum = 0, magnitude = 0;
+  double error =
+      0;  // the prologue's fp32 error bound over the terms (units of 2^-24): summed, or the largest for max/min
   double best = std::numeric_limits<double>::quiet_NaN();
   std::int64_t best_index = -1;
 };
@@ -34,6 +36,7 @@ class ReduceEvaluation : public Evaluation {
   ReduceOperands operands_;
   Workspace workspace_;
   StoredTensor input_, output_;
+  std::vector<StoredTensor> prologue_tensors_;  // like the input, at the input's offset
   std::vector<Expected> expected_;
   std::vector<std::pair<std::size_t, std::int64_t>> expected_indices_;
   std::vector<std::uint8_t> written_;
@@ -48,6 +51,10 @@ ReduceEvaluation::ReduceEvaluation(Session& session, const ReduceShape& shape, c
   input_.fill_uniform(11);
   // About one output in three sees a special value; the rest check the finite path.
   if (instance.specials) inject_specials(input_, 12, 3 * layout.reduced);
+  for (std::size_t t = 0; t < shape.prologue.tensors(); ++t) {
+    prologue_tensors_.emplace_back(shape.dtype, layout.elements, instance.input_offset);
+    prologue_tensors_.back().fill_uniform(static_cast<std::uint64_t>(21 + t));
+  }
   output_ = is_arg_kind(shape.kind) ? StoredTensor::indices(layout.outputs, instance.output_offset)
                                     : StoredTensor(shape.dtype, layout.outputs, instance.output_offset);
   output_.fill(is_arg_kind(shape.kind) ? -1.0f : kUnwrittenSentinel);
@@ -58,6 +65,11 @@ ReduceEvaluation::ReduceEvaluation(Session& session, const ReduceShape& shape, c
   operands_.input_offset = instance.input_offset;
   operands_.output = output_.buffer(ctx);
   operands_.output_offset = instance.output_offset;
+  for (StoredTensor& t : prologue_tensors_) {
+    operands_.prologue.tensors.push_back(t.buffer(ctx));
+    operands_.prologue.offsets.push_back(instance.input_offset);
+    t.upload(session.queue());
+  }
   input_.upload(session.queue());
   reset();
 }
@@ -83,13 +95,20 @@ void ReduceEvaluation::build_reference() {
   const bool is_max = s.kind == ReduceKind::kMax || s.kind == ReduceKind::kArgmax;
   const bool is_min = s.kind == ReduceKind::kMin || s.kind == ReduceKind::kArgmin;
   std::vector<std::int64_t> coord(nd, 0);
+  std::vector<double> operand_values(prologue_tensors_.size());
   for (std::int64_t i = 0; i < layout.elements; ++i) {
     std::int64_t o = 0, r = 0;
     for (std::size_t d = 0; d < nd; ++d) {
       o += coord[d] * out_stride[d];
       r += coord[d] * red_stride[d];
     }
-    const double x = input_.at(i);
+    double x = input_.at(i), x_error = 0;
+    if (!s.prologue.empty()) {
+      for (std::size_t t = 0; t < prologue_tensors_.size(); ++t) operand_values[t] = prologue_tensors_[t].at(i);
+      const BoundedValue v = s.prologue.apply(x, operand_values);
+      x = v.value;
+      x_error = v.error;
+    }
     Accumulator& a = acc[static_cast<std::size_t>(o)];
     if (is_max || is_min) {
       // PyTorch: the first NaN wins; otherwise the first occurrence of the extreme.
@@ -99,10 +118,12 @@ void ReduceEvaluation::build_reference() {
         a.best = x;
         a.best_index = r;
       }
+      a.error = std::max(a.error, x_error);
     } else {
       const double t = s.kind == ReduceKind::kNorm2 ? x * x : x;
       a.sum += t;
       a.magnitude += std::abs(t);
+      a.error += s.kind == ReduceKind::kNorm2 ? 2 * std::abs(x) * x_error : x_error;
     }
     for (std::size_t d = nd; d-- > 0;) {  // odometer over the input coordinates
       if (++coord[d] < s.dims[d]) break;
@@ -126,14 +147,22 @@ void ReduceEvaluation::build_reference() {
   }
   for (std::int64_t o = 0; o < layout.outputs; ++o) {
     if (o % step != 0 && o != layout.outputs - 1) continue;
-    const Accumulator& a = acc[static_cast<std::size_t>(o)];
+    Accumulator& a = acc[static_cast<std::size_t>(o)];
+    // The prologue's own error, as magnitude at `tolerance`: allowed = tolerance * magnitude + error.
+    const double prologue_magnitude = a.error * 0x1.0p-24 / tolerance;
+    a.magnitude += prologue_magnitude;
     const auto index = static_cast<std::size_t>(output_.offset() + o);
     switch (s.kind) {
       case ReduceKind::kArgmax:
       case ReduceKind::kArgmin: expected_indices_.emplace_back(index, a.best_index); break;
       case ReduceKind::kMax:
       case ReduceKind::kMin:
-        expected_.push_back({index, a.best, std::abs(a.best)});  // exact: one of the inputs
+        if (s.prologue.empty()) {
+          expected_.push_back({index, a.best, std::abs(a.best)});  // exact: one of the inputs
+        } else {  // the chain's fp32 value, rounded to the storage type
+          expected_.push_back(
+              expect_stored(index, a.best, std::max(std::abs(a.best), prologue_magnitude), tolerance, s.dtype));
+        }
         break;
       case ReduceKind::kSum: expected_.push_back(expect_stored(index, a.sum, a.magnitude, tolerance, s.dtype)); break;
       case ReduceKind::kMean:

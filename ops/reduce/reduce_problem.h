@@ -27,6 +27,13 @@ class ReduceProblem : public Problem {
   DType dtype() const override { return shape_.dtype; }
   std::string shape_key() const override { return shape_.key(); }
   nlohmann::json shape_json() const override { return shape_.to_json(); }
+  // Without the prologue: a plain reduction's rows are the nearest rows of the same reduction with
+  // a prologue (the same tunables; the chain adds arithmetic to a memory-bound kernel), and back.
+  nlohmann::json lookup_json() const override {
+    nlohmann::json j = shape_.to_json();
+    j.erase("prologue");
+    return j;
+  }
   SearchSpace space(const DeviceInfo& device) const override { return reduce_space(shape_, device); }
   Config default_config(const DeviceInfo& device) const override { return reduce_default_config(shape_, device); }
   double flops() const override { return shape_.flops(); }
@@ -34,11 +41,18 @@ class ReduceProblem : public Problem {
   std::vector<DeviceBuffer> device_buffers() const override {
     const ReduceLayout l = shape_.layout();
     const double size = static_cast<double>(dtype_bytes(shape_.dtype));
-    return {{"input", size * static_cast<double>(l.elements)},
-            {"output", (is_arg_kind(shape_.kind) ? 8.0 : size) * static_cast<double>(l.outputs)}};
+    std::vector<DeviceBuffer> buffers = {
+        {"input", size * static_cast<double>(l.elements)},
+        {"output", (is_arg_kind(shape_.kind) ? 8.0 : size) * static_cast<double>(l.outputs)}};
+    for (std::size_t t = 0; t < shape_.prologue.tensors(); ++t) {
+      buffers.push_back({"prologue operand", size * static_cast<double>(l.elements)});
+    }
+    return buffers;
   }
   bool memory_bound() const override { return true; }
-  std::vector<std::string> kernel_files() const override { return {"storage.cl", "reduce_vec.cl", "reduce.cl"}; }
+  std::vector<std::string> kernel_files() const override {
+    return {"storage.cl", "reduce_vec.cl", "elementwise_ops.cl", "prologue.cl", "reduce.cl"};
+  }
   std::unique_ptr<Evaluation> instantiate(Session& session) const override;
 
  private:

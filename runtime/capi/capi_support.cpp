@@ -65,4 +65,24 @@ void copy_dims(int ndims, const int64_t* dims, int64_t* out) {
   for (int i = 0; dims && i < ndims && i < OCLTUNE_MAX_DIMS; ++i) out[i] = dims[i];
 }
 
+PrologueArgs prologue_of(const ocltune_prologue& p, const char* op) {
+  if (p.num_steps < 0 || p.num_steps > OCLTUNE_MAX_PROLOGUE_STEPS) {
+    throw Error(std::string(op) + ": prologue num_steps must be in 0.." + std::to_string(OCLTUNE_MAX_PROLOGUE_STEPS));
+  }
+  PrologueArgs out;
+  for (int k = 0; k < p.num_steps; ++k) {
+    const ocltune_prologue_step& s = p.steps[k];
+    if (!s.op) throw Error(std::string(op) + ": prologue step " + std::to_string(k) + " has a NULL op");
+    const std::optional<ElementwiseOp> parsed = parse_elementwise_op(s.op);
+    if (!parsed) throw Error(std::string(op) + ": unknown prologue op '" + std::string(s.op).substr(0, 32) + "'");
+    out.prologue.steps.push_back(
+        {.op = *parsed, .tensor = s.has_tensor != 0, .scalar = s.scalar, .reversed = s.reversed != 0});
+    if (s.has_tensor) {
+      out.tensors.push_back(s.tensor.buffer);
+      out.offsets.push_back(s.tensor.offset);
+    }
+  }
+  return out;
+}
+
 }  // namespace ocltune::capi

@@ -13,6 +13,7 @@
 #include "core/storage.h"
 #include "harness/cl.h"
 #include "ocltune/ocltune.h"
+#include "ops/elementwise/elementwise_prologue.h"
 #include "runtime/runtime.h"
 
 struct ocltune_runtime_t {
@@ -47,6 +48,15 @@ DType dtype_of(int code, const char* op);
 std::vector<std::int64_t> dims_of(int ndims, const int64_t* dims, int min_rank);
 // Copies up to OCLTUNE_MAX_DIMS sizes (the args_init functions).
 void copy_dims(int ndims, const int64_t* dims, int64_t* out);
+
+// A C prologue as the family's Prologue and its tensor operands; throws ocltune::Error naming `op`
+// for a step count outside 0..OCLTUNE_MAX_PROLOGUE_STEPS, a NULL or unknown op name.
+struct PrologueArgs {
+  Prologue prologue;
+  std::vector<cl_mem> tensors;
+  std::vector<std::int64_t> offsets;
+};
+PrologueArgs prologue_of(const ocltune_prologue& p, const char* op);
 
 // The one body of every op entry point: NULL arguments, then `convert` (the C arguments to the
 // family's Checked<Call>, which checks it: what it throws is OCLTUNE_INVALID_ARGUMENT), then the

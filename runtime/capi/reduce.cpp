@@ -22,6 +22,10 @@ ocltune::Checked<ocltune::ReduceCall> to_call(const ocltune_reduce_args& a) {
   c.input_offset = a.input.offset;
   c.output = a.output.buffer;
   c.output_offset = a.output.offset;
+  PrologueArgs prologue = prologue_of(a.prologue, "reduce");
+  c.shape.prologue = std::move(prologue.prologue);
+  c.prologue_tensors = std::move(prologue.tensors);
+  c.prologue_offsets = std::move(prologue.offsets);
   return ocltune::Checked<ocltune::ReduceCall>(std::move(c));  // check_reduce_call: the one check of the call
 }
 

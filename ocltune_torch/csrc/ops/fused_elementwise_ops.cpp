@@ -15,6 +15,7 @@
 #include "ocltune_torch/csrc/device/errors.h"
 #include "ocltune_torch/csrc/device/tensor_util.h"
 #include "ocltune_torch/csrc/ops/elementwise.h"
+#include "ocltune_torch/csrc/ops/fused_elementwise.h"
 
 namespace ocltune_torch {
 namespace {
@@ -111,6 +112,16 @@ void chain_into(const at::Tensor& out, const std::vector<at::Tensor>& expanded, 
   }
 }
 
+// Shapes only, for the fake tensors torch.compile traces with.
+at::Tensor elementwise_chain_meta(const at::Tensor& input, const std::vector<std::string>& ops,
+                                  const c10::List<std::optional<at::Tensor>>& operands, c10::ArrayRef<double> scalars,
+                                  at::IntArrayRef reversed) {
+  check_chain(input, ops, operands, scalars, reversed);
+  return at::empty(chain_sizes(input, operands), input.options());
+}
+
+}  // namespace
+
 at::Tensor elementwise_chain(const at::Tensor& input, const std::vector<std::string>& ops,
                              const c10::List<std::optional<at::Tensor>>& operands, c10::ArrayRef<double> scalars,
                              at::IntArrayRef reversed) {
@@ -131,16 +142,6 @@ at::Tensor elementwise_chain(const at::Tensor& input, const std::vector<std::str
   chain_into(out, expanded, ops, operands, scalars, reversed, max_chain_elements());
   return out;
 }
-
-// Shapes only, for the fake tensors torch.compile traces with.
-at::Tensor elementwise_chain_meta(const at::Tensor& input, const std::vector<std::string>& ops,
-                                  const c10::List<std::optional<at::Tensor>>& operands, c10::ArrayRef<double> scalars,
-                                  at::IntArrayRef reversed) {
-  check_chain(input, ops, operands, scalars, reversed);
-  return at::empty(chain_sizes(input, operands), input.options());
-}
-
-}  // namespace
 
 TORCH_LIBRARY_FRAGMENT(ocltune, m) {
   m.def("elementwise_chain(Tensor input, str[] ops, Tensor?[] operands, float[] scalars, int[] reversed) -> Tensor");

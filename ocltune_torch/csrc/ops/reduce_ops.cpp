@@ -1,6 +1,8 @@
 // The reductions (ocltune's reduce family): sum.dim_IntList, mean.dim, amax, amin, max and min (of all
 // elements, and .dim with indices), argmax, argmin, linalg_vector_norm of order 2; var and std composed
-// from them; _softmax and _log_softmax (its softmax family), with half_to_float as on CUDA.
+// from them; _softmax and _log_softmax (its softmax family), with half_to_float as on CUDA. Also
+// ocltune::reduce_prologue, what torch.compile's backend makes of sum/mean/amax/amin of an elementwise
+// chain: the chain applied as the reduction reads its input (kernels/prologue.cl), never stored.
 //
 // Both families take contiguous tensors of up to 4 dims: a strided input is packed first, and dims
 // are merged (adjacent dims reduced alike become one; softmax sees [outer, axis, inner]).
@@ -21,17 +23,55 @@
 #include "ocltune_torch/csrc/device/errors.h"
 #include "ocltune_torch/csrc/device/fallback.h"
 #include "ocltune_torch/csrc/device/tensor_util.h"
+#include "ocltune_torch/csrc/ops/fused_elementwise.h"
 #include "ocltune_torch/csrc/plain/plain_kernels.h"
 
 namespace ocltune_torch {
 namespace {
 
+// An elementwise chain the reduction applies to self as it reads it (ocltune::reduce_prologue): the
+// steps as ocltune::elementwise_chain takes them, every tensor operand of self's sizes and dtype.
+struct ChainPrologue {
+  const std::vector<std::string>& ops;
+  const c10::List<std::optional<at::Tensor>>& operands;
+  c10::ArrayRef<double> scalars;
+  at::IntArrayRef reversed;
+};
+
+// Which dims of self `dim` reduces (none or empty: every dim; a 0-dim self: one flag).
+std::vector<bool> reduced_dims(const at::Tensor& self, at::OptionalIntArrayRef dim) {
+  const std::int64_t nd = self.dim();
+  std::vector<bool> reduced(static_cast<std::size_t>(std::max<std::int64_t>(nd, 1)), !dim || dim->empty());
+  if (dim) {
+    for (std::int64_t d : *dim) {
+      const std::int64_t w = at::maybe_wrap_dim(d, nd);
+      TORCH_CHECK(!reduced[static_cast<std::size_t>(w)], "dim ", w, " appears multiple times in the list of dims");
+      reduced[static_cast<std::size_t>(w)] = true;
+    }
+  }
+  return reduced;
+}
+
+std::vector<std::int64_t> reduced_sizes(const at::Tensor& self, const std::vector<bool>& reduced, bool keepdim) {
+  std::vector<std::int64_t> out_sizes;
+  for (std::int64_t i = 0; i < self.dim(); ++i) {
+    if (!reduced[static_cast<std::size_t>(i)]) {
+      out_sizes.push_back(self.size(i));
+    } else if (keepdim) {
+      out_sizes.push_back(1);
+    }
+  }
+  return out_sizes;
+}
+
 // The family's `kind` of self over `dim` (none or empty: every dim), in self's dtype (argmax and argmin:
 // int64 indices). A max, min or arg- reduction of no elements goes to the fallback, which raises
-// PyTorch's error.
+// PyTorch's error. With a prologue, the reduction of the chain's result; where the family cannot
+// read it (more than 4 merged dims, only size-1 dims reduced) the fallback, which then computes the
+// chain first.
 template <class Fallback>
 at::Tensor reduce(const char* op, const char* kind, const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
-                  std::optional<at::ScalarType> dtype, Fallback fallback_op) {
+                  std::optional<at::ScalarType> dtype, Fallback fallback_op, const ChainPrologue* prologue = nullptr) {
   check_ocl(self, op, "self");
   const std::string_view k(kind);
   // dtype= (sum(x, dtype=torch.float32) of half or int values): the input cast first, as TensorIterator
@@ -48,22 +88,8 @@ at::Tensor reduce(const char* op, const char* kind, const at::Tensor& self, at::
   const at::ScalarType out_type = (k == "argmax" || k == "argmin") ? at::kLong : self.scalar_type();
   const std::int64_t nd = self.dim();
   // A 0-dim self takes dim 0 and -1 (maybe_wrap_dim wraps them to 0): one flag for it, not none.
-  std::vector<bool> reduced(static_cast<std::size_t>(std::max<std::int64_t>(nd, 1)), !dim || dim->empty());
-  if (dim) {
-    for (std::int64_t d : *dim) {
-      const std::int64_t w = at::maybe_wrap_dim(d, nd);
-      TORCH_CHECK(!reduced[static_cast<std::size_t>(w)], "dim ", w, " appears multiple times in the list of dims");
-      reduced[static_cast<std::size_t>(w)] = true;
-    }
-  }
-  std::vector<std::int64_t> out_sizes;
-  for (std::int64_t i = 0; i < nd; ++i) {
-    if (!reduced[static_cast<std::size_t>(i)]) {
-      out_sizes.push_back(self.size(i));
-    } else if (keepdim) {
-      out_sizes.push_back(1);
-    }
-  }
+  const std::vector<bool> reduced = reduced_dims(self, dim);
+  const std::vector<std::int64_t> out_sizes = reduced_sizes(self, reduced, keepdim);
   at::Tensor out = at::empty(out_sizes, self.options().dtype(out_type));
   if (out.numel() == 0) return out;
   if (self.numel() == 0) return out.fill_(k == "mean" ? NAN : 0.0);  // sum, mean, norm: as PyTorch defines them
@@ -84,6 +110,7 @@ at::Tensor reduce(const char* op, const char* kind, const at::Tensor& self, at::
   for (std::size_t i = 0; i < roles.size(); ++i) {
     if (roles[i]) axes.push_back(static_cast<int>(i));
   }
+  if (prologue && (axes.empty() || dims.size() > OCLTUNE_MAX_DIMS)) return fallback_op();
   if (axes.empty()) {  // only dims of size 1 reduced: the values (their index: 0; norm: the magnitude)
     if (out_type == at::kLong) return out.zero_();
     return k == "norm2" ? out.copy_(self.reshape(out_sizes).abs()) : out.copy_(self.reshape(out_sizes));
@@ -116,6 +143,22 @@ at::Tensor reduce(const char* op, const char* kind, const at::Tensor& self, at::
   r.dtype = *ocltune_dtype_of(self.scalar_type());
   r.input = in;
   r.output = result;
+  std::vector<at::Tensor> packed;  // the prologue's operands, contiguous like x, alive until the call
+  if (prologue) {
+    r.prologue.num_steps = static_cast<int>(prologue->ops.size());
+    for (std::size_t i = 0; i < prologue->ops.size(); ++i) {
+      ocltune_prologue_step& step = r.prologue.steps[i];
+      step.op = prologue->ops[i].c_str();
+      step.scalar = static_cast<float>(prologue->scalars[i]);
+      step.reversed = prologue->reversed[i] != 0 ? 1 : 0;
+      const std::optional<at::Tensor> t = prologue->operands.get(i);
+      if (t && t->defined()) {
+        packed.push_back(t->contiguous());
+        step.has_tensor = 1;
+        step.tensor = cl_tensor_of(packed.back());
+      }
+    }
+  }
   call_ocltune(op, [&] { device_runtime(self.device().index()).reduce(r); });
   return out;
 }
@@ -317,7 +360,85 @@ at::Tensor log_softmax_op(const at::Tensor& self, std::int64_t dim, bool half_to
                  [&] { return fallback<ATEN_OP(_log_softmax)>::call(self, dim, half_to_float); });
 }
 
+// ---- ocltune::reduce_prologue ----
+
+constexpr const char* kPrologueOp = "ocltune::reduce_prologue";
+
+// The family's kind of a reduce_prologue kind (the aten op it stands for).
+const char* prologue_family_kind(std::string_view kind) {
+  if (kind == "sum") return "sum";
+  if (kind == "mean") return "mean";
+  if (kind == "amax") return "max";
+  TORCH_CHECK(kind == "amin", kPrologueOp, ": kind '", kind, "' is not one of sum, mean, amax, amin");
+  return "min";
+}
+
+void check_prologue(const at::Tensor& input, const std::vector<std::string>& ops,
+                    const c10::List<std::optional<at::Tensor>>& operands, c10::ArrayRef<double> scalars,
+                    at::IntArrayRef reversed) {
+  TORCH_CHECK(!ops.empty() && ops.size() <= OCLTUNE_MAX_PROLOGUE_STEPS, kPrologueOp, ": ", ops.size(),
+              " steps; a prologue holds 1 to ", OCLTUNE_MAX_PROLOGUE_STEPS);
+  TORCH_CHECK(operands.size() == ops.size() && scalars.size() == ops.size() && reversed.size() == ops.size(),
+              kPrologueOp, ": ops, operands, scalars and reversed must have one entry per step");
+  TORCH_CHECK(kernel_dtype(input.scalar_type()), kPrologueOp, ": dtype ", input.scalar_type(),
+              " is not one of float32, float16, bfloat16");
+  for (const std::optional<at::Tensor> t : operands) {
+    if (!t || !t->defined()) continue;
+    TORCH_CHECK(t->scalar_type() == input.scalar_type() && t->sizes() == input.sizes(), kPrologueOp,
+                ": a tensor operand must have the input's dtype and sizes (", input.scalar_type(), " ", input.sizes(),
+                "), not ", t->scalar_type(), " ", t->sizes());
+  }
+}
+
+// The reduction of the chain's result as eager computes it: the chain (one kernel), then the aten op.
+at::Tensor reduce_after_chain(const at::Tensor& input, const std::vector<std::string>& ops,
+                              const c10::List<std::optional<at::Tensor>>& operands, c10::ArrayRef<double> scalars,
+                              at::IntArrayRef reversed, std::string_view kind, at::OptionalIntArrayRef dim,
+                              bool keepdim) {
+  const at::Tensor chain = elementwise_chain(input, ops, operands, scalars, reversed);
+  const at::IntArrayRef all = dim.value_or(at::IntArrayRef{});
+  if (kind == "sum") return at::sum(chain, dim, keepdim);
+  if (kind == "mean") return at::mean(chain, dim, keepdim);
+  return kind == "amax" ? at::amax(chain, all, keepdim) : at::amin(chain, all, keepdim);
+}
+
+at::Tensor reduce_prologue(const at::Tensor& input, const std::vector<std::string>& ops,
+                           const c10::List<std::optional<at::Tensor>>& operands, c10::ArrayRef<double> scalars,
+                           at::IntArrayRef reversed, c10::string_view kind, at::OptionalIntArrayRef dim, bool keepdim) {
+  check_ocl(input, kPrologueOp, "input");
+  const std::string_view k(kind.data(), kind.size());
+  const char* family_kind = prologue_family_kind(k);
+  check_prologue(input, ops, operands, scalars, reversed);
+  for (const std::optional<at::Tensor> t : operands) {
+    if (t && t->defined()) check_same_device(input, *t, kPrologueOp, "operand");
+  }
+  const ChainPrologue prologue{ops, operands, scalars, reversed};
+  return reduce(
+      kPrologueOp, family_kind, input, dim, keepdim, std::nullopt,
+      [&] { return reduce_after_chain(input, ops, operands, scalars, reversed, k, dim, keepdim); }, &prologue);
+}
+
+// Shapes only, for the fake tensors torch.compile traces with.
+at::Tensor reduce_prologue_meta(const at::Tensor& input, const std::vector<std::string>& ops,
+                                const c10::List<std::optional<at::Tensor>>& operands, c10::ArrayRef<double> scalars,
+                                at::IntArrayRef reversed, c10::string_view kind, at::OptionalIntArrayRef dim,
+                                bool keepdim) {
+  prologue_family_kind(std::string_view(kind.data(), kind.size()));
+  check_prologue(input, ops, operands, scalars, reversed);
+  return at::empty(reduced_sizes(input, reduced_dims(input, dim), keepdim), input.options());
+}
+
 }  // namespace
+
+TORCH_LIBRARY_FRAGMENT(ocltune, m) {
+  m.def(
+      "reduce_prologue(Tensor input, str[] ops, Tensor?[] operands, float[] scalars, int[] reversed, str kind, "
+      "int[]? dim, bool keepdim) -> Tensor");
+}
+
+TORCH_LIBRARY_IMPL(ocltune, PrivateUse1, m) { m.impl("reduce_prologue", &reduce_prologue); }
+
+TORCH_LIBRARY_IMPL(ocltune, Meta, m) { m.impl("reduce_prologue", &reduce_prologue_meta); }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sum.dim_IntList", sum);
