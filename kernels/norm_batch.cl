@@ -4,7 +4,7 @@
 // ([channels][SPLIT][3] Welford, [channels][SPLIT][2] sums) for a combine kernel. FUSED = 1 lets
 // the statistics work-group normalise its channel too (a second, likely cached read); otherwise
 // an apply kernel does it, ROWS planes per work-group. Files: storage.cl, reduce_vec.cl,
-// norm_batch.cl. Launch: stats global (channels*SPLIT*WGS); combine global (ceil(channels/WGS)*WGS);
+// elementwise_ops.cl, prologue.cl (unused here), norm_batch.cl. Launch: stats global (channels*SPLIT*WGS); combine global (ceil(channels/WGS)*WGS);
 // apply global (ceil(batch*channels/ROWS)*WGS); local (WGS) throughout.
 //
 // Forward: mean, biased var -> save_mean, save_invstd = 1/sqrt(var + eps); running_mean and

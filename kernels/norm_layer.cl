@@ -4,9 +4,10 @@
 // far from 0 next to its spread (near 1000 with unit noise) loses no digits of y to the mean, which
 // y takes from the same shifted values (x0 + mean is only saved). Backward: dx per row, and
 // dgamma/dbeta as per-work-group partial sums (fp32, [2][groups][n]) that layer_norm_param_grads
-// adds up. Files: storage.cl, reduce_vec.cl, norm_layer.cl. Launch: global (ceil(rows/ROWS)*WGS),
-// local (WGS); param grads: global (ceil(n/WGS)*WGS). Every sweep over a row is one loop whose
-// ragged last vector goes element-wise.
+// adds up. The forward pass may read x through an elementwise prologue (prologue.cl). Files:
+// storage.cl, reduce_vec.cl, elementwise_ops.cl, prologue.cl, norm_layer.cl. Launch: global
+// (ceil(rows/ROWS)*WGS), local (WGS); param grads: global (ceil(n/WGS)*WGS). Every sweep over a row
+// is one loop whose ragged last vector goes element-wise.
 // WPR > 0 (forward) instead holds each row in registers, WGS / WPR rows per work-group at a time:
 // global (ceil(rows / (ROWS * WGS / WPR)) * WGS).
 
@@ -50,6 +51,13 @@
 #define STOREA(v, p, e) STOREV(v, p, e)
 #endif
 
+// x's element k of the current row (X_LOAD), or the VW elements from k (X_LOADV, and X_LOADA where
+// whole-vector accesses are allowed), through the forward pass's elementwise prologue (prologue.cl):
+// layer_norm(x + residual) reads both and never stores the sum. row_base: the row's first element.
+#define X_LOAD(k) PROLOGUE_S(LOAD(src, k), row_base + (k))
+#define X_LOADV(k) PROLOGUE_V(LOADV(src, k), row_base + (k))
+#define X_LOADA(k) PROLOGUE_V(LOADA(src, k), row_base + (k))
+
 #if !BACKWARD && WPR > 0
 // ---- Short rows (a GPU's layer_norm over 768-4096): a row in registers. ----
 // Work-item `lane` of a row's WPR holds vectors lane, lane + WPR, ... (adjacent work-items read
@@ -78,7 +86,7 @@ __attribute__((reqd_work_group_size(WGS, 1, 1)))
 kernel void layer_norm(const int rows, const int n, const float eps, const global STORAGE* restrict x, const long x_off,
                        const global STORAGE* restrict gamma, const long g_off, const global STORAGE* restrict beta,
                        const long b_off, global STORAGE* restrict y, const long y_off, global float* restrict mean_out,
-                       const long m_off, global float* restrict rstd_out, const long r_off) {
+                       const long m_off, global float* restrict rstd_out, const long r_off PROLOGUE_PARAMS) {
   const int lid = get_local_id(0);
   const int lane = lid % WPR;
   const int first = lid - lane;  // this row's partials: part[first .. first + WPR)
@@ -90,18 +98,19 @@ kernel void layer_norm(const int rows, const int n, const float eps, const globa
     const int row = (get_group_id(0) * ROWS + r) * (WGS / WPR) + lid / WPR;
     const bool live = row < rows;
     const global STORAGE* src = x + x_off + (long)row * n;
-    const float x0 = live ? LOAD(src, 0) : 0.0f;  // xv holds x - x0
+    const long row_base = (long)row * n;
+    const float x0 = live ? X_LOAD(0) : 0.0f;  // xv holds x - x0
     floatV xv[NV];
     floatV sv = (floatV)(0.0f);
 #pragma unroll
     for (int j = 0; j < NV; ++j) {
       const int k = (lane + j * WPR) * VW;
       if (live && k + VW <= n) {
-        xv[j] = LOADA(src, k) - x0;
+        xv[j] = X_LOADA(k) - x0;
       } else {  // the ragged last vector, or past the row: zeros
         float t[VW];
 #pragma unroll
-        for (int l = 0; l < VW; ++l) t[l] = live && k + l < n ? LOAD(src, k + l) - x0 : 0.0f;
+        for (int l = 0; l < VW; ++l) t[l] = live && k + l < n ? X_LOAD(k + l) - x0 : 0.0f;
         xv[j] = LOADV_F32(t, 0);
       }
       sv += xv[j];
@@ -147,7 +156,7 @@ __attribute__((reqd_work_group_size(WGS, 1, 1)))
 kernel void layer_norm(const int rows, const int n, const float eps, const global STORAGE* restrict x, const long x_off,
                        const global STORAGE* restrict gamma, const long g_off, const global STORAGE* restrict beta,
                        const long b_off, global STORAGE* restrict y, const long y_off, global float* restrict mean_out,
-                       const long m_off, global float* restrict rstd_out, const long r_off) {
+                       const long m_off, global float* restrict rstd_out, const long r_off PROLOGUE_PARAMS) {
   const int lid = get_local_id(0);
   const int row0 = get_group_id(0) * ROWS;
   const int nvec = n / VW;
@@ -159,20 +168,21 @@ kernel void layer_norm(const int rows, const int n, const float eps, const globa
     const int row = row0 + r;
     const global STORAGE* src = x + x_off + (long)row * n;
     global STORAGE* dst = y + y_off + (long)row * n;
-    const float x0 = LOAD(src, 0);  // mean is of x - x0
+    const long row_base = (long)row * n;
+    const float x0 = X_LOAD(0);  // mean is of x - x0
 #if WELFORD
     float cnt = 0.0f;
     floatV mv = (floatV)(0.0f), m2v = (floatV)(0.0f);
     float tn = 0.0f, tm = 0.0f, tm2 = 0.0f;  // the ragged tail, then everything
     for (int v = lid; v * VW < n; v += WGS) {
       if (v < nvec) {
-        const floatV xv = LOADV(src, v * VW) - x0;
+        const floatV xv = X_LOADV(v * VW) - x0;
         cnt += 1.0f;
         const floatV delta = xv - mv;
         mv += delta * (1.0f / cnt);
         m2v += delta * (xv - mv);
       } else {
-        for (int k = v * VW; k < n; ++k) welford_merge(&tn, &tm, &tm2, 1.0f, LOAD(src, k) - x0, 0.0f);
+        for (int k = v * VW; k < n; ++k) welford_merge(&tn, &tm, &tm2, 1.0f, X_LOAD(k) - x0, 0.0f);
       }
     }
     {
@@ -190,9 +200,9 @@ kernel void layer_norm(const int rows, const int n, const float eps, const globa
     float sum = 0.0f;
     for (int v = lid; v * VW < n; v += WGS) {
       if (v < nvec) {
-        sv += LOADV(src, v * VW) - x0;
+        sv += X_LOADV(v * VW) - x0;
       } else {
-        for (int k = v * VW; k < n; ++k) sum += LOAD(src, k) - x0;
+        for (int k = v * VW; k < n; ++k) sum += X_LOAD(k) - x0;
       }
     }
     const float mean = group_sum(sum + sum_lanes(sv), s1, lid) / n;
@@ -200,11 +210,11 @@ kernel void layer_norm(const int rows, const int n, const float eps, const globa
     float sq = 0.0f;
     for (int v = lid; v * VW < n; v += WGS) {
       if (v < nvec) {
-        const floatV d = (LOADV(src, v * VW) - x0) - mean;
+        const floatV d = (X_LOADV(v * VW) - x0) - mean;
         qv += d * d;
       } else {
         for (int k = v * VW; k < n; ++k) {
-          const float d = (LOAD(src, k) - x0) - mean;
+          const float d = (X_LOAD(k) - x0) - mean;
           sq += d * d;
         }
       }
@@ -215,10 +225,10 @@ kernel void layer_norm(const int rows, const int n, const float eps, const globa
     for (int v = lid; v * VW < n; v += WGS) {
       if (v < nvec) {
         const int k = v * VW;
-        STOREV(((LOADV(src, k) - x0) - mean) * rstd * LOADV(g, k) + LOADV(b, k), dst, k);
+        STOREV(((X_LOADV(k) - x0) - mean) * rstd * LOADV(g, k) + LOADV(b, k), dst, k);
       } else {
         for (int k = v * VW; k < n; ++k)
-          STORE(((LOAD(src, k) - x0) - mean) * rstd * LOAD(g, k) + LOAD(b, k), dst, k);
+          STORE(((X_LOAD(k) - x0) - mean) * rstd * LOAD(g, k) + LOAD(b, k), dst, k);
       }
     }
     if (lid == 0) {

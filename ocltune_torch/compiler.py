@@ -8,9 +8,9 @@ gelu or sigmoid becomes one ``ocltune::conv2d_act`` (the conv2d family applies t
 output pass); a linear layer (addmm with a bias row) followed by relu or relu6 becomes one
 ``ocltune::addmm_act`` (the GEMM family's epilogue); each chain of up to four elementwise ops becomes one
 ``ocltune::elementwise_chain`` call: one kernel of the elementwise family instead of one kernel per
-op, the intermediate values kept in registers (decisions 0058, 0062, 0073); and a sum, mean, amax
-or amin of such a chain (or of one elementwise op) becomes one ``ocltune::reduce_prologue``: the
-chain applied as the reduction reads its input (decision 0074). A chain is a run of ops in which each op's
+op, the intermediate values kept in registers (decisions 0058, 0062, 0073); and a sum, mean, amax,
+amin or layer norm of such a chain (or of one elementwise op) becomes one ``ocltune::reduce_prologue``
+or ``ocltune::layer_norm_prologue``: the chain applied as the kernel reads its input (decision 0074). A chain is a run of ops in which each op's
 value is used only by the next one; its tensors are ocl tensors of one floating dtype (float32,
 float16, bfloat16) whose shapes broadcast to the chain's result. Everything else in the graph (and
 every graph break) runs eagerly on ocl, so a graph the pass cannot fuse computes what eager computes.
@@ -31,7 +31,7 @@ import sys
 import torch
 
 __all__ = ["backend", "lower", "fold_batch_norms", "fuse_conv_epilogues", "fuse_linear_epilogues",
-           "fuse_elementwise_chains", "fuse_reduction_prologues", "MAX_STEPS"]
+           "fuse_elementwise_chains", "fuse_prologues", "MAX_STEPS"]
 
 MAX_STEPS = 4  # the elementwise family's chain length (OCLTUNE_ELEMENTWISE_MAX_STEPS)
 _MAX_RANK = 4  # the family's dimensions (the C++ op merges dims; 4 before merging is always safe)
@@ -521,34 +521,56 @@ def _chain_steps(node):
     return start, [step.op], [step.operand], [step.scalar], [int(step.reversed)]
 
 
-def fuse_reduction_prologues(gm: torch.fx.GraphModule) -> int:
-    """Each sum, mean, amax or amin whose input is an elementwise chain (an ocltune::elementwise_chain
-    call after fuse_elementwise_chains, or a single elementwise op) used by nothing else becomes one
-    ocltune::reduce_prologue call: the chain applied as the reduction reads its inputs, so that its
-    result is never written and read back (mean(relu(x)), sum((a - b) ** 2)). The chain's tensors must
-    all have its result's shape and dtype (the family reads them at the input's index, without
-    broadcasting). Returns how many it fused."""
+_LAYER_NORM = _aten.native_layer_norm.default
+
+
+def _prologue_reader(node):
+    """What reads its input through a prologue: (input, target, the arguments after the chain's, kind)
+    for a reduction (_reduction) or a layer norm (native_layer_norm, kind "layer_norm"); None otherwise."""
+    found = _reduction(node)
+    if found is not None:
+        kind, source, dim, keepdim = found
+        return source, torch.ops.ocltune.reduce_prologue.default, (kind, dim, keepdim), kind
+    if node.op == "call_function" and node.target == _LAYER_NORM and not node.kwargs and len(node.args) == 5:
+        source, normalized_shape, weight, bias, eps = node.args
+        if isinstance(source, torch.fx.Node):
+            return source, torch.ops.ocltune.layer_norm_prologue.default, (list(normalized_shape), weight, bias,
+                                                                           eps), "layer_norm"
+    return None
+
+
+def fuse_prologues(gm: torch.fx.GraphModule) -> dict:
+    """Each sum, mean, amax, amin or layer norm whose input is an elementwise chain (an
+    ocltune::elementwise_chain call after fuse_elementwise_chains, or a single elementwise op) used by
+    nothing else becomes one ocltune::reduce_prologue or ocltune::layer_norm_prologue call: the chain
+    applied as the kernel reads its inputs, so that its result is never written and read back
+    (mean(relu(x)), layer_norm(x + residual) in inference graphs; in training graphs the layer norm's
+    input is saved for its backward, a second user). The chain's tensors must all have its result's
+    shape and dtype (the kernel reads them at the input's index, without broadcasting). Returns how
+    many it fused: {"reductions": n, "layer_norms": m}."""
     graph = gm.graph
-    fused = 0
-    for red in list(graph.nodes):
-        found = _reduction(red)
+    fused = {"reductions": 0, "layer_norms": 0}
+    for reader in list(graph.nodes):
+        found = _prologue_reader(reader)
         if found is None:
             continue
-        kind, source, dim, keepdim = found
+        source, target, rest, kind = found
         chain = _chain_steps(source)
-        if chain is None or _only_user(source) is not red:
+        if chain is None or _only_user(source) is not reader:
             continue
         start, ops, operands, scalars, reversed_ = chain
         value = _value(source)
-        if value is None or value.dtype not in _DTYPES or _value(red) is None or _value(red).dtype != value.dtype:
+        if value is None or value.dtype not in _DTYPES:
+            continue
+        if kind != "layer_norm" and (_value(reader) is None or _value(reader).dtype != value.dtype):
             continue
         tensors = [start] + [t for t in operands if t is not None]
         if not all(_fits(t, value.dtype) and _value(t).shape == value.shape for t in tensors):
             continue
-        _replace_pair(graph, source, red, torch.ops.ocltune.reduce_prologue.default,
-                      (start, ops, operands, scalars, reversed_, kind, dim, keepdim))
-        fused += 1
-    return _rewritten(gm, fused)
+        _replace_pair(graph, source, reader, target, (start, ops, operands, scalars, reversed_, *rest))
+        fused["layer_norms" if kind == "layer_norm" else "reductions"] += 1
+    _rewritten(gm, sum(fused.values()))
+    return fused
 
 
 # The convolution passes are off unless asked for ($OCLTUNE_COMPILE_CONV_EPILOGUES=1, or this flag):
@@ -564,9 +586,9 @@ CONV_EPILOGUES = os.environ.get("OCLTUNE_COMPILE_CONV_EPILOGUES", "0") == "1"
 LINEAR_EPILOGUES = os.environ.get("OCLTUNE_COMPILE_LINEAR_EPILOGUES", "1") == "1"
 
 
-# The prologue pass is on unless turned off ($OCLTUNE_COMPILE_REDUCTION_PROLOGUES=0, or this flag): it
-# only removes the chain's store and the reduction's read of it.
-REDUCTION_PROLOGUES = os.environ.get("OCLTUNE_COMPILE_REDUCTION_PROLOGUES", "1") == "1"
+# The prologue pass is on unless turned off ($OCLTUNE_COMPILE_PROLOGUES=0, or this flag): it only
+# removes the chain's store and the reader's load of it.
+PROLOGUES = os.environ.get("OCLTUNE_COMPILE_PROLOGUES", "1") == "1"
 
 
 def lower(gm: torch.fx.GraphModule) -> dict:
@@ -575,9 +597,10 @@ def lower(gm: torch.fx.GraphModule) -> dict:
     epilogues = fuse_conv_epilogues(gm) if CONV_EPILOGUES else 0
     linear = fuse_linear_epilogues(gm) if LINEAR_EPILOGUES else 0
     chains = fuse_elementwise_chains(gm)
-    prologues = fuse_reduction_prologues(gm) if REDUCTION_PROLOGUES else 0
+    prologues = fuse_prologues(gm) if PROLOGUES else {"reductions": 0, "layer_norms": 0}
     return {"batch_norms_folded": folded, "conv_epilogues": epilogues, "linear_epilogues": linear,
-            "elementwise_chains": chains, "reduction_prologues": prologues}
+            "elementwise_chains": chains, "reduction_prologues": prologues["reductions"],
+            "layer_norm_prologues": prologues["layer_norms"]}
 
 
 def _compile_graph(gm, example_inputs):

@@ -58,10 +58,11 @@ void check_norm_call(const NormCall& c) {
     const std::int64_t count = stat ? stats : param ? params : c.shape.elements();
     check_buffer_extent(b->buffer, b->offset, count, stat ? sizeof(float) : dtype_bytes(c.shape.dtype), name, f);
   }
+  check_prologue_buffers(c.shape.prologue, c.prologue, c.shape.elements(), c.shape.dtype, name);
 }
 
 ShapeCode norm_shape_code(const DispatchAdapter& adapter, const NormCall& c) {
-  // validate() bounds the rank to 4: 2 + 4 + 2 values at most. eps and momentum are kernel arguments.
+  // validate() bounds the rank to 4: 2 + 4 + 3 values at most. eps and momentum are kernel arguments.
   ShapeCode code;
   code.adapter = &adapter;
   code.push(static_cast<std::int64_t>(c.shape.kind));
@@ -69,6 +70,7 @@ ShapeCode norm_shape_code(const DispatchAdapter& adapter, const NormCall& c) {
   for (std::int64_t d : c.shape.dims) code.push(d);
   code.push(c.shape.axis);
   code.push(static_cast<std::int64_t>(c.shape.dtype));
+  code.push(c.shape.prologue.code());
   return code;
 }
 
@@ -90,6 +92,7 @@ LaunchPlan NormAdapter::plan_of(const NormCall& c, const Config& config, Workspa
   o.dx = ref(c.dx);
   o.dgamma = ref(c.dgamma);
   o.dbeta = ref(c.dbeta);
+  o.prologue = prologue_operands(c.prologue);
   return norm_plan(c.shape, o, config, workspace);
 }
 

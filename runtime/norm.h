@@ -7,6 +7,7 @@
 #include "harness/cl.h"
 #include "ops/norm/norm.h"
 #include "runtime/checked.h"
+#include "runtime/prologue_buffers.h"
 #include "runtime/runtime.h"
 
 namespace ocltune {
@@ -29,6 +30,7 @@ struct NormCall {
   NormBuffer mean{}, rstd{};
   NormBuffer running_mean{}, running_var{};
   NormBuffer y{}, dx{}, dgamma{}, dbeta{};
+  PrologueBuffers prologue{};  // layer_norm: the shape's prologue tensors, each like x
 };
 
 class NormAdapter : public TypedAdapter<NormCall> {
@@ -46,7 +48,7 @@ void check_norm_call(const NormCall& call);
 // Constructing the checked form of a call runs check_norm_call (runtime/checked.h).
 template <>
 Checked<NormCall>::Checked(NormCall call);
-// Kind, rank, dims, axis and dtype.
+// Kind, rank, dims, axis, dtype and the prologue's steps.
 ShapeCode norm_shape_code(const DispatchAdapter& adapter, const NormCall& call);
 
 namespace ops {

@@ -3,8 +3,6 @@
 
 #include <utility>
 
-#include <fmt/format.h>
-
 #include "harness/buffer_extent.h"
 #include "harness/error.h"
 #include "ops/reduce/reduce_problem.h"
@@ -27,17 +25,7 @@ void check_reduce_call(const ReduceCall& c) {
   // argmax/argmin write int64 indices.
   const std::size_t out_bytes = is_arg_kind(c.shape.kind) ? sizeof(std::int64_t) : dtype_bytes(c.shape.dtype);
   check_buffer_extent(c.output, c.output_offset, layout.outputs, out_bytes, "reduce", "the output");
-  if (c.prologue_tensors.size() != c.shape.prologue.tensors() ||
-      c.prologue_offsets.size() != c.prologue_tensors.size()) {
-    throw Error(fmt::format("reduce: the prologue has {} tensor operands; {} buffers and {} offsets given",
-                            c.shape.prologue.tensors(), c.prologue_tensors.size(), c.prologue_offsets.size()));
-  }
-  for (std::size_t t = 0; t < c.prologue_tensors.size(); ++t) {
-    if (!c.prologue_tensors[t]) throw Error("reduce: a prologue operand is null");
-    if (c.prologue_offsets[t] < 0) throw Error("reduce: negative buffer offset of a prologue operand");
-    check_buffer_extent(c.prologue_tensors[t], c.prologue_offsets[t], layout.elements, dtype_bytes(c.shape.dtype),
-                        "reduce", "a prologue operand");
-  }
+  check_prologue_buffers(c.shape.prologue, c.prologue, layout.elements, c.shape.dtype, "reduce");
 }
 
 ShapeCode reduce_shape_code(const DispatchAdapter& adapter, const ReduceCall& c) {
@@ -66,10 +54,7 @@ LaunchPlan ReduceAdapter::plan_of(const ReduceCall& call, const Config& config, 
   o.input_offset = call.input_offset;
   o.output = cl::Buffer(call.output, true);
   o.output_offset = call.output_offset;
-  for (std::size_t t = 0; t < call.prologue_tensors.size(); ++t) {
-    o.prologue.tensors.emplace_back(call.prologue_tensors[t], true);
-    o.prologue.offsets.push_back(call.prologue_offsets[t]);
-  }
+  o.prologue = prologue_operands(call.prologue);
   return reduce_plan(call.shape, o, config, workspace);
 }
 

@@ -3,11 +3,11 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
 #include "harness/cl.h"
 #include "ops/reduce/reduce.h"
 #include "runtime/checked.h"
+#include "runtime/prologue_buffers.h"
 #include "runtime/runtime.h"
 
 namespace ocltune {
@@ -20,9 +20,7 @@ struct ReduceCall {
   std::int64_t input_offset = 0;
   cl_mem output = nullptr;
   std::int64_t output_offset = 0;
-  // The shape's prologue tensors, each like the input (its dims, contiguous), at element offsets.
-  std::vector<cl_mem> prologue_tensors{};
-  std::vector<std::int64_t> prologue_offsets{};
+  PrologueBuffers prologue{};  // the shape's prologue tensors, each like the input (its dims, contiguous)
 };
 
 class ReduceAdapter : public TypedAdapter<ReduceCall> {

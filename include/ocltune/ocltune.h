@@ -21,7 +21,8 @@ extern "C" {
  *   2: one ocltune_dtype code in every argument struct.
  *   3: ocltune_conv2d_args gained its dtype (16-bit convolutions).
  *   4: ocltune_gemm_args gained its epilogue (bias row and activation, as nn.Linear's).
- *   5: ocltune_reduce_args gained its prologue (an elementwise chain applied to the input as it is read).
+ *   5: ocltune_reduce_args and ocltune_norm_args gained a prologue (an elementwise chain applied to the
+ *      input as it is read).
  * Functions are added within a version without changing any struct (version 2 gained the dispatch
  * statistics, ocltune_write_shapes_file and ocltune_runtime_build_program): a program that calls one needs a library
  * that has it. */
@@ -281,9 +282,10 @@ typedef struct ocltune_norm_args {
   int axis;
   float eps, momentum;
   ocltune_tensor x, dy, gamma, beta, mean, rstd, running_mean, running_var, y, dx, dgamma, dbeta;
+  ocltune_prologue prologue; /* layer_norm only: x is read through it (layer_norm(x + residual)) */
 } ocltune_norm_args;
 
-/* Sets kind and dims, axis = ndims - 1, eps 1e-5, momentum 0.1, dtype fp32, every tensor NULL. */
+/* Sets kind and dims, axis = ndims - 1, eps 1e-5, momentum 0.1, dtype fp32, every tensor NULL, no prologue. */
 void ocltune_norm_args_init(ocltune_norm_args* args, const char* kind, int ndims, const int64_t* dims);
 ocltune_status ocltune_norm(ocltune_runtime runtime, cl_command_queue queue, const ocltune_norm_args* args,
                             cl_uint num_wait, const cl_event* wait, cl_event* event, ocltune_level* level);

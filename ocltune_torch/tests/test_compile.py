@@ -40,6 +40,28 @@ def eager_and_compiled(model, x):
     return eager, compiled, eager_elementwise, elementwise_calls()
 
 
+def recorded_passes(monkeypatch):
+    """The list that every compiler.lower call's summary is appended to."""
+    from ocltune_torch import compiler
+
+    passes = []
+    lower = compiler.lower
+    monkeypatch.setattr(compiler, "lower", lambda gm: passes.append(lower(gm)) or passes[-1])
+    return passes
+
+
+def compiled_training_matches(reference, model, x):
+    """One compiled training step of `model` (on ocl, reference's weights) against `reference` on the CPU:
+    the outputs and every parameter's gradient."""
+    expected = reference(x)
+    expected.square().mean().backward()
+    out = torch.compile(model, backend="ocltune")(x.to(DEVICE))
+    out.square().mean().backward()
+    assert_close(out, expected, rtol=1e-4, atol=1e-5)
+    for p, q in zip(reference.parameters(), model.parameters()):
+        assert_close(q.grad, p.grad, rtol=1e-4, atol=1e-5)
+
+
 def chain(x, b):
     return ((x + b).relu() * 0.5 - 2).sigmoid() + x
 
@@ -183,9 +205,7 @@ def test_inference_folds_batch_norms_and_fuses_activations_into_convolutions(mon
         norm.bias.data.uniform_(-1, 1)
     model.eval()
     x = rand(2, 3, 10, 9)
-    passes = []
-    lower = compiler.lower
-    monkeypatch.setattr(compiler, "lower", lambda gm: passes.append(lower(gm)) or passes[-1])
+    passes = recorded_passes(monkeypatch)
     with torch.no_grad():
         expected = model(x)
         model.to(DEVICE)
@@ -211,9 +231,7 @@ def test_a_batch_norm_stays_where_its_weights_outweigh_the_activations(monkeypat
     model[1].running_var.uniform_(0.25, 4)
     model.eval()
     x = rand(2, 64, 2, 2)
-    passes = []
-    lower = compiler.lower
-    monkeypatch.setattr(compiler, "lower", lambda gm: passes.append(lower(gm)) or passes[-1])
+    passes = recorded_passes(monkeypatch)
     with torch.no_grad():
         expected = model(x)
         compiled = torch.compile(model.to(DEVICE), backend="ocltune")(x.to(DEVICE))
@@ -230,9 +248,7 @@ def test_training_graphs_fuse_conv_epilogues_and_keep_their_gradients(monkeypatc
     model = nn.Sequential(nn.Conv2d(3, 6, 3), nn.ReLU(), nn.Conv2d(6, 4, 1), nn.Sigmoid())
     model.load_state_dict(reference.state_dict())
     model.to(DEVICE)
-    passes = []
-    lower = compiler.lower
-    monkeypatch.setattr(compiler, "lower", lambda gm: passes.append(lower(gm)) or passes[-1])
+    passes = recorded_passes(monkeypatch)
     x = rand(2, 3, 8, 7)
     expected = reference(x)
     expected.square().mean().backward()
@@ -260,14 +276,10 @@ class Head(nn.Module):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
 def test_inference_fuses_activations_into_linear_layers(monkeypatch, strict, dtype):
-    from ocltune_torch import compiler
-
     torch.manual_seed(0)
     model = Head().to(dtype).eval()
     x = rand(2, 3, 12, dtype=dtype)
-    passes = []
-    lower = compiler.lower
-    monkeypatch.setattr(compiler, "lower", lambda gm: passes.append(lower(gm)) or passes[-1])
+    passes = recorded_passes(monkeypatch)
     with torch.no_grad():
         expected = model.double()(x.double()).to(dtype)
         model.to(dtype).to(DEVICE)
@@ -283,25 +295,15 @@ def test_inference_fuses_activations_into_linear_layers(monkeypatch, strict, dty
 def test_training_graphs_fuse_linear_relus_and_keep_their_gradients(monkeypatch, strict):
     """relu's backward reads its output, so the fused addmm_act's result serves it; gelu's reads its
     input (the addmm), which then has a second user and stays unfused."""
-    from ocltune_torch import compiler
 
     torch.manual_seed(0)
     reference = nn.Sequential(nn.Linear(10, 16), nn.ReLU(), nn.Linear(16, 8), nn.GELU(), nn.Linear(8, 3))
     model = nn.Sequential(nn.Linear(10, 16), nn.ReLU(), nn.Linear(16, 8), nn.GELU(), nn.Linear(8, 3))
     model.load_state_dict(reference.state_dict())
     model.to(DEVICE)
-    passes = []
-    lower = compiler.lower
-    monkeypatch.setattr(compiler, "lower", lambda gm: passes.append(lower(gm)) or passes[-1])
-    x = rand(6, 10)
-    expected = reference(x)
-    expected.square().mean().backward()
-    out = torch.compile(model, backend="ocltune")(x.to(DEVICE))
-    out.square().mean().backward()
+    passes = recorded_passes(monkeypatch)
+    compiled_training_matches(reference, model, rand(6, 10))
     assert passes[0]["linear_epilogues"] == 1, passes
-    assert_close(out, expected, rtol=1e-4, atol=1e-5)
-    for p, q in zip(reference.parameters(), model.parameters()):
-        assert_close(q.grad, p.grad, rtol=1e-4, atol=1e-5)
 
 
 def test_addmm_act_without_a_bias_row_computes_the_ops_one_by_one(strict):
@@ -338,9 +340,7 @@ def test_dynamic_shapes_compile_once_fuse_and_match_eager(monkeypatch):
     from ocltune_torch import compiler
 
     monkeypatch.setattr(compiler, "CONV_EPILOGUES", True)
-    passes = []
-    lower = compiler.lower
-    monkeypatch.setattr(compiler, "lower", lambda gm: passes.append(lower(gm)) or passes[-1])
+    passes = recorded_passes(monkeypatch)
     torch.manual_seed(0)
     reference, model = DynamicNet(), DynamicNet()
     model.load_state_dict(reference.state_dict())
@@ -424,12 +424,9 @@ PROLOGUE_CASES = {
 def test_reductions_read_their_elementwise_chain_in_one_kernel(monkeypatch, strict, case, dtype):
     """sum, mean, amax and amin of a chain (or of one op) become ocltune::reduce_prologue: no elementwise
     kernel at all, one reduction, the result of eager to the dtype's tolerance."""
-    from ocltune_torch import compiler
 
     fn, shape = PROLOGUE_CASES[case]
-    passes = []
-    lower = compiler.lower
-    monkeypatch.setattr(compiler, "lower", lambda gm: passes.append(lower(gm)) or passes[-1])
+    passes = recorded_passes(monkeypatch)
     x, y = rand(*shape, dtype=dtype), rand(*shape, dtype=dtype, seed=1)
     expected = fn(x.double(), y.double()).to(dtype)
     ocltune_torch.reset_dispatch_stats()
@@ -450,11 +447,8 @@ def test_reductions_read_their_elementwise_chain_in_one_kernel(monkeypatch, stri
 def test_a_chain_that_broadcasts_or_has_other_users_is_not_read_by_the_reduction(monkeypatch, strict):
     """The family reads a prologue's operands at the input's index: a broadcast operand (a bias row)
     keeps the chain's own kernel, as does a chain whose result is also returned."""
-    from ocltune_torch import compiler
 
-    passes = []
-    lower = compiler.lower
-    monkeypatch.setattr(compiler, "lower", lambda gm: passes.append(lower(gm)) or passes[-1])
+    passes = recorded_passes(monkeypatch)
 
     def broadcast(x, b):
         return (x + b).relu().sum(dim=1)
@@ -492,3 +486,74 @@ def test_reduce_prologue_takes_any_layout_and_refuses_what_it_cannot_compute(str
         op(x.to(DEVICE), ["cube"], [None], [0.0], [0], "sum", None, False)
     got = op(torch.empty(0, 3, device=DEVICE), ["relu"], [None], [0.0], [0], "sum", [0], False)
     assert_close(got, torch.zeros(3))
+
+
+class PostNorm(nn.Module):
+    """A post-norm residual block, as BERT's layers end: layer_norm(x + f(x))."""
+
+    def __init__(self, width=48):
+        super().__init__()
+        self.fc, self.norm = nn.Linear(width, width), nn.LayerNorm(width)
+
+    def forward(self, x):
+        return self.norm(x + torch.tanh(self.fc(x)))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
+def test_inference_layer_norms_read_the_residual_sum(monkeypatch, strict, dtype):
+    """layer_norm(x + f(x)) in an inference graph becomes ocltune::layer_norm_prologue: the sum is read
+    in the norm's kernel, never stored (tanh and the add stay one chain kernel... or none)."""
+
+    torch.manual_seed(0)
+    model = PostNorm().to(dtype).eval()
+    with torch.no_grad():
+        model.norm.weight.uniform_(0.5, 1.5)
+        model.norm.bias.uniform_(-1, 1)
+    x = rand(3, 7, 48, dtype=dtype)
+    passes = recorded_passes(monkeypatch)
+    with torch.no_grad():
+        expected = model.double()(x.double()).to(dtype)
+        model.to(dtype).to(DEVICE)
+        eager, compiled, eager_elementwise, compiled_elementwise = eager_and_compiled(model, x.to(DEVICE))
+    assert passes[0]["layer_norm_prologues"] == 1, passes
+    tolerance = dict(rtol=1e-4, atol=1e-4) if dtype == torch.float32 else dict(rtol=3e-2, atol=3e-2)
+    assert_close(eager, expected, **tolerance)
+    assert_close(compiled, expected, **tolerance)
+    # tanh and the add eagerly; the chain tanh -> add read by the norm compiled.
+    assert eager_elementwise == 2 and compiled_elementwise == 0, (eager_elementwise, compiled_elementwise)
+
+
+def test_training_layer_norms_keep_their_saved_input(monkeypatch, strict):
+    """In a training graph the norm's input is saved for its backward: no prologue, gradients as eager."""
+
+    torch.manual_seed(0)
+    reference = PostNorm()
+    model = PostNorm()
+    model.load_state_dict(reference.state_dict())
+    model.to(DEVICE)
+    passes = recorded_passes(monkeypatch)
+    compiled_training_matches(reference, model, rand(4, 48))
+    assert passes[0]["layer_norm_prologues"] == 0, passes
+
+
+def test_layer_norm_prologue_matches_native_layer_norm_of_the_chain(strict):
+    """Called directly: without weight and bias, a strided input, a normalized shape of two dims, and a
+    16-bit input with a far-off mean (the kernel's shift) all give native_layer_norm of the chain."""
+    op = torch.ops.ocltune.layer_norm_prologue
+    x, r = rand(5, 3, 24), rand(5, 3, 24, seed=1)
+    y, mean, rstd = op(x.to(DEVICE), ["add", "mul"], [r.to(DEVICE), None], [0.0, 2.0], [0, 0], [24], None, None, 1e-5)
+    want = torch.native_layer_norm((x + r) * 2, [24], None, None, 1e-5)
+    assert_close(y, want[0], rtol=1e-5, atol=1e-5)
+    assert_close(mean, want[1], rtol=1e-5, atol=1e-5)
+    assert_close(rstd, want[2], rtol=1e-5, atol=1e-5)
+    w, b = rand(3, 24, seed=2), rand(3, 24, seed=3)
+    xt = rand(24, 3, 5, seed=4)
+    y, _, _ = op(xt.to(DEVICE).permute(2, 1, 0), ["sub"], [r.to(DEVICE)], [0.0], [1], [3, 24], w.to(DEVICE),
+                 b.to(DEVICE), 1e-5)
+    assert_close(y, F.layer_norm(r - xt.permute(2, 1, 0), [3, 24], w, b), rtol=1e-5, atol=1e-5)
+    far = (rand(6, 64) + 100).to(torch.bfloat16)
+    other = rand(6, 64, dtype=torch.bfloat16, seed=5)
+    y, _, _ = op(far.to(DEVICE), ["add"], [other.to(DEVICE)], [0.0], [0], [64], None, None, 1e-5)
+    assert_close(y, F.layer_norm((far.double() + other.double()), [64]).to(torch.bfloat16), rtol=3e-2, atol=3e-2)
+    with pytest.raises(RuntimeError, match="input's dtype and sizes"):
+        op(x.to(DEVICE), ["add"], [rand(24).to(DEVICE)], [0.0], [0], [24], None, None, 1e-5)

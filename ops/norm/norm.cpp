@@ -54,7 +54,9 @@ std::int64_t NormShape::elements() const { return product(dims, 0, dims.size());
 
 std::string NormShape::key() const {
   if (is_batch_norm(kind)) return fmt::format("dims={},kind={}", dims_text(dims), norm_kind_name(kind));
-  return fmt::format("axis={},dims={},kind={}", axis, dims_text(dims), norm_kind_name(kind));
+  std::string k = fmt::format("axis={},dims={},kind={}", axis, dims_text(dims), norm_kind_name(kind));
+  if (!prologue.empty()) k += ",prologue=" + prologue.key();
+  return k;
 }
 
 nlohmann::json NormShape::to_json() const {
@@ -62,11 +64,12 @@ nlohmann::json NormShape::to_json() const {
   if (!is_batch_norm(kind)) j["axis"] = axis;
   if (eps != 1e-5f) j["eps"] = eps;
   if (kind == NormKind::kBatch && momentum != 0.1f) j["momentum"] = momentum;
+  if (!prologue.empty()) j["prologue"] = prologue.to_json();
   return j;
 }
 
 NormShape NormShape::from_json(const nlohmann::json& j) {
-  check_known_fields(j, {"kind", "dims", "axis", "eps", "momentum", "dtype"});
+  check_known_fields(j, {"kind", "dims", "axis", "eps", "momentum", "dtype", "prologue"});
   NormShape s;
   s.kind = parse_norm_kind(string_field(j, "kind", "layer_norm"));
   s.dims = int_list_field(j, "dims", 4, 0, kMaxDimension);
@@ -76,6 +79,7 @@ NormShape NormShape::from_json(const nlohmann::json& j) {
   s.eps = static_cast<float>(number_field(j, "eps", 1e-5));
   s.momentum = static_cast<float>(number_field(j, "momentum", 0.1));
   s.dtype = parse_dtype(string_field(j, "dtype", "fp32"));
+  if (j.contains("prologue")) s.prologue = Prologue::from_json(j["prologue"]);
   s.validate();
   return s;
 }
@@ -99,9 +103,14 @@ void NormShape::validate() const {
   } else if (axis < 0 || axis >= static_cast<int>(dims.size())) {
     throw Error(fmt::format("{}: axis {} outside 0..{}", name, axis, dims.size() - 1));
   }
+  prologue.validate(name);
+  if (kind != NormKind::kLayer && !prologue.empty()) throw Error(fmt::format("{} takes no prologue", name));
 }
 
-double NormShape::flops() const { return (is_backward(kind) ? 10.0 : 6.0) * static_cast<double>(elements()); }
+double NormShape::flops() const {
+  return (is_backward(kind) ? 10.0 : 6.0 + static_cast<double>(prologue.steps.size())) *
+         static_cast<double>(elements());
+}
 
 double NormShape::bytes() const {
   const double ds = static_cast<double>(dtype_bytes(dtype));
@@ -114,7 +123,7 @@ double NormShape::bytes() const {
     return 3 * e * ds + c * (8 + ds) + 2 * c * ds;
   }
   const double r = static_cast<double>(rows()), n = static_cast<double>(this->n());
-  if (kind == NormKind::kLayer) return 2 * e * ds + 2 * n * ds + 2 * r * 4;
+  if (kind == NormKind::kLayer) return (2 + static_cast<double>(prologue.tensors())) * e * ds + 2 * n * ds + 2 * r * 4;
   return 3 * e * ds + 2 * r * 4 + n * ds + 2 * n * ds;
 }
 

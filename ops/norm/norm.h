@@ -17,6 +17,7 @@
 #include "harness/device.h"
 #include "harness/launch.h"
 #include "harness/workspace.h"
+#include "ops/elementwise/elementwise_prologue.h"
 
 namespace ocltune {
 
@@ -36,6 +37,9 @@ struct NormShape {
   float eps = 1e-5f;      // per call, not part of the key
   float momentum = 0.1f;  // batch_norm forward: running statistics move by this; per call
   DType dtype = DType::kFp32;
+  // layer_norm forward only: applied to x as it is read (layer_norm(x + residual) without storing
+  // the sum; a compiled inference graph's post-norm residual).
+  Prologue prologue{};
 
   // layer_norm: rows x n; batch_norm: batch x channels x plane.
   std::int64_t rows() const;
@@ -44,7 +48,8 @@ struct NormShape {
   std::int64_t channels() const { return dims.size() > 1 ? dims[1] : 1; }
   std::int64_t plane() const;
   std::int64_t elements() const;
-  // "axis=1,dims=4096x768,kind=layer_norm" (dtype is a key of its own in the database).
+  // "axis=1,dims=4096x768,kind=layer_norm" (dtype is a key of its own in the database), with
+  // ",prologue=add(t)" after it when there is one.
   std::string key() const;
   nlohmann::json to_json() const;
   static NormShape from_json(const nlohmann::json& j);  // throws ocltune::Error
@@ -63,6 +68,7 @@ struct TensorRef {
 // gamma, beta, dgamma, dbeta are in the storage type; the statistics are fp32.
 struct NormOperands {
   TensorRef x, dy, gamma, beta;         // inputs (dy: backward)
+  PrologueOperands prologue{};          // layer_norm: the prologue's tensors, like x
   TensorRef mean, rstd;                 // per row (layer) or channel (batch: save_mean, save_invstd);
                                         // written forward, read backward
   TensorRef running_mean, running_var;  // batch_norm forward: updated in place

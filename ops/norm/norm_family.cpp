@@ -76,6 +76,21 @@ std::vector<NormTestCase> norm_test_cases() {
   add(layer({9, 41}, DType::kBf16, true), {.specials = true});
   add(batch({4, 6, 17}), {.specials = true});
   add(batch({4, 6, 17}, DType::kFp16, true), {.specials = true});
+  // layer_norm forward through a prologue (layer_norm(x + residual) and longer chains): the
+  // register and the sweeping variants, ragged rows, offsets, 16-bit storage, far-off means.
+  using Op = ElementwiseOp;
+  auto with = [](NormShape s, std::vector<PrologueStep> steps) {
+    s.prologue.steps = std::move(steps);
+    return s;
+  };
+  add(with(layer({3, 1031}), {{.op = Op::kAdd, .tensor = true}}), {.offset = 3}, true);
+  add(with(layer({13, 257}, DType::kBf16), {{.op = Op::kAdd, .tensor = true}, {.op = Op::kMul, .scalar = 0.5f}}), {},
+      true);
+  add(with({.kind = NormKind::kLayer, .dims = {2, 3, 5, 7}, .axis = 2, .dtype = DType::kFp16},
+           {{.op = Op::kGelu}, {.op = Op::kSub, .tensor = true, .reversed = true}}),
+      {}, true);
+  add(with(layer({9, 257}), {{.op = Op::kAdd, .tensor = true}}), {.shift = 1000});
+  add(with(layer({11, 61}), {{.op = Op::kRelu}}), {.specials = true});
   return cases;
 }
 

@@ -15,7 +15,7 @@ cl_long off(const TensorRef& t) { return static_cast<cl_long>(t.offset); }
 KernelLaunch launch_of(const NormShape& shape, const Config& config, const char* file, const char* kernel,
                        std::int64_t groups) {
   KernelLaunch k;
-  k.program.files = {"storage.cl", "reduce_vec.cl", file};
+  k.program.files = {"storage.cl", "reduce_vec.cl", "elementwise_ops.cl", "prologue.cl", file};
   k.program.defines = {dtype_define(shape.dtype), {"BACKWARD", is_backward(shape.kind) ? "1" : "0"}};
   for (const auto& [name, value] : config) k.program.defines.emplace_back(name, std::to_string(value));
   k.kernel = kernel;
@@ -71,6 +71,7 @@ LaunchPlan layer_plan(const NormShape& s, const NormOperands& o, const Config& c
               off(o.mean),
               o.rstd.buffer,
               off(o.rstd)};
+    if (!s.prologue.empty()) s.prologue.add_to(k, o.prologue, o.x.buffer);
     plan.kernels.push_back(std::move(k));
     return plan;
   }

@@ -80,6 +80,10 @@ NormEvaluation::NormEvaluation(Session& session, const NormShape& shape, const N
     t_.beta = StoredTensor(dt, params, off);
     t_.beta.fill_uniform(34);
     t_.y = StoredTensor(dt, e, off);
+    for (std::size_t p = 0; p < shape.prologue.tensors(); ++p) {
+      t_.prologue.emplace_back(dt, e, off);
+      t_.prologue.back().fill_uniform(41 + p);
+    }
     inputs_ = {"x", "gamma", "beta"};
     outputs_ = {"y", "mean", "rstd"};
     if (batch) {
@@ -118,6 +122,11 @@ NormEvaluation::NormEvaluation(Session& session, const NormShape& shape, const N
   bind("dgamma", o.dgamma);
   bind("dbeta", o.dbeta);
   for (const std::string& name : inputs_) tensor(name).upload(session.queue());
+  for (StoredTensor& p : t_.prologue) {
+    o.prologue.tensors.push_back(p.buffer(session.context()));
+    o.prologue.offsets.push_back(off);
+    p.upload(session.queue());
+  }
   reset();
 }
 
@@ -148,7 +157,8 @@ NormProblem::NormProblem(NormShape shape, NormInstance instance) : shape_(std::m
 }
 
 std::vector<std::string> NormProblem::kernel_files() const {
-  return {"storage.cl", "reduce_vec.cl", is_batch_norm(shape_.kind) ? "norm_batch.cl" : "norm_layer.cl"};
+  return {"storage.cl", "reduce_vec.cl", "elementwise_ops.cl", "prologue.cl",
+          is_batch_norm(shape_.kind) ? "norm_batch.cl" : "norm_layer.cl"};
 }
 
 std::unique_ptr<Evaluation> NormProblem::instantiate(Session& session) const {

@@ -30,6 +30,12 @@ class NormProblem : public Problem {
   DType dtype() const override { return shape_.dtype; }
   std::string shape_key() const override { return shape_.key(); }
   nlohmann::json shape_json() const override { return shape_.to_json(); }
+  // Without the prologue: a plain layer_norm's rows are the nearest rows of one with a prologue.
+  nlohmann::json lookup_json() const override {
+    nlohmann::json j = shape_.to_json();
+    j.erase("prologue");
+    return j;
+  }
   SearchSpace space(const DeviceInfo& device) const override { return norm_space(shape_, device); }
   Config default_config(const DeviceInfo& device) const override { return norm_default_config(shape_, device); }
   std::vector<Config> seed_configs(const DeviceInfo& device) const override {
@@ -39,7 +45,12 @@ class NormProblem : public Problem {
   double bytes() const override { return shape_.bytes(); }
   std::vector<DeviceBuffer> device_buffers() const override {
     const double tensor = static_cast<double>(shape_.elements()) * static_cast<double>(dtype_bytes(shape_.dtype));
-    if (shape_.kind == NormKind::kBatch || shape_.kind == NormKind::kLayer) return {{"x", tensor}, {"y", tensor}};
+    if (shape_.kind == NormKind::kLayer) {
+      std::vector<DeviceBuffer> buffers = {{"x", tensor}, {"y", tensor}};
+      for (std::size_t p = 0; p < shape_.prologue.tensors(); ++p) buffers.push_back({"prologue operand", tensor});
+      return buffers;
+    }
+    if (shape_.kind == NormKind::kBatch) return {{"x", tensor}, {"y", tensor}};
     return {{"dy", tensor}, {"x", tensor}, {"dx", tensor}};
   }
   bool memory_bound() const override { return true; }

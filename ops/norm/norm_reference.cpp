@@ -36,15 +36,31 @@ void layer_forward(const NormShape& s, const NormTensors& t, NormReference& ref)
   mean.any_non_finite = true;
   const Sampler sampler(rows, n);
   sampler.mark(y, t.y);
+  // A row of x through the prologue, with the largest error bound of its fp32 chain (units of 2^-24).
+  std::vector<double> xr(static_cast<std::size_t>(n)), operands(t.prologue.size());
   for (std::int64_t i = 0; i < rows; ++i) {
+    double chain_error = 0;
+    for (std::int64_t j = 0; j < n; ++j) {
+      double v = t.x.at(i * n + j);
+      if (!s.prologue.empty()) {
+        for (std::size_t p = 0; p < t.prologue.size(); ++p) operands[p] = t.prologue[p].at(i * n + j);
+        const BoundedValue b = s.prologue.apply(v, operands);
+        v = b.value;
+        chain_error = std::max(chain_error, b.error);
+      }
+      xr[static_cast<std::size_t>(j)] = v;
+    }
+    auto x_at = [&](std::int64_t j) { return xr[static_cast<std::size_t>(j)]; };
     double sum = 0, abs_sum = 0;
     for (std::int64_t j = 0; j < n; ++j) {
-      sum += t.x.at(i * n + j);
-      abs_sum += std::abs(t.x.at(i * n + j));
+      sum += x_at(j);
+      abs_sum += std::abs(x_at(j));
     }
-    const double m = sum / static_cast<double>(n), m_abs = abs_sum / static_cast<double>(n);
+    const double m = sum / static_cast<double>(n);
+    // The chain's error moves the mean by as much as each element's.
+    const double m_abs = abs_sum / static_cast<double>(n) + chain_error * 0x1.0p-24 / tol;
     double sq = 0;
-    for (std::int64_t j = 0; j < n; ++j) sq += (t.x.at(i * n + j) - m) * (t.x.at(i * n + j) - m);
+    for (std::int64_t j = 0; j < n; ++j) sq += (x_at(j) - m) * (x_at(j) - m);
     const double sd = std::sqrt(sq / static_cast<double>(n));
     const double r = 1.0 / std::sqrt(sq / static_cast<double>(n) + static_cast<double>(s.eps));
     mean.expected.push_back(expect_stored(at(t.mean, i), m, m_abs, tol, DType::kFp32));
@@ -53,9 +69,9 @@ void layer_forward(const NormShape& s, const NormTensors& t, NormReference& ref)
     // y's error from the mean is relative to the row's spread, not to the mean of |x|: a row near
     // 1000 with unit noise must keep y's digits. The mean itself may be off by what rounding it to
     // fp32 costs (|m| 2^-24); sums of deviations scale with |x - m| and the standard deviation.
-    const double mean_rounding = std::abs(m) * 0x1.0p-24 / tol;
+    const double mean_rounding = (std::abs(m) + 2 * chain_error) * 0x1.0p-24 / tol;
     for (std::int64_t j = 0; j < n; ++j) {
-      const double xc = t.x.at(i * n + j) - m, g = t.gamma.at(j), b = t.beta.at(j);
+      const double xc = x_at(j) - m, g = t.gamma.at(j), b = t.beta.at(j);
       // Errors of the mean and of rstd both scale with |gamma| rstd.
       const double scale = std::abs(g) * r * (std::abs(xc) + sd + mean_rounding) + std::abs(b);
       y.expected.push_back(expect_stored(at(t.y, i * n + j), xc * r * g + b, scale, tol, s.dtype));

@@ -15,6 +15,7 @@ namespace ocltune {
 // The host side of every tensor of NormOperands (a kind leaves the ones it does not use empty).
 struct NormTensors {
   StoredTensor x, dy, gamma, beta, mean, rstd, running_mean, running_var, y, dx, dgamma, dbeta;
+  std::vector<StoredTensor> prologue;  // layer_norm forward: the prologue's tensor operands, like x
 };
 
 // What one output must hold: the compared elements (a sample of rows or planes for big outputs)

@@ -78,8 +78,8 @@ PrologueArgs prologue_of(const ocltune_prologue& p, const char* op) {
     out.prologue.steps.push_back(
         {.op = *parsed, .tensor = s.has_tensor != 0, .scalar = s.scalar, .reversed = s.reversed != 0});
     if (s.has_tensor) {
-      out.tensors.push_back(s.tensor.buffer);
-      out.offsets.push_back(s.tensor.offset);
+      out.buffers.tensors.push_back(s.tensor.buffer);
+      out.buffers.offsets.push_back(s.tensor.offset);
     }
   }
   return out;

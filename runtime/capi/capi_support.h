@@ -13,7 +13,7 @@
 #include "core/storage.h"
 #include "harness/cl.h"
 #include "ocltune/ocltune.h"
-#include "ops/elementwise/elementwise_prologue.h"
+#include "runtime/prologue_buffers.h"
 #include "runtime/runtime.h"
 
 struct ocltune_runtime_t {
@@ -53,8 +53,7 @@ void copy_dims(int ndims, const int64_t* dims, int64_t* out);
 // for a step count outside 0..OCLTUNE_MAX_PROLOGUE_STEPS, a NULL or unknown op name.
 struct PrologueArgs {
   Prologue prologue;
-  std::vector<cl_mem> tensors;
-  std::vector<std::int64_t> offsets;
+  PrologueBuffers buffers;
 };
 PrologueArgs prologue_of(const ocltune_prologue& p, const char* op);
 

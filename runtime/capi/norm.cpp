@@ -32,6 +32,9 @@ ocltune::Checked<ocltune::NormCall> to_call(const ocltune_norm_args& a) {
   c.dx = norm_buffer(a.dx);
   c.dgamma = norm_buffer(a.dgamma);
   c.dbeta = norm_buffer(a.dbeta);
+  PrologueArgs prologue = prologue_of(a.prologue, "norm");
+  c.shape.prologue = std::move(prologue.prologue);
+  c.prologue = std::move(prologue.buffers);
   return ocltune::Checked<ocltune::NormCall>(std::move(c));  // check_norm_call: the one check of the call
 }
 

@@ -24,8 +24,7 @@ ocltune::Checked<ocltune::ReduceCall> to_call(const ocltune_reduce_args& a) {
   c.output_offset = a.output.offset;
   PrologueArgs prologue = prologue_of(a.prologue, "reduce");
   c.shape.prologue = std::move(prologue.prologue);
-  c.prologue_tensors = std::move(prologue.tensors);
-  c.prologue_offsets = std::move(prologue.offsets);
+  c.prologue = std::move(prologue.buffers);
   return ocltune::Checked<ocltune::ReduceCall>(std::move(c));  // check_reduce_call: the one check of the call
 }
 

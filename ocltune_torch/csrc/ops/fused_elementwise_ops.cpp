@@ -143,6 +143,45 @@ at::Tensor elementwise_chain(const at::Tensor& input, const std::vector<std::str
   return out;
 }
 
+void ChainPrologue::check(const char* op, const at::Tensor& input) const {
+  TORCH_CHECK(!ops.empty() && ops.size() <= OCLTUNE_MAX_PROLOGUE_STEPS, op, ": ", ops.size(),
+              " steps; a prologue holds 1 to ", OCLTUNE_MAX_PROLOGUE_STEPS);
+  TORCH_CHECK(operands.size() == ops.size() && scalars.size() == ops.size() && reversed.size() == ops.size(), op,
+              ": ops, operands, scalars and reversed must have one entry per step");
+  TORCH_CHECK(kernel_dtype(input.scalar_type()), op, ": dtype ", input.scalar_type(),
+              " is not one of float32, float16, bfloat16");
+  for (const std::optional<at::Tensor> t : operands) {
+    if (!t || !t->defined()) continue;
+    TORCH_CHECK(t->scalar_type() == input.scalar_type() && t->sizes() == input.sizes(), op,
+                ": a tensor operand must have the input's dtype and sizes (", input.scalar_type(), " ", input.sizes(),
+                "), not ", t->scalar_type(), " ", t->sizes());
+    if (!input.is_meta()) check_same_device(input, *t, op, "operand");
+  }
+}
+
+ocltune_prologue ChainPrologue::c_form(std::vector<at::Tensor>& packed) const {
+  ocltune_prologue p{};
+  p.num_steps = static_cast<int>(ops.size());
+  packed.reserve(ops.size());
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    ocltune_prologue_step& step = p.steps[i];
+    step.op = ops[i].c_str();
+    step.scalar = static_cast<float>(scalars[i]);
+    step.reversed = reversed[i] != 0 ? 1 : 0;
+    const std::optional<at::Tensor> t = operands.get(i);
+    if (t && t->defined()) {
+      packed.push_back(t->contiguous());
+      step.has_tensor = 1;
+      step.tensor = cl_tensor_of(packed.back());
+    }
+  }
+  return p;
+}
+
+at::Tensor ChainPrologue::apply(const at::Tensor& input) const {
+  return elementwise_chain(input, ops, operands, scalars, reversed);
+}
+
 TORCH_LIBRARY_FRAGMENT(ocltune, m) {
   m.def("elementwise_chain(Tensor input, str[] ops, Tensor?[] operands, float[] scalars, int[] reversed) -> Tensor");
 }

@@ -26,6 +26,7 @@
 #include "ocltune_torch/csrc/device/fallback.h"
 #include "ocltune_torch/csrc/device/tensor_util.h"
 #include "ocltune_torch/csrc/ops/device_math.h"
+#include "ocltune_torch/csrc/ops/fused_elementwise.h"
 #include "ocltune_torch/csrc/plain/plain_kernels.h"
 
 namespace ocltune_torch {
@@ -352,11 +353,13 @@ std::vector<std::int64_t> stat_sizes(const at::Tensor& x, std::size_t normalized
   return sizes;
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> layer_norm_forward(const at::Tensor& input,
-                                                                  c10::IntArrayRef normalized_shape,
-                                                                  const std::optional<at::Tensor>& weight_opt,
-                                                                  const std::optional<at::Tensor>& bias_opt,
-                                                                  double eps) {
+// native_layer_norm; with a prologue, of the chain's result (ocltune::layer_norm_prologue), read
+// through it where the family takes the call, else computed first.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> layer_norm_with(const at::Tensor& input,
+                                                               c10::IntArrayRef normalized_shape,
+                                                               const std::optional<at::Tensor>& weight_opt,
+                                                               const std::optional<at::Tensor>& bias_opt, double eps,
+                                                               const ChainPrologue* prologue) {
   check_ocl(input, "native_layer_norm", "input");
   const at::Tensor weight = defined_or_empty(weight_opt), bias = defined_or_empty(bias_opt);
   const at::ScalarType dtype = input.scalar_type();
@@ -364,6 +367,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> layer_norm_forward(const at::Tens
   const std::int64_t n = rn ? (*rn)[1] : 0;
   if (!rn || !kernel_dtype(dtype) || n < 1 || input.numel() > kMaxElements || !(eps > 0.0) ||
       !optional_fits(weight, input, dtype, n) || !optional_fits(bias, input, dtype, n)) {
+    if (prologue) return layer_norm_with(prologue->apply(input), normalized_shape, weight_opt, bias_opt, eps, nullptr);
     return fallback<ATEN_OP(native_layer_norm)>::call(input, normalized_shape, weight_opt, bias_opt, eps);
   }
   const std::int64_t rows = (*rn)[0];
@@ -387,8 +391,45 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> layer_norm_forward(const at::Tens
   a.y = tensor_arg(y);
   a.mean = tensor_arg(mean);
   a.rstd = tensor_arg(rstd);
+  std::vector<at::Tensor> packed;  // the prologue's operands, contiguous like x, alive until the call
+  if (prologue) a.prologue = prologue->c_form(packed);
   call_ocltune("native_layer_norm", [&] { device_runtime(input.device().index()).norm(a); });
   return {y, mean, rstd};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> layer_norm_forward(const at::Tensor& input,
+                                                                  c10::IntArrayRef normalized_shape,
+                                                                  const std::optional<at::Tensor>& weight_opt,
+                                                                  const std::optional<at::Tensor>& bias_opt,
+                                                                  double eps) {
+  return layer_norm_with(input, normalized_shape, weight_opt, bias_opt, eps, nullptr);
+}
+
+// ocltune::layer_norm_prologue: native_layer_norm of an elementwise chain's result, what torch.compile's
+// backend makes of layer_norm(x + residual) in an inference graph (the sum is never stored).
+constexpr const char* kLayerNormPrologueOp = "ocltune::layer_norm_prologue";
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> layer_norm_prologue(
+    const at::Tensor& input, const std::vector<std::string>& ops, const c10::List<std::optional<at::Tensor>>& operands,
+    c10::ArrayRef<double> scalars, at::IntArrayRef reversed, c10::IntArrayRef normalized_shape,
+    const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias, double eps) {
+  check_ocl(input, kLayerNormPrologueOp, "input");
+  const ChainPrologue prologue{ops, operands, scalars, reversed};
+  prologue.check(kLayerNormPrologueOp, input);
+  return layer_norm_with(input, normalized_shape, weight, bias, eps, &prologue);
+}
+
+// Shapes only, for the fake tensors torch.compile traces with.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> layer_norm_prologue_meta(
+    const at::Tensor& input, const std::vector<std::string>& ops, const c10::List<std::optional<at::Tensor>>& operands,
+    c10::ArrayRef<double> scalars, at::IntArrayRef reversed, c10::IntArrayRef normalized_shape,
+    const std::optional<at::Tensor>& /*weight*/, const std::optional<at::Tensor>& /*bias*/, double /*eps*/) {
+  ChainPrologue{ops, operands, scalars, reversed}.check(kLayerNormPrologueOp, input);
+  TORCH_CHECK(layer_rows(input, normalized_shape), kLayerNormPrologueOp, ": normalized_shape ", normalized_shape,
+              " is not the input's last dims ", input.sizes());
+  const std::vector<std::int64_t> stats = stat_sizes(input, normalized_shape.size());
+  return {at::empty(input.sizes(), input.options()), at::empty(stats, input.options().dtype(at::kFloat)),
+          at::empty(stats, input.options().dtype(at::kFloat))};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> layer_norm_backward(const at::Tensor& grad_out, const at::Tensor& input,
@@ -498,9 +539,18 @@ TORCH_LIBRARY_FRAGMENT(ocltune, m) {
   m.def(
       "fold_batch_norm(Tensor w, Tensor? conv_bias, Tensor? weight, Tensor? bias, Tensor running_mean, "
       "Tensor running_var, float eps) -> (Tensor, Tensor)");
+  m.def(
+      "layer_norm_prologue(Tensor input, str[] ops, Tensor?[] operands, float[] scalars, int[] reversed, "
+      "int[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)");
 }
-TORCH_LIBRARY_IMPL(ocltune, PrivateUse1, m) { m.impl("fold_batch_norm", &fold_batch_norm); }
-TORCH_LIBRARY_IMPL(ocltune, Meta, m) { m.impl("fold_batch_norm", &fold_batch_norm_meta); }
+TORCH_LIBRARY_IMPL(ocltune, PrivateUse1, m) {
+  m.impl("fold_batch_norm", &fold_batch_norm);
+  m.impl("layer_norm_prologue", &layer_norm_prologue);
+}
+TORCH_LIBRARY_IMPL(ocltune, Meta, m) {
+  m.impl("fold_batch_norm", &fold_batch_norm_meta);
+  m.impl("layer_norm_prologue", &layer_norm_prologue_meta);
+}
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("native_batch_norm", batch_norm_forward);

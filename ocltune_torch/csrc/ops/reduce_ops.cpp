@@ -29,15 +29,6 @@
 namespace ocltune_torch {
 namespace {
 
-// An elementwise chain the reduction applies to self as it reads it (ocltune::reduce_prologue): the
-// steps as ocltune::elementwise_chain takes them, every tensor operand of self's sizes and dtype.
-struct ChainPrologue {
-  const std::vector<std::string>& ops;
-  const c10::List<std::optional<at::Tensor>>& operands;
-  c10::ArrayRef<double> scalars;
-  at::IntArrayRef reversed;
-};
-
 // Which dims of self `dim` reduces (none or empty: every dim; a 0-dim self: one flag).
 std::vector<bool> reduced_dims(const at::Tensor& self, at::OptionalIntArrayRef dim) {
   const std::int64_t nd = self.dim();
@@ -144,21 +135,7 @@ at::Tensor reduce(const char* op, const char* kind, const at::Tensor& self, at::
   r.input = in;
   r.output = result;
   std::vector<at::Tensor> packed;  // the prologue's operands, contiguous like x, alive until the call
-  if (prologue) {
-    r.prologue.num_steps = static_cast<int>(prologue->ops.size());
-    for (std::size_t i = 0; i < prologue->ops.size(); ++i) {
-      ocltune_prologue_step& step = r.prologue.steps[i];
-      step.op = prologue->ops[i].c_str();
-      step.scalar = static_cast<float>(prologue->scalars[i]);
-      step.reversed = prologue->reversed[i] != 0 ? 1 : 0;
-      const std::optional<at::Tensor> t = prologue->operands.get(i);
-      if (t && t->defined()) {
-        packed.push_back(t->contiguous());
-        step.has_tensor = 1;
-        step.tensor = cl_tensor_of(packed.back());
-      }
-    }
-  }
+  if (prologue) r.prologue = prologue->c_form(packed);
   call_ocltune(op, [&] { device_runtime(self.device().index()).reduce(r); });
   return out;
 }
@@ -373,29 +350,9 @@ const char* prologue_family_kind(std::string_view kind) {
   return "min";
 }
 
-void check_prologue(const at::Tensor& input, const std::vector<std::string>& ops,
-                    const c10::List<std::optional<at::Tensor>>& operands, c10::ArrayRef<double> scalars,
-                    at::IntArrayRef reversed) {
-  TORCH_CHECK(!ops.empty() && ops.size() <= OCLTUNE_MAX_PROLOGUE_STEPS, kPrologueOp, ": ", ops.size(),
-              " steps; a prologue holds 1 to ", OCLTUNE_MAX_PROLOGUE_STEPS);
-  TORCH_CHECK(operands.size() == ops.size() && scalars.size() == ops.size() && reversed.size() == ops.size(),
-              kPrologueOp, ": ops, operands, scalars and reversed must have one entry per step");
-  TORCH_CHECK(kernel_dtype(input.scalar_type()), kPrologueOp, ": dtype ", input.scalar_type(),
-              " is not one of float32, float16, bfloat16");
-  for (const std::optional<at::Tensor> t : operands) {
-    if (!t || !t->defined()) continue;
-    TORCH_CHECK(t->scalar_type() == input.scalar_type() && t->sizes() == input.sizes(), kPrologueOp,
-                ": a tensor operand must have the input's dtype and sizes (", input.scalar_type(), " ", input.sizes(),
-                "), not ", t->scalar_type(), " ", t->sizes());
-  }
-}
-
 // The reduction of the chain's result as eager computes it: the chain (one kernel), then the aten op.
-at::Tensor reduce_after_chain(const at::Tensor& input, const std::vector<std::string>& ops,
-                              const c10::List<std::optional<at::Tensor>>& operands, c10::ArrayRef<double> scalars,
-                              at::IntArrayRef reversed, std::string_view kind, at::OptionalIntArrayRef dim,
+at::Tensor reduce_after_chain(const at::Tensor& chain, std::string_view kind, at::OptionalIntArrayRef dim,
                               bool keepdim) {
-  const at::Tensor chain = elementwise_chain(input, ops, operands, scalars, reversed);
   const at::IntArrayRef all = dim.value_or(at::IntArrayRef{});
   if (kind == "sum") return at::sum(chain, dim, keepdim);
   if (kind == "mean") return at::mean(chain, dim, keepdim);
@@ -408,14 +365,11 @@ at::Tensor reduce_prologue(const at::Tensor& input, const std::vector<std::strin
   check_ocl(input, kPrologueOp, "input");
   const std::string_view k(kind.data(), kind.size());
   const char* family_kind = prologue_family_kind(k);
-  check_prologue(input, ops, operands, scalars, reversed);
-  for (const std::optional<at::Tensor> t : operands) {
-    if (t && t->defined()) check_same_device(input, *t, kPrologueOp, "operand");
-  }
   const ChainPrologue prologue{ops, operands, scalars, reversed};
+  prologue.check(kPrologueOp, input);
   return reduce(
       kPrologueOp, family_kind, input, dim, keepdim, std::nullopt,
-      [&] { return reduce_after_chain(input, ops, operands, scalars, reversed, k, dim, keepdim); }, &prologue);
+      [&] { return reduce_after_chain(prologue.apply(input), k, dim, keepdim); }, &prologue);
 }
 
 // Shapes only, for the fake tensors torch.compile traces with.
@@ -424,7 +378,7 @@ at::Tensor reduce_prologue_meta(const at::Tensor& input, const std::vector<std::
                                 at::IntArrayRef reversed, c10::string_view kind, at::OptionalIntArrayRef dim,
                                 bool keepdim) {
   prologue_family_kind(std::string_view(kind.data(), kind.size()));
-  check_prologue(input, ops, operands, scalars, reversed);
+  ChainPrologue{ops, operands, scalars, reversed}.check(kPrologueOp, input);
   return at::empty(reduced_sizes(input, reduced_dims(input, dim), keepdim), input.options());
 }
 
