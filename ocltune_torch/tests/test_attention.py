@@ -343,3 +343,32 @@ def test_results_are_laid_out_as_the_meta_functions_say(strict):
     torch.ops.aten._scaled_dot_product_attention_math(*leaves)[0].backward(go.cpu())
     for got, leaf in zip(grads, leaves):
         assert_close(got, leaf.grad)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
+def test_the_encoder_layer_fast_path_matches_the_cpu(dtype, strict):
+    """nn.TransformerEncoderLayer in eval without autograd calls _transformer_encoder_layer_fwd, which the
+    backend composes of its own ops (transformer_ops.cpp); a post-norm layer's two residual sums are
+    read in its layer norms' kernels, never stored: two elementwise kernels fewer than pre-norm's."""
+    import ocltune_torch
+
+    x = rand(3, 9, 32, dtype=dtype)
+    padding = torch.zeros(3, 9, dtype=torch.bool)
+    padding[1, 6:] = True
+    elementwise = {}
+    for norm_first in (False, True):
+        torch.manual_seed(0)
+        layer = torch.nn.TransformerEncoderLayer(32, 4, 64, dropout=0.1, activation="gelu", batch_first=True,
+                                                 norm_first=norm_first).eval()
+        with torch.no_grad():
+            expected = layer.double()(x.double(), src_key_padding_mask=padding).to(dtype)
+            layer.to(dtype).to(DEVICE)
+            ocltune_torch.reset_dispatch_stats()
+            with OpLog() as log:
+                got = layer(x.to(DEVICE), src_key_padding_mask=padding.to(DEVICE))
+        assert "_transformer_encoder_layer_fwd" in log.ops, log.ops
+        families = ocltune_torch.dispatch_stats()["devices"].get(DEVICE.index, {}).get("families", {})
+        elementwise[norm_first] = sum(families.get("elementwise", {}).values())
+        tolerance = dict(rtol=1e-4, atol=1e-4) if dtype == torch.float32 else dict(rtol=4e-2, atol=4e-2)
+        assert_close(got, expected, **tolerance)
+    assert elementwise[False] == elementwise[True] - 2, elementwise

@@ -13,7 +13,10 @@
 // the CPU, counted, with the running statistics written back.
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -27,6 +30,7 @@
 #include "ocltune_torch/csrc/device/tensor_util.h"
 #include "ocltune_torch/csrc/ops/device_math.h"
 #include "ocltune_torch/csrc/ops/fused_elementwise.h"
+#include "ocltune_torch/csrc/ops/residual_norm.h"
 #include "ocltune_torch/csrc/plain/plain_kernels.h"
 
 namespace ocltune_torch {
@@ -481,6 +485,25 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> layer_norm_backward(const at::Ten
 }
 
 }  // namespace
+
+at::Tensor residual_layer_norm(const at::Tensor& x, const at::Tensor& residual, at::IntArrayRef normalized,
+                               const at::Tensor& weight, const at::Tensor& bias, double eps) {
+  static const bool fused = [] {
+    const char* v = std::getenv("OCLTUNE_TORCH_RESIDUAL_NORM");
+    return v == nullptr || std::string_view(v) != "0";
+  }();
+  if (!fused || x.scalar_type() != residual.scalar_type() || x.sizes() != residual.sizes() ||
+      x.device() != residual.device() || !kernel_dtype(x.scalar_type())) {
+    return at::layer_norm(x + residual, normalized, weight, bias, eps);
+  }
+  const std::vector<std::string> ops = {"add"};
+  c10::List<std::optional<at::Tensor>> operands;
+  operands.push_back(residual);
+  const std::array<double, 1> scalars = {0.0};
+  const std::array<std::int64_t, 1> reversed = {0};
+  const ChainPrologue prologue{ops, operands, scalars, reversed};
+  return std::get<0>(layer_norm_with(x, normalized, weight, bias, eps, &prologue));
+}
 
 namespace {
 

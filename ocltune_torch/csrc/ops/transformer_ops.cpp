@@ -4,7 +4,8 @@
 // _native_multi_head_attention for CPU, CUDA and PrivateUse1 alike, and ships kernels for the first
 // two only. Here they are composed of the ops the backend runs on ocltune's families (linear through
 // GEMM, scaled_dot_product_attention through its fused entry (attention_ops.cpp), layer_norm, gelu
-// or relu), in the order of PyTorch's own slow path, so the fast path computes what training does.
+// or relu), in the order of PyTorch's own slow path, so the fast path computes what training does;
+// a post-norm layer's residual sums are read in their layer norms' kernels (residual_norm.h).
 #include <array>
 #include <cmath>
 #include <optional>
@@ -14,6 +15,7 @@
 #include <torch/library.h>
 
 #include "ocltune_torch/csrc/device/tensor_util.h"
+#include "ocltune_torch/csrc/ops/residual_norm.h"
 
 namespace ocltune_torch {
 namespace {
@@ -88,8 +90,9 @@ at::Tensor encoder_layer(const at::Tensor& src, std::int64_t embed_dim, std::int
     x = x + self_attention(at::layer_norm(x, e, norm_weight_1, norm_bias_1, eps));
     return x + feed_forward(at::layer_norm(x, e, norm_weight_2, norm_bias_2, eps));
   }
-  x = at::layer_norm(x + self_attention(x), e, norm_weight_1, norm_bias_1, eps);
-  return at::layer_norm(x + feed_forward(x), e, norm_weight_2, norm_bias_2, eps);
+  // Post-norm: each sum read in its layer norm's kernel, never stored (residual_norm.h).
+  x = residual_layer_norm(x, self_attention(x), e, norm_weight_1, norm_bias_1, eps);
+  return residual_layer_norm(x, feed_forward(x), e, norm_weight_2, norm_bias_2, eps);
 }
 
 std::tuple<at::Tensor, at::Tensor> native_multi_head_attention(
