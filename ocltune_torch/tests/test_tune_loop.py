@@ -158,3 +158,35 @@ def test_startup_stats_count_the_first_calls_builds_and_a_second_process_loads_t
     second = stats()
     assert second["resolutions"] == first["resolutions"], second
     assert second["compiled"] == 0 and second["loaded"] == first["compiled"] and second["stored"] == 0, second
+
+
+def run_prologues(x, y):
+    """What torch.compile's prologue pass dispatches: sum(relu(x - y)) and layer_norm(x + y), each one kernel."""
+    xo, yo = x.to(DEVICE), y.to(DEVICE)
+    total = torch.ops.ocltune.reduce_prologue(xo, ["sub", "relu"], [yo, None], [0.0, 0.0], [0, 0], "sum", [1], False)
+    normed = torch.ops.ocltune.layer_norm_prologue(xo, ["add"], [yo], [0.0], [0], [x.shape[-1]], None, None, 1e-5)[0]
+    assert_close(total, (x - y).relu().sum(1), rtol=1e-5, atol=1e-5)
+    assert_close(normed, torch.nn.functional.layer_norm(x + y, [x.shape[-1]]), rtol=1e-5, atol=1e-5)
+
+
+def test_fused_prologue_problems_are_recorded_and_tuned_like_any_other(own_database, tmp_path):
+    """A reduction's and a layer norm's prologue are part of their problems: recorded with it, tuned as
+    their own rows, and answered at `exact` after reload()."""
+    x, y = rand(6, 83), rand(6, 83, seed=1)
+    run_prologues(x, y)
+    shapes = tmp_path / "shapes.json"
+    ocltune_torch.record_shapes(shapes)
+    entries = json.loads(shapes.read_text())
+    fused = [e for e in entries if "prologue" in e]
+    assert {e["op"] for e in fused} == {"reduce", "norm"}, entries
+    assert [s["op"] for s in next(e for e in fused if e["op"] == "reduce")["prologue"]] == ["sub", "relu"]
+    tune = subprocess.run(
+        [CLI, "--device", str(DEVICE.index), "--shapes", str(shapes), "--max-evals", "1", "--final", "0", "--quiet"],
+        env={**os.environ, "OCLTUNE_DB": str(own_database)}, capture_output=True, text=True, timeout=300,
+    )
+    assert tune.returncode == 0, tune.stdout + tune.stderr
+    ocltune_torch.reload()
+    ocltune_torch.reset_dispatch_stats()
+    run_prologues(x, y)
+    families = ocltune_torch.dispatch_stats()["families"]
+    assert families["reduce"]["exact"] == 1 and families["norm"]["exact"] == 1, families
