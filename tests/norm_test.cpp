@@ -61,9 +61,10 @@ TEST_P(NormCorrectness, SampledConfigurationsMatchTheReference) {
 
 std::string case_name(const ::testing::TestParamInfo<std::size_t>& info) {
   const NormTestCase& c = cases()[info.param];
-  return fmt::format("{}_{}_{}_d{}_a{}{}{}", info.index, norm_kind_name(c.shape.kind), dtype_name(c.shape.dtype),
+  return fmt::format("{}_{}_{}_d{}_a{}{}{}{}", info.index, norm_kind_name(c.shape.kind), dtype_name(c.shape.dtype),
                      dims_text(c.shape.dims), c.shape.axis, c.instance.specials ? "_nan" : "",
-                     c.instance.shift != 0 ? fmt::format("_shift{:g}", c.instance.shift) : "");
+                     c.instance.shift != 0 ? fmt::format("_shift{:g}", c.instance.shift) : "",
+                     c.shape.prologue.empty() ? "" : fmt::format("_prologue{}", c.shape.prologue.steps.size()));
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, NormCorrectness, ::testing::Range<std::size_t>(0, cases().size()), case_name);
@@ -78,6 +79,18 @@ TEST(NormShape, JsonRoundTripsAndRejectsBadFields) {
   EXPECT_THROW(NormShape::from_json({{"kind", "batch_norm"}, {"dims", {4}}}), Error);
   EXPECT_THROW(NormShape::from_json({{"kind", "layer_norm"}, {"dims", {4, 0}}}), Error);
   EXPECT_THROW(NormShape::from_json({{"kind", "layer_norm"}, {"dims", {4, 5}}, {"eps", 0}}), Error);
+  // A prologue: layer_norm forward only, in the key and the JSON, not in what lookups compare.
+  const nlohmann::json residual = {
+      {"kind", "layer_norm"}, {"dims", {4, 5}}, {"prologue", {{{"op", "add"}, {"tensor", true}}}}};
+  EXPECT_EQ(NormShape::from_json(residual).key(), "axis=1,dims=4x5,kind=layer_norm,prologue=add(t)");
+  EXPECT_EQ(NormShape::from_json(NormShape::from_json(residual).to_json()).key(), NormShape::from_json(residual).key());
+  EXPECT_EQ(NormProblem(NormShape::from_json(residual)).lookup_json(),
+            NormProblem(NormShape::from_json({{"kind", "layer_norm"}, {"dims", {4, 5}}})).lookup_json());
+  for (const char* kind : {"batch_norm", "layer_norm_backward", "batch_norm_backward"}) {
+    nlohmann::json other = residual;
+    other["kind"] = kind;
+    EXPECT_THROW(NormShape::from_json(other), Error) << kind;
+  }
   // Compulsory bytes: layer_norm forward fp16 reads x, gamma, beta, writes y, mean, rstd.
   const NormShape ln{.dims = {4096, 768}, .axis = 1, .dtype = DType::kFp16};
   EXPECT_DOUBLE_EQ(ln.bytes(), 2.0 * 2 * 4096 * 768 + 2.0 * 2 * 768 + 4.0 * 2 * 4096);

@@ -75,8 +75,9 @@ std::string case_name(const ::testing::TestParamInfo<std::size_t>& info) {
   const ReduceShape& s = c.shape;
   std::string axes;
   for (int a : s.axes) axes += std::to_string(a);
-  return fmt::format("{}_{}_{}_d{}_a{}{}", info.index, reduce_kind_name(s.kind), dtype_name(s.dtype), dims_text(s.dims),
-                     axes, c.instance.specials ? "_nan" : "");
+  return fmt::format("{}_{}_{}_d{}_a{}{}{}", info.index, reduce_kind_name(s.kind), dtype_name(s.dtype),
+                     dims_text(s.dims), axes, c.instance.specials ? "_nan" : "",
+                     s.prologue.empty() ? "" : fmt::format("_prologue{}", s.prologue.steps.size()));
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, ReduceCorrectness, ::testing::Range<std::size_t>(0, cases().size()), case_name);
